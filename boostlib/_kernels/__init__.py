@@ -1,0 +1,1 @@
+"""Compiled kernels (Cython). They import nothing from the rest of boostlib."""

@@ -1,0 +1,58 @@
+"""Map raw float features to bin indices (the uint8 matrix every other kernel reads)."""
+from cython.parallel cimport prange
+from libc.math cimport isnan
+
+from .common cimport bin_t, idx_t
+
+cdef enum:
+    BLOCK = 256
+
+
+def map_to_bins(const double[:, :] X, const double[:, ::1] borders,
+                const idx_t[::1] n_borders, int missing_bin,
+                bin_t[:, ::1] out, int n_threads):
+    """Bin every value of ``X``.
+
+    Parameters
+    ----------
+    X : IN float64 array of shape (n_rows, n_features), any memory order.
+    borders : IN float64 array of shape (n_features, max_bins - 1); row ``f`` holds the
+        ``n_borders[f]`` increasing borders of feature ``f`` (the rest is padding).
+    n_borders : IN int32 array of shape (n_features,).
+    missing_bin : the bin of NaN values (== max_bins).
+    out : OUT uint8 array of shape (n_features, n_rows), feature-major.
+        ``out[f, i]`` is the number of borders of feature ``f`` strictly below ``X[i, f]``
+        (so ``x <= borders[f, b]`` exactly when its bin is ``<= b``), or ``missing_bin``.
+    n_threads : number of OpenMP threads (parallel over blocks of rows).
+    """
+    cdef Py_ssize_t n_rows = X.shape[0]
+    cdef Py_ssize_t n_features = X.shape[1]
+    cdef Py_ssize_t n_blocks = (n_rows + BLOCK - 1) // BLOCK
+    cdef Py_ssize_t blk, i, f, start, stop
+    cdef int lo, hi, mid
+    cdef double x
+    if out.shape[0] != n_features or out.shape[1] != n_rows:
+        raise ValueError("out must have shape (n_features, n_rows)")
+    if borders.shape[0] != n_features or n_borders.shape[0] != n_features:
+        raise ValueError("borders and n_borders must have one row per feature")
+    with nogil:
+        for blk in prange(n_blocks, schedule="static", num_threads=n_threads):
+            start = blk * BLOCK
+            stop = start + BLOCK
+            if stop > n_rows:
+                stop = n_rows
+            for f in range(n_features):
+                for i in range(start, stop):
+                    x = X[i, f]
+                    if isnan(x):
+                        out[f, i] = <bin_t> missing_bin
+                        continue
+                    lo = 0
+                    hi = n_borders[f]
+                    while lo < hi:
+                        mid = (lo + hi) >> 1
+                        if borders[f, mid] < x:
+                            lo = mid + 1
+                        else:
+                            hi = mid
+                    out[f, i] = <bin_t> lo

@@ -1,0 +1,171 @@
+"""Prediction from binned features, for packed ensembles of oblivious or depthwise trees.
+
+Rows are processed in blocks so the block's binned features stay in cache while every tree
+is applied to it; each row's sum runs over the trees in order, so the output does not depend
+on ``n_threads``. A row goes right at a split ``(f, b, nan_right)`` when its bin is ``> b``,
+or, for the missing bin, when ``nan_right``.
+"""
+from cython.parallel cimport prange
+
+from .common cimport bin_t, idx_t
+
+cdef enum:
+    BLOCK = 512
+
+
+def predict_oblivious(const bin_t[:, ::1] X_binned, const idx_t[::1] split_feature,
+                      const idx_t[::1] split_bin, const unsigned char[::1] nan_right,
+                      const idx_t[::1] split_offset, const double[::1] leaf_value,
+                      const idx_t[::1] leaf_offset, const double[::1] coef, int missing_bin,
+                      double[::1] out, idx_t[::1] scratch, int n_threads):
+    """Add ``sum_t coef[t] * tree_t(x)`` to ``out`` for oblivious trees.
+
+    Parameters
+    ----------
+    X_binned : IN uint8 (n_features, n_rows).
+    split_feature, split_bin, nan_right : IN, the levels of all trees concatenated; tree
+        ``t`` owns entries ``split_offset[t]:split_offset[t+1]`` (level 0 first).
+    leaf_value : IN, the leaves of all trees; tree ``t`` owns
+        ``leaf_offset[t]:leaf_offset[t+1]`` (2**depth values). Leaf index = sum of
+        ``right_l << l`` over levels ``l``.
+    coef : IN float64 (n_trees,).
+    missing_bin : bin of missing values.
+    out : IN/OUT float64 (n_rows,).
+    scratch : int32 (n_rows,) work space.
+    n_threads : OpenMP threads (parallel over blocks of rows).
+    """
+    cdef Py_ssize_t n_rows = X_binned.shape[1]
+    cdef Py_ssize_t n_trees = coef.shape[0]
+    cdef Py_ssize_t n_blocks = (n_rows + BLOCK - 1) // BLOCK
+    cdef Py_ssize_t blk, t, l, r, start, stop, lo_s, lo_l
+    cdef idx_t thr
+    cdef int b, nr
+    cdef double c
+    cdef const bin_t* xf
+    _check_pack(split_offset, n_trees, split_feature.shape[0])
+    _check_pack(leaf_offset, n_trees, leaf_value.shape[0])
+    if out.shape[0] != n_rows or scratch.shape[0] < n_rows:
+        raise ValueError("out and scratch must have n_rows entries")
+    for t in range(n_trees):
+        if leaf_offset[t + 1] - leaf_offset[t] != (1 << (split_offset[t + 1] - split_offset[t])):
+            raise ValueError("an oblivious tree of depth d needs 2**d leaves")
+    for t in range(split_feature.shape[0]):
+        if not 0 <= split_feature[t] < X_binned.shape[0]:
+            raise ValueError("split feature out of range")
+    with nogil:
+        for blk in prange(n_blocks, schedule="static", num_threads=n_threads):
+            start = blk * BLOCK
+            stop = start + BLOCK
+            if stop > n_rows:
+                stop = n_rows
+            for t in range(n_trees):
+                for r in range(start, stop):
+                    scratch[r] = 0
+                lo_s = split_offset[t]
+                for l in range(split_offset[t + 1] - lo_s):
+                    xf = &X_binned[split_feature[lo_s + l], 0]
+                    thr = split_bin[lo_s + l]
+                    nr = nan_right[lo_s + l]
+                    for r in range(start, stop):
+                        b = xf[r]
+                        if b == missing_bin:
+                            scratch[r] |= nr << l
+                        else:
+                            scratch[r] |= (b > thr) << l
+                c = coef[t]
+                lo_l = leaf_offset[t]
+                for r in range(start, stop):
+                    out[r] += c * leaf_value[lo_l + scratch[r]]
+
+
+def predict_depthwise(const bin_t[:, ::1] X_binned, const idx_t[::1] feature,
+                      const idx_t[::1] split_bin, const unsigned char[::1] nan_right,
+                      const idx_t[::1] left, const idx_t[::1] right,
+                      const double[::1] value, const idx_t[::1] node_offset,
+                      const double[::1] coef, int missing_bin, double[::1] out,
+                      int n_threads):
+    """Add ``sum_t coef[t] * tree_t(x)`` to ``out`` for depthwise trees.
+
+    Parameters
+    ----------
+    X_binned : IN uint8 (n_features, n_rows).
+    feature, split_bin, nan_right, left, right, value : IN node arrays of all trees
+        concatenated; tree ``t`` owns ``node_offset[t]:node_offset[t+1]`` and its root is the
+        first. ``left``/``right`` are indices within the tree (-1 for a leaf).
+    coef : IN float64 (n_trees,).
+    missing_bin : bin of missing values.
+    out : IN/OUT float64 (n_rows,).
+    n_threads : OpenMP threads (parallel over blocks of rows).
+    """
+    cdef Py_ssize_t n_rows = X_binned.shape[1]
+    cdef Py_ssize_t n_trees = coef.shape[0]
+    cdef Py_ssize_t n_nodes = feature.shape[0]
+    cdef Py_ssize_t n_blocks = (n_rows + BLOCK - 1) // BLOCK
+    cdef Py_ssize_t blk, t, r, start, stop, base, k
+    cdef idx_t node
+    cdef int b
+    cdef double c
+    _check_pack(node_offset, n_trees, n_nodes)
+    if out.shape[0] != n_rows:
+        raise ValueError("out must have n_rows entries")
+    for t in range(n_trees):
+        for k in range(node_offset[t], node_offset[t + 1]):
+            if left[k] >= 0 and not (
+                    0 < left[k] < node_offset[t + 1] - node_offset[t]
+                    and 0 < right[k] < node_offset[t + 1] - node_offset[t]
+                    and left[k] > k - node_offset[t] and right[k] > k - node_offset[t]
+                    and 0 <= feature[k] < X_binned.shape[0]):
+                raise ValueError("malformed depthwise tree")
+    with nogil:
+        for blk in prange(n_blocks, schedule="static", num_threads=n_threads):
+            start = blk * BLOCK
+            stop = start + BLOCK
+            if stop > n_rows:
+                stop = n_rows
+            for t in range(n_trees):
+                base = node_offset[t]
+                c = coef[t]
+                for r in range(start, stop):
+                    node = 0
+                    while left[base + node] >= 0:
+                        b = X_binned[feature[base + node], r]
+                        if b == missing_bin:
+                            node = right[base + node] if nan_right[base + node] else left[base + node]
+                        elif b <= split_bin[base + node]:
+                            node = left[base + node]
+                        else:
+                            node = right[base + node]
+                    out[r] += c * value[base + node]
+
+
+cdef _check_pack(const idx_t[::1] offset, Py_ssize_t n_trees, Py_ssize_t n_items):
+    cdef Py_ssize_t t
+    if offset.shape[0] != n_trees + 1 or offset[0] != 0 or offset[n_trees] != n_items:
+        raise ValueError("offsets must have n_trees + 1 entries from 0 to the item count")
+    for t in range(n_trees):
+        if offset[t + 1] < offset[t]:
+            raise ValueError("offsets must be non-decreasing")
+
+
+def add_leaf_values(double[::1] raw, const idx_t[::1] rows, const idx_t[::1] node_of_row,
+                    const double[::1] value, double coef, int n_threads):
+    """``raw[rows[p]] += coef * value[node_of_row[p]]`` (training predictions, no traversal).
+
+    Parameters
+    ----------
+    raw : IN/OUT float64 (n_rows_total,).
+    rows, node_of_row : IN int32, aligned.
+    value : IN float64 per node id.
+    coef : the tree's coefficient.
+    n_threads : OpenMP threads (parallel over rows; each row is written once).
+    """
+    cdef Py_ssize_t n = rows.shape[0]
+    cdef Py_ssize_t p
+    if node_of_row.shape[0] != n:
+        raise ValueError("rows and node_of_row must be aligned")
+    for p in range(n):
+        if not (0 <= rows[p] < raw.shape[0] and 0 <= node_of_row[p] < value.shape[0]):
+            raise ValueError("row or node id out of range")
+    with nogil:
+        for p in prange(n, schedule="static", num_threads=n_threads):
+            raw[rows[p]] += coef * value[node_of_row[p]]

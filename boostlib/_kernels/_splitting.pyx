@@ -1,0 +1,219 @@
+"""Split finding on histograms with the Newton gain ``G^2 / (H + l2)``.
+
+A candidate is (feature ``f``, bin ``b``, missing direction). Rows whose bin is ``<= b`` go
+left; missing rows go right when ``nan_right``. A candidate is *valid* for a node when both
+children have at least ``min_samples_leaf`` rows and a hessian sum of at least
+``min_child_weight``, and both ``H + l2`` are positive. Its gain for that node is
+``GL^2/(HL+l2) + GR^2/(HR+l2) - G^2/(H+l2)``. Optional ``noise[f, b]`` (random strength) is
+added to the score used to *rank* candidates, never to the reported gain. Only candidates with
+a strictly positive gain can be chosen. Ties go to the smaller feature, then the smaller bin,
+then ``nan_right = 0``; so the result never depends on ``n_threads``.
+"""
+from cython.parallel cimport prange
+
+from .common cimport idx_t, CH_G, CH_H, CH_C
+
+
+cdef inline bint _valid(double cl, double cr, double hl, double hr, double l2,
+                        double min_samples_leaf, double min_child_weight) noexcept nogil:
+    return (cl >= min_samples_leaf and cr >= min_samples_leaf and hl >= min_child_weight
+            and hr >= min_child_weight and hl + l2 > 0.0 and hr + l2 > 0.0)
+
+
+def find_split_node(const double[:, :, ::1] hist, const idx_t[::1] n_bins_nonmissing,
+                    int missing_bin, double l2, double min_samples_leaf,
+                    double min_child_weight, const double[:, ::1] noise,
+                    double[:, ::1] scratch, int n_threads):
+    """Best split of one node (depthwise trees).
+
+    Parameters
+    ----------
+    hist : IN (n_features, n_bins, 3) histogram of the node.
+    n_bins_nonmissing : IN int32 (n_features,): bins in use per feature, missing excluded.
+    missing_bin : index of the missing-value bin.
+    l2, min_samples_leaf, min_child_weight : regularisation and constraints.
+    noise : IN (n_features, n_bins) score noise, or an array with 0 rows for none.
+    scratch : OUT (n_features, 4) per-feature best (score, bin, nan_right, gain); the row of
+        a feature without a valid candidate has bin -1.
+    n_threads : OpenMP threads (parallel over features).
+
+    Returns
+    -------
+    (feature, bin, nan_right, gain) : feature is -1 when no candidate has a positive gain.
+    """
+    cdef Py_ssize_t n_features = hist.shape[0]
+    cdef bint use_noise = noise.shape[0] > 0
+    cdef Py_ssize_t f, b, nb, best_f
+    cdef int d
+    cdef double G, H, C, gm, hm, cm, gl, hl, cl, GL, HL, CL, GR, HR, CR
+    cdef double parent, gain, score, best_score
+    if scratch.shape[0] != n_features or scratch.shape[1] < 4:
+        raise ValueError("scratch must have shape (n_features, 4)")
+    if use_noise and (noise.shape[0] != n_features or noise.shape[1] < hist.shape[1]):
+        raise ValueError("noise must have shape (n_features, n_bins)")
+    with nogil:
+        for f in prange(n_features, schedule="static", num_threads=n_threads):
+            nb = n_bins_nonmissing[f]
+            gm = hist[f, missing_bin, CH_G]
+            hm = hist[f, missing_bin, CH_H]
+            cm = hist[f, missing_bin, CH_C]
+            G = gm
+            H = hm
+            C = cm
+            for b in range(nb):
+                G = G + hist[f, b, CH_G]
+                H = H + hist[f, b, CH_H]
+                C = C + hist[f, b, CH_C]
+            parent = G * G / (H + l2) if H + l2 > 0.0 else 0.0
+            scratch[f, 0] = 0.0
+            scratch[f, 1] = -1.0
+            scratch[f, 2] = 0.0
+            scratch[f, 3] = 0.0
+            gl = 0.0
+            hl = 0.0
+            cl = 0.0
+            for b in range(nb):
+                gl = gl + hist[f, b, CH_G]
+                hl = hl + hist[f, b, CH_H]
+                cl = cl + hist[f, b, CH_C]
+                for d in range(2):
+                    if d == 0:
+                        if b == nb - 1:
+                            continue   # everything left: not a split
+                        GL = gl + gm
+                        HL = hl + hm
+                        CL = cl + cm
+                    else:
+                        if cm == 0.0:
+                            continue   # same as d == 0: the direction is decided later
+                        GL = gl
+                        HL = hl
+                        CL = cl
+                    GR = G - GL
+                    HR = H - HL
+                    CR = C - CL
+                    if not _valid(CL, CR, HL, HR, l2, min_samples_leaf, min_child_weight):
+                        continue
+                    gain = GL * GL / (HL + l2) + GR * GR / (HR + l2) - parent
+                    if not gain > 0.0:
+                        continue
+                    score = gain + noise[f, b] if use_noise else gain
+                    if scratch[f, 1] < 0 or score > scratch[f, 0]:
+                        scratch[f, 0] = score
+                        scratch[f, 1] = b
+                        scratch[f, 2] = d
+                        scratch[f, 3] = gain
+    best_f = -1
+    best_score = 0.0
+    for f in range(n_features):
+        if scratch[f, 1] >= 0 and (best_f < 0 or scratch[f, 0] > best_score):
+            best_f = f
+            best_score = scratch[f, 0]
+    if best_f < 0:
+        return -1, -1, 0, 0.0
+    return best_f, int(scratch[best_f, 1]), int(scratch[best_f, 2]), scratch[best_f, 3]
+
+
+def find_split_level(const double[:, :, :, ::1] hist, const idx_t[::1] slots,
+                     const idx_t[::1] n_bins_nonmissing, int missing_bin, double l2,
+                     double min_samples_leaf, double min_child_weight,
+                     const double[:, ::1] noise, double[:, :, ::1] gain_sum,
+                     idx_t[:, :, ::1] n_valid, int n_threads):
+    """Best split shared by all leaves of a level (symmetric / oblivious trees).
+
+    A candidate's gain is the sum of its gains over the leaves where it is valid; leaves
+    where it is invalid contribute nothing (the grower does not split them: both children
+    keep the parent's value). A candidate valid in no leaf cannot be chosen.
+
+    Parameters
+    ----------
+    hist : IN (n_slots, n_features, n_bins, 3) histograms.
+    slots : IN int32: the histogram slots of the leaves that take part.
+    n_bins_nonmissing, missing_bin, l2, min_samples_leaf, min_child_weight, noise :
+        as in :func:`find_split_node`.
+    gain_sum : OUT (n_features, 2, n_bins) summed gain per candidate (axis 1: nan_right).
+    n_valid : OUT (n_features, 2, n_bins) number of leaves where the candidate is valid.
+    n_threads : OpenMP threads (parallel over features).
+
+    Returns
+    -------
+    (feature, bin, nan_right, gain) : feature is -1 when no candidate has a positive gain.
+    """
+    cdef Py_ssize_t n_features = hist.shape[1]
+    cdef Py_ssize_t n_bins = hist.shape[2]
+    cdef Py_ssize_t n_leaves = slots.shape[0]
+    cdef bint use_noise = noise.shape[0] > 0
+    cdef Py_ssize_t f, b, nb, k, s, best_f, best_b
+    cdef int d, best_d
+    cdef double G, H, C, gm, hm, cm, gl, hl, cl, GL, HL, CL, GR, HR, CR
+    cdef double parent, score, best_score
+    if gain_sum.shape[0] != n_features or gain_sum.shape[1] != 2 or gain_sum.shape[2] != n_bins:
+        raise ValueError("gain_sum must have shape (n_features, 2, n_bins)")
+    if n_valid.shape[0] != n_features or n_valid.shape[1] != 2 or n_valid.shape[2] != n_bins:
+        raise ValueError("n_valid must have shape (n_features, 2, n_bins)")
+    if use_noise and (noise.shape[0] != n_features or noise.shape[1] < n_bins):
+        raise ValueError("noise must have shape (n_features, n_bins)")
+    for k in range(n_leaves):
+        if not (0 <= slots[k] < hist.shape[0]):
+            raise ValueError("slot out of range")
+    with nogil:
+        for f in prange(n_features, schedule="static", num_threads=n_threads):
+            nb = n_bins_nonmissing[f]
+            for d in range(2):
+                for b in range(n_bins):
+                    gain_sum[f, d, b] = 0.0
+                    n_valid[f, d, b] = 0
+            for k in range(n_leaves):
+                s = slots[k]
+                gm = hist[s, f, missing_bin, CH_G]
+                hm = hist[s, f, missing_bin, CH_H]
+                cm = hist[s, f, missing_bin, CH_C]
+                G = gm
+                H = hm
+                C = cm
+                for b in range(nb):
+                    G = G + hist[s, f, b, CH_G]
+                    H = H + hist[s, f, b, CH_H]
+                    C = C + hist[s, f, b, CH_C]
+                parent = G * G / (H + l2) if H + l2 > 0.0 else 0.0
+                gl = 0.0
+                hl = 0.0
+                cl = 0.0
+                for b in range(nb):
+                    gl = gl + hist[s, f, b, CH_G]
+                    hl = hl + hist[s, f, b, CH_H]
+                    cl = cl + hist[s, f, b, CH_C]
+                    for d in range(2):
+                        if d == 0:
+                            GL = gl + gm
+                            HL = hl + hm
+                            CL = cl + cm
+                        else:
+                            GL = gl
+                            HL = hl
+                            CL = cl
+                        GR = G - GL
+                        HR = H - HL
+                        CR = C - CL
+                        if _valid(CL, CR, HL, HR, l2, min_samples_leaf, min_child_weight):
+                            gain_sum[f, d, b] += (GL * GL / (HL + l2) + GR * GR / (HR + l2)
+                                                  - parent)
+                            n_valid[f, d, b] += 1
+    best_f = -1
+    best_b = -1
+    best_d = 0
+    best_score = 0.0
+    for f in range(n_features):
+        for b in range(n_bins_nonmissing[f]):
+            for d in range(2):
+                if n_valid[f, d, b] == 0 or not gain_sum[f, d, b] > 0.0:
+                    continue
+                score = gain_sum[f, d, b] + noise[f, b] if use_noise else gain_sum[f, d, b]
+                if best_f < 0 or score > best_score:
+                    best_f = f
+                    best_b = b
+                    best_d = d
+                    best_score = score
+    if best_f < 0:
+        return -1, -1, 0, 0.0
+    return best_f, best_b, best_d, gain_sum[best_f, best_d, best_b]

@@ -1,0 +1,23 @@
+# Shared C types of every boostlib kernel.
+#
+# Conventions used across the kernels
+# ------------------------------------
+# * Binned features are ``bin_t`` (uint8) in a *feature-major* matrix ``X_binned[f, i]``
+#   (one contiguous row per feature). Bin ``missing_bin`` (== max_bins) holds NaN.
+# * A split "feature f at bin b" sends a row left when its bin is <= b and it is not missing;
+#   missing rows go right when ``nan_right`` is 1.
+# * Histograms are float64 arrays ``hist[node, feature, bin, channel]`` with the channels
+#   below (sums of gradient and hessian, and the row count).
+# * Rows are ``idx_t`` (int32) indices into the training matrix.
+
+from libc.stdint cimport uint8_t, int32_t, int64_t
+
+ctypedef uint8_t bin_t
+ctypedef int32_t idx_t
+ctypedef double real_t
+
+cdef enum:
+    CH_G = 0        # sum of gradients
+    CH_H = 1        # sum of hessians
+    CH_C = 2        # number of rows
+    N_CHANNELS = 3

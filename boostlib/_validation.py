@@ -1,0 +1,118 @@
+"""Input and hyper-parameter checks with messages that name the parameter and the range."""
+from __future__ import annotations
+
+import numbers
+import warnings
+from typing import Any, Optional, Tuple
+
+import numpy as np
+
+from ._compat import DataConversionWarning
+
+
+def feature_names(X: Any) -> Optional[np.ndarray]:
+    """Column names of a DataFrame-like ``X`` when they are all strings, else None."""
+    cols = getattr(X, "columns", None)
+    if cols is None:
+        return None
+    names = np.asarray(list(cols), dtype=object)
+    if names.size and all(isinstance(c, str) for c in names):
+        return names
+    return None
+
+
+def check_X(X: Any, name: str = "X") -> np.ndarray:
+    """``X`` as a 2-D float64 array; NaN allowed (missing), infinities rejected."""
+    if hasattr(X, "toarray") or type(X).__module__.startswith("scipy.sparse"):
+        raise TypeError(f"{name}: sparse input is not supported; pass a dense array "
+                        f"(e.g. {name}.toarray())")
+    if hasattr(X, "dtypes") and hasattr(X, "columns"):
+        bad = [c for c, dt in zip(X.columns, X.dtypes)
+               if not (np.issubdtype(np.dtype(dt), np.number)
+                       if isinstance(dt, np.dtype) else getattr(dt, "kind", "O") in "biuf")]
+        if bad:
+            raise ValueError(f"{name}: columns {bad[:5]} are not numeric; boostlib needs "
+                             "numeric features (encode categorical columns first)")
+    arr = np.asarray(X)
+    if np.iscomplexobj(arr):
+        raise ValueError(f"{name}: complex data is not supported")
+    if arr.ndim != 2:
+        raise ValueError(f"{name}: expected a 2D array, got a {arr.ndim}D array instead; "
+                         "reshape your data with X.reshape(-1, 1) for a single feature or "
+                         "X.reshape(1, -1) for a single sample")
+    try:
+        arr = np.asarray(arr, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: could not convert to float64 ({exc}); boostlib needs "
+                         "numeric features") from exc
+    if arr.shape[0] == 0:
+        raise ValueError(f"{name}: found array with 0 sample(s) (shape={arr.shape}); "
+                         "at least 1 is required")
+    if arr.shape[1] == 0:
+        raise ValueError(f"{name}: found array with 0 feature(s) (shape={arr.shape}); "
+                         "at least 1 is required")
+    if np.isinf(arr).any():
+        raise ValueError(f"Input {name} contains infinity; only NaN (missing) is allowed "
+                         "besides finite values")
+    return arr
+
+
+def check_y(y: Any, n_rows: int, numeric: bool = True) -> np.ndarray:
+    """``y`` as a 1-D array of ``n_rows`` entries (a column vector is raveled with a warning)."""
+    arr = np.asarray(y)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        warnings.warn("a column-vector y was passed when a 1d array was expected; "
+                      "it was raveled", DataConversionWarning, stacklevel=3)
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise ValueError(f"y: expected a 1D array, got shape {arr.shape}")
+    if arr.shape[0] != n_rows:
+        raise ValueError(f"y has {arr.shape[0]} entries but X has {n_rows} rows")
+    if numeric or arr.dtype.kind in "fc":
+        try:
+            num = np.asarray(arr, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"y: could not convert to float64 ({exc})") from exc
+        if np.isnan(num).any():
+            raise ValueError("Input y contains NaN")
+        if np.isinf(num).any():
+            raise ValueError("Input y contains infinity")
+        if numeric:
+            return num
+    return arr
+
+
+def check_sample_weight(sample_weight: Any, n_rows: int) -> Optional[np.ndarray]:
+    """``sample_weight`` as float64 of shape (n_rows,), finite and >= 0, or None."""
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.ndim == 0:
+        w = np.full(n_rows, float(w))
+    if w.shape != (n_rows,):
+        raise ValueError(f"sample_weight.shape == {w.shape}, expected ({n_rows},)")
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError("sample_weight must be finite and non-negative")
+    if not w.sum() > 0:
+        raise ValueError("sample_weight must have a positive sum")
+    return np.ascontiguousarray(w)
+
+
+def check_number(name: str, value: Any, low: float, high: float = np.inf, *,
+                 integer: bool = False, low_open: bool = False) -> None:
+    """Raise ValueError/TypeError unless ``low <= value <= high`` (``low < value`` if open)."""
+    kind = numbers.Integral if integer else numbers.Real
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise TypeError(f"{name}={value!r} is invalid; expected "
+                        f"{'an int' if integer else 'a number'}")
+    ok = (value > low if low_open else value >= low) and value <= high and np.isfinite(value)
+    if not ok:
+        lo = "(" if low_open else "["
+        raise ValueError(f"{name}={value!r} is invalid; expected a value in "
+                         f"{lo}{low}, {high}]")
+
+
+def check_choice(name: str, value: Any, choices: Tuple[str, ...]) -> None:
+    """Raise ValueError unless ``value`` is one of ``choices``."""
+    if value not in choices:
+        raise ValueError(f"{name}={value!r} is invalid; expected one of {list(choices)}")

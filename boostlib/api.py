@@ -1,0 +1,177 @@
+"""The interfaces plugins implement: everything a loss, sampler or update rule may import.
+
+The built-in plugins (:mod:`boostlib.losses`, :mod:`boostlib.samplers`,
+:mod:`boostlib.updates`) use only this module, exactly like a third-party plugin.
+
+Array contracts
+---------------
+* ``y``, raw scores, gradients and hessians are 1-D C-contiguous ``float64`` arrays with one
+  entry per training row.
+* Gradients and hessians are derivatives of the loss itself with respect to the raw score
+  (``g = dL/dz``, ``h = d2L/dz2``), not of the log-likelihood.
+* Sampled row indices are sorted, unique ``int32`` indices into the training rows.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar, Optional, Protocol, Tuple
+
+import numpy as np
+
+from .hookspecs import hookimpl
+
+__all__ = ["hookimpl", "Loss", "Sampler", "SampleResult", "UpdateRule", "Context", "Tree"]
+
+
+class Loss(ABC):
+    """A differentiable loss of the raw score.
+
+    Attributes
+    ----------
+    name : str
+        Registered name (set by the registry from the hook's mapping key if missing).
+    is_classification : bool
+        True for losses of binary targets in {0, 1}; the classifier requires it.
+    hessian_can_be_negative : bool
+        True when ``h`` may be negative (non-convex losses such as SLA). Newton leaves then
+        use ``max(h, hessian_floor)``; ``gradient`` leaves need no hessian at all.
+    hessian_floor : float
+        Positive floor used as described above.
+    """
+
+    name: ClassVar[str] = ""
+    is_classification: ClassVar[bool] = False
+    hessian_can_be_negative: ClassVar[bool] = False
+    hessian_floor: float = 1e-6
+
+    def validate_target(self, y: np.ndarray) -> np.ndarray:
+        """Check ``y`` and return it as float64 (classification losses: labels in {0, 1}).
+
+        Raises
+        ------
+        ValueError
+            When ``y`` holds values the loss is not defined for.
+        """
+        y = np.ascontiguousarray(y, dtype=np.float64)
+        if not np.all(np.isfinite(y)):
+            raise ValueError(f"loss {self.name!r}: y contains NaN or infinite values")
+        return y
+
+    def init_raw(self, y: np.ndarray, sample_weight: Optional[np.ndarray]) -> float:
+        """Raw score of the best constant model (the model's bias)."""
+        return 0.0
+
+    @abstractmethod
+    def gradient_hessian(self, y: np.ndarray, raw: np.ndarray, gradient: np.ndarray,
+                         hessian: np.ndarray, n_threads: int = 1) -> None:
+        """Write ``dL/dz`` into ``gradient`` and ``d2L/dz2`` into ``hessian`` (in place)."""
+
+    @abstractmethod
+    def loss(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
+        """Pointwise loss values, shape ``(n_rows,)``."""
+
+    def transform(self, raw: np.ndarray) -> np.ndarray:
+        """Map raw scores to predictions (probabilities of class 1 for classification)."""
+        return raw
+
+
+@dataclass(frozen=True)
+class SampleResult:
+    """The rows a tree is fitted on in one iteration.
+
+    Attributes
+    ----------
+    indices : ndarray of int32
+        Sorted, unique indices of the selected training rows.
+    weights : ndarray of float64 or None
+        Weight of each selected row (multiplying both its gradient and hessian), or None for
+        weight 1.
+    """
+
+    indices: np.ndarray
+    weights: Optional[np.ndarray] = None
+
+
+class Sampler(ABC):
+    """Chooses, each iteration, the rows the next tree is fitted on.
+
+    Parameters
+    ----------
+    subsample : float
+        Target fraction of rows, in (0, 1].
+    """
+
+    name: ClassVar[str] = ""
+
+    def __init__(self, subsample: float = 1.0):
+        if not (isinstance(subsample, (int, float)) and 0.0 < subsample <= 1.0):
+            raise ValueError(f"sampler {self.name!r}: subsample={subsample!r} is invalid; "
+                             "expected a number in (0, 1]")
+        self.subsample = float(subsample)
+
+    @abstractmethod
+    def sample(self, gradient: np.ndarray, hessian: np.ndarray, rng: np.random.Generator,
+               iteration: int) -> Optional[SampleResult]:
+        """Draw this iteration's rows; return None to use every row with weight 1.
+
+        Must not modify ``gradient`` or ``hessian``; every random draw must come from ``rng``.
+        """
+
+
+class Tree(Protocol):
+    """A fitted tree as update rules see it (see :mod:`boostlib.tree`)."""
+
+    def n_leaves(self) -> int: ...
+
+
+class Context(Protocol):
+    """What the boosting loop hands to :meth:`UpdateRule.step` (see ``boostlib.boosting``).
+
+    Attributes: ``iteration`` (0-based), ``n_iterations``, ``learning_rate``, ``n_rows``,
+    ``raw`` (current training raw scores, read-only), ``bias`` and ``coefficients``
+    (the model so far).
+    """
+
+    iteration: int
+    n_iterations: int
+    learning_rate: float
+    n_rows: int
+
+    @property
+    def raw(self) -> np.ndarray: ...
+
+    def rng(self, stream: str) -> np.random.Generator: ...
+
+    def gradients(self, raw: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray]: ...
+
+    def sample(self, gradient: np.ndarray, hessian: np.ndarray) -> Optional[SampleResult]: ...
+
+    def fit_tree(self, gradient: np.ndarray, hessian: np.ndarray,
+                 sample: Optional[SampleResult] = None, *,
+                 split_gradient: Optional[np.ndarray] = None,
+                 leaf_noise_scale: float = 0.0) -> Any: ...
+
+    def tree_output(self, tree: Any) -> np.ndarray: ...
+
+    def add_tree(self, tree: Any, coefficient: float) -> int: ...
+
+    def scale_model(self, factor: float) -> None: ...
+
+
+class UpdateRule(ABC):
+    """One boosting iteration: how trees are fitted and combined into the model.
+
+    Every rule produces the same kind of model, ``raw(x) = bias + sum_k c_k * tree_k(x)``,
+    through the context's :meth:`Context.add_tree` and :meth:`Context.scale_model`; so
+    prediction and model files never depend on the rule that trained it.
+    """
+
+    name: ClassVar[str] = ""
+
+    def begin(self, ctx: Context) -> None:
+        """Called once before the first iteration (reset per-fit state here)."""
+
+    @abstractmethod
+    def step(self, ctx: Context) -> None:
+        """Run iteration ``ctx.iteration``."""

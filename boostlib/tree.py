@@ -1,0 +1,335 @@
+"""Trees and the grower that fits them with the Cython kernels.
+
+Two grow policies share one level-by-level engine: every fitted row carries the id of its
+node (:mod:`boostlib._kernels._partition`); each level, the histograms of the smaller child of
+every split node are built in one pass over the rows and the sibling's come by subtraction.
+
+* ``symmetric`` (oblivious) trees use one split per level for all leaves, the candidate
+  maximising the sum of the leaves' gains. A leaf where the chosen split breaks
+  ``min_samples_leaf`` / ``min_child_weight`` is not split: its rows still follow the split
+  (leaf index = bits), but both children keep the parent's value, so the constraint holds for
+  every distinct leaf value.
+* ``depthwise`` trees choose the best split of every node and stop a node when no split has a
+  positive gain.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import List, Optional, Tuple
+
+import numpy as np
+
+from ._kernels import _histogram, _partition, _splitting
+
+GROW_POLICIES = ("symmetric", "depthwise")
+
+
+@dataclass
+class ObliviousTree:
+    """An oblivious tree of depth ``d``: level ``l`` splits on ``(feature[l], bin[l])``.
+
+    The leaf of a row is ``sum_l right_l << l`` where ``right_l`` says whether the row goes
+    right at level ``l``; ``value`` has ``2**d`` entries.
+    """
+
+    feature: np.ndarray
+    bin: np.ndarray
+    nan_right: np.ndarray
+    gain: np.ndarray
+    value: np.ndarray
+    policy: str = field(default="symmetric", init=False)
+
+    @property
+    def depth(self) -> int:
+        return int(self.feature.size)
+
+    def n_leaves(self) -> int:
+        """Number of leaves (``2**depth``)."""
+        return int(self.value.size)
+
+
+@dataclass
+class DepthwiseTree:
+    """A binary tree stored as node arrays; node 0 is the root, ``left[k] < 0`` for leaves."""
+
+    feature: np.ndarray
+    bin: np.ndarray
+    nan_right: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    gain: np.ndarray
+    value: np.ndarray
+    policy: str = field(default="depthwise", init=False)
+
+    def n_leaves(self) -> int:
+        """Number of leaves."""
+        return int(np.sum(self.left < 0))
+
+
+@dataclass(frozen=True)
+class GrowParams:
+    """Structure and regularisation parameters of one tree."""
+
+    max_depth: int = 6
+    l2_regularization: float = 1.0
+    min_samples_leaf: int = 1
+    min_child_weight: float = 1e-3
+
+
+def split_sums(hist_f: np.ndarray, n_bins_nonmissing: int, missing_bin: int, bin_: int,
+               nan_right: int) -> Tuple[np.ndarray, np.ndarray]:
+    """Left and right (g, h, count) sums of a split, for histograms ``hist_f`` (k, bins, 3).
+
+    Sums are accumulated in the same order as the split-finding kernel, so validity decisions
+    agree with it exactly.
+    """
+    miss = hist_f[:, missing_bin]
+    cum = np.cumsum(hist_f[:, :n_bins_nonmissing], axis=1)
+    total = miss + hist_f[:, 0] if n_bins_nonmissing else miss.copy()
+    for b in range(1, n_bins_nonmissing):
+        total = total + hist_f[:, b]
+    left = cum[:, bin_] + (0.0 if nan_right else miss)
+    return left, total - left
+
+
+class TreeGrower:
+    """Fits trees on a binned training matrix.
+
+    Parameters
+    ----------
+    X_binned : ndarray of uint8, shape (n_features, n_rows)
+        Feature-major binned training data (see :class:`boostlib.binning.BinMapper`).
+    n_bins_nonmissing : ndarray of int32, shape (n_features,)
+    missing_bin : int
+    policy : {"symmetric", "depthwise"}
+    params : GrowParams
+    n_threads : int
+    """
+
+    def __init__(self, X_binned: np.ndarray, n_bins_nonmissing: np.ndarray, missing_bin: int,
+                 policy: str, params: GrowParams, n_threads: int = 1):
+        if policy not in GROW_POLICIES:
+            raise ValueError(f"grow_policy={policy!r} is invalid; expected one of "
+                             f"{GROW_POLICIES}")
+        self.X = X_binned
+        self.nbnm = np.ascontiguousarray(n_bins_nonmissing, dtype=np.int32)
+        self.missing_bin = int(missing_bin)
+        self.n_bins = self.missing_bin + 1
+        self.policy = policy
+        self.params = params
+        self.n_threads = int(n_threads)
+        n_features, n_rows = X_binned.shape
+        self._sel_rows = np.empty(n_rows, dtype=np.int32)
+        self._sel_slot = np.empty(n_rows, dtype=np.int32)
+        self._sel_g = np.empty(n_rows, dtype=np.float64)
+        self._sel_h = np.empty(n_rows, dtype=np.float64)
+        self._gain_sum = np.empty((n_features, 2, self.n_bins))
+        self._n_valid = np.empty((n_features, 2, self.n_bins), dtype=np.int32)
+        self._scratch = np.empty((n_features, 4))
+        self._no_noise = np.empty((0, self.n_bins))
+
+    # -- helpers -----------------------------------------------------------------------------
+    def _build(self, rows, node, slot_of_node, g, h, hist, n_slots_filled):
+        m = _partition.gather_rows(rows, node, slot_of_node, g, h, self._sel_rows,
+                                   self._sel_slot, self._sel_g, self._sel_h)
+        _histogram.build_histograms(self.X, self._sel_rows[:m], self._sel_slot[:m],
+                                    self._sel_g[:m], self._sel_h[:m],
+                                    np.arange(n_slots_filled, dtype=np.int32), hist,
+                                    self.n_threads)
+
+    def _noise(self, rng, std):
+        if std > 0.0:
+            return rng.normal(0.0, std, size=(self.X.shape[0], self.n_bins))
+        return self._no_noise
+
+    def _valid(self, left, right):
+        p = self.params
+        lam = p.l2_regularization
+        return ((left[:, 2] >= p.min_samples_leaf) & (right[:, 2] >= p.min_samples_leaf)
+                & (left[:, 1] >= p.min_child_weight) & (right[:, 1] >= p.min_child_weight)
+                & (left[:, 1] + lam > 0) & (right[:, 1] + lam > 0))
+
+    def _leaf_values(self, G, H, noise_scale, rng):
+        lam = self.params.l2_regularization
+        denom = H + lam
+        safe = denom > 0
+        value = np.where(safe, -G / np.where(safe, denom, 1.0), 0.0)
+        if noise_scale > 0.0:
+            z = rng.standard_normal(value.size)
+            value = value + np.where(safe, noise_scale * z / np.sqrt(np.where(safe, denom, 1.0)),
+                                     0.0)
+        return value
+
+    # -- public ------------------------------------------------------------------------------
+    def grow(self, rows: np.ndarray, gradient: np.ndarray, hessian: np.ndarray, *,
+             leaf_gradient: Optional[np.ndarray] = None, split_noise_std: float = 0.0,
+             split_rng: Optional[np.random.Generator] = None, leaf_noise_scale: float = 0.0,
+             leaf_rng: Optional[np.random.Generator] = None):
+        """Fit one tree.
+
+        Parameters
+        ----------
+        rows : int32 array, sorted training-row ids to fit on.
+        gradient, hessian : float64 arrays aligned with ``rows`` (weights applied). The
+            gradient decides the structure.
+        leaf_gradient : float64 array aligned with ``rows``, optional
+            Gradient used for the leaf values (default: ``gradient``); SGLB passes the
+            noiseless gradient here and a noisy one as ``gradient``.
+        split_noise_std : float
+            Std of the Gaussian noise added to every candidate's score (random strength).
+        split_rng, leaf_rng : numpy Generators for the two noise streams.
+        leaf_noise_scale : float
+            Adds ``leaf_noise_scale * N(0, 1) / sqrt(H_leaf + l2)`` to every leaf value.
+
+        Returns
+        -------
+        (tree, node_of_row) : the tree, and the leaf (oblivious: leaf index; depthwise: node
+            id) of every fitted row.
+        """
+        rows = np.ascontiguousarray(rows, dtype=np.int32)
+        g = np.ascontiguousarray(gradient, dtype=np.float64)
+        h = np.ascontiguousarray(hessian, dtype=np.float64)
+        lg = g if leaf_gradient is None else np.ascontiguousarray(leaf_gradient, np.float64)
+        if not (g.shape == h.shape == lg.shape == rows.shape):
+            raise ValueError("rows, gradient and hessian must have the same shape")
+        if (split_noise_std > 0 and split_rng is None) or (leaf_noise_scale > 0 and
+                                                          leaf_rng is None):
+            raise ValueError("noise needs a random generator")
+        grow = self._grow_symmetric if self.policy == "symmetric" else self._grow_depthwise
+        return grow(rows, g, h, lg, split_noise_std, split_rng, leaf_noise_scale, leaf_rng)
+
+    def _grow_symmetric(self, rows, g, h, lg, noise_std, split_rng, leaf_scale, leaf_rng):
+        p = self.params
+        n_features = self.X.shape[0]
+        node = np.zeros(rows.size, dtype=np.int32)
+        hist = np.empty((1, n_features, self.n_bins, 3))
+        self._build(rows, node, np.zeros(1, dtype=np.int32), g, h, hist, 1)
+        slot_of_leaf = np.zeros(1, dtype=np.int32)     # -1: leaf not active
+        frozen_at = np.full(1, p.max_depth, dtype=np.int64)
+        feats, bins, nanr, gains = [], [], [], []
+        for level in range(p.max_depth):
+            n_leaves = 1 << level
+            act = np.flatnonzero(slot_of_leaf >= 0)
+            if act.size == 0:
+                break
+            slots = slot_of_leaf[act].astype(np.int32)
+            f, b, d, gain = _splitting.find_split_level(
+                hist, slots, self.nbnm, self.missing_bin, p.l2_regularization,
+                p.min_samples_leaf, p.min_child_weight, self._noise(split_rng, noise_std),
+                self._gain_sum, self._n_valid, self.n_threads)
+            if f < 0:
+                break
+            hf = hist[slots, f]
+            left, right = split_sums(hf, self.nbnm[f], self.missing_bin, b, d)
+            if not np.any(hf[:, self.missing_bin, 2] > 0):
+                d = int(right[:, 2].sum() > left[:, 2].sum())   # no NaN seen: majority side
+            valid = self._valid(left, right)
+            ids = np.arange(n_leaves, dtype=np.int32)
+            _partition.apply_level(self.X, rows, node, np.full(n_leaves, f, np.int32),
+                                   np.full(n_leaves, b, np.int32),
+                                   np.full(n_leaves, d, np.uint8), ids, ids + n_leaves,
+                                   self.missing_bin, self.n_threads)
+            feats.append(f)
+            bins.append(b)
+            nanr.append(d)
+            gains.append(gain)
+            frozen_at[act[~valid]] = level
+            frozen_at = np.concatenate([frozen_at, frozen_at])
+            split = act[valid]
+            new_slot = np.full(2 * n_leaves, -1, dtype=np.int32)
+            if level + 1 < p.max_depth and split.size:
+                small_right = right[valid, 2] < left[valid, 2]
+                small = split + n_leaves * small_right
+                big = split + n_leaves * ~small_right
+                m = split.size
+                new_slot[small] = np.arange(m)
+                new_hist = np.empty((2 * m, n_features, self.n_bins, 3))
+                self._build(rows, node, new_slot, g, h, new_hist, m)
+                np.subtract(hist[slots[valid]], new_hist[:m], out=new_hist[m:])
+                new_slot[big] = m + np.arange(m)
+                hist = new_hist
+            slot_of_leaf = new_slot
+        depth = len(feats)
+        n_leaves = 1 << depth
+        sums = np.empty((n_leaves, 3))
+        _partition.node_sums(node, lg, h, sums)
+        leaf = np.arange(n_leaves)
+        group = leaf & ((1 << np.minimum(frozen_at, depth)) - 1)
+        G = np.bincount(group, sums[:, 0], minlength=n_leaves)
+        H = np.bincount(group, sums[:, 1], minlength=n_leaves)
+        used = np.unique(group)
+        group_value = np.zeros(n_leaves)
+        group_value[used] = self._leaf_values(G[used], H[used], leaf_scale, leaf_rng)
+        tree = ObliviousTree(
+            feature=np.array(feats, dtype=np.int32), bin=np.array(bins, dtype=np.int32),
+            nan_right=np.array(nanr, dtype=np.uint8), gain=np.array(gains, dtype=np.float64),
+            value=group_value[group])
+        return tree, node
+
+    def _grow_depthwise(self, rows, g, h, lg, noise_std, split_rng, leaf_scale, leaf_rng):
+        p = self.params
+        n_features = self.X.shape[0]
+        node = np.zeros(rows.size, dtype=np.int32)
+        hist = np.empty((1, n_features, self.n_bins, 3))
+        self._build(rows, node, np.zeros(1, dtype=np.int32), g, h, hist, 1)
+        feature, bin_, nanr, left_c, right_c, gain = [-1], [0], [0], [-1], [-1], [0.0]
+        level_nodes, level_slots = [0], [0]
+        for depth in range(p.max_depth):
+            splits = []
+            for k, s in zip(level_nodes, level_slots):
+                f, b, d, gn = _splitting.find_split_node(
+                    hist[s], self.nbnm, self.missing_bin, p.l2_regularization,
+                    p.min_samples_leaf, p.min_child_weight, self._noise(split_rng, noise_std),
+                    self._scratch, self.n_threads)
+                if f < 0:
+                    continue
+                hf = hist[s:s + 1, f]
+                left, right = split_sums(hf, self.nbnm[f], self.missing_bin, b, d)
+                if hf[0, self.missing_bin, 2] == 0:
+                    d = int(right[0, 2] > left[0, 2])
+                splits.append((k, s, f, b, d, gn, left[0, 2], right[0, 2]))
+            if not splits:
+                break
+            for k, s, f, b, d, gn, cl, cr in splits:
+                feature[k], bin_[k], nanr[k], gain[k] = f, b, d, gn
+                left_c[k], right_c[k] = len(feature), len(feature) + 1
+                for _ in range(2):
+                    feature.append(-1), bin_.append(0), nanr.append(0), left_c.append(-1)
+                    right_c.append(-1), gain.append(0.0)
+            n_nodes = len(feature)
+            lc = np.full(n_nodes, -1, dtype=np.int32)
+            rc = np.full(n_nodes, -1, dtype=np.int32)
+            for k, *_ in splits:
+                lc[k], rc[k] = left_c[k], right_c[k]
+            _partition.apply_level(self.X, rows, node, np.asarray(feature, np.int32),
+                                   np.asarray(bin_, np.int32), np.asarray(nanr, np.uint8),
+                                   lc, rc, self.missing_bin, self.n_threads)
+            level_nodes, level_slots = [], []
+            if depth + 1 < p.max_depth:
+                m = len(splits)
+                slot_of_node = np.full(n_nodes, -1, dtype=np.int32)
+                parent_slots, big_nodes = [], []
+                for j, (k, s, f, b, d, gn, cl, cr) in enumerate(splits):
+                    small, big = (right_c[k], left_c[k]) if cr < cl else (left_c[k], right_c[k])
+                    slot_of_node[small] = j
+                    parent_slots.append(s)
+                    big_nodes.append(big)
+                    level_nodes += [small, big]
+                    level_slots += [j, m + j]
+                new_hist = np.empty((2 * m, n_features, self.n_bins, 3))
+                self._build(rows, node, slot_of_node, g, h, new_hist, m)
+                np.subtract(hist[parent_slots], new_hist[:m], out=new_hist[m:])
+                hist = new_hist
+        n_nodes = len(feature)
+        sums = np.empty((n_nodes, 3))
+        _partition.node_sums(node, lg, h, sums)
+        left_arr = np.asarray(left_c, dtype=np.int32)
+        value = np.zeros(n_nodes)
+        leaves = np.flatnonzero(left_arr < 0)
+        value[leaves] = self._leaf_values(sums[leaves, 0], sums[leaves, 1], leaf_scale, leaf_rng)
+        tree = DepthwiseTree(
+            feature=np.asarray(feature, dtype=np.int32), bin=np.asarray(bin_, dtype=np.int32),
+            nan_right=np.asarray(nanr, dtype=np.uint8), left=left_arr,
+            right=np.asarray(right_c, dtype=np.int32), gain=np.asarray(gain, dtype=np.float64),
+            value=value)
+        return tree, node
