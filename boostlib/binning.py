@@ -90,12 +90,30 @@ class BinMapper:
     def n_features(self) -> int:
         return len(self.borders_)
 
-    def transform(self, X: np.ndarray, n_threads: int = 1) -> np.ndarray:
-        """Binned copy of ``X``: uint8 array of shape ``(n_features, n_rows)``."""
+    def transform(self, X: np.ndarray, n_threads: int = 1, layout: str = "feature") -> np.ndarray:
+        """Binned copy of ``X`` (float64, shape (n_rows, n_features)).
+
+        Parameters
+        ----------
+        X : ndarray
+        n_threads : int
+        layout : {"feature", "row"}
+            ``"feature"``: uint8 of shape (n_features, n_rows), one contiguous row per feature
+            (what prediction and oblivious levels read); ``"row"``: shape (n_rows,
+            n_features) (what histogram building reads).
+        """
         X = np.asarray(X, dtype=np.float64)
-        out = np.empty((X.shape[1], X.shape[0]), dtype=np.uint8)
+        if X.ndim != 2 or X.shape[1] != self.n_features:
+            raise ValueError(f"X must have shape (n_rows, {self.n_features})")
         n_borders = self.n_bins_nonmissing_ - 1
-        _binning.map_to_bins(X, self._table, n_borders, self.missing_bin, out, n_threads)
+        if layout == "feature":
+            out = np.empty((X.shape[1], X.shape[0]), dtype=np.uint8)
+            _binning.map_to_bins(X, self._table, n_borders, self.missing_bin, out, n_threads)
+        elif layout == "row":
+            out = np.empty((X.shape[0], X.shape[1]), dtype=np.uint8)
+            _binning.map_to_bins(X, self._table, n_borders, self.missing_bin, out.T, n_threads)
+        else:
+            raise ValueError(f"layout={layout!r} is invalid; expected 'feature' or 'row'")
         return out
 
     def threshold(self, feature: int, bin_index: int) -> float:

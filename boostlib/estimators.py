@@ -176,8 +176,9 @@ class _BaseBoost(BaseEstimator):
             ev.raw[:] = ensemble.bias
         params = GrowParams(self.max_depth, float(self.l2_regularization),
                             int(self.min_samples_leaf), float(self.min_child_weight))
-        grower = TreeGrower(X_binned, mapper.n_bins_nonmissing_, mapper.missing_bin,
-                            self.grow_policy, params, n_threads)
+        grower = TreeGrower(X_binned, np.ascontiguousarray(X_binned.T),
+                            mapper.n_bins_nonmissing_, mapper.missing_bin, self.grow_policy,
+                            params, n_threads)
         sampler = None
         if self.sampler is not None or self.subsample < 1.0:
             sampler = registry.create("sampler", self.sampler or "uniform",

@@ -76,22 +76,6 @@ class GrowParams:
     min_child_weight: float = 1e-3
 
 
-def split_sums(hist_f: np.ndarray, n_bins_nonmissing: int, missing_bin: int, bin_: int,
-               nan_right: int) -> Tuple[np.ndarray, np.ndarray]:
-    """Left and right (g, h, count) sums of a split, for histograms ``hist_f`` (k, bins, 3).
-
-    Sums are accumulated in the same order as the split-finding kernel, so validity decisions
-    agree with it exactly.
-    """
-    miss = hist_f[:, missing_bin]
-    cum = np.cumsum(hist_f[:, :n_bins_nonmissing], axis=1)
-    total = miss + hist_f[:, 0] if n_bins_nonmissing else miss.copy()
-    for b in range(1, n_bins_nonmissing):
-        total = total + hist_f[:, b]
-    left = cum[:, bin_] + (0.0 if nan_right else miss)
-    return left, total - left
-
-
 class TreeGrower:
     """Fits trees on a binned training matrix.
 
@@ -99,6 +83,8 @@ class TreeGrower:
     ----------
     X_binned : ndarray of uint8, shape (n_features, n_rows)
         Feature-major binned training data (see :class:`boostlib.binning.BinMapper`).
+    X_rows : ndarray of uint8, shape (n_rows, n_features)
+        The same data row-major (histograms and depthwise partition read it).
     n_bins_nonmissing : ndarray of int32, shape (n_features,)
     missing_bin : int
     policy : {"symmetric", "depthwise"}
@@ -106,36 +92,52 @@ class TreeGrower:
     n_threads : int
     """
 
-    def __init__(self, X_binned: np.ndarray, n_bins_nonmissing: np.ndarray, missing_bin: int,
-                 policy: str, params: GrowParams, n_threads: int = 1):
+    def __init__(self, X_binned: np.ndarray, X_rows: np.ndarray,
+                 n_bins_nonmissing: np.ndarray, missing_bin: int, policy: str,
+                 params: GrowParams, n_threads: int = 1):
         if policy not in GROW_POLICIES:
             raise ValueError(f"grow_policy={policy!r} is invalid; expected one of "
                              f"{GROW_POLICIES}")
+        if X_rows.shape != X_binned.shape[::-1]:
+            raise ValueError("X_rows must be the (n_rows, n_features) twin of X_binned")
         self.X = X_binned
+        self.X_rows = X_rows
         self.nbnm = np.ascontiguousarray(n_bins_nonmissing, dtype=np.int32)
         self.missing_bin = int(missing_bin)
         self.n_bins = self.missing_bin + 1
         self.policy = policy
         self.params = params
         self.n_threads = int(n_threads)
-        n_features, n_rows = X_binned.shape
-        self._sel_rows = np.empty(n_rows, dtype=np.int32)
-        self._sel_slot = np.empty(n_rows, dtype=np.int32)
-        self._sel_g = np.empty(n_rows, dtype=np.float64)
-        self._sel_h = np.empty(n_rows, dtype=np.float64)
+        n_features = X_binned.shape[0]
         self._gain_sum = np.empty((n_features, 2, self.n_bins))
         self._n_valid = np.empty((n_features, 2, self.n_bins), dtype=np.int32)
         self._scratch = np.empty((n_features, 4))
         self._no_noise = np.empty((0, self.n_bins))
+        self._no_rows = np.empty(0, dtype=np.int32)
+        self._pool = [np.empty(0), np.empty(0)]
+
+    def _hist_buffer(self, which: int, n_slots: int) -> np.ndarray:
+        """Histogram array of ``n_slots`` slots from one of two reused buffers.
+
+        Levels alternate between the buffers (the parent level's histograms stay readable
+        while the children's are written); reusing them avoids page faults on every level.
+        """
+        size = n_slots * self.X.shape[0] * self.n_bins * 3
+        if self._pool[which].size < size:
+            self._pool[which] = np.empty(size)
+        return self._pool[which][:size].reshape(n_slots, self.X.shape[0], self.n_bins, 3)
 
     # -- helpers -----------------------------------------------------------------------------
-    def _build(self, rows, node, slot_of_node, g, h, hist, n_slots_filled):
-        m = _partition.gather_rows(rows, node, slot_of_node, g, h, self._sel_rows,
-                                   self._sel_slot, self._sel_g, self._sel_h)
-        _histogram.build_histograms(self.X, self._sel_rows[:m], self._sel_slot[:m],
-                                    self._sel_g[:m], self._sel_h[:m],
-                                    np.arange(n_slots_filled, dtype=np.int32), hist,
+    def _build(self, rows, node, slot_of_node, g, h, hist):
+        # g and h are the float32 copies made once per tree in grow().
+        _histogram.build_histograms(self.X_rows, rows, node, slot_of_node, g, h, hist,
                                     self.n_threads)
+
+    def _split_stats(self, hist, slots, f, b, d):
+        left = np.empty((slots.size, 3))
+        right = np.empty((slots.size, 3))
+        _splitting.split_stats(hist, slots, f, b, d, self.nbnm[f], self.missing_bin, left, right)
+        return left, right
 
     def _noise(self, rng, std):
         if std > 0.0:
@@ -198,12 +200,17 @@ class TreeGrower:
         grow = self._grow_symmetric if self.policy == "symmetric" else self._grow_depthwise
         return grow(rows, g, h, lg, split_noise_std, split_rng, leaf_noise_scale, leaf_rng)
 
+    def _hist_inputs(self, rows, g, h):
+        """Row ids (empty = identity) and float32 gradient/hessian for histogram building."""
+        hist_rows = self._no_rows if rows.size == self.X.shape[1] else rows
+        return hist_rows, g.astype(np.float32), h.astype(np.float32)
+
     def _grow_symmetric(self, rows, g, h, lg, noise_std, split_rng, leaf_scale, leaf_rng):
         p = self.params
-        n_features = self.X.shape[0]
         node = np.zeros(rows.size, dtype=np.int32)
-        hist = np.empty((1, n_features, self.n_bins, 3))
-        self._build(rows, node, np.zeros(1, dtype=np.int32), g, h, hist, 1)
+        hrows, g32, h32 = self._hist_inputs(rows, g, h)
+        hist = self._hist_buffer(0, 1)
+        self._build(hrows, node, np.zeros(1, dtype=np.int32), g32, h32, hist)
         slot_of_leaf = np.zeros(1, dtype=np.int32)     # -1: leaf not active
         frozen_at = np.full(1, p.max_depth, dtype=np.int64)
         feats, bins, nanr, gains = [], [], [], []
@@ -219,16 +226,12 @@ class TreeGrower:
                 self._gain_sum, self._n_valid, self.n_threads)
             if f < 0:
                 break
-            hf = hist[slots, f]
-            left, right = split_sums(hf, self.nbnm[f], self.missing_bin, b, d)
-            if not np.any(hf[:, self.missing_bin, 2] > 0):
+            left, right = self._split_stats(hist, slots, f, b, d)
+            if not np.any(hist[slots, f, self.missing_bin, 2] > 0):
                 d = int(right[:, 2].sum() > left[:, 2].sum())   # no NaN seen: majority side
             valid = self._valid(left, right)
-            ids = np.arange(n_leaves, dtype=np.int32)
-            _partition.apply_level(self.X, rows, node, np.full(n_leaves, f, np.int32),
-                                   np.full(n_leaves, b, np.int32),
-                                   np.full(n_leaves, d, np.uint8), ids, ids + n_leaves,
-                                   self.missing_bin, self.n_threads)
+            _partition.apply_level_oblivious(self.X, rows, node, f, b, d, level,
+                                             self.missing_bin, self.n_threads)
             feats.append(f)
             bins.append(b)
             nanr.append(d)
@@ -243,8 +246,8 @@ class TreeGrower:
                 big = split + n_leaves * ~small_right
                 m = split.size
                 new_slot[small] = np.arange(m)
-                new_hist = np.empty((2 * m, n_features, self.n_bins, 3))
-                self._build(rows, node, new_slot, g, h, new_hist, m)
+                new_hist = self._hist_buffer((level + 1) % 2, 2 * m)
+                self._build(hrows, node, new_slot, g32, h32, new_hist[:m])
                 np.subtract(hist[slots[valid]], new_hist[:m], out=new_hist[m:])
                 new_slot[big] = m + np.arange(m)
                 hist = new_hist
@@ -268,10 +271,10 @@ class TreeGrower:
 
     def _grow_depthwise(self, rows, g, h, lg, noise_std, split_rng, leaf_scale, leaf_rng):
         p = self.params
-        n_features = self.X.shape[0]
         node = np.zeros(rows.size, dtype=np.int32)
-        hist = np.empty((1, n_features, self.n_bins, 3))
-        self._build(rows, node, np.zeros(1, dtype=np.int32), g, h, hist, 1)
+        hrows, g32, h32 = self._hist_inputs(rows, g, h)
+        hist = self._hist_buffer(0, 1)
+        self._build(hrows, node, np.zeros(1, dtype=np.int32), g32, h32, hist)
         feature, bin_, nanr, left_c, right_c, gain = [-1], [0], [0], [-1], [-1], [0.0]
         level_nodes, level_slots = [0], [0]
         for depth in range(p.max_depth):
@@ -283,9 +286,8 @@ class TreeGrower:
                     self._scratch, self.n_threads)
                 if f < 0:
                     continue
-                hf = hist[s:s + 1, f]
-                left, right = split_sums(hf, self.nbnm[f], self.missing_bin, b, d)
-                if hf[0, self.missing_bin, 2] == 0:
+                left, right = self._split_stats(hist, np.array([s], np.int32), f, b, d)
+                if hist[s, f, self.missing_bin, 2] == 0:
                     d = int(right[0, 2] > left[0, 2])
                 splits.append((k, s, f, b, d, gn, left[0, 2], right[0, 2]))
             if not splits:
@@ -301,7 +303,7 @@ class TreeGrower:
             rc = np.full(n_nodes, -1, dtype=np.int32)
             for k, *_ in splits:
                 lc[k], rc[k] = left_c[k], right_c[k]
-            _partition.apply_level(self.X, rows, node, np.asarray(feature, np.int32),
+            _partition.apply_level(self.X_rows, rows, node, np.asarray(feature, np.int32),
                                    np.asarray(bin_, np.int32), np.asarray(nanr, np.uint8),
                                    lc, rc, self.missing_bin, self.n_threads)
             level_nodes, level_slots = [], []
@@ -316,8 +318,8 @@ class TreeGrower:
                     big_nodes.append(big)
                     level_nodes += [small, big]
                     level_slots += [j, m + j]
-                new_hist = np.empty((2 * m, n_features, self.n_bins, 3))
-                self._build(rows, node, slot_of_node, g, h, new_hist, m)
+                new_hist = self._hist_buffer((depth + 1) % 2, 2 * m)
+                self._build(hrows, node, slot_of_node, g32, h32, new_hist[:m])
                 np.subtract(hist[parent_slots], new_hist[:m], out=new_hist[m:])
                 hist = new_hist
         n_nodes = len(feature)

@@ -1,15 +1,14 @@
 """Row partition: each fitted row carries the id of the node it sits in.
 
-Growth is level by level. ``apply_level`` moves every row one level down; ``gather_rows``
-lists the rows (and their gradients) of the nodes whose histograms must be built;
-``node_sums`` gives the final per-node sums used for the leaf values.
+Growth is level by level. ``apply_level`` (depthwise) and ``apply_level_oblivious`` move
+every row one level down; ``node_sums`` gives the final per-node sums of the leaf values.
 """
 from cython.parallel cimport prange
 
 from .common cimport bin_t, idx_t
 
 
-def apply_level(const bin_t[:, ::1] X_binned, const idx_t[::1] rows, idx_t[::1] node_of_row,
+def apply_level(const bin_t[:, ::1] X_rows, const idx_t[::1] rows, idx_t[::1] node_of_row,
                 const idx_t[::1] split_feature, const idx_t[::1] split_bin,
                 const unsigned char[::1] nan_right, const idx_t[::1] left_child,
                 const idx_t[::1] right_child, int missing_bin, int n_threads):
@@ -17,7 +16,7 @@ def apply_level(const bin_t[:, ::1] X_binned, const idx_t[::1] rows, idx_t[::1] 
 
     Parameters
     ----------
-    X_binned : IN uint8 (n_features, n_rows_total).
+    X_rows : IN uint8 (n_rows_total, n_features), row-major binned data.
     rows : IN int32 (n_fit,) training-row ids of the fitted rows.
     node_of_row : IN/OUT int32 (n_fit,) node id of each fitted row.
     split_feature, split_bin, nan_right, left_child, right_child : IN per node id; a node
@@ -36,14 +35,14 @@ def apply_level(const bin_t[:, ::1] X_binned, const idx_t[::1] rows, idx_t[::1] 
             or left_child.shape[0] != n_nodes or right_child.shape[0] != n_nodes):
         raise ValueError("per-node arrays must have the same length")
     for p in range(n_nodes):
-        if left_child[p] >= 0 and not (0 <= split_feature[p] < X_binned.shape[0]):
+        if left_child[p] >= 0 and not (0 <= split_feature[p] < X_rows.shape[1]):
             raise ValueError("split feature out of range")
     with nogil:
         for p in prange(n, schedule="static", num_threads=n_threads):
             node = node_of_row[p]
             if left_child[node] < 0:
                 continue
-            b = X_binned[split_feature[node], rows[p]]
+            b = X_rows[rows[p], split_feature[node]]
             if b == missing_bin:
                 node_of_row[p] = right_child[node] if nan_right[node] else left_child[node]
             elif b <= split_bin[node]:
@@ -52,40 +51,37 @@ def apply_level(const bin_t[:, ::1] X_binned, const idx_t[::1] rows, idx_t[::1] 
                 node_of_row[p] = right_child[node]
 
 
-def gather_rows(const idx_t[::1] rows, const idx_t[::1] node_of_row,
-                const idx_t[::1] slot_of_node, const double[::1] gradient,
-                const double[::1] hessian, idx_t[::1] out_rows, idx_t[::1] out_slot,
-                double[::1] out_gradient, double[::1] out_hessian):
-    """Collect the rows whose node has a histogram slot (``slot_of_node[node] >= 0``).
+def apply_level_oblivious(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
+                          idx_t[::1] node_of_row, int feature, int split_bin,
+                          int nan_right, int level, int missing_bin, int n_threads):
+    """Oblivious level: ``node |= right << level`` for every row.
 
     Parameters
     ----------
-    rows, node_of_row, gradient, hessian : IN aligned arrays over the fitted rows.
-    slot_of_node : IN int32 per node id.
-    out_rows, out_slot, out_gradient, out_hessian : OUT buffers of at least n_fit entries.
-
-    Returns
-    -------
-    int
-        The number of rows written (the order of ``rows`` is kept).
+    X_binned : IN uint8 (n_features, n_rows_total), feature-major (one sequential column).
+    rows, node_of_row : as in :func:`apply_level`.
+    feature, split_bin, nan_right : the level's split.
+    level : the bit to set.
+    missing_bin : bin of missing values.
+    n_threads : OpenMP threads (parallel over rows).
     """
     cdef Py_ssize_t n = rows.shape[0]
-    cdef Py_ssize_t p, m = 0
-    cdef idx_t s
-    if (node_of_row.shape[0] != n or gradient.shape[0] != n or hessian.shape[0] != n
-            or out_rows.shape[0] < n or out_slot.shape[0] < n
-            or out_gradient.shape[0] < n or out_hessian.shape[0] < n):
-        raise ValueError("gather_rows: arrays of inconsistent lengths")
+    cdef Py_ssize_t p
+    cdef int b, bit
+    cdef const bin_t* xf
+    if node_of_row.shape[0] != n:
+        raise ValueError("node_of_row must be aligned with rows")
+    if not 0 <= feature < X_binned.shape[0] or not 0 <= level < 31:
+        raise ValueError("feature or level out of range")
+    for p in range(n):
+        if not 0 <= rows[p] < X_binned.shape[1]:
+            raise ValueError("row id out of range")
+    xf = &X_binned[feature, 0]
     with nogil:
-        for p in range(n):
-            s = slot_of_node[node_of_row[p]]
-            if s >= 0:
-                out_rows[m] = rows[p]
-                out_slot[m] = s
-                out_gradient[m] = gradient[p]
-                out_hessian[m] = hessian[p]
-                m = m + 1
-    return m
+        for p in prange(n, schedule="static", num_threads=n_threads):
+            b = xf[rows[p]]
+            bit = nan_right if b == missing_bin else (b > split_bin)
+            node_of_row[p] |= bit << level
 
 
 def node_sums(const idx_t[::1] node_of_row, const double[::1] gradient,

@@ -146,7 +146,8 @@ def find_split_level(const double[:, :, :, ::1] hist, const idx_t[::1] slots,
     cdef Py_ssize_t f, b, nb, k, s, best_f, best_b
     cdef int d, best_d
     cdef double G, H, C, gm, hm, cm, gl, hl, cl, GL, HL, CL, GR, HR, CR
-    cdef double parent, score, best_score
+    cdef double parent, score, best_score, last_gain = 0.0
+    cdef idx_t nv_before = 0
     if gain_sum.shape[0] != n_features or gain_sum.shape[1] != 2 or gain_sum.shape[2] != n_bins:
         raise ValueError("gain_sum must have shape (n_features, 2, n_bins)")
     if n_valid.shape[0] != n_features or n_valid.shape[1] != 2 or n_valid.shape[2] != n_bins:
@@ -188,6 +189,12 @@ def find_split_level(const double[:, :, :, ::1] hist, const idx_t[::1] slots,
                             GL = gl + gm
                             HL = hl + hm
                             CL = cl + cm
+                        elif cm == 0.0:
+                            # No missing rows in this leaf: both directions are the same.
+                            if n_valid[f, 0, b] > nv_before:
+                                gain_sum[f, 1, b] += last_gain
+                                n_valid[f, 1, b] += 1
+                            continue
                         else:
                             GL = gl
                             HL = hl
@@ -195,9 +202,11 @@ def find_split_level(const double[:, :, :, ::1] hist, const idx_t[::1] slots,
                         GR = G - GL
                         HR = H - HL
                         CR = C - CL
+                        if d == 0:
+                            nv_before = n_valid[f, 0, b]
                         if _valid(CL, CR, HL, HR, l2, min_samples_leaf, min_child_weight):
-                            gain_sum[f, d, b] += (GL * GL / (HL + l2) + GR * GR / (HR + l2)
-                                                  - parent)
+                            last_gain = (GL * GL / (HL + l2) + GR * GR / (HR + l2) - parent)
+                            gain_sum[f, d, b] += last_gain
                             n_valid[f, d, b] += 1
     best_f = -1
     best_b = -1
@@ -217,3 +226,44 @@ def find_split_level(const double[:, :, :, ::1] hist, const idx_t[::1] slots,
     if best_f < 0:
         return -1, -1, 0, 0.0
     return best_f, best_b, best_d, gain_sum[best_f, best_d, best_b]
+
+
+def split_stats(const double[:, :, :, ::1] hist, const idx_t[::1] slots, int feature,
+                int split_bin, int nan_right, int n_bins_nonmissing, int missing_bin,
+                double[:, ::1] left, double[:, ::1] right):
+    """(g, h, count) sums of both children of one split, in several nodes.
+
+    Sums are accumulated in the same order as :func:`find_split_node` and
+    :func:`find_split_level`, so validity decisions made from them agree exactly.
+
+    Parameters
+    ----------
+    hist : IN (n_slots, n_features, n_bins, 3).
+    slots : IN int32 (k,) the nodes' slots.
+    feature, split_bin, nan_right : the split.
+    n_bins_nonmissing : bins in use of ``feature``.
+    missing_bin : bin of missing values.
+    left, right : OUT (k, 3).
+    """
+    cdef Py_ssize_t k, b, c, s
+    cdef double total, gl
+    if left.shape[0] != slots.shape[0] or right.shape[0] != slots.shape[0]:
+        raise ValueError("left and right need one row per slot")
+    if not (0 <= feature < hist.shape[1] and 0 <= split_bin < n_bins_nonmissing
+            and n_bins_nonmissing <= missing_bin < hist.shape[2]):
+        raise ValueError("split out of range")
+    for k in range(slots.shape[0]):
+        s = slots[k]
+        if not 0 <= s < hist.shape[0]:
+            raise ValueError("slot out of range")
+        for c in range(3):
+            total = hist[s, feature, missing_bin, c]
+            for b in range(n_bins_nonmissing):
+                total = total + hist[s, feature, b, c]
+            gl = 0.0
+            for b in range(split_bin + 1):
+                gl = gl + hist[s, feature, b, c]
+            if not nan_right:
+                gl = gl + hist[s, feature, missing_bin, c]
+            left[k, c] = gl
+            right[k, c] = total - gl
