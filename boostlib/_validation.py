@@ -35,22 +35,22 @@ def check_X(X: Any, name: str = "X") -> np.ndarray:
                              "numeric features (encode categorical columns first)")
     arr = np.asarray(X)
     if np.iscomplexobj(arr):
-        raise ValueError(f"{name}: complex data is not supported")
+        raise ValueError(f"{name}: Complex data not supported")
     if arr.ndim != 2:
-        raise ValueError(f"{name}: expected a 2D array, got a {arr.ndim}D array instead; "
-                         "reshape your data with X.reshape(-1, 1) for a single feature or "
-                         "X.reshape(1, -1) for a single sample")
+        raise ValueError(f"{name}: expected a 2D array, got a {arr.ndim}D array instead. "
+                         "Reshape your data either using X.reshape(-1, 1) if your data has a "
+                         "single feature or X.reshape(1, -1) if it contains a single sample")
     try:
         arr = np.asarray(arr, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name}: could not convert to float64 ({exc}); boostlib needs "
-                         "numeric features") from exc
+        raise type(exc)(f"{name}: could not convert to float64 ({exc}); boostlib needs "
+                        "numeric features") from exc
     if arr.shape[0] == 0:
-        raise ValueError(f"{name}: found array with 0 sample(s) (shape={arr.shape}); "
-                         "at least 1 is required")
+        raise ValueError(f"{name}: found array with 0 sample(s) (shape={arr.shape}) while a "
+                         "minimum of 1 is required.")
     if arr.shape[1] == 0:
-        raise ValueError(f"{name}: found array with 0 feature(s) (shape={arr.shape}); "
-                         "at least 1 is required")
+        raise ValueError(f"{name}: found array with 0 feature(s) (shape={arr.shape}) while a "
+                         "minimum of 1 is required.")
     if np.isinf(arr).any():
         raise ValueError(f"Input {name} contains infinity; only NaN (missing) is allowed "
                          "besides finite values")
@@ -59,10 +59,12 @@ def check_X(X: Any, name: str = "X") -> np.ndarray:
 
 def check_y(y: Any, n_rows: int, numeric: bool = True) -> np.ndarray:
     """``y`` as a 1-D array of ``n_rows`` entries (a column vector is raveled with a warning)."""
+    if y is None:
+        raise ValueError("this estimator requires y to be passed, but the target y is None")
     arr = np.asarray(y)
     if arr.ndim == 2 and arr.shape[1] == 1:
-        warnings.warn("a column-vector y was passed when a 1d array was expected; "
-                      "it was raveled", DataConversionWarning, stacklevel=3)
+        warnings.warn("A column-vector y was passed when a 1d array was expected; it was "
+                      "raveled to shape (n_samples,)", DataConversionWarning, stacklevel=3)
         arr = arr.ravel()
     if arr.ndim != 1:
         raise ValueError(f"y: expected a 1D array, got shape {arr.shape}")
@@ -94,7 +96,7 @@ def check_sample_weight(sample_weight: Any, n_rows: int) -> Optional[np.ndarray]
     if not np.all(np.isfinite(w)) or np.any(w < 0):
         raise ValueError("sample_weight must be finite and non-negative")
     if not w.sum() > 0:
-        raise ValueError("sample_weight must have a positive sum")
+        raise ValueError("sample_weight must have a positive sum; the weights are all zero")
     return np.ascontiguousarray(w)
 
 

@@ -168,7 +168,9 @@ class _BaseBoost(BaseEstimator):
         y_enc = loss.validate_target(y_enc)
 
         seed = seed_sequence(self.random_state)
-        mapper = BinMapper(self.max_bins).fit(X, _stream(seed, "binning"))
+        # Rows of weight 0 must not influence the model, borders included.
+        mapper = BinMapper(self.max_bins).fit(X if w is None else X[w > 0],
+                                              _stream(seed, "binning"))
         X_binned = mapper.transform(X, n_threads)
         evals = self._make_evals(eval_set, eval_sample_weight, mapper, loss, n_threads)
         ensemble = Ensemble(mapper, self.grow_policy, loss.init_raw(y_enc, w))
@@ -306,7 +308,8 @@ class BoostRegressor(RegressorMixin, _BaseBoost):
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted values, shape (n_samples,)."""
-        return self.loss_.transform(self._raw_predict(X))
+        raw = self._raw_predict(X)
+        return self.loss_.transform(raw)
 
 
 class BoostClassifier(ClassifierMixin, _BaseBoost):
@@ -337,10 +340,13 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
         classes = getattr(self, "_fitting_classes", None)
         if classes is None:
             classes = np.unique(y)
-            if classes.size != 2:
-                raise ValueError(f"BoostClassifier needs exactly two classes in y; got "
-                                 f"{classes.size} class{'es' if classes.size != 1 else ''} "
-                                 f"{classes[:5].tolist()} (multiclass is not supported yet)")
+            if classes.size > 2:
+                raise ValueError("Only binary classification is supported. The type of the "
+                                 f"target is multiclass ({classes.size} classes: "
+                                 f"{classes[:5].tolist()}...)")
+            if classes.size < 2:
+                raise ValueError(f"BoostClassifier needs two classes in y; got 1 class "
+                                 f"({classes.tolist()})")
             self._fitting_classes = classes
         enc = np.searchsorted(classes, y)
         enc = np.clip(enc, 0, 1)
@@ -374,9 +380,11 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities, shape (n_samples, 2), columns ordered as ``classes_``."""
-        p = self.loss_.transform(self._raw_predict(X))
+        raw = self._raw_predict(X)
+        p = self.loss_.transform(raw)
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted labels (``classes_[1]`` where the raw score is positive)."""
-        return self.classes_[(self._raw_predict(X) > 0).astype(np.intp)]
+        positive = self._raw_predict(X) > 0
+        return self.classes_[positive.astype(np.intp)]

@@ -72,17 +72,7 @@ def _provider_name(pm: pluggy.PluginManager, plugin: Any) -> str:
     return name
 
 
-def _build() -> Dict[str, Any]:
-    import importlib
-
-    pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
-    pm.add_hookspecs(hookspecs)
-    for modname in BUILTIN_PLUGINS:
-        pm.register(importlib.import_module(modname), name=modname)
-    failures: List[str] = []
-    if os.environ.get("BOOSTLIB_DISABLE_PLUGIN_AUTOLOAD", "") in ("", "0"):
-        failures = _load_entry_points(pm)
-    pm.check_pending()
+def _tables(pm: pluggy.PluginManager) -> Dict[str, Dict[str, Entry]]:
     tables: Dict[str, Dict[str, Entry]] = {}
     for kind, (hook_name, interface) in KINDS.items():
         table: Dict[str, Entry] = {}
@@ -104,7 +94,21 @@ def _build() -> Dict[str, Any]:
                                       f"{table[name].provider} and by {provider}")
                 table[name] = Entry(kind, name, factory, provider)
         tables[kind] = table
-    return {"pm": pm, "tables": tables, "failures": failures}
+    return tables
+
+
+def _build() -> Dict[str, Any]:
+    import importlib
+
+    pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+    pm.add_hookspecs(hookspecs)
+    for modname in BUILTIN_PLUGINS:
+        pm.register(importlib.import_module(modname), name=modname)
+    failures: List[str] = []
+    if os.environ.get("BOOSTLIB_DISABLE_PLUGIN_AUTOLOAD", "") in ("", "0"):
+        failures = _load_entry_points(pm)
+    pm.check_pending()
+    return {"pm": pm, "tables": _tables(pm), "failures": failures}
 
 
 def _get() -> Dict[str, Any]:
@@ -112,6 +116,46 @@ def _get() -> Dict[str, Any]:
         if not _state:
             _state.update(_build())
         return _state
+
+
+def register_plugin(plugin: Any, name: Optional[str] = None) -> str:
+    """Register an in-process plugin (a module or object with ``@hookimpl`` functions).
+
+    Installed distributions are found through the ``boostlib`` entry-point group; this is for
+    plugins defined in a script, a notebook or a test.
+
+    Returns
+    -------
+    str
+        The name the plugin is registered under (pass it to :func:`unregister_plugin`).
+
+    Raises
+    ------
+    PluginError
+        When one of its names is already registered (the registry is left unchanged).
+    """
+    state = _get()
+    with _lock:
+        pm = state["pm"]
+        registered = pm.register(plugin, name=name)
+        if registered is None:
+            raise PluginError(f"plugin {name or plugin!r} is blocked or already registered")
+        try:
+            pm.check_pending()
+            tables = _tables(pm)
+        except Exception:
+            pm.unregister(plugin)
+            raise
+        state["tables"] = tables
+        return registered
+
+
+def unregister_plugin(name: str) -> None:
+    """Remove a plugin registered with :func:`register_plugin`."""
+    state = _get()
+    with _lock:
+        state["pm"].unregister(name=name)
+        state["tables"] = _tables(state["pm"])
 
 
 def reset() -> None:
