@@ -1,0 +1,41 @@
+"""The Python examples in README.md run as written."""
+import re
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def _blocks():
+    if not README.exists():
+        pytest.skip("README.md is not next to the tests")
+    return re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+
+
+def test_usage_examples_run():
+    blocks = _blocks()
+    ns = {}
+    exec(compile(blocks[0], "README-usage", "exec"), ns)
+    assert ns["clf"].n_trees_ >= 1
+    exec(compile("from boostlib import BoostClassifier\n" + blocks[1], "README-sla", "exec"),
+         {})
+
+
+def test_plugin_example_registers_and_trains():
+    from boostlib import BoostRegressor, registry
+
+    plugin_src = next(b for b in _blocks() if "@hookimpl" in b)
+    module = types.ModuleType("readme_plugin")
+    exec(compile(plugin_src, "README-plugin", "exec"), module.__dict__)
+    name = registry.register_plugin(module, "readme_plugin")
+    try:
+        rng = np.random.default_rng(0)
+        X = rng.normal(size=(400, 3))
+        y = X[:, 0] + rng.standard_cauchy(400) * 0.1
+        m = BoostRegressor(loss="pseudo_huber", n_estimators=30, random_state=0).fit(X, y)
+        assert np.corrcoef(m.predict(X), X[:, 0])[0, 1] > 0.9
+    finally:
+        registry.unregister_plugin(name)
