@@ -109,6 +109,14 @@ class TreeGrower:
         self.params = params
         self.n_threads = int(n_threads)
         n_features = X_binned.shape[0]
+        # Count-free histograms (2 channels) when no constraint needs row counts: with
+        # min_samples_leaf == 1 and min_child_weight > 0, a child whose hessian sum reaches
+        # min_child_weight cannot be empty. The hessian sum then stands in for the count
+        # (choice of the smaller child, side of missing values unseen in training).
+        count_free = params.min_samples_leaf <= 1 and params.min_child_weight > 0
+        self.n_channels = 2 if count_free else 3
+        self._msl = 0 if count_free else params.min_samples_leaf
+        self._count_ch = 1 if count_free else 2
         self._gain_sum = np.empty((n_features, 2, self.n_bins))
         self._n_valid = np.empty((n_features, 2, self.n_bins), dtype=np.int32)
         self._scratch = np.empty((n_features, 4))
@@ -122,10 +130,11 @@ class TreeGrower:
         Levels alternate between the buffers (the parent level's histograms stay readable
         while the children's are written); reusing them avoids page faults on every level.
         """
-        size = n_slots * self.X.shape[0] * self.n_bins * 3
+        shape = (n_slots, self.X.shape[0], self.n_bins, self.n_channels)
+        size = int(np.prod(shape))
         if self._pool[which].size < size:
             self._pool[which] = np.empty(size)
-        return self._pool[which][:size].reshape(n_slots, self.X.shape[0], self.n_bins, 3)
+        return self._pool[which][:size].reshape(shape)
 
     # -- helpers -----------------------------------------------------------------------------
     def _build(self, rows, node, slot_of_node, g, h, hist):
@@ -147,7 +156,7 @@ class TreeGrower:
     def _valid(self, left, right):
         p = self.params
         lam = p.l2_regularization
-        return ((left[:, 2] >= p.min_samples_leaf) & (right[:, 2] >= p.min_samples_leaf)
+        return ((left[:, 2] >= self._msl) & (right[:, 2] >= self._msl)
                 & (left[:, 1] >= p.min_child_weight) & (right[:, 1] >= p.min_child_weight)
                 & (left[:, 1] + lam > 0) & (right[:, 1] + lam > 0))
 
@@ -222,12 +231,12 @@ class TreeGrower:
             slots = slot_of_leaf[act].astype(np.int32)
             f, b, d, gain = _splitting.find_split_level(
                 hist, slots, self.nbnm, self.missing_bin, p.l2_regularization,
-                p.min_samples_leaf, p.min_child_weight, self._noise(split_rng, noise_std),
+                self._msl, p.min_child_weight, self._noise(split_rng, noise_std),
                 self._gain_sum, self._n_valid, self.n_threads)
             if f < 0:
                 break
             left, right = self._split_stats(hist, slots, f, b, d)
-            if not np.any(hist[slots, f, self.missing_bin, 2] > 0):
+            if not np.any(hist[slots, f, self.missing_bin, self._count_ch] > 0):
                 d = int(right[:, 2].sum() > left[:, 2].sum())   # no NaN seen: majority side
             valid = self._valid(left, right)
             _partition.apply_level_oblivious(self.X, rows, node, f, b, d, level,
@@ -282,12 +291,12 @@ class TreeGrower:
             for k, s in zip(level_nodes, level_slots):
                 f, b, d, gn = _splitting.find_split_node(
                     hist[s], self.nbnm, self.missing_bin, p.l2_regularization,
-                    p.min_samples_leaf, p.min_child_weight, self._noise(split_rng, noise_std),
+                    self._msl, p.min_child_weight, self._noise(split_rng, noise_std),
                     self._scratch, self.n_threads)
                 if f < 0:
                     continue
                 left, right = self._split_stats(hist, np.array([s], np.int32), f, b, d)
-                if hist[s, f, self.missing_bin, 2] == 0:
+                if hist[s, f, self.missing_bin, self._count_ch] == 0:
                     d = int(right[0, 2] > left[0, 2])
                 splits.append((k, s, f, b, d, gn, left[0, 2], right[0, 2]))
             if not splits:

@@ -19,7 +19,10 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
     slot_of_node : IN int32 per node id: its histogram slot, or -1 (rows skipped).
     gradient, hessian : IN float32 (n_fit,) aligned with ``rows``, weights applied (float32
         halves the memory traffic; the sums are accumulated in float64).
-    hist : OUT float64 (n_slots, n_features, n_bins, 3). Every slot is overwritten.
+    hist : OUT float64 (n_slots, n_features, n_bins, n_channels). Every slot is overwritten.
+        With 3 channels: sums of gradient, hessian and row count; with 2 channels the count
+        is not kept (the "count-free" mode the grower uses when no constraint needs it: it
+        saves a third of the memory writes).
     n_threads : OpenMP threads. Threads split the *features*; each feature's bins are summed
         over the rows in order, so the result does not depend on ``n_threads``. Each row's
         bins are read once per thread from one cache line (row-major data), which is what
@@ -32,7 +35,8 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
     cdef Py_ssize_t n_nodes = slot_of_node.shape[0]
     cdef bint identity = rows.shape[0] == 0
     cdef Py_ssize_t n_fit = node_of_row.shape[0]
-    cdef Py_ssize_t f_stride = n_bins * N_CHANNELS
+    cdef Py_ssize_t n_ch = hist.shape[3]
+    cdef Py_ssize_t f_stride = n_bins * n_ch
     cdef Py_ssize_t slot_stride = n_features * f_stride
     cdef Py_ssize_t n_chunks, c, f, f0, f1, p, j
     cdef idx_t s
@@ -40,8 +44,8 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
     cdef const bin_t* xr
     cdef double* hs
     cdef double* hb
-    if hist.shape[1] != n_features or hist.shape[3] != N_CHANNELS:
-        raise ValueError("hist must have shape (n_slots, n_features, n_bins, 3)")
+    if hist.shape[1] != n_features or not 2 <= n_ch <= N_CHANNELS:
+        raise ValueError("hist must have shape (n_slots, n_features, n_bins, 2 or 3)")
     if ((not identity and rows.shape[0] != n_fit) or gradient.shape[0] != n_fit
             or hessian.shape[0] != n_fit or (identity and n_fit != n_rows_total)):
         raise ValueError("rows, node_of_row, gradient and hessian must have the same length")
@@ -79,8 +83,14 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
                 h = hessian[p]
                 xr = &X_rows[p if identity else rows[p], 0]
                 hs = &hist[0, 0, 0, 0] + s * slot_stride
-                for f in range(f0, f1):
-                    hb = hs + f * f_stride + xr[f] * N_CHANNELS
-                    hb[CH_G] += g
-                    hb[CH_H] += h
-                    hb[CH_C] += 1.0
+                if n_ch == N_CHANNELS:
+                    for f in range(f0, f1):
+                        hb = hs + f * f_stride + xr[f] * N_CHANNELS
+                        hb[CH_G] += g
+                        hb[CH_H] += h
+                        hb[CH_C] += 1.0
+                else:
+                    for f in range(f0, f1):
+                        hb = hs + f * f_stride + xr[f] * 2
+                        hb[CH_G] += g
+                        hb[CH_H] += h

@@ -8,6 +8,11 @@ children have at least ``min_samples_leaf`` rows and a hessian sum of at least
 added to the score used to *rank* candidates, never to the reported gain. Only candidates with
 a strictly positive gain can be chosen. Ties go to the smaller feature, then the smaller bin,
 then ``nan_right = 0``; so the result never depends on ``n_threads``.
+
+Histograms have 3 channels (gradient, hessian, count) or 2 (no count). Without counts, the
+hessian sum stands in for the count wherever one is read, so the caller must pass
+``min_samples_leaf=0`` and a positive ``min_child_weight`` (a child whose hessian sum reaches
+it cannot be empty, so "at least one row" still holds).
 """
 from cython.parallel cimport prange
 
@@ -28,7 +33,7 @@ def find_split_node(const double[:, :, ::1] hist, const idx_t[::1] n_bins_nonmis
 
     Parameters
     ----------
-    hist : IN (n_features, n_bins, 3) histogram of the node.
+    hist : IN (n_features, n_bins, 2 or 3) histogram of the node.
     n_bins_nonmissing : IN int32 (n_features,): bins in use per feature, missing excluded.
     missing_bin : index of the missing-value bin.
     l2, min_samples_leaf, min_child_weight : regularisation and constraints.
@@ -47,6 +52,9 @@ def find_split_node(const double[:, :, ::1] hist, const idx_t[::1] n_bins_nonmis
     cdef int d
     cdef double G, H, C, gm, hm, cm, gl, hl, cl, GL, HL, CL, GR, HR, CR
     cdef double parent, gain, score, best_score
+    cdef int cc = CH_C if hist.shape[2] == 3 else CH_H
+    if not 2 <= hist.shape[2] <= 3:
+        raise ValueError("hist must have 2 or 3 channels")
     if scratch.shape[0] != n_features or scratch.shape[1] < 4:
         raise ValueError("scratch must have shape (n_features, 4)")
     if use_noise and (noise.shape[0] != n_features or noise.shape[1] < hist.shape[1]):
@@ -56,14 +64,14 @@ def find_split_node(const double[:, :, ::1] hist, const idx_t[::1] n_bins_nonmis
             nb = n_bins_nonmissing[f]
             gm = hist[f, missing_bin, CH_G]
             hm = hist[f, missing_bin, CH_H]
-            cm = hist[f, missing_bin, CH_C]
+            cm = hist[f, missing_bin, cc]
             G = gm
             H = hm
             C = cm
             for b in range(nb):
                 G = G + hist[f, b, CH_G]
                 H = H + hist[f, b, CH_H]
-                C = C + hist[f, b, CH_C]
+                C = C + hist[f, b, cc]
             parent = G * G / (H + l2) if H + l2 > 0.0 else 0.0
             scratch[f, 0] = 0.0
             scratch[f, 1] = -1.0
@@ -75,7 +83,7 @@ def find_split_node(const double[:, :, ::1] hist, const idx_t[::1] n_bins_nonmis
             for b in range(nb):
                 gl = gl + hist[f, b, CH_G]
                 hl = hl + hist[f, b, CH_H]
-                cl = cl + hist[f, b, CH_C]
+                cl = cl + hist[f, b, cc]
                 for d in range(2):
                     if d == 0:
                         if b == nb - 1:
@@ -127,7 +135,7 @@ def find_split_level(const double[:, :, :, ::1] hist, const idx_t[::1] slots,
 
     Parameters
     ----------
-    hist : IN (n_slots, n_features, n_bins, 3) histograms.
+    hist : IN (n_slots, n_features, n_bins, 2 or 3) histograms.
     slots : IN int32: the histogram slots of the leaves that take part.
     n_bins_nonmissing, missing_bin, l2, min_samples_leaf, min_child_weight, noise :
         as in :func:`find_split_node`.
@@ -148,6 +156,9 @@ def find_split_level(const double[:, :, :, ::1] hist, const idx_t[::1] slots,
     cdef double G, H, C, gm, hm, cm, gl, hl, cl, GL, HL, CL, GR, HR, CR
     cdef double parent, score, best_score, last_gain = 0.0
     cdef idx_t nv_before = 0
+    cdef int cc = CH_C if hist.shape[3] == 3 else CH_H
+    if not 2 <= hist.shape[3] <= 3:
+        raise ValueError("hist must have 2 or 3 channels")
     if gain_sum.shape[0] != n_features or gain_sum.shape[1] != 2 or gain_sum.shape[2] != n_bins:
         raise ValueError("gain_sum must have shape (n_features, 2, n_bins)")
     if n_valid.shape[0] != n_features or n_valid.shape[1] != 2 or n_valid.shape[2] != n_bins:
@@ -168,14 +179,14 @@ def find_split_level(const double[:, :, :, ::1] hist, const idx_t[::1] slots,
                 s = slots[k]
                 gm = hist[s, f, missing_bin, CH_G]
                 hm = hist[s, f, missing_bin, CH_H]
-                cm = hist[s, f, missing_bin, CH_C]
+                cm = hist[s, f, missing_bin, cc]
                 G = gm
                 H = hm
                 C = cm
                 for b in range(nb):
                     G = G + hist[s, f, b, CH_G]
                     H = H + hist[s, f, b, CH_H]
-                    C = C + hist[s, f, b, CH_C]
+                    C = C + hist[s, f, b, cc]
                 parent = G * G / (H + l2) if H + l2 > 0.0 else 0.0
                 gl = 0.0
                 hl = 0.0
@@ -183,7 +194,7 @@ def find_split_level(const double[:, :, :, ::1] hist, const idx_t[::1] slots,
                 for b in range(nb):
                     gl = gl + hist[s, f, b, CH_G]
                     hl = hl + hist[s, f, b, CH_H]
-                    cl = cl + hist[s, f, b, CH_C]
+                    cl = cl + hist[s, f, b, cc]
                     for d in range(2):
                         if d == 0:
                             GL = gl + gm
@@ -238,14 +249,14 @@ def split_stats(const double[:, :, :, ::1] hist, const idx_t[::1] slots, int fea
 
     Parameters
     ----------
-    hist : IN (n_slots, n_features, n_bins, 3).
+    hist : IN (n_slots, n_features, n_bins, 2 or 3).
     slots : IN int32 (k,) the nodes' slots.
     feature, split_bin, nan_right : the split.
     n_bins_nonmissing : bins in use of ``feature``.
     missing_bin : bin of missing values.
-    left, right : OUT (k, 3).
+    left, right : OUT (k, 3); without a count channel, column 2 repeats the hessian sums.
     """
-    cdef Py_ssize_t k, b, c, s
+    cdef Py_ssize_t k, b, c, s, src
     cdef double total, gl
     if left.shape[0] != slots.shape[0] or right.shape[0] != slots.shape[0]:
         raise ValueError("left and right need one row per slot")
@@ -257,13 +268,14 @@ def split_stats(const double[:, :, :, ::1] hist, const idx_t[::1] slots, int fea
         if not 0 <= s < hist.shape[0]:
             raise ValueError("slot out of range")
         for c in range(3):
-            total = hist[s, feature, missing_bin, c]
+            src = c if c < hist.shape[3] else CH_H
+            total = hist[s, feature, missing_bin, src]
             for b in range(n_bins_nonmissing):
-                total = total + hist[s, feature, b, c]
+                total = total + hist[s, feature, b, src]
             gl = 0.0
             for b in range(split_bin + 1):
-                gl = gl + hist[s, feature, b, c]
+                gl = gl + hist[s, feature, b, src]
             if not nan_right:
-                gl = gl + hist[s, feature, missing_bin, c]
+                gl = gl + hist[s, feature, missing_bin, src]
             left[k, c] = gl
             right[k, c] = total - gl
