@@ -6,7 +6,6 @@ estimators (clone, pipelines, ``check_estimator``); without it they keep the sam
 from __future__ import annotations
 
 import inspect
-import warnings
 
 import numpy as np
 
@@ -71,4 +70,4 @@ except ImportError:  # pragma: no cover
             return float(1.0 - ss_res / ss_tot) if ss_tot > 0 else 0.0
 
 __all__ = ["BaseEstimator", "ClassifierMixin", "RegressorMixin", "NotFittedError",
-           "DataConversionWarning", "HAS_SKLEARN", "warnings"]
+           "DataConversionWarning", "HAS_SKLEARN"]

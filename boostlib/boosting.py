@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import math
 import sys
-import zlib
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from ._kernels import _predictor
+from ._random import stream_rng
 from .api import Loss, SampleResult, Sampler, UpdateRule
 from .ensemble import Ensemble
 from .registry import PluginError
@@ -104,10 +104,7 @@ class BoostingContext:
         name, never on ``n_jobs`` or on the order streams are first requested.
         """
         if stream not in self._rngs:
-            key = zlib.crc32(stream.encode("utf-8"))
-            child = np.random.SeedSequence(self._seed.entropy,
-                                           spawn_key=tuple(self._seed.spawn_key) + (key,))
-            self._rngs[stream] = np.random.default_rng(child)
+            self._rngs[stream] = stream_rng(self._seed, stream)
         return self._rngs[stream]
 
     # -- derivatives and sampling --------------------------------------------------------------

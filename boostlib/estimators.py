@@ -1,7 +1,7 @@
 """scikit-learn style estimators: :class:`BoostClassifier` and :class:`BoostRegressor`."""
 from __future__ import annotations
 
-import zlib
+import warnings
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -9,30 +9,13 @@ import numpy as np
 from . import registry
 from ._compat import BaseEstimator, ClassifierMixin, NotFittedError, RegressorMixin, HAS_SKLEARN
 from ._kernels._openmp import effective_n_threads
+from ._random import seed_sequence, stream_rng
 from ._validation import (check_choice, check_number, check_sample_weight, check_X, check_y,
                           feature_names)
 from .binning import BinMapper
 from .boosting import LEAF_ESTIMATIONS, BoostingContext, EvalSet, run
 from .ensemble import Ensemble
 from .tree import GROW_POLICIES, GrowParams, TreeGrower
-
-
-def seed_sequence(random_state: Any) -> np.random.SeedSequence:
-    """The root SeedSequence of a fit: from an int, a numpy Generator/RandomState, or None."""
-    if random_state is None:
-        return np.random.SeedSequence()
-    if isinstance(random_state, (bool, np.bool_)):
-        raise ValueError(f"random_state={random_state!r} is invalid")
-    if isinstance(random_state, (int, np.integer)):
-        if random_state < 0:
-            raise ValueError(f"random_state={random_state!r} is invalid; expected an int >= 0")
-        return np.random.SeedSequence(int(random_state))
-    if isinstance(random_state, np.random.Generator):
-        return np.random.SeedSequence(int(random_state.integers(2 ** 63)))
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.SeedSequence(int(random_state.randint(2 ** 31)))
-    raise ValueError(f"random_state={random_state!r} is invalid; expected None, an int, or a "
-                     "numpy Generator / RandomState")
 
 
 class _BaseBoost(BaseEstimator):
@@ -114,11 +97,9 @@ class _BaseBoost(BaseEstimator):
             raise ValueError("The feature names should match those that were passed during "
                              f"fit: expected {list(fitted)}, got {list(names)}")
         if fitted is not None and names is None:
-            import warnings
             warnings.warn(f"X does not have valid feature names, but {type(self).__name__} "
                           "was fitted with feature names", UserWarning, stacklevel=3)
         if fitted is None and names is not None:
-            import warnings
             warnings.warn(f"X has feature names, but {type(self).__name__} was fitted without "
                           "feature names", UserWarning, stacklevel=3)
         X = check_X(X)
@@ -170,7 +151,7 @@ class _BaseBoost(BaseEstimator):
         seed = seed_sequence(self.random_state)
         # Rows of weight 0 must not influence the model, borders included.
         mapper = BinMapper(self.max_bins).fit(X if w is None else X[w > 0],
-                                              _stream(seed, "binning"))
+                                              stream_rng(seed, "binning"))
         X_binned = mapper.transform(X, n_threads)
         evals = self._make_evals(eval_set, eval_sample_weight, mapper, loss, n_threads)
         ensemble = Ensemble(mapper, self.grow_policy, loss.init_raw(y_enc, w))
@@ -241,12 +222,6 @@ class _BaseBoost(BaseEstimator):
         """Total split gain per feature, normalised to sum to 1."""
         self._check_fitted()
         return self.ensemble_.feature_importances()
-
-
-def _stream(seed: np.random.SeedSequence, name: str) -> np.random.Generator:
-    key = zlib.crc32(name.encode("utf-8"))
-    return np.random.default_rng(
-        np.random.SeedSequence(seed.entropy, spawn_key=tuple(seed.spawn_key) + (key,)))
 
 
 class BoostRegressor(RegressorMixin, _BaseBoost):
