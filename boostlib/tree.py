@@ -148,6 +148,16 @@ class TreeGrower:
         _splitting.split_stats(hist, slots, f, b, d, self.nbnm[f], self.missing_bin, left, right)
         return left, right
 
+    def _has_missing(self, miss: np.ndarray) -> np.ndarray:
+        """Whether missing-bin sums ``miss`` (..., channels) hold rows that matter.
+
+        Without a count channel, missing rows with zero gradient and hessian change no sum,
+        so they may follow the majority side like unseen missing values.
+        """
+        if self.n_channels == 3:
+            return miss[..., 2] > 0
+        return (miss[..., 0] != 0) | (miss[..., 1] != 0)
+
     def _noise(self, rng, std):
         if std > 0.0:
             return rng.normal(0.0, std, size=(self.X.shape[0], self.n_bins))
@@ -236,7 +246,7 @@ class TreeGrower:
             if f < 0:
                 break
             left, right = self._split_stats(hist, slots, f, b, d)
-            if not np.any(hist[slots, f, self.missing_bin, self._count_ch] > 0):
+            if not np.any(self._has_missing(hist[slots, f, self.missing_bin])):
                 d = int(right[:, 2].sum() > left[:, 2].sum())   # no NaN seen: majority side
             valid = self._valid(left, right)
             _partition.apply_level_oblivious(self.X, rows, node, f, b, d, level,
@@ -296,7 +306,7 @@ class TreeGrower:
                 if f < 0:
                     continue
                 left, right = self._split_stats(hist, np.array([s], np.int32), f, b, d)
-                if hist[s, f, self.missing_bin, self._count_ch] == 0:
+                if not self._has_missing(hist[s, f, self.missing_bin]):
                     d = int(right[0, 2] > left[0, 2])
                 splits.append((k, s, f, b, d, gn, left[0, 2], right[0, 2]))
             if not splits:

@@ -12,7 +12,9 @@ then ``nan_right = 0``; so the result never depends on ``n_threads``.
 Histograms have 3 channels (gradient, hessian, count) or 2 (no count). Without counts, the
 hessian sum stands in for the count wherever one is read, so the caller must pass
 ``min_samples_leaf=0`` and a positive ``min_child_weight`` (a child whose hessian sum reaches
-it cannot be empty, so "at least one row" still holds).
+it cannot be empty, so "at least one row" still holds). The missing bin of a node counts as
+empty when its count is 0 or, without counts, when its gradient *and* hessian sums are 0 (then
+its rows change no sum, so both directions give the same split).
 """
 from cython.parallel cimport prange
 
@@ -53,6 +55,8 @@ def find_split_node(const double[:, :, ::1] hist, const idx_t[::1] n_bins_nonmis
     cdef double G, H, C, gm, hm, cm, gl, hl, cl, GL, HL, CL, GR, HR, CR
     cdef double parent, gain, score, best_score
     cdef int cc = CH_C if hist.shape[2] == 3 else CH_H
+    cdef bint has_count = hist.shape[2] == 3
+    cdef bint no_miss
     if not 2 <= hist.shape[2] <= 3:
         raise ValueError("hist must have 2 or 3 channels")
     if scratch.shape[0] != n_features or scratch.shape[1] < 4:
@@ -65,6 +69,7 @@ def find_split_node(const double[:, :, ::1] hist, const idx_t[::1] n_bins_nonmis
             gm = hist[f, missing_bin, CH_G]
             hm = hist[f, missing_bin, CH_H]
             cm = hist[f, missing_bin, cc]
+            no_miss = cm == 0.0 and (has_count or gm == 0.0)
             G = gm
             H = hm
             C = cm
@@ -92,7 +97,7 @@ def find_split_node(const double[:, :, ::1] hist, const idx_t[::1] n_bins_nonmis
                         HL = hl + hm
                         CL = cl + cm
                     else:
-                        if cm == 0.0:
+                        if no_miss:
                             continue   # same as d == 0: the direction is decided later
                         GL = gl
                         HL = hl
@@ -157,6 +162,8 @@ def find_split_level(const double[:, :, :, ::1] hist, const idx_t[::1] slots,
     cdef double parent, score, best_score, last_gain = 0.0
     cdef idx_t nv_before = 0
     cdef int cc = CH_C if hist.shape[3] == 3 else CH_H
+    cdef bint has_count = hist.shape[3] == 3
+    cdef bint no_miss
     if not 2 <= hist.shape[3] <= 3:
         raise ValueError("hist must have 2 or 3 channels")
     if gain_sum.shape[0] != n_features or gain_sum.shape[1] != 2 or gain_sum.shape[2] != n_bins:
@@ -180,6 +187,7 @@ def find_split_level(const double[:, :, :, ::1] hist, const idx_t[::1] slots,
                 gm = hist[s, f, missing_bin, CH_G]
                 hm = hist[s, f, missing_bin, CH_H]
                 cm = hist[s, f, missing_bin, cc]
+                no_miss = cm == 0.0 and (has_count or gm == 0.0)
                 G = gm
                 H = hm
                 C = cm
@@ -200,7 +208,7 @@ def find_split_level(const double[:, :, :, ::1] hist, const idx_t[::1] slots,
                             GL = gl + gm
                             HL = hl + hm
                             CL = cl + cm
-                        elif cm == 0.0:
+                        elif no_miss:
                             # No missing rows in this leaf: both directions are the same.
                             if n_valid[f, 0, b] > nv_before:
                                 gain_sum[f, 1, b] += last_gain

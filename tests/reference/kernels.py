@@ -1,0 +1,634 @@
+"""NumPy / pure-Python reference implementations of boostlib's kernels.
+
+Each function restates a documented contract in the most literal way available (explicit
+loops, ``np.searchsorted``, ``np.add.at``, ``math.fsum``), so that it is easy to convince
+oneself that it is right; none of them shares code with :mod:`boostlib`.
+
+Conventions (from ``boostlib/_kernels/common.pxd``): binned data are ``uint8`` with the
+missing-value bin ``missing_bin == max_bins``; a split ``(f, b, nan_right)`` sends a row left
+when its bin is ``<= b`` and not missing, and missing rows right exactly when ``nan_right``.
+"""
+from __future__ import annotations
+
+import math
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+# --------------------------------------------------------------------------------------------
+# binning
+# --------------------------------------------------------------------------------------------
+
+
+def map_to_bins(X: np.ndarray, borders: Sequence[np.ndarray], missing_bin: int) -> np.ndarray:
+    """Bins of ``X`` (n_rows, n_features) as a feature-major (n_features, n_rows) uint8 array.
+
+    The bin of ``x`` is the number of borders strictly below ``x`` (``searchsorted`` with
+    ``side='left'``), NaN goes to ``missing_bin``.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    n_rows, n_features = X.shape
+    out = np.empty((n_features, n_rows), dtype=np.uint8)
+    for f in range(n_features):
+        col = X[:, f]
+        b = np.searchsorted(np.asarray(borders[f], dtype=np.float64), col, side="left")
+        b = np.where(np.isnan(col), missing_bin, b)
+        out[f] = b.astype(np.uint8)
+    return out
+
+
+def bin_of_value(x: float, borders: np.ndarray, missing_bin: int) -> int:
+    """Bin of one value by a linear scan: the count of borders ``< x``."""
+    if math.isnan(x):
+        return missing_bin
+    return sum(1 for t in borders if t < x)
+
+
+# --------------------------------------------------------------------------------------------
+# histograms
+# --------------------------------------------------------------------------------------------
+
+
+def build_histograms(X_rows: np.ndarray, rows: np.ndarray, node_of_row: np.ndarray,
+                     slot_of_node: np.ndarray, gradient: np.ndarray, hessian: np.ndarray,
+                     n_slots: int, n_bins: int) -> np.ndarray:
+    """``hist[slot, f, bin, (g, h, count)]`` by ``np.add.at``.
+
+    ``gradient``/``hessian`` are first cast to float32 (as the kernel receives them) and then
+    accumulated in float64. ``rows`` empty means the identity.
+    """
+    X_rows = np.asarray(X_rows)
+    n_features = X_rows.shape[1]
+    n_fit = len(node_of_row)
+    rows = np.arange(n_fit) if len(rows) == 0 else np.asarray(rows, dtype=np.int64)
+    g = np.asarray(gradient, dtype=np.float32).astype(np.float64)
+    h = np.asarray(hessian, dtype=np.float32).astype(np.float64)
+    hist = np.zeros((n_slots, n_features, n_bins, 3))
+    slot = np.asarray(slot_of_node)[np.asarray(node_of_row, dtype=np.int64)]
+    keep = slot >= 0
+    s, r, g, h = slot[keep], rows[keep], g[keep], h[keep]
+    for f in range(n_features):
+        b = X_rows[r, f].astype(np.int64)
+        np.add.at(hist[:, f, :, 0], (s, b), g)
+        np.add.at(hist[:, f, :, 1], (s, b), h)
+        np.add.at(hist[:, f, :, 2], (s, b), 1.0)
+    return hist
+
+
+# --------------------------------------------------------------------------------------------
+# split finding
+# --------------------------------------------------------------------------------------------
+
+
+def child_sums(hist_f, nb: int, missing_bin: int, b: int, d: int):
+    """Exactly rounded (g, h, count) of both children of split ``(b, d)`` of one feature.
+
+    ``hist_f`` is (n_bins, 3) (an array, or a list of 3 per-channel lists for speed); bins
+    ``0..b`` go left, ``b+1..nb-1`` right, the missing bin right when ``d == 1`` else left.
+    """
+    if isinstance(hist_f, np.ndarray):
+        hist_f = [hist_f[:, c].tolist() for c in range(3)]
+    left, right = [], []
+    for vals in hist_f:
+        miss = [vals[missing_bin]]
+        left.append(math.fsum(vals[:b + 1] + ([] if d else miss)))
+        right.append(math.fsum(vals[b + 1:nb] + (miss if d else [])))
+    return tuple(left), tuple(right)
+
+
+def is_valid(left, right, l2: float, min_samples_leaf: float, min_child_weight: float) -> bool:
+    """Validity rule of ``_splitting.pyx``'s module docstring."""
+    (_, hl, cl), (_, hr, cr) = left, right
+    return (cl >= min_samples_leaf and cr >= min_samples_leaf and hl >= min_child_weight
+            and hr >= min_child_weight and hl + l2 > 0 and hr + l2 > 0)
+
+
+def newton_gain(left, right, l2: float) -> float:
+    """``GL^2/(HL+l2) + GR^2/(HR+l2) - G^2/(H+l2)`` with ``G = GL + GR``, ``H = HL + HR``."""
+    (gl, hl, _), (gr, hr, _) = left, right
+    G = math.fsum([gl, gr])
+    H = math.fsum([hl, hr])
+    parent = G * G / (H + l2) if H + l2 > 0 else 0.0
+    return gl * gl / (hl + l2) + gr * gr / (hr + l2) - parent
+
+
+def gain_magnitude(left, right, l2: float) -> float:
+    """Sum of the absolute terms of the gain (scale of its rounding error)."""
+    (gl, hl, _), (gr, hr, _) = left, right
+    G, H = gl + gr, hl + hr
+    mag = gl * gl / (hl + l2) + gr * gr / (hr + l2)
+    if H + l2 > 0:
+        mag += G * G / (H + l2)
+    return abs(mag)
+
+
+class Candidate:
+    """One split candidate of one node."""
+
+    __slots__ = ("f", "b", "d", "left", "right", "valid", "gain", "mag")
+
+    def __init__(self, f, b, d, left, right, valid, gain, mag):
+        self.f, self.b, self.d = f, b, d
+        self.left, self.right = left, right
+        self.valid, self.gain, self.mag = valid, gain, mag
+
+    @property
+    def key(self):
+        """The exact child sums: candidates with equal keys are exactly tied."""
+        return self.left
+
+    def __repr__(self):
+        return (f"Candidate(f={self.f}, b={self.b}, d={self.d}, valid={self.valid}, "
+                f"gain={self.gain!r})")
+
+
+def node_candidates(hist: np.ndarray, n_bins_nonmissing: np.ndarray, missing_bin: int,
+                    l2: float, min_samples_leaf: float, min_child_weight: float
+                    ) -> List[Candidate]:
+    """Every candidate ``(f, b, d)`` of a node, ``b < n_bins_nonmissing[f]``, ``d in {0, 1}``.
+
+    Listed in the documented tie-breaking order (feature, then bin, then ``d = 0`` first).
+    """
+    out = []
+    for f in range(hist.shape[0]):
+        nb = int(n_bins_nonmissing[f])
+        channels = [hist[f, :, c].tolist() for c in range(3)]
+        for b in range(nb):
+            for d in (0, 1):
+                left, right = child_sums(channels, nb, missing_bin, b, d)
+                valid = is_valid(left, right, l2, min_samples_leaf, min_child_weight)
+                gain = newton_gain(left, right, l2) if valid else 0.0
+                out.append(Candidate(f, b, d, left, right, valid, gain,
+                                     gain_magnitude(left, right, l2) if valid else 0.0))
+    return out
+
+
+def best_by_score(items, score_of):
+    """First item (in list order) with the strictly largest score, or None."""
+    best, best_score = None, None
+    for it in items:
+        s = score_of(it)
+        if best is None or s > best_score:
+            best, best_score = it, s
+    return best
+
+
+def find_split_node(hist: np.ndarray, n_bins_nonmissing: np.ndarray, missing_bin: int,
+                    l2: float, min_samples_leaf: float, min_child_weight: float,
+                    noise: Optional[np.ndarray] = None):
+    """Brute-force best split of one node.
+
+    Returns ``(best, candidates)``; ``best`` is None when no valid candidate has a strictly
+    positive gain. The score is ``gain + noise[f, b]``; ties go to the first in order.
+    """
+    cands = node_candidates(hist, n_bins_nonmissing, missing_bin, l2, min_samples_leaf,
+                            min_child_weight)
+    eligible = [c for c in cands if c.valid and c.gain > 0]
+    if noise is None:
+        best = best_by_score(eligible, lambda c: c.gain)
+    else:
+        best = best_by_score(eligible, lambda c: c.gain + noise[c.f, c.b])
+    return best, cands
+
+
+class LevelCandidate:
+    """A candidate of a whole level: its summed gain over the leaves where it is valid."""
+
+    __slots__ = ("f", "b", "d", "gain", "n_valid", "mag", "keys")
+
+    def __init__(self, f, b, d, gain, n_valid, mag, keys):
+        self.f, self.b, self.d = f, b, d
+        self.gain, self.n_valid, self.mag, self.keys = gain, n_valid, mag, keys
+
+    @property
+    def key(self):
+        return self.keys
+
+    def __repr__(self):
+        return (f"LevelCandidate(f={self.f}, b={self.b}, d={self.d}, n_valid={self.n_valid}, "
+                f"gain={self.gain!r})")
+
+
+def level_candidates(hists: Sequence[np.ndarray], n_bins_nonmissing: np.ndarray,
+                     missing_bin: int, l2: float, min_samples_leaf: float,
+                     min_child_weight: float) -> List[LevelCandidate]:
+    """Candidates of a symmetric level over the leaves' histograms ``hists`` (in order)."""
+    per_leaf = [node_candidates(hh, n_bins_nonmissing, missing_bin, l2, min_samples_leaf,
+                                min_child_weight) for hh in hists]
+    out = []
+    n_cand = len(per_leaf[0]) if per_leaf else 0
+    for i in range(n_cand):
+        total, nv, mag, keys = 0.0, 0, 0.0, []
+        for cands in per_leaf:
+            c = cands[i]
+            keys.append((c.valid, c.left) if c.valid else (False,))
+            if c.valid:
+                total += c.gain       # leaves in order, like any left-to-right sum
+                nv += 1
+                mag += c.mag
+        c0 = per_leaf[0][i]
+        out.append(LevelCandidate(c0.f, c0.b, c0.d, total, nv, mag, tuple(keys)))
+    return out
+
+
+def find_split_level(hists: Sequence[np.ndarray], n_bins_nonmissing: np.ndarray,
+                     missing_bin: int, l2: float, min_samples_leaf: float,
+                     min_child_weight: float, noise: Optional[np.ndarray] = None):
+    """Brute-force best symmetric split: ``(best, candidates)`` (best None when none)."""
+    cands = level_candidates(hists, n_bins_nonmissing, missing_bin, l2, min_samples_leaf,
+                             min_child_weight)
+    eligible = [c for c in cands if c.n_valid > 0 and c.gain > 0]
+    if noise is None:
+        best = best_by_score(eligible, lambda c: c.gain)
+    else:
+        best = best_by_score(eligible, lambda c: c.gain + noise[c.f, c.b])
+    return best, cands
+
+
+def choice_is_consistent(kernel_choice, best, cands, exact: bool, rel: float = 1e-9,
+                         noise=None):
+    """Check a kernel's ``(f, b, d, gain)`` against the brute force; return an error or None.
+
+    * ``best is None``: the kernel must return feature -1.
+    * Candidates with the same ``key`` (identical child sums, and identical noise) are
+      exactly tied: the first of them in the documented order must be chosen when the best
+      key is better than every other key by a margin, and either ``exact`` (inputs whose
+      sums are exact whatever the order) or all tied candidates are of one feature (sums
+      taken in the same order).
+    * Otherwise (a near-tie of different partitions) the kernel's candidate must have a
+      reference score within tolerance of the best score.
+    The reported gain must match the reference gain of the chosen candidate.
+    """
+    f, b, d, gain = kernel_choice
+    if best is None:
+        if f != -1:
+            return f"kernel chose {kernel_choice} but no candidate is valid with gain > 0"
+        return None
+    if f < 0:
+        return f"kernel found no split, reference best is {best}"
+
+    def score(c):
+        return c.gain + (float(noise[c.f, c.b]) if noise is not None else 0.0)
+
+    def key(c):
+        return (c.key, float(noise[c.f, c.b])) if noise is not None else c.key
+
+    def valid(c):
+        return c.valid if hasattr(c, "valid") else c.n_valid > 0
+
+    scale = max([c.mag for c in cands] + [abs(score(c)) for c in cands] + [1e-300])
+    tol = rel * scale
+    by = {(c.f, c.b, c.d): c for c in cands}
+    chosen = by.get((f, b, d))
+    if chosen is None:
+        return f"kernel chose a non-existent candidate {kernel_choice}"
+    if not valid(chosen) or chosen.gain < -tol:
+        return f"kernel chose {kernel_choice}, reference says {chosen}"
+    if abs(gain - chosen.gain) > tol:
+        return f"kernel gain {gain!r} differs from reference {chosen.gain!r} (tol {tol:g})"
+    eligible = [c for c in cands if valid(c) and c.gain > 0]
+    best_group = [c for c in eligible if key(c) == key(best)]
+    runner_up = max((score(c) for c in eligible if key(c) != key(best)), default=-math.inf)
+    if score(best) - runner_up > 2 * tol:
+        if exact or len({c.f for c in best_group}) == 1:
+            if (f, b, d) != (best.f, best.b, best.d):
+                return (f"kernel chose {kernel_choice} ({chosen}); the reference best, unique "
+                        f"by a margin with ties broken by order, is {best}")
+        elif key(chosen) != key(best):
+            return f"kernel chose {kernel_choice} ({chosen}), reference best is {best}"
+    elif score(chosen) < score(best) - 2 * tol:
+        return f"kernel chose {kernel_choice} ({chosen}), reference best is {best}"
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# partition
+# --------------------------------------------------------------------------------------------
+
+
+def goes_right(bin_value: int, split_bin: int, nan_right: int, missing_bin: int) -> bool:
+    """The documented routing rule for one binned value."""
+    if bin_value == missing_bin:
+        return bool(nan_right)
+    return bin_value > split_bin
+
+
+def apply_level(X_rows, rows, node_of_row, split_feature, split_bin, nan_right, left_child,
+                right_child, missing_bin) -> np.ndarray:
+    """New node of every fitted row after one depthwise level (a copy)."""
+    out = np.array(node_of_row, dtype=np.int64)
+    for p in range(len(rows)):
+        k = out[p]
+        if left_child[k] < 0:
+            continue
+        v = int(X_rows[rows[p], split_feature[k]])
+        out[p] = right_child[k] if goes_right(v, split_bin[k], nan_right[k], missing_bin) \
+            else left_child[k]
+    return out
+
+
+def apply_level_oblivious(X_binned, rows, node_of_row, feature, split_bin, nan_right, level,
+                          missing_bin) -> np.ndarray:
+    out = np.array(node_of_row, dtype=np.int64)
+    for p in range(len(rows)):
+        v = int(X_binned[feature, rows[p]])
+        if goes_right(v, split_bin, nan_right, missing_bin):
+            out[p] |= 1 << level
+    return out
+
+
+def node_sums(node_of_row, gradient, hessian, n_nodes) -> np.ndarray:
+    out = np.zeros((n_nodes, 3))
+    for k in range(n_nodes):
+        m = np.asarray(node_of_row) == k
+        out[k, 0] = math.fsum(np.asarray(gradient)[m])
+        out[k, 1] = math.fsum(np.asarray(hessian)[m])
+        out[k, 2] = float(m.sum())
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# prediction
+# --------------------------------------------------------------------------------------------
+
+
+def oblivious_leaf_binned(x_bins: Sequence[int], features, bins, nan_right, missing_bin) -> int:
+    """Leaf index ``sum_l right_l << l`` of one binned row."""
+    leaf = 0
+    for lvl, (f, b, d) in enumerate(zip(features, bins, nan_right)):
+        if goes_right(int(x_bins[f]), int(b), int(d), missing_bin):
+            leaf += 2 ** lvl
+    return leaf
+
+
+def depthwise_leaf_binned(x_bins: Sequence[int], feature, split_bin, nan_right, left, right,
+                          missing_bin) -> int:
+    """Node id of the leaf a binned row reaches."""
+    k = 0
+    steps = 0
+    while left[k] >= 0:
+        right_ = goes_right(int(x_bins[feature[k]]), int(split_bin[k]), int(nan_right[k]),
+                            missing_bin)
+        k = int(right[k] if right_ else left[k])
+        steps += 1
+        assert steps <= len(left), "cycle in tree"
+    return k
+
+
+def raw_goes_right(x: float, threshold: float, nan_right: int) -> bool:
+    """Raw-feature routing: ``x <= threshold`` goes left; NaN follows ``nan_right``."""
+    if math.isnan(x):
+        return bool(nan_right)
+    return not (x <= threshold)
+
+
+def predict_trees_binned(X_binned: np.ndarray, trees, coef, missing_bin: int,
+                         bias: float = 0.0) -> np.ndarray:
+    """``bias + sum_t coef[t] * tree_t(x)`` by explicit traversal of binned rows.
+
+    ``trees`` are objects with the attributes of ``ObliviousTree`` / ``DepthwiseTree``.
+    """
+    n_rows = X_binned.shape[1]
+    out = np.full(n_rows, float(bias))
+    for r in range(n_rows):
+        x = X_binned[:, r]
+        acc = float(bias)
+        for t, c in zip(trees, coef):
+            if hasattr(t, "left"):
+                k = depthwise_leaf_binned(x, t.feature, t.bin, t.nan_right, t.left, t.right,
+                                          missing_bin)
+            else:
+                k = oblivious_leaf_binned(x, t.feature, t.bin, t.nan_right, missing_bin)
+            acc += float(c) * float(t.value[k])
+        out[r] = acc
+    return out
+
+
+def predict_trees_raw(X: np.ndarray, trees, coef, threshold, bias: float = 0.0) -> np.ndarray:
+    """Same on raw floats; ``threshold(f, b)`` gives the raw threshold of a split."""
+    n_rows = X.shape[0]
+    out = np.empty(n_rows)
+    for r in range(n_rows):
+        x = X[r]
+        acc = float(bias)
+        for t, c in zip(trees, coef):
+            if hasattr(t, "left"):
+                k = 0
+                while t.left[k] >= 0:
+                    f = int(t.feature[k])
+                    go = raw_goes_right(float(x[f]), threshold(f, int(t.bin[k])),
+                                        int(t.nan_right[k]))
+                    k = int(t.right[k] if go else t.left[k])
+            else:
+                k = 0
+                for lvl in range(len(t.feature)):
+                    f = int(t.feature[lvl])
+                    if raw_goes_right(float(x[f]), threshold(f, int(t.bin[lvl])),
+                                      int(t.nan_right[lvl])):
+                        k += 2 ** lvl
+            acc += float(c) * float(t.value[k])
+        out[r] = acc
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# losses (formulas of boostlib/losses.py's module docstring)
+# --------------------------------------------------------------------------------------------
+
+
+def _sigmoid(z: float) -> float:
+    if z >= 0:
+        return 1.0 / (1.0 + math.exp(-z))
+    e = math.exp(z)
+    return e / (1.0 + e)
+
+
+def logloss_grad_hess(y: float, z: float) -> Tuple[float, float]:
+    p = _sigmoid(z)
+    return p - y, _sigmoid(z) * _sigmoid(-z)
+
+
+def mse_grad_hess(y: float, z: float) -> Tuple[float, float]:
+    return z - y, 1.0
+
+
+def sla_grad_hess(y: float, z: float, s: float) -> Tuple[float, float]:
+    t = 2.0 * y - 1.0
+    q = _sigmoid(t * z / s)
+    one_minus_q = _sigmoid(-t * z / s)
+    return -(t / s) * q * one_minus_q, -(q * one_minus_q * (1.0 - 2.0 * q)) / (s * s)
+
+
+# --------------------------------------------------------------------------------------------
+# tree growing (brute force, from the rows; small inputs only)
+# --------------------------------------------------------------------------------------------
+
+
+def _sums(mask: np.ndarray, g: np.ndarray, h: np.ndarray):
+    return (math.fsum(g[mask]), math.fsum(h[mask]), float(mask.sum()))
+
+
+def _row_candidates(Xb: np.ndarray, mask: np.ndarray, g: np.ndarray, h: np.ndarray,
+                    nbnm, missing_bin, l2, msl, mcw):
+    """Candidates of the node holding the rows ``mask``, from the rows themselves.
+
+    ``Xb`` is (n_features, n_fit) binned data of the fitted rows. Yields
+    ``(f, b, d, valid, gain, left_sums, right_sums)`` in tie-breaking order.
+    """
+    out = []
+    for f in range(Xb.shape[0]):
+        col = Xb[f].astype(np.int64)
+        miss = col == missing_bin
+        for b in range(int(nbnm[f])):
+            for d in (0, 1):
+                right = mask & ((col > b) & ~miss | (miss & bool(d)))
+                left = mask & ~right
+                ls, rs = _sums(left, g, h), _sums(right, g, h)
+                valid = is_valid(ls, rs, l2, msl, mcw)
+                gain = newton_gain(ls, rs, l2) if valid else 0.0
+                out.append((f, b, d, valid, gain, ls, rs))
+    return out
+
+
+def _side_stats(mask: np.ndarray, right: np.ndarray, h: np.ndarray, tie_d: int,
+                any_missing: bool):
+    """Row counts and hessian sums of both sides of a split (rows in ``mask``, missing ones
+    excluded), ``tie_d``, the direction the brute force picked (by the tie-breaking rule
+    when no missing row carries any weight) and whether there are missing rows at all."""
+    return dict(n_left=float(np.sum(mask & ~right)), n_right=float(np.sum(mask & right)),
+                h_left=math.fsum(h[mask & ~right]), h_right=math.fsum(h[mask & right]),
+                tie_d=int(tie_d), any_missing=bool(any_missing))
+
+
+def majority_by_count(where, stats) -> int:
+    """Missing direction of a split no (weighted) missing row took part in: the side with
+    strictly more rows (right), else left. Missing rows whose gradient and hessian are both 0
+    change no sum, so when they are the only missing rows, the brute force's own choice
+    (``tie_d``) is as good; tests accept either."""
+    return int(stats["n_right"] > stats["n_left"])
+
+
+def _leaf_value(G: float, H: float, l2: float) -> float:
+    return -G / (H + l2) if H + l2 > 0 else 0.0
+
+
+def grow_symmetric(Xb: np.ndarray, g: np.ndarray, h: np.ndarray, nbnm, missing_bin: int,
+                   max_depth: int, l2: float, msl: float, mcw: float,
+                   leaf_g: Optional[np.ndarray] = None, unseen_side=None) -> Dict:
+    """Reference symmetric (oblivious) grower, following ``boostlib.tree``'s docstring.
+
+    ``Xb`` (n_features, n_fit) are the fitted rows, ``g``/``h`` their gradient and hessian as
+    the structure sees them (already rounded to float32 by the caller if wanted).
+    One split per level maximises the sum of the gains of the leaves where it is valid
+    (only leaves still being split take part); leaves where the chosen split is invalid are
+    frozen (rows still follow the split, children keep the value of the frozen leaf).
+    A missing direction that no row of the taking-part leaves exercises is set to the
+    majority side (right when strictly more rows go right).
+
+    Returns dict(feature, bin, nan_right, gain, leaf_of_row, value, frozen_at, margins) where
+    ``margins[l]`` is the gap between the best and the runner-up score of level ``l`` (for
+    deciding whether an exact comparison is meaningful).
+    """
+    n = Xb.shape[1]
+    leaf_g = g if leaf_g is None else leaf_g
+    unseen_side = majority_by_count if unseen_side is None else unseen_side
+    leaf = np.zeros(n, dtype=np.int64)
+    frozen_at = [max_depth]          # per leaf: the level where it stopped being split
+    feats, bins, nanr, gains, margins, scales, seen = [], [], [], [], [], [], []
+    for level in range(max_depth):
+        n_leaves = 1 << level
+        active = [k for k in range(n_leaves) if frozen_at[k] >= max_depth]
+        if not active:
+            break
+        per_leaf = [_row_candidates(Xb, leaf == k, g, h, nbnm, missing_bin, l2, msl, mcw)
+                    for k in active]
+        totals = []
+        for i in range(len(per_leaf[0])):
+            total, nv, keyl = 0.0, 0, []
+            for cands in per_leaf:
+                f, b, d, valid, gain, ls, rs = cands[i]
+                if valid:
+                    total += gain
+                    nv += 1
+                keyl.append((valid, ls) if valid else (False,))
+            f, b, d = per_leaf[0][i][:3]
+            totals.append((f, b, d, total, nv, tuple(keyl)))
+        eligible = [t for t in totals if t[4] > 0 and t[3] > 0]
+        if not eligible:
+            break
+        best = best_by_score(eligible, lambda t: t[3])
+        others = [t[3] for t in eligible if t[5] != best[5]]
+        margins.append(best[3] - max(others, default=-math.inf))
+        scales.append(max(abs(t[3]) for t in eligible))
+        f, b, d = best[0], best[1], best[2]
+        col = Xb[f].astype(np.int64)
+        miss = col == missing_bin
+        in_active = np.isin(leaf, active)
+        # rows with g == h == 0 (zero weight) take part in nothing: if they are the only
+        # missing ones, the direction is free (see majority_by_count)
+        seen.append(bool(np.any(in_active & miss & ((g != 0) | (h != 0)))))
+        if not seen[-1]:
+            d = unseen_side(level, _side_stats(in_active, (col > b) & ~miss, h, d,
+                                               np.any(in_active & miss)))
+        for k in active:
+            m = leaf == k
+            right = m & (((col > b) & ~miss) | (miss & bool(d)))
+            if not is_valid(_sums(m & ~right, g, h), _sums(right, g, h), l2, msl, mcw):
+                frozen_at[k] = level
+        right_all = ((col > b) & ~miss) | (miss & bool(d))
+        leaf = leaf | (right_all.astype(np.int64) << level)
+        frozen_at = frozen_at + frozen_at
+        feats.append(f)
+        bins.append(b)
+        nanr.append(d)
+        gains.append(best[3])
+    depth = len(feats)
+    n_leaves = 1 << depth
+    value = np.zeros(n_leaves)
+    for k in range(n_leaves):
+        lvl = min(frozen_at[k], depth)
+        group = k & ((1 << lvl) - 1)
+        members = (leaf & ((1 << lvl) - 1)) == group
+        value[k] = _leaf_value(math.fsum(leaf_g[members]), math.fsum(h[members]), l2)
+    return dict(feature=feats, bin=bins, nan_right=nanr, gain=gains, leaf_of_row=leaf,
+                value=value, frozen_at=frozen_at[:n_leaves], margins=margins, scales=scales,
+                nan_seen=seen)
+
+
+def grow_depthwise(Xb: np.ndarray, g: np.ndarray, h: np.ndarray, nbnm, missing_bin: int,
+                   max_depth: int, l2: float, msl: float, mcw: float,
+                   leaf_g: Optional[np.ndarray] = None, unseen_side=None) -> Dict:
+    """Reference depthwise grower (recursive): each node takes its own best split, a node
+    without a valid positive-gain split is a leaf, the unexercised missing direction goes to
+    the majority side. Returns a nested dict; leaves are ``{"value", "rows"}``, inner nodes
+    ``{"feature", "bin", "nan_right", "gain", "margin", "scale", "left", "right"}``."""
+    leaf_g = g if leaf_g is None else leaf_g
+    unseen_side = majority_by_count if unseen_side is None else unseen_side
+
+    def node(mask: np.ndarray, depth: int, path: str):
+        leaf = {"value": _leaf_value(math.fsum(leaf_g[mask]), math.fsum(h[mask]), l2),
+                "rows": np.flatnonzero(mask)}
+        if depth >= max_depth:
+            return leaf
+        cands = _row_candidates(Xb, mask, g, h, nbnm, missing_bin, l2, msl, mcw)
+        eligible = [c for c in cands if c[3] and c[4] > 0]
+        if not eligible:
+            return leaf
+        best = best_by_score(eligible, lambda c: c[4])
+        others = [c[4] for c in eligible if c[5] != best[5]]
+        f, b, d = best[0], best[1], best[2]
+        col = Xb[f].astype(np.int64)
+        miss = col == missing_bin
+        seen = bool(np.any(mask & miss & ((g != 0) | (h != 0))))
+        if not seen:
+            d = unseen_side(path, _side_stats(mask, (col > b) & ~miss, h, d,
+                                              np.any(mask & miss)))
+        right = mask & (((col > b) & ~miss) | (miss & bool(d)))
+        return {"feature": f, "bin": b, "nan_right": d, "gain": best[4],
+                "margin": best[4] - max(others, default=-math.inf),
+                "scale": max(c[4] for c in eligible),
+                "nan_seen": seen,
+                "left": node(mask & ~right, depth + 1, path + "L"),
+                "right": node(right, depth + 1, path + "R")}
+
+    return node(np.ones(Xb.shape[1], dtype=bool), 0, "")

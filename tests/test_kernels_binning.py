@@ -1,0 +1,192 @@
+"""Differential tests of the binning kernel and BinMapper against ``np.searchsorted``."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+from hypothesis.extra import numpy as hnp
+
+from boostlib._kernels import _binning
+from boostlib.binning import BinMapper
+from reference import kernels as ref
+from reference.strategies import KERNEL_SETTINGS, MAX_BINS_CHOICES
+
+FINITE = dict(allow_nan=False, allow_infinity=False, allow_subnormal=False)
+
+
+@st.composite
+def borders_and_values(draw, max_features=3, max_rows=300):
+    """Per-feature increasing borders and a matrix of values that hits them exactly, falls
+    just beside them, lies outside them, or is NaN."""
+    max_bins = draw(st.sampled_from(MAX_BINS_CHOICES))
+    n_features = draw(st.integers(1, max_features))
+    n_rows = draw(st.integers(1, max_rows))
+    borders = []
+    for _ in range(n_features):
+        k = draw(st.integers(0, min(max_bins - 1, 40)))
+        vals = draw(st.lists(st.floats(-1e6, 1e6, **FINITE), min_size=k, max_size=k,
+                             unique=True))
+        borders.append(np.unique(np.array(vals, dtype=np.float64)))
+    X = np.empty((n_rows, n_features))
+    for f, b in enumerate(borders):
+        pool = [np.nan, -np.inf, np.inf, 0.0, -0.0, 1e300, -1e300]
+        for t in b:
+            pool += [t, np.nextafter(t, np.inf), np.nextafter(t, -np.inf)]
+        idx = draw(hnp.arrays(np.int64, n_rows, elements=st.integers(0, len(pool) - 1)))
+        other = draw(hnp.arrays(np.float64, n_rows, elements=st.floats(-2e6, 2e6, **FINITE)))
+        use_pool = draw(hnp.arrays(np.bool_, n_rows))
+        X[:, f] = np.where(use_pool, np.asarray(pool)[idx], other)
+    return max_bins, borders, X
+
+
+def _table(borders, max_bins, padding):
+    width = max(1, max_bins - 1)
+    table = np.full((len(borders), width), padding)
+    for f, b in enumerate(borders):
+        table[f, :b.size] = b
+    return table, np.array([b.size for b in borders], dtype=np.int32)
+
+
+@KERNEL_SETTINGS
+@given(data=borders_and_values(), n_threads=st.sampled_from([1, 2, 3]),
+       order=st.sampled_from(["C", "F", "strided"]),
+       padding=st.sampled_from([np.inf, -np.inf, np.nan, 0.0]))
+def test_map_to_bins_matches_searchsorted(data, n_threads, order, padding):
+    max_bins, borders, X = data
+    expected = ref.map_to_bins(X, borders, max_bins)
+    if order == "F":
+        X = np.asfortranarray(X)
+    elif order == "strided":
+        wide = np.full((X.shape[0], 2 * X.shape[1]), 12345.0)
+        wide[:, ::2] = X
+        X = wide[:, ::2]
+    # The padding beyond n_borders[f] must never be read, whatever it holds.
+    table, n_borders = _table(borders, max_bins, padding)
+    out = np.full((X.shape[1], X.shape[0]), 77, dtype=np.uint8)
+    _binning.map_to_bins(X, table, n_borders, max_bins, out, n_threads)
+    np.testing.assert_array_equal(out, expected)
+    # Row-major output through a transposed view.
+    out_rows = np.full((X.shape[0], X.shape[1]), 77, dtype=np.uint8)
+    _binning.map_to_bins(X, table, n_borders, max_bins, out_rows.T, n_threads)
+    np.testing.assert_array_equal(out_rows, expected.T)
+
+
+def test_map_to_bins_scalar_rule_on_every_border():
+    """``x <= borders[b]`` exactly when ``bin <= b``: check each border and its neighbours
+    for max_bins = 255 (254 borders, every step of the binary search)."""
+    borders = [np.cumsum(np.linspace(0.5, 3.0, 254))]
+    vals = []
+    for t in borders[0]:
+        vals += [t, np.nextafter(t, np.inf), np.nextafter(t, -np.inf)]
+    X = np.array(vals + [np.nan, -np.inf, np.inf])[:, None]
+    table, n_borders = _table(borders, 255, np.inf)
+    out = np.empty((1, X.shape[0]), dtype=np.uint8)
+    _binning.map_to_bins(X, table, n_borders, 255, out, 2)
+    for i, x in enumerate(X[:, 0]):
+        assert out[0, i] == ref.bin_of_value(x, borders[0], 255), x
+
+
+@pytest.mark.parametrize("max_bins", [2, 3, 255])
+def test_map_to_bins_no_borders_and_single_row(max_bins):
+    X = np.array([[np.nan, 3.0, -1.0]])          # 1 row, one feature per case
+    borders = [np.empty(0), np.empty(0), np.array([-1.0])]
+    table, n_borders = _table(borders, max_bins, np.inf)
+    out = np.empty((3, 1), dtype=np.uint8)
+    _binning.map_to_bins(X, table, n_borders, max_bins, out, 1)
+    np.testing.assert_array_equal(out[:, 0], [max_bins, 0, 0])
+
+
+def test_map_to_bins_rejects_bad_arguments():
+    X = np.zeros((4, 2))
+    table, n_borders = _table([np.array([0.0]), np.array([1.0])], 3, np.inf)
+    with pytest.raises(ValueError):
+        _binning.map_to_bins(X, table, n_borders, 3, np.empty((4, 2), np.uint8), 1)
+    with pytest.raises(ValueError):
+        _binning.map_to_bins(X, table, np.array([0, 3], np.int32), 3,
+                             np.empty((2, 4), np.uint8), 1)
+    with pytest.raises(ValueError):
+        _binning.map_to_bins(X, table[:1], n_borders, 3, np.empty((2, 4), np.uint8), 1)
+
+
+# --------------------------------------------------------------------------------------------
+# BinMapper
+# --------------------------------------------------------------------------------------------
+
+
+@st.composite
+def raw_matrix(draw, max_rows=200, max_features=3):
+    n_rows = draw(st.integers(1, max_rows))
+    n_features = draw(st.integers(1, max_features))
+    X = np.empty((n_rows, n_features))
+    for f in range(n_features):
+        kind = draw(st.sampled_from(["float", "few", "constant", "nan", "huge"]))
+        if kind == "float":
+            col = draw(hnp.arrays(np.float64, n_rows, elements=st.floats(-1e3, 1e3, **FINITE)))
+        elif kind == "few":
+            col = draw(hnp.arrays(np.float64, n_rows, elements=st.sampled_from(
+                [-2.5, -1.0, 0.0, 1e-300, 0.1, 0.2, 0.30000000000000004, 7.0])))
+        elif kind == "constant":
+            col = np.full(n_rows, draw(st.floats(-1e3, 1e3, **FINITE)))
+        elif kind == "nan":
+            col = np.full(n_rows, np.nan)
+        else:
+            col = draw(hnp.arrays(np.float64, n_rows, elements=st.sampled_from(
+                [-1.7e308, 1.7e308, 0.0, 5e-324, 1.0, np.nextafter(1.0, 2.0)])))
+        miss = draw(hnp.arrays(np.bool_, n_rows)) if draw(st.booleans()) else np.zeros(
+            n_rows, bool)
+        X[:, f] = np.where(miss, np.nan, col)
+    return X
+
+
+@KERNEL_SETTINGS
+@given(X=raw_matrix(), max_bins=st.sampled_from(MAX_BINS_CHOICES),
+       n_threads=st.sampled_from([1, 2]))
+def test_bin_mapper_matches_reference_and_keeps_distinct_values_apart(X, max_bins, n_threads):
+    bm = BinMapper(max_bins=max_bins).fit(X)
+    assert bm.missing_bin == max_bins
+    expected = ref.map_to_bins(X, bm.borders_, max_bins)
+    np.testing.assert_array_equal(bm.transform(X, n_threads), expected)
+    np.testing.assert_array_equal(bm.transform(X, n_threads, layout="row"), expected.T)
+    for f in range(X.shape[1]):
+        b = bm.borders_[f]
+        assert b.size <= max_bins - 1
+        assert np.all(np.isfinite(b)) and np.all(np.diff(b) > 0)
+        assert bm.n_bins_nonmissing_[f] == b.size + 1
+        col = X[:, f]
+        distinct = np.unique(col[~np.isnan(col)])
+        if distinct.size <= 1:
+            assert b.size == 0, "a constant (or all-missing) feature has a single bin"
+        if distinct.size <= max_bins:
+            # one bin per distinct value, in order
+            np.testing.assert_array_equal(ref.map_to_bins(distinct[:, None], [b], max_bins)[0],
+                                          np.arange(distinct.size))
+        # the raw threshold of every split agrees with the bins on the training values
+        bins = expected[f]
+        for k in range(b.size + 1):
+            thr = bm.threshold(f, k)
+            ok = ~np.isnan(col)
+            np.testing.assert_array_equal(col[ok] <= thr, bins[ok] <= k)
+
+
+@pytest.mark.parametrize("max_bins", [2, 3, 255])
+def test_bin_mapper_more_values_than_bins(max_bins):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1000, 2))
+    X[::7, 1] = np.nan
+    bm = BinMapper(max_bins=max_bins).fit(X)
+    binned = bm.transform(X)
+    np.testing.assert_array_equal(binned, ref.map_to_bins(X, bm.borders_, max_bins))
+    assert binned[1, ::7].tolist() == [max_bins] * len(range(0, 1000, 7))
+    for f in range(2):
+        assert 1 < bm.n_bins_nonmissing_[f] <= max_bins
+        used = np.unique(binned[f][binned[f] != max_bins])
+        # quantile borders: every bin is used, and no bin holds more than its share
+        assert used.size == bm.n_bins_nonmissing_[f]
+        counts = np.bincount(binned[f][binned[f] != max_bins])
+        assert counts.max() <= 2 * (counts.sum() / bm.n_bins_nonmissing_[f]) + 2
+
+
+def test_bin_mapper_one_row_one_feature():
+    bm = BinMapper(max_bins=2).fit(np.array([[3.5]]))
+    assert bm.borders_[0].size == 0
+    np.testing.assert_array_equal(bm.transform(np.array([[3.5], [np.nan], [-1e9]])),
+                                  [[0, 2, 0]])
+    assert bm.threshold(0, 0) == np.inf

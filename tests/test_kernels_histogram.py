@@ -1,0 +1,154 @@
+"""Differential tests of ``build_histograms`` against ``np.add.at``."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+from hypothesis.extra import numpy as hnp
+
+from boostlib._kernels import _histogram
+from reference import kernels as ref
+from reference.strategies import (KERNEL_SETTINGS, TWO_CHANNELS, binned_data, gradients,
+                                  make_binned)
+
+
+def kernel_hist(data, rows, node, slot_of_node, g, h, n_slots, n_threads, n_channels=3,
+                fill=np.nan):
+    hist = np.full((n_slots, data.n_features, data.n_bins, n_channels), fill)
+    _histogram.build_histograms(data.X_rows, np.ascontiguousarray(rows, dtype=np.int32),
+                                np.ascontiguousarray(node, dtype=np.int32),
+                                np.ascontiguousarray(slot_of_node, dtype=np.int32),
+                                np.ascontiguousarray(g, dtype=np.float32),
+                                np.ascontiguousarray(h, dtype=np.float32), hist, n_threads)
+    return hist
+
+
+def assert_hist_close(got, expected, g, h):
+    """Counts exactly; sums to a relative 1e-12 of the absolute sums involved."""
+    assert got.shape == expected.shape
+    if got.shape[-1] == 3:
+        np.testing.assert_array_equal(got[..., 2], expected[..., 2])
+    scale_g = float(np.sum(np.abs(np.asarray(g, np.float32), dtype=np.float64))) + 1e-300
+    scale_h = float(np.sum(np.abs(np.asarray(h, np.float32), dtype=np.float64))) + 1e-300
+    np.testing.assert_allclose(got[..., 0], expected[..., 0], rtol=1e-12, atol=1e-13 * scale_g)
+    np.testing.assert_allclose(got[..., 1], expected[..., 1], rtol=1e-12, atol=1e-13 * scale_h)
+
+
+@st.composite
+def hist_case(draw):
+    data = draw(binned_data(max_rows=60))
+    n = data.n_rows
+    use_subset = draw(st.booleans())
+    if use_subset:
+        keep = draw(hnp.arrays(np.bool_, n))
+        rows = np.flatnonzero(keep).astype(np.int32)
+        if rows.size == 0:
+            rows = np.array([n - 1], np.int32)   # an empty array would mean "all rows"
+    else:
+        rows = np.empty(0, np.int32)          # identity
+    n_fit = rows.size if use_subset else n
+    g, h = draw(gradients(n_fit))
+    n_nodes = draw(st.integers(1, 6))
+    node = draw(hnp.arrays(np.int32, n_fit, elements=st.integers(0, n_nodes - 1)))
+    slot_of_node = draw(hnp.arrays(np.int32, n_nodes, elements=st.integers(-1, n_nodes - 1)))
+    n_slots = int(max(slot_of_node.max(), -1)) + 1 + draw(st.integers(0, 2))
+    return data, rows, node, slot_of_node, g, h, n_slots
+
+
+@KERNEL_SETTINGS
+@given(case=hist_case())
+def test_histograms_match_add_at(case):
+    data, rows, node, slot_of_node, g, h, n_slots = case
+    expected = ref.build_histograms(data.X_rows, rows, node, slot_of_node, g, h, n_slots,
+                                    data.n_bins)
+    got1 = kernel_hist(data, rows, node, slot_of_node, g, h, n_slots, 1)
+    assert_hist_close(got1, expected, g, h)     # also: every slot overwritten (NaN fill)
+    # The result does not depend on the number of threads (bit for bit).
+    for n_threads in (2, 3):
+        got = kernel_hist(data, rows, node, slot_of_node, g, h, n_slots, n_threads)
+        np.testing.assert_array_equal(got, got1)
+
+
+@pytest.mark.skipif(not TWO_CHANNELS, reason="no count-free histogram mode in this build")
+@KERNEL_SETTINGS
+@given(case=hist_case())
+def test_two_channel_histograms_match_add_at(case):
+    data, rows, node, slot_of_node, g, h, n_slots = case
+    expected = ref.build_histograms(data.X_rows, rows, node, slot_of_node, g, h, n_slots,
+                                    data.n_bins)[..., :2]
+    got = kernel_hist(data, rows, node, slot_of_node, g, h, n_slots, 2, n_channels=2)
+    assert_hist_close(got, expected, g, h)
+
+
+@KERNEL_SETTINGS
+@given(data=binned_data(max_rows=50), seed=st.integers(0, 2**32 - 1))
+def test_identity_rows_equal_explicit_rows(data, seed):
+    rng = np.random.default_rng(seed)
+    g = rng.normal(size=data.n_rows)
+    h = rng.random(data.n_rows)
+    node = np.zeros(data.n_rows, np.int32)
+    slot = np.zeros(1, np.int32)
+    a = kernel_hist(data, np.empty(0, np.int32), node, slot, g, h, 1, 2)
+    b = kernel_hist(data, np.arange(data.n_rows), node, slot, g, h, 1, 2)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_float32_inputs_are_accumulated_in_float64():
+    """1e8 + 1 - 1e8 is 0 in float32 arithmetic, 1 in float64."""
+    data = make_binned(np.zeros((3, 1), np.uint8), [1], 2)
+    g = np.array([1e8, 1.0, -1e8])
+    h = np.array([1.0, 2.0 ** -30, 1.0])
+    got = kernel_hist(data, np.empty(0), np.zeros(3), np.zeros(1), g, h, 1, 1)
+    assert got[0, 0, 0, 0] == 1.0
+    assert got[0, 0, 0, 1] == 2.0 + 2.0 ** -30
+    assert got[0, 0, 0, 2] == 3.0
+    # and g is rounded to float32 *before* summing (the documented input type)
+    g = np.array([0.1, 0.2])
+    data = make_binned(np.zeros((2, 1), np.uint8), [1], 2)
+    got = kernel_hist(data, np.empty(0), np.zeros(2), np.zeros(1), g, np.ones(2), 1, 1)
+    assert got[0, 0, 0, 0] == float(np.float32(0.1)) + float(np.float32(0.2))
+
+
+@pytest.mark.parametrize("max_bins", [2, 3, 255])
+def test_edge_cases_one_row_constant_missing_zero_gradients(max_bins):
+    # one row, missing
+    data = make_binned(np.array([[max_bins]], np.uint8), [1], max_bins)
+    got = kernel_hist(data, np.empty(0), [0], [0], [0.0], [0.0], 1, 1)
+    expected = np.zeros((1, 1, max_bins + 1, 3))
+    expected[0, 0, max_bins, 2] = 1.0
+    np.testing.assert_array_equal(got, expected)
+    # constant feature (every row in bin max_bins - 1), all-zero gradients, weights
+    X = np.full((5, 2), max_bins - 1, np.uint8)
+    X[:, 1] = [0, max_bins, 0, max_bins, max_bins]
+    data = make_binned(X, [max_bins, 1], max_bins)
+    w = np.array([0.5, 1.0, 2.0, 4.0, 8.0])
+    got = kernel_hist(data, np.empty(0), np.zeros(5), [0], np.zeros(5), 0.25 * w, 1, 2)
+    assert np.all(got[..., 0] == 0.0)
+    assert got[0, 0, max_bins - 1, 1] == 0.25 * w.sum()
+    assert got[0, 1, 0, 1] == 0.25 * (w[0] + w[2])
+    assert got[0, 1, max_bins, 1] == 0.25 * (w[1] + w[3] + w[4])
+    assert got[0, 1, max_bins, 2] == 3.0
+
+
+def test_rows_subset_and_skipped_nodes():
+    X = np.array([[0, 1], [1, 1], [2, 0], [1, 3], [0, 3]], np.uint8)
+    data = make_binned(X, [3, 2], 3)
+    rows = np.array([1, 3, 4])
+    node = np.array([0, 1, 0])
+    g = np.array([1.0, 10.0, 100.0])
+    h = np.array([2.0, 20.0, 200.0])
+    got = kernel_hist(data, rows, node, [1, -1], g, h, 2, 2)
+    expected = np.zeros((2, 2, 4, 3))
+    expected[1, 0, 1] = [1.0, 2.0, 1.0]      # row 1 (node 0 -> slot 1)
+    expected[1, 0, 0] = [100.0, 200.0, 1.0]  # row 4
+    expected[1, 1, 1] = [1.0, 2.0, 1.0]
+    expected[1, 1, 3] = [100.0, 200.0, 1.0]  # missing bin
+    np.testing.assert_array_equal(got, expected)   # slot 0 has no node: zeros
+
+
+def test_rejects_inconsistent_lengths():
+    data = make_binned(np.zeros((3, 1), np.uint8), [1], 2)
+    with pytest.raises(ValueError):
+        kernel_hist(data, np.empty(0), np.zeros(2), [0], np.zeros(2), np.zeros(2), 1, 1)
+    with pytest.raises(ValueError):
+        kernel_hist(data, [0, 1], np.zeros(2), [0], np.zeros(3), np.zeros(3), 1, 1)
+    with pytest.raises(ValueError):
+        kernel_hist(data, np.empty(0), np.zeros(3), [1], np.zeros(3), np.zeros(3), 1, 1)

@@ -1,0 +1,178 @@
+"""Loss kernels against the formulas of boostlib/losses.py and against finite differences
+of ``Loss.loss``."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+from hypothesis.extra import numpy as hnp
+
+from boostlib import losses
+from boostlib._kernels import _loss
+from reference import kernels as ref
+from reference.strategies import KERNEL_SETTINGS
+
+FL = dict(allow_nan=False, allow_infinity=False, allow_subnormal=False)
+EMPTY = np.empty(0)
+SCALES = [0.1, 0.5, 1.0, 3.0]
+
+
+def assert_close(actual, desired, rtol, atol, what=""):
+    """``|actual - desired| <= atol + rtol |desired|`` elementwise (``atol`` may be an array)."""
+    actual, desired = np.broadcast_arrays(np.asarray(actual), np.asarray(desired))
+    bad = ~(np.abs(actual - desired) <= atol + rtol * np.abs(desired))
+    assert not bad.any(), (f"{what}: {bad.sum()} mismatches, first at {np.flatnonzero(bad)[:5]}: "
+                           f"{actual[bad][:5]} vs {desired[bad][:5]}")
+
+
+def kernel(name, y, z, w=EMPTY, scale=0.1, n_threads=1):
+    y, z, w = (np.ascontiguousarray(a, dtype=np.float64) for a in (y, z, w))
+    g = np.full(y.shape, np.nan)
+    h = np.full(y.shape, np.nan)
+    if name == "sla":
+        _loss.sla_gradient(y, z, w, scale, g, h, n_threads)
+    else:
+        getattr(_loss, f"{name}_gradient")(y, z, w, g, h, n_threads)
+    return g, h
+
+
+def reference(name, y, z, w=None, scale=0.1):
+    g, h = np.empty(len(y)), np.empty(len(y))
+    for i, (yi, zi) in enumerate(zip(y, z)):
+        if name == "logloss":
+            g[i], h[i] = ref.logloss_grad_hess(float(yi), float(zi))
+        elif name == "mse":
+            g[i], h[i] = ref.mse_grad_hess(float(yi), float(zi))
+        else:
+            g[i], h[i] = ref.sla_grad_hess(float(yi), float(zi), scale)
+    if w is not None and len(w):
+        g, h = g * w, h * w
+    return g, h
+
+
+def loss_object(name, scale=0.1):
+    return {"logloss": losses.LogLoss, "mse": losses.MSELoss}[name]() if name != "sla" \
+        else losses.SLALoss(scale=scale)
+
+
+@st.composite
+def loss_case(draw, name):
+    n = draw(st.integers(1, 50))
+    z = draw(hnp.arrays(np.float64, n, elements=st.floats(-20, 20, **FL)))
+    if name == "mse":
+        y = draw(hnp.arrays(np.float64, n, elements=st.floats(-50, 50, **FL)))
+    else:
+        y = draw(hnp.arrays(np.float64, n, elements=st.sampled_from([0.0, 1.0])))
+    w = draw(st.one_of(st.just(EMPTY), hnp.arrays(np.float64, n,
+                                                   elements=st.floats(0.01, 100, **FL))))
+    return y, z, w
+
+
+@pytest.mark.parametrize("name", ["logloss", "mse", "sla"])
+@KERNEL_SETTINGS
+@given(data=st.data(), scale=st.sampled_from(SCALES), n_threads=st.sampled_from([1, 2]))
+def test_kernels_match_formulas(name, data, scale, n_threads):
+    y, z, w = data.draw(loss_case(name))
+    g, h = kernel(name, y, z, w, scale, n_threads)
+    g_ref, h_ref = reference(name, y, z, w, scale)
+    ws = w if len(w) else np.ones(len(y))
+    gscale = {"logloss": 1.0, "mse": 1.0, "sla": 1.0 / scale}[name]
+    hscale = {"logloss": 0.25, "mse": 1.0, "sla": 1.0 / scale ** 2}[name]
+    assert_close(g, g_ref, 1e-9, 1e-13 * gscale * ws, "gradient")
+    assert_close(h, h_ref, 1e-9, 1e-13 * hscale * ws, "hessian")
+    if name != "sla":
+        assert np.all(h >= 0)
+
+
+@pytest.mark.parametrize("name", ["logloss", "mse", "sla"])
+@KERNEL_SETTINGS
+@given(data=st.data(), scale=st.sampled_from(SCALES))
+def test_gradient_hessian_are_derivatives_of_loss(name, data, scale):
+    """Central finite differences of ``Loss.loss`` (the Python formula) agree with the kernel's
+    g (first difference) and h (second difference, and first difference of g)."""
+    y, z, _ = data.draw(loss_case(name))
+    obj = loss_object(name, scale)
+    s = scale if name == "sla" else 1.0           # the loss varies on this scale
+    g, h = kernel(name, y, z, scale=scale)
+    # also through the Loss object's own method
+    g2, h2 = np.empty_like(g), np.empty_like(h)
+    obj.gradient_hessian(y, z, g2, h2)
+    np.testing.assert_array_equal(g2, g)
+    np.testing.assert_array_equal(h2, h)
+
+    def L(zz):
+        return obj.loss(y, zz)
+
+    eps = 1e-16 * (1.0 + np.abs(L(z)) + np.abs(z))    # rounding level of L
+    e1 = 1e-5 * s
+    fd_g = (L(z + e1) - L(z - e1)) / (2 * e1)
+    # truncation ~ e1^2 |L'''| / 6, rounding ~ eps / e1
+    assert_close(g, fd_g, 1e-5, 10 * eps / e1 + 1e-9 / s, "g vs FD of loss()")
+    e2 = 1e-3 * s
+    fd_h = (L(z + e2) - 2 * L(z) + L(z - e2)) / e2 ** 2
+    assert_close(h, fd_h, 1e-5, 10 * eps / e2 ** 2 + 1e-7 / s ** 2, "h vs FD2 of loss()")
+    gp, _ = kernel(name, y, z + e1, scale=scale)
+    gm, _ = kernel(name, y, z - e1, scale=scale)
+    assert_close(h, (gp - gm) / (2 * e1), 1e-5, 1e-9 / s ** 2, "h vs FD of g")
+
+
+def test_logloss_is_finite_at_extreme_scores():
+    z = np.array([-700.0, -40.0, 0.0, 40.0, 700.0, -1e4, 1e4])
+    for yv in (0.0, 1.0):
+        y = np.full(z.size, yv)
+        g, h = kernel("logloss", y, z)
+        assert np.all(np.isfinite(g)) and np.all(np.isfinite(h))
+        assert np.all((h >= 0) & (h <= 0.25))
+        p = np.array([ref._sigmoid(v) for v in z])
+        np.testing.assert_allclose(g, p - yv, rtol=1e-12, atol=1e-300)
+        loss = losses.LogLoss().loss(y, z)
+        assert np.all(np.isfinite(loss)) and np.all(loss >= 0)
+    # misclassified by 700: loss ~ 700 and |g| = 1
+    np.testing.assert_allclose(losses.LogLoss().loss(np.array([0.0, 1.0]),
+                                                     np.array([700.0, -700.0])), 700.0)
+
+
+@pytest.mark.parametrize("scale", SCALES)
+def test_sla_properties(scale):
+    sla = losses.SLALoss(scale=scale)
+    z = np.linspace(-20, 20, 4001)
+    ones, zeros = np.ones_like(z), np.zeros_like(z)
+    L1, L0 = sla.loss(ones, z), sla.loss(zeros, z)
+    assert np.all((L1 >= 0) & (L1 <= 1)) and np.all((L0 >= 0) & (L0 <= 1))
+    mid = np.abs(z) < 5 * scale      # away from saturation the bounds are strict
+    assert np.all((L1[mid] > 0) & (L1[mid] < 1))
+    np.testing.assert_allclose(sla.loss(ones, z), sla.loss(zeros, -z), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(sla.loss(ones, z) + sla.loss(ones, -z), 1.0, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(sla.loss(zeros, z) + sla.loss(zeros, -z), 1.0, rtol=0,
+                               atol=1e-15)
+    g1, h1 = kernel("sla", ones, z, scale=scale)
+    g0, h0 = kernel("sla", zeros, z, scale=scale)
+    # max |g| = 1/(4s), reached at z = 0
+    assert np.max(np.abs(g1)) == pytest.approx(1 / (4 * scale), rel=1e-12)
+    assert np.abs(g1[z == 0.0][0]) == pytest.approx(1 / (4 * scale), rel=1e-12)
+    assert np.all(np.abs(g0) <= 1 / (4 * scale) * (1 + 1e-12))
+    # y = 1: decreasing loss (g <= 0), concave on the misclassified side (h < 0 for z < 0)
+    assert np.all(g1 <= 0) and np.all(g0 >= 0)
+    assert np.all(h1[(z < 0) & mid] < 0) and np.all(h1[(z > 0) & mid] > 0)
+    assert np.all(h0[(z > 0) & mid] < 0) and np.all(h0[(z < 0) & mid] > 0)
+    np.testing.assert_allclose(g1, -g0[::-1], rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(h1, h0[::-1], rtol=1e-12, atol=1e-300)
+
+
+def test_weights_multiply_gradient_and_hessian():
+    y = np.array([0.0, 1.0, 1.0, 0.0])
+    z = np.array([-1.0, 0.5, 3.0, 0.0])
+    w = np.array([0.5, 2.0, 0.0, 7.0])
+    for name in ("logloss", "mse", "sla"):
+        g, h = kernel(name, y, z)
+        gw, hw = kernel(name, y, z, w)
+        np.testing.assert_allclose(gw, g * w, rtol=1e-15, atol=0)
+        np.testing.assert_allclose(hw, h * w, rtol=1e-15, atol=0)
+    with pytest.raises(ValueError):
+        kernel("mse", y, z, w[:2])
+
+
+def test_mse_exact():
+    y = np.array([1.5, -2.0, 0.0])
+    z = np.array([1.0, 1.0, -0.25])
+    g, h = kernel("mse", y, z)
+    np.testing.assert_array_equal(g, [-0.5, 3.0, -0.25])
+    np.testing.assert_array_equal(h, [1.0, 1.0, 1.0])

@@ -1,0 +1,129 @@
+"""Differential tests of the row-partition kernels against explicit per-row loops."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+from hypothesis.extra import numpy as hnp
+
+from boostlib._kernels import _partition
+from reference import kernels as ref
+from reference.strategies import KERNEL_SETTINGS, binned_data, make_binned
+
+
+@st.composite
+def fitted_rows(draw, data):
+    """Sorted, unique row ids (never empty), like a sampler's output, or every row."""
+    if draw(st.booleans()):
+        return np.arange(data.n_rows, dtype=np.int32)
+    keep = draw(hnp.arrays(np.bool_, data.n_rows))
+    rows = np.flatnonzero(keep).astype(np.int32)
+    return rows if rows.size else np.array([data.n_rows - 1], np.int32)
+
+
+@st.composite
+def level_case(draw):
+    """A depthwise level: nodes ``0..n_nodes-1``, some of which are split into fresh child
+    ids; each fitted row sits in one of the nodes."""
+    data = draw(binned_data(max_rows=80, max_features=3))
+    rows = draw(fitted_rows(data))
+    n_old = draw(st.integers(1, 5))
+    split = draw(hnp.arrays(np.bool_, n_old))
+    n_nodes = n_old + 2 * int(split.sum())
+    feature = np.full(n_nodes, -1, np.int32)
+    split_bin = np.zeros(n_nodes, np.int32)
+    nan_right = np.zeros(n_nodes, np.uint8)
+    left = np.full(n_nodes, -1, np.int32)
+    right = np.full(n_nodes, -1, np.int32)
+    nxt = n_old
+    for k in np.flatnonzero(split):
+        f = draw(st.integers(0, data.n_features - 1))
+        feature[k] = f
+        split_bin[k] = draw(st.integers(0, int(data.nbnm[f]) - 1))
+        nan_right[k] = draw(st.integers(0, 1))
+        left[k], right[k] = nxt, nxt + 1
+        nxt += 2
+    node = draw(hnp.arrays(np.int32, rows.size, elements=st.integers(0, n_old - 1)))
+    return data, rows, node, feature, split_bin, nan_right, left, right
+
+
+@KERNEL_SETTINGS
+@given(case=level_case(), n_threads=st.sampled_from([1, 2, 3]))
+def test_apply_level_matches_loop(case, n_threads):
+    data, rows, node, feature, split_bin, nan_right, left, right = case
+    expected = ref.apply_level(data.X_rows, rows, node, feature, split_bin, nan_right, left,
+                               right, data.missing_bin)
+    got = node.copy()
+    _partition.apply_level(data.X_rows, rows, got, feature, split_bin, nan_right, left, right,
+                           data.missing_bin, n_threads)
+    np.testing.assert_array_equal(got, expected)
+
+
+@KERNEL_SETTINGS
+@given(data=binned_data(max_rows=80, max_features=3), pick=st.data(),
+       n_threads=st.sampled_from([1, 2, 3]))
+def test_apply_level_oblivious_matches_loop(data, pick, n_threads):
+    rows = pick.draw(fitted_rows(data))
+    level = pick.draw(st.integers(0, 30))
+    node = pick.draw(hnp.arrays(np.int32, rows.size,
+                                elements=st.integers(0, (1 << min(level, 30)) - 1)))
+    f = pick.draw(st.integers(0, data.n_features - 1))
+    b = pick.draw(st.integers(0, int(data.nbnm[f]) - 1))
+    d = pick.draw(st.integers(0, 1))
+    expected = ref.apply_level_oblivious(data.X_binned, rows, node, f, b, d, level,
+                                         data.missing_bin)
+    got = node.copy()
+    _partition.apply_level_oblivious(data.X_binned, rows, got, f, b, d, level,
+                                     data.missing_bin, n_threads)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_apply_level_oblivious_builds_leaf_index_bits():
+    """Three levels: leaf = sum right_l << l; missing follows nan_right."""
+    X = np.array([[0, 1, 3], [2, 0, 1], [3, 3, 0], [1, 2, 3]], np.uint8)   # 3 == missing
+    data = make_binned(X, [3, 3, 3], 3)
+    rows = np.arange(4, dtype=np.int32)
+    node = np.zeros(4, np.int32)
+    splits = [(0, 0, 1), (1, 1, 0), (2, 0, 1)]
+    for level, (f, b, d) in enumerate(splits):
+        _partition.apply_level_oblivious(data.X_binned, rows, node, f, b, d, level, 3, 2)
+    # row 0: f0=0 left, f1=1 left, f2 missing -> right(1): 0b100
+    # row 1: f0=2 right, f1=0 left, f2=1 right: 0b101
+    # row 2: f0 missing -> right, f1 missing -> left, f2=0 left: 0b001
+    # row 3: f0=1 right, f1=2 right, f2 missing -> right: 0b111
+    np.testing.assert_array_equal(node, [4, 5, 1, 7])
+
+
+def test_apply_level_with_rows_subset_and_unsplit_nodes():
+    X = np.array([[0], [1], [2], [1], [2]], np.uint8)      # 2 == missing
+    data = make_binned(X, [2], 2)
+    rows = np.array([1, 2, 4], np.int32)
+    node = np.array([0, 0, 1], np.int32)
+    # node 0 split at bin 0 with NaN left -> children 2, 3; node 1 not split
+    feature = np.array([0, -1, -1, -1], np.int32)
+    split_bin = np.zeros(4, np.int32)
+    nan_right = np.zeros(4, np.uint8)
+    left = np.array([2, -1, -1, -1], np.int32)
+    right = np.array([3, -1, -1, -1], np.int32)
+    _partition.apply_level(data.X_rows, rows, node, feature, split_bin, nan_right, left,
+                           right, 2, 1)
+    np.testing.assert_array_equal(node, [3, 2, 1])
+
+
+@KERNEL_SETTINGS
+@given(n=st.integers(0, 60), n_nodes=st.integers(1, 8), pick=st.data())
+def test_node_sums_matches_reference(n, n_nodes, pick):
+    node = pick.draw(hnp.arrays(np.int32, n, elements=st.integers(0, n_nodes - 1)))
+    fl = dict(allow_nan=False, allow_infinity=False, allow_subnormal=False)
+    g = pick.draw(hnp.arrays(np.float64, n, elements=st.floats(-1e6, 1e6, **fl)))
+    h = pick.draw(hnp.arrays(np.float64, n, elements=st.floats(0, 1e6, **fl)))
+    out = np.full((n_nodes, 3), np.nan)
+    _partition.node_sums(node, g, h, out)
+    expected = ref.node_sums(node, g, h, n_nodes)
+    np.testing.assert_array_equal(out[:, 2], expected[:, 2])
+    atol = 1e-13 * (np.abs(g).sum() + np.abs(h).sum()) + 1e-300
+    np.testing.assert_allclose(out[:, :2], expected[:, :2], rtol=1e-12, atol=atol)
+
+
+def test_node_sums_rejects_bad_node_ids():
+    with pytest.raises(ValueError):
+        _partition.node_sums(np.array([0, 3], np.int32), np.zeros(2), np.zeros(2),
+                             np.empty((3, 3)))

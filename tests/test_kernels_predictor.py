@@ -1,0 +1,223 @@
+"""Differential tests of the prediction kernels (and Ensemble) against explicit traversal."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+from hypothesis.extra import numpy as hnp
+
+from boostlib._kernels import _predictor
+from boostlib.binning import BinMapper
+from boostlib.ensemble import Ensemble
+from boostlib.tree import DepthwiseTree, ObliviousTree
+from reference import kernels as ref
+from reference.strategies import KERNEL_SETTINGS, binned_data
+
+FL = dict(allow_nan=False, allow_infinity=False, allow_subnormal=False)
+
+
+@st.composite
+def oblivious_tree(draw, nbnm, max_depth=6):
+    depth = draw(st.integers(0, max_depth))
+    feature = [draw(st.integers(0, len(nbnm) - 1)) for _ in range(depth)]
+    bins = [draw(st.integers(0, int(nbnm[f]) - 1)) for f in feature]
+    nan_right = [draw(st.integers(0, 1)) for _ in range(depth)]
+    value = draw(hnp.arrays(np.float64, 1 << depth, elements=st.floats(-100, 100, **FL)))
+    return ObliviousTree(feature=np.array(feature, np.int32), bin=np.array(bins, np.int32),
+                         nan_right=np.array(nan_right, np.uint8), gain=np.zeros(depth),
+                         value=value)
+
+
+@st.composite
+def depthwise_tree(draw, nbnm, max_nodes=15):
+    """A random binary tree whose children always have larger ids than their parent."""
+    feature, bins, nanr, left, right = [-1], [0], [0], [-1], [-1]
+    frontier = [0]
+    while frontier and len(feature) + 2 <= max_nodes and draw(st.integers(0, 3)) > 0:
+        k = frontier.pop(draw(st.integers(0, len(frontier) - 1)))
+        f = draw(st.integers(0, len(nbnm) - 1))
+        feature[k], bins[k], nanr[k] = f, draw(st.integers(0, int(nbnm[f]) - 1)), draw(
+            st.integers(0, 1))
+        left[k], right[k] = len(feature), len(feature) + 1
+        for _ in range(2):
+            frontier.append(len(feature))
+            feature.append(-1), bins.append(0), nanr.append(0), left.append(-1)
+            right.append(-1)
+    n = len(feature)
+    value = draw(hnp.arrays(np.float64, n, elements=st.floats(-100, 100, **FL)))
+    return DepthwiseTree(feature=np.array(feature, np.int32), bin=np.array(bins, np.int32),
+                         nan_right=np.array(nanr, np.uint8), left=np.array(left, np.int32),
+                         right=np.array(right, np.int32), gain=np.zeros(n), value=value)
+
+
+def random_tree(rng, policy, nbnm, size=4):
+    """A seeded random tree (oblivious of depth ``size``, or depthwise with ``size``
+    splits)."""
+    def split():
+        f = int(rng.integers(len(nbnm)))
+        return f, int(rng.integers(nbnm[f])), int(rng.integers(2))
+
+    if policy == "symmetric":
+        fs, bs, ds = zip(*[split() for _ in range(size)]) if size else ((), (), ())
+        return ObliviousTree(feature=np.array(fs, np.int32), bin=np.array(bs, np.int32),
+                             nan_right=np.array(ds, np.uint8), gain=np.zeros(size),
+                             value=rng.normal(size=1 << size))
+    n = 1 + 2 * size
+    feature, bins, nanr = np.full(n, -1, np.int32), np.zeros(n, np.int32), np.zeros(n, np.uint8)
+    left, right = np.full(n, -1, np.int32), np.full(n, -1, np.int32)
+    leaves = [0]
+    for j in range(size):
+        k = leaves.pop(int(rng.integers(len(leaves))))
+        feature[k], bins[k], nanr[k] = split()
+        left[k], right[k] = 1 + 2 * j, 2 + 2 * j
+        leaves += [1 + 2 * j, 2 + 2 * j]
+    return DepthwiseTree(feature=feature, bin=bins, nan_right=nanr, left=left, right=right,
+                         gain=np.zeros(n), value=rng.normal(size=n))
+
+
+def _ensemble(policy, missing_bin, bias=0.0):
+    bm = BinMapper(max_bins=missing_bin)
+    return Ensemble(bm, policy, bias=bias)
+
+
+@KERNEL_SETTINGS
+@given(data=binned_data(max_rows=60), policy=st.sampled_from(["symmetric", "depthwise"]),
+       pick=st.data(), n_threads=st.sampled_from([1, 2]))
+def test_add_trees_binned_matches_traversal(data, policy, pick, n_threads):
+    make = oblivious_tree if policy == "symmetric" else depthwise_tree
+    trees = pick.draw(st.lists(make(data.nbnm), min_size=0, max_size=4))
+    coef = pick.draw(hnp.arrays(np.float64, len(trees), elements=st.floats(-2, 2, **FL)))
+    start = pick.draw(hnp.arrays(np.float64, data.n_rows, elements=st.floats(-5, 5, **FL)))
+    ens = _ensemble(policy, data.missing_bin)
+    out = start.copy()
+    ens.add_trees_binned(data.X_binned, out, trees, coef, n_threads)   # out += ...
+    expected = start + ref.predict_trees_binned(data.X_binned, trees, coef, data.missing_bin)
+    np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("policy", ["symmetric", "depthwise"])
+@pytest.mark.parametrize("max_bins", [2, 3, 255])
+def test_prediction_across_row_blocks(policy, max_bins):
+    """More rows than one block of 512, several threads; bias and coefficients."""
+    rng = np.random.default_rng(max_bins)
+    n_rows, n_features = 1300, 3
+    nbnm = np.array([max_bins, 1, max(1, max_bins // 2)], np.int32)
+    X = np.stack([rng.integers(0, nb, n_rows) for nb in nbnm])
+    X[rng.random(X.shape) < 0.15] = max_bins
+    X = np.ascontiguousarray(X.astype(np.uint8))
+    trees = [random_tree(rng, policy, nbnm, size) for size in (0, 1, 3, 5, 6)]
+    coef = rng.normal(size=5)
+    ens = _ensemble(policy, max_bins, bias=0.75)
+    for t, c in zip(trees, coef):
+        ens.add(t, c)
+    expected = ref.predict_trees_binned(X, trees, coef, max_bins, bias=0.75)
+    for n_threads in (1, 2, 3):
+        np.testing.assert_allclose(ens.predict_binned(X, n_threads), expected, rtol=1e-12,
+                                   atol=1e-12)
+
+
+def test_oblivious_leaf_index_is_sum_of_right_bits():
+    # depth 3; leaf values = their own index, so the prediction *is* the leaf index
+    tree = ObliviousTree(feature=np.array([0, 1, 0], np.int32), bin=np.array([0, 1, 1], np.int32),
+                         nan_right=np.array([1, 0, 1], np.uint8), gain=np.zeros(3),
+                         value=np.arange(8.0))
+    X = np.array([[0, 0], [1, 2], [2, 2], [3, 3], [3, 0]], np.uint8).T   # 3 == missing
+    X = np.ascontiguousarray(X)
+    ens = _ensemble("symmetric", 3)
+    ens.add(tree, 1.0)
+    # row (0,0): 0|0|0 = 0; (1,2): 1|2|0 = 3; (2,2): 1|2|4 = 7;
+    # (nan,nan): 1|0|4 = 5; (nan,0): 1|0|4 = 5
+    np.testing.assert_array_equal(ens.predict_binned(X), [0, 3, 7, 5, 5])
+
+
+def test_depthwise_nan_follows_nan_right():
+    tree = DepthwiseTree(feature=np.array([0, 1, -1, -1, -1], np.int32),
+                         bin=np.array([1, 0, 0, 0, 0], np.int32),
+                         nan_right=np.array([0, 1, 0, 0, 0], np.uint8),
+                         left=np.array([1, 3, -1, -1, -1], np.int32),
+                         right=np.array([2, 4, -1, -1, -1], np.int32),
+                         gain=np.zeros(5), value=np.array([9.0, 9.0, 2.0, 3.0, 4.0]))
+    X = np.ascontiguousarray(np.array([[1, 0], [2, 0], [4, 0], [0, 4], [4, 4]], np.uint8).T)
+    ens = _ensemble("depthwise", 4)
+    ens.add(tree, 1.0)
+    # NaN in feature 0 goes left (nan_right=0), NaN in feature 1 goes right
+    np.testing.assert_array_equal(ens.predict_binned(X), [3.0, 2.0, 3.0, 4.0, 4.0])
+
+
+@st.composite
+def raw_problem(draw):
+    """A raw float matrix (with NaN), a BinMapper fitted on it, and rows to predict that
+    include unseen values, exact borders and NaN."""
+    max_bins = draw(st.sampled_from([2, 3, 4, 16, 255]))
+    n_rows = draw(st.integers(1, 60))
+    n_features = draw(st.integers(1, 3))
+    X = draw(hnp.arrays(np.float64, (n_rows, n_features),
+                        elements=st.one_of(st.floats(-1e3, 1e3, **FL),
+                                           st.sampled_from([0.0, 1.0, 2.5, np.nan]))))
+    bm = BinMapper(max_bins=max_bins).fit(X)
+    extra = [np.nan, -1e9, 1e9, 0.0]
+    for b in bm.borders_:
+        extra += list(b[:20]) + list(np.nextafter(b[:20], np.inf))
+    n_new = draw(st.integers(1, 40))
+    idx = draw(hnp.arrays(np.int64, (n_new, n_features), elements=st.integers(0, len(extra) - 1)))
+    X_new = np.vstack([X, np.asarray(extra)[idx]])
+    return bm, X_new
+
+
+@KERNEL_SETTINGS
+@given(problem=raw_problem(), policy=st.sampled_from(["symmetric", "depthwise"]),
+       pick=st.data(), bias=st.floats(-3, 3, **FL))
+def test_predict_raw_matches_threshold_traversal(problem, policy, pick, bias):
+    """Ensemble.predict_raw on raw floats == traversal with x <= BinMapper.threshold going
+    left and NaN following nan_right."""
+    bm, X = problem
+    make = oblivious_tree if policy == "symmetric" else depthwise_tree
+    trees = pick.draw(st.lists(make(bm.n_bins_nonmissing_), min_size=1, max_size=3))
+    coef = pick.draw(hnp.arrays(np.float64, len(trees), elements=st.floats(-2, 2, **FL)))
+    ens = Ensemble(bm, policy, bias=bias)
+    for t, c in zip(trees, coef):
+        ens.add(t, c)
+    expected = ref.predict_trees_raw(X, trees, coef, bm.threshold, bias=bias)
+    np.testing.assert_allclose(ens.predict_raw(X), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(ens.predict_raw(X, n_threads=2), expected, rtol=1e-12,
+                               atol=1e-12)
+
+
+def test_empty_ensemble_predicts_bias():
+    bm = BinMapper(max_bins=3).fit(np.array([[0.0], [1.0]]))
+    ens = Ensemble(bm, "symmetric", bias=-1.5)
+    np.testing.assert_array_equal(ens.predict_raw(np.array([[0.0], [np.nan]])), [-1.5, -1.5])
+
+
+@KERNEL_SETTINGS
+@given(n_total=st.integers(1, 80), pick=st.data(), coef=st.floats(-3, 3, **FL),
+       n_threads=st.sampled_from([1, 2]))
+def test_add_leaf_values_matches_loop(n_total, pick, coef, n_threads):
+    keep = pick.draw(hnp.arrays(np.bool_, n_total))
+    rows = np.flatnonzero(keep).astype(np.int32)
+    n_nodes = pick.draw(st.integers(1, 7))
+    node = pick.draw(hnp.arrays(np.int32, rows.size, elements=st.integers(0, n_nodes - 1)))
+    value = pick.draw(hnp.arrays(np.float64, n_nodes, elements=st.floats(-10, 10, **FL)))
+    raw = pick.draw(hnp.arrays(np.float64, n_total, elements=st.floats(-10, 10, **FL)))
+    expected = raw.copy()
+    for p in range(rows.size):
+        expected[rows[p]] += coef * value[node[p]]
+    got = raw.copy()
+    _predictor.add_leaf_values(got, rows, node, value, coef, n_threads)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_malformed_trees_are_rejected():
+    X = np.zeros((1, 4), np.uint8)
+    out = np.zeros(4)
+    i32 = lambda *v: np.array(v, np.int32)  # noqa: E731
+    with pytest.raises(ValueError):   # depth 1 needs 2 leaves
+        _predictor.predict_oblivious(X, i32(0), i32(0), np.zeros(1, np.uint8), i32(0, 1),
+                                     np.zeros(3), i32(0, 3), np.ones(1), 2, out,
+                                     np.empty(4, np.int32), 1)
+    with pytest.raises(ValueError):   # child id not after its parent
+        _predictor.predict_depthwise(X, i32(0, -1, -1), i32(0, 0, 0), np.zeros(3, np.uint8),
+                                     i32(0, -1, -1), i32(2, -1, -1), np.zeros(3), i32(0, 3),
+                                     np.ones(1), 2, out, 1)
+    with pytest.raises(ValueError):   # split feature out of range
+        _predictor.predict_depthwise(X, i32(5, -1, -1), i32(0, 0, 0), np.zeros(3, np.uint8),
+                                     i32(1, -1, -1), i32(2, -1, -1), np.zeros(3), i32(0, 3),
+                                     np.ones(1), 2, out, 1)

@@ -1,0 +1,316 @@
+"""Differential tests of the split-finding kernels against a brute force over all
+``(feature, bin, nan direction)`` candidates."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+from hypothesis.extra import numpy as hnp
+
+from boostlib._kernels import _splitting
+from reference import kernels as ref
+from reference.strategies import (KERNEL_SETTINGS, TWO_CHANNELS, binned_data, gradients,
+                                  make_binned, split_params)
+
+
+def no_noise(n_bins):
+    return np.empty((0, n_bins))
+
+
+def node_split(hist, nbnm, mb, l2, msl, mcw, noise=None, n_threads=1):
+    """Kernel ``find_split_node``; returns (result, scratch)."""
+    hist = np.ascontiguousarray(hist)
+    scratch = np.full((hist.shape[0], 4), np.nan)
+    res = _splitting.find_split_node(hist, np.asarray(nbnm, np.int32), mb, l2, msl, mcw,
+                                     no_noise(hist.shape[1]) if noise is None else noise,
+                                     scratch, n_threads)
+    return res, scratch
+
+
+def level_split(hist, slots, nbnm, mb, l2, msl, mcw, noise=None, n_threads=1):
+    """Kernel ``find_split_level``; returns (result, gain_sum, n_valid)."""
+    hist = np.ascontiguousarray(hist)
+    n_features, n_bins = hist.shape[1], hist.shape[2]
+    gain_sum = np.full((n_features, 2, n_bins), np.nan)
+    n_valid = np.full((n_features, 2, n_bins), -7, dtype=np.int32)
+    res = _splitting.find_split_level(hist, np.asarray(slots, np.int32),
+                                      np.asarray(nbnm, np.int32), mb, l2, msl, mcw,
+                                      no_noise(n_bins) if noise is None else noise,
+                                      gain_sum, n_valid, n_threads)
+    return res, gain_sum, n_valid
+
+
+def hist_of(data, g, h, node=None, n_nodes=1):
+    node = np.zeros(data.n_rows, np.int32) if node is None else node
+    return ref.build_histograms(data.X_rows, np.empty(0, np.int32), node,
+                                np.arange(n_nodes, dtype=np.int32), g, h, n_nodes, data.n_bins)
+
+
+@st.composite
+def node_case(draw, max_rows=50, missing=None, sparse_hessian=None):
+    data = draw(binned_data(max_rows=max_rows, missing=missing))
+    exact = draw(st.booleans())
+    g, h = draw(gradients(data.n_rows, exact=exact, sparse_hessian=sparse_hessian))
+    l2, msl, mcw = draw(split_params(exact))
+    noise_std = draw(st.sampled_from([0.0, 0.0, 0.1, 10.0]))
+    noise = None
+    if noise_std > 0:
+        noise = draw(hnp.arrays(np.float64, (data.n_features, data.n_bins),
+                                elements=st.floats(-1, 1))) * noise_std
+    return data, g, h, exact, (l2, msl, mcw), noise
+
+
+# --------------------------------------------------------------------------------------------
+# find_split_node
+# --------------------------------------------------------------------------------------------
+
+
+@KERNEL_SETTINGS
+@given(case=node_case())
+def test_find_split_node_matches_brute_force(case):
+    data, g, h, exact, (l2, msl, mcw), noise = case
+    hist = hist_of(data, g, h)[0]
+    res, scratch = node_split(hist, data.nbnm, data.missing_bin, l2, msl, mcw, noise)
+    best, cands = ref.find_split_node(hist, data.nbnm, data.missing_bin, l2, msl, mcw, noise)
+    err = ref.choice_is_consistent(res, best, cands, exact, noise=noise)
+    assert err is None, err
+    # scratch: per-feature best (score, bin, nan_right, gain), bin -1 without a candidate
+    for f in range(data.n_features):
+        cf = [c for c in cands if c.f == f]
+        ok = [c for c in cf if c.valid and c.gain > 0]
+        if noise is None:
+            bf = ref.best_by_score(ok, lambda c: c.gain)
+        else:
+            bf = ref.best_by_score(ok, lambda c: c.gain + noise[c.f, c.b])
+        b = int(scratch[f, 1])
+        kf = (f if b >= 0 else -1, b, int(scratch[f, 2]), scratch[f, 3])
+        err = ref.choice_is_consistent(kf, bf, cf, exact, noise=noise)
+        assert err is None, f"feature {f}: {err}"
+    # independent of n_threads
+    for n_threads in (2, 3):
+        assert node_split(hist, data.nbnm, data.missing_bin, l2, msl, mcw, noise,
+                          n_threads)[0] == res
+
+
+def test_find_split_node_hand_computed():
+    # one feature, bins 0, 1, missing; l2 = 1
+    X = np.array([[0], [1], [2]], np.uint8)
+    data = make_binned(X, [2], 2)
+    g = np.array([-1.0, 1.0, 5.0])
+    h = np.array([1.0, 1.0, 1.0])
+    hist = hist_of(data, g, h)[0]
+    res, _ = node_split(hist, [2], 2, 1.0, 1, 0.0)
+    # candidates: b=0,d=0: L{-1,5} R{1}; b=0,d=1: L{-1} R{1,5}; b=1,d=1: L{-1,1} R{5}
+    parent = 25 / 4
+    gains = {(0, 0, 0): 16 / 3 + 1 / 2 - parent, (0, 0, 1): 1 / 2 + 36 / 3 - parent,
+             (0, 1, 1): 0 / 2 + 25 / 2 - parent}
+    # (0, 0, 1) and (0, 1, 1) tie exactly at 6.25: the smaller bin wins
+    assert gains[(0, 0, 1)] == gains[(0, 1, 1)] == 6.25 > gains[(0, 0, 0)]
+    assert res == (0, 0, 1, 6.25)
+
+
+def test_zero_valid_splits():
+    X = np.array([[0, 3, 0], [1, 3, 0], [2, 3, 4], [1, 3, 4]], np.uint8)
+    data = make_binned(X, [3, 4, 1], 4)
+    g = np.array([1.0, -2.0, 3.0, -4.0])
+    h = np.ones(4)
+    hist = hist_of(data, g, h)[0]
+    none = (-1, -1, 0, 0.0)
+    # all-zero gradients: every gain is 0, nothing is strictly positive
+    assert node_split(hist_of(data, np.zeros(4), h)[0], data.nbnm, 4, 1.0, 1, 0.0)[0] == none
+    # min_samples_leaf larger than half the rows
+    assert node_split(hist, data.nbnm, 4, 1.0, 3, 0.0)[0] == none
+    # min_child_weight larger than any child's hessian
+    assert node_split(hist, data.nbnm, 4, 1.0, 1, 3.5)[0] == none
+    # only constant features (feature 1: one bin, no missing)
+    assert node_split(hist[1:2], data.nbnm[1:2], 4, 1.0, 1, 0.0)[0] == none
+    # one row
+    one = make_binned(np.array([[1, 4]], np.uint8), [3, 2], 4)
+    assert node_split(hist_of(one, [2.0], [1.0])[0], one.nbnm, 4, 1.0, 1, 0.0)[0] == none
+    # ... and the level kernel agrees
+    hist_all = hist_of(data, g, h)
+    assert level_split(hist_all, [0], data.nbnm, 4, 1.0, 3, 0.0)[0] == none
+    assert level_split(hist_all[:, 1:2].copy(), [0], data.nbnm[1:2], 4, 1.0, 1, 0.0)[0] == none
+
+
+def test_missing_only_split_of_a_constant_feature():
+    """nb == 1 with missing values: the only split is non-missing left / missing right."""
+    X = np.array([[0], [2], [0], [2]], np.uint8)
+    data = make_binned(X, [1], 2)
+    g = np.array([1.0, -1.0, 1.0, -1.0])
+    hist = hist_of(data, g, np.ones(4))[0]
+    res, _ = node_split(hist, [1], 2, 1.0, 1, 0.0)
+    assert res[:3] == (0, 0, 1)
+    assert res[3] == pytest.approx(4 / 3 + 4 / 3, rel=1e-14)
+    res, _, _ = level_split(hist[None], [0], [1], 2, 1.0, 1, 0.0)
+    assert res[:3] == (0, 0, 1)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 4])
+def test_documented_tie_breaking(n_threads):
+    # features 0..3 identical (one per thread): the smallest feature wins; bin 1 is empty so
+    # splits at bin 0 and 1 are the same partition: the smaller bin wins; no missing value so
+    # both directions tie: nan_right = 0.
+    col = np.array([0, 0, 2, 2, 3, 0], np.uint8)
+    X = np.stack([col] * 4, axis=1)
+    data = make_binned(X, [4] * 4, 7)
+    g = np.array([-2.0, -1.0, 3.0, 2.0, 2.0, -1.5])
+    hist = hist_of(data, g, np.ones(6))
+    res, _ = node_split(hist[0], data.nbnm, 7, 1.0, 1, 0.0, n_threads=n_threads)
+    assert res[:3] == (0, 0, 0)
+    res, _, _ = level_split(hist, [0], data.nbnm, 7, 1.0, 1, 0.0, n_threads=n_threads)
+    assert res[:3] == (0, 0, 0)
+
+
+def test_noise_ranks_but_is_not_reported():
+    X = np.array([[0, 0], [1, 0], [0, 1], [1, 1]], np.uint8)
+    data = make_binned(X, [2, 2], 2)
+    g = np.array([-3.0, 3.0, -1.0, 1.5])
+    hist = hist_of(data, g, np.ones(4))[0]
+    res, _ = node_split(hist, [2, 2], 2, 1.0, 1, 0.0)
+    assert res[0] == 0
+    noise = np.zeros((2, 3))
+    noise[1, 0] = 100.0                          # pushes feature 1 ahead
+    res2, _ = node_split(hist, [2, 2], 2, 1.0, 1, 0.0, noise)
+    best, cands = ref.find_split_node(hist, [2, 2], 2, 1.0, 1, 0.0)
+    by = {(c.f, c.b, c.d): c for c in cands}
+    assert res2[:3] == (1, 0, 0)
+    assert res2[3] == pytest.approx(by[(1, 0, 0)].gain, rel=1e-14)
+    # noise can't make a candidate with a zero gain eligible
+    noise = np.full((2, 3), -1.0)
+    noise[1, 0] = 1e6
+    res3, _ = node_split(hist_of(data, np.zeros(4), np.ones(4))[0], [2, 2], 2, 1.0, 1, 0.0,
+                         noise)
+    assert res3[0] == -1
+
+
+# --------------------------------------------------------------------------------------------
+# find_split_level
+# --------------------------------------------------------------------------------------------
+
+
+@st.composite
+def level_case(draw, **kw):
+    data, g, h, exact, params, noise = draw(node_case(max_rows=60, **kw))
+    n_nodes = draw(st.integers(1, 4))
+    node = draw(hnp.arrays(np.int32, data.n_rows, elements=st.integers(0, n_nodes - 1)))
+    slots = draw(st.permutations(range(n_nodes)))
+    slots = slots[:draw(st.integers(1, n_nodes))]
+    return data, g, h, exact, params, noise, node, n_nodes, np.array(slots, np.int32)
+
+
+@KERNEL_SETTINGS
+@given(case=level_case())
+def test_find_split_level_matches_brute_force(case):
+    data, g, h, exact, (l2, msl, mcw), noise, node, n_nodes, slots = case
+    hist = hist_of(data, g, h, node, n_nodes)
+    res, gain_sum, n_valid = level_split(hist, slots, data.nbnm, data.missing_bin, l2, msl,
+                                         mcw, noise)
+    best, cands = ref.find_split_level([hist[s] for s in slots], data.nbnm, data.missing_bin,
+                                       l2, msl, mcw, noise)
+    err = ref.choice_is_consistent(res, best, cands, exact, noise=noise)
+    assert err is None, err
+    for c in cands:
+        assert n_valid[c.f, c.d, c.b] == c.n_valid, c
+        assert abs(gain_sum[c.f, c.d, c.b] - c.gain) <= 1e-9 * max(c.mag, 1e-300), (
+            c, gain_sum[c.f, c.d, c.b])
+    for n_threads in (2, 3):
+        assert level_split(hist, slots, data.nbnm, data.missing_bin, l2, msl, mcw, noise,
+                           n_threads)[0] == res
+
+
+def test_level_gain_sums_only_valid_leaves():
+    # leaf 0: 4 rows, the split at bin 0 is valid; leaf 1: 1 row, never valid
+    X = np.array([[0], [0], [1], [1], [0]], np.uint8)
+    data = make_binned(X, [2], 2)
+    g = np.array([-1.0, -1.0, 1.0, 1.0, 7.0])
+    node = np.array([0, 0, 0, 0, 1], np.int32)
+    hist = hist_of(data, g, np.ones(5), node, 2)
+    res, gain_sum, n_valid = level_split(hist, [0, 1], [2], 2, 0.0, 1, 1e-3)
+    assert res[:3] == (0, 0, 0)
+    assert res[3] == pytest.approx(4 / 2 + 4 / 2 - 0.0, rel=1e-14)
+    assert n_valid[0, 0, 0] == 1 and n_valid[0, 1, 0] == 1
+    assert gain_sum[0, 0, 0] == res[3]
+    # a candidate valid in no leaf can't be chosen: leaf 1 alone
+    assert level_split(hist, [1], [2], 2, 0.0, 1, 1e-3)[0] == (-1, -1, 0, 0.0)
+
+
+# --------------------------------------------------------------------------------------------
+# split_stats
+# --------------------------------------------------------------------------------------------
+
+
+@KERNEL_SETTINGS
+@given(case=level_case(), pick=st.data())
+def test_split_stats_matches_reference(case, pick):
+    data, g, h, exact, params, noise, node, n_nodes, slots = case
+    hist = hist_of(data, g, h, node, n_nodes)
+    f = pick.draw(st.integers(0, data.n_features - 1))
+    b = pick.draw(st.integers(0, int(data.nbnm[f]) - 1))
+    d = pick.draw(st.integers(0, 1))
+    left = np.full((slots.size, 3), np.nan)
+    right = np.full((slots.size, 3), np.nan)
+    _splitting.split_stats(hist, slots, f, b, d, int(data.nbnm[f]), data.missing_bin, left,
+                           right)
+    scale = np.sum(np.abs(np.asarray(g, np.float32), dtype=np.float64)) + np.sum(
+        np.abs(np.asarray(h, np.float32), dtype=np.float64))
+    for k, s in enumerate(slots):
+        lref, rref = ref.child_sums(hist[s, f], int(data.nbnm[f]), data.missing_bin, b, d)
+        np.testing.assert_allclose(left[k], lref, rtol=1e-12, atol=1e-13 * scale)
+        np.testing.assert_allclose(right[k], rref, rtol=1e-12, atol=1e-13 * scale)
+        assert left[k, 2] == lref[2] and right[k, 2] == rref[2]
+
+
+# --------------------------------------------------------------------------------------------
+# count-free (2-channel) histograms, where the kernels offer them
+# --------------------------------------------------------------------------------------------
+
+needs_two_channels = pytest.mark.skipif(not TWO_CHANNELS,
+                                        reason="no count-free histogram mode in this build")
+
+
+@needs_two_channels
+@KERNEL_SETTINGS
+@given(case=level_case(missing=True), zero_h_feature=st.integers(-1, 3))
+def test_two_channel_split_finding_equals_counted(case, zero_h_feature):
+    """Without the count channel (min_samples_leaf=0, min_child_weight > 0, as the module
+    docstring requires) the kernels must pick the split the brute force picks with counts
+    and min_samples_leaf=1 (a child with hessian >= min_child_weight > 0 is never empty).
+
+    ``zero_h_feature``: the rows missing in that feature get a zero hessian (rows of a
+    saturated logloss have h == 0 and g == +-1), an input where hessians can't stand in for
+    counts."""
+    data, g, h, exact, (l2, _, mcw), noise, node, n_nodes, slots = case
+    if 0 <= zero_h_feature < data.n_features:
+        h = np.where(data.X_rows[:, zero_h_feature] == data.missing_bin, 0.0, h)
+    mcw = max(mcw, 1e-3)
+    hist3 = hist_of(data, g, h, node, n_nodes)
+    hist2 = np.ascontiguousarray(hist3[..., :2])
+    res, _ = node_split(hist2[slots[0]], data.nbnm, data.missing_bin, l2, 0, mcw, noise)
+    best, cands = ref.find_split_node(hist3[slots[0]], data.nbnm, data.missing_bin, l2, 1,
+                                      mcw, noise)
+    err = ref.choice_is_consistent(res, best, cands, exact, noise=noise)
+    assert err is None, "find_split_node, 2 channels: " + err
+    res, _, _ = level_split(hist2, slots, data.nbnm, data.missing_bin, l2, 0, mcw, noise)
+    best, cands = ref.find_split_level([hist3[s] for s in slots], data.nbnm,
+                                       data.missing_bin, l2, 1, mcw, noise)
+    err = ref.choice_is_consistent(res, best, cands, exact, noise=noise)
+    assert err is None, "find_split_level, 2 channels: " + err
+
+
+@needs_two_channels
+def test_two_channel_missing_rows_with_zero_hessian():
+    """Missing rows whose hessians are 0 (e.g. a saturated logloss) still move gradient:
+    sending them right is a different split from sending them left."""
+    X = np.array([[0], [1], [2]], np.uint8)        # row 2 is missing
+    data = make_binned(X, [2], 2)
+    g = np.array([-1.0, 1.0, 5.0])
+    h = np.array([1.0, 1.0, 0.0])
+    hist3 = hist_of(data, g, h)
+    hist2 = np.ascontiguousarray(hist3[..., :2])
+    # with counts: (0, 0, nan_right=1), gain 1/2 + 36/2 - 25/3
+    expected = 0.5 + 18.0 - 25.0 / 3.0
+    res3, _ = node_split(hist3[0], [2], 2, 1.0, 1, 1e-3)
+    assert res3[:3] == (0, 0, 1) and res3[3] == pytest.approx(expected, rel=1e-14)
+    res2, _ = node_split(hist2[0], [2], 2, 1.0, 0, 1e-3)
+    assert res2[:3] == (0, 0, 1) and res2[3] == pytest.approx(expected, rel=1e-14)
+    lres2, _, _ = level_split(hist2, [0], [2], 2, 1.0, 0, 1e-3)
+    assert lres2[:3] == (0, 0, 1) and lres2[3] == pytest.approx(expected, rel=1e-14)
