@@ -93,7 +93,8 @@ extensions = [
         f"boostlib._kernels.{name}",
         [f"boostlib/_kernels/{name}.pyx"],
         include_dirs=[np.get_include()],
-        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION"),
+                       ("BOOSTLIB_DEBUG", "1" if DEBUG else "0")],
     )
     for name in KERNELS
 ]
@@ -102,7 +103,6 @@ setup(
     ext_modules=cythonize(
         extensions,
         compiler_directives=directives,
-        compile_time_env={"BOOSTLIB_DEBUG": DEBUG},
         force=True,  # a switch of BOOSTLIB_DEBUG_CYTHON must regenerate the C files
     ),
     cmdclass={"build_ext": BuildExt},

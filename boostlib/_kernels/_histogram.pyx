@@ -3,6 +3,14 @@ from cython.parallel cimport prange
 
 from .common cimport bin_t, idx_t, CH_G, CH_H, CH_C, N_CHANNELS
 
+cdef extern from *:
+    """
+    #ifndef BOOSTLIB_DEBUG
+    #define BOOSTLIB_DEBUG 0
+    #endif
+    """
+    bint BOOSTLIB_DEBUG   # 1 in the debug build (setup.py defines it)
+
 
 def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
                      const idx_t[::1] node_of_row, const idx_t[::1] slot_of_node,
@@ -54,7 +62,7 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
     for j in range(n_nodes):
         if slot_of_node[j] >= n_slots:
             raise ValueError("slot out of range")
-    IF BOOSTLIB_DEBUG:
+    if BOOSTLIB_DEBUG:
         # The hot loop follows raw pointers; the debug build validates every index it uses
         # (the release build trusts the grower, which builds them).
         for p in range(n_fit):
