@@ -30,6 +30,7 @@ class Ensemble:
         self.trees: List[Tree] = []
         self.coef: List[float] = []
         self._packed = None
+        self._compact_cache = None
 
     @property
     def n_trees(self) -> int:
@@ -42,6 +43,7 @@ class Ensemble:
         self.trees.append(tree)
         self.coef.append(float(coef))
         self._packed = None
+        self._compact_cache = None
         return len(self.trees) - 1
 
     def scale(self, factor: float) -> None:
@@ -49,6 +51,7 @@ class Ensemble:
         self.bias *= factor
         self.coef = [c * factor for c in self.coef]
         self._packed = None
+        self._compact_cache = None
 
     def truncate(self, n_trees: int, bias: float, coef: np.ndarray) -> None:
         """Keep the first ``n_trees`` trees with the given bias and coefficients."""
@@ -56,6 +59,7 @@ class Ensemble:
         self.coef = [float(c) for c in coef[:n_trees]]
         self.bias = float(bias)
         self._packed = None
+        self._compact_cache = None
 
     def _pack(self, trees: List[Tree]):
         def offsets(sizes):
@@ -106,9 +110,50 @@ class Ensemble:
             self.add_trees_binned(X_binned, out, trees, coef, n_threads)
         return out
 
+    def _compact(self):
+        """Prediction tables that bin only on the borders some split uses (CatBoost's trick).
+
+        Binning is a binary search per value; searching the used borders only (often far
+        fewer than ``max_bins``) makes it cheaper. Split bins are renumbered accordingly;
+        the order of borders is kept, so every comparison gives the same side.
+        """
+        mapper = self.bin_mapper
+        width = mapper.max_bins + 1
+        inner = [t.feature >= 0 if t.policy == "symmetric" else t.left >= 0
+                 for t in self.trees]
+        feats = np.concatenate([t.feature[m] for t, m in zip(self.trees, inner)] or [[]])
+        bins = np.concatenate([t.bin[m] for t, m in zip(self.trees, inner)] or [[]])
+        feats, bins = feats.astype(np.int64), bins.astype(np.int64)
+        sizes = np.array([b.size for b in mapper.borders_], dtype=np.int64)
+        real = bins < sizes[feats] if feats.size else np.zeros(0, bool)  # size: "all left"
+        used = np.unique(feats[real] * width + bins[real])
+        first = np.searchsorted(used, np.arange(mapper.n_features) * width)
+        compact = BinMapper(mapper.max_bins).set_borders(
+            [mapper.borders_[f][used[first[f]:first[f + 1] if f + 1 < mapper.n_features
+                                  else used.size] - f * width]
+             for f in range(mapper.n_features)])
+        # rank of each split's border among its feature's used borders
+        new_bins = np.searchsorted(used, feats * width + bins) - first[feats]
+        trees, pos = [], 0
+        for t, m in zip(self.trees, inner):
+            new_bin = t.bin.copy()
+            k = int(m.sum())
+            new_bin[m] = new_bins[pos:pos + k]
+            pos += k
+            trees.append(type(t)(**{**{k: getattr(t, k) for k in t.__dataclass_fields__
+                                       if k != "policy"}, "bin": new_bin}))
+        return compact, trees, np.asarray(self.coef, dtype=np.float64)
+
     def predict_raw(self, X: np.ndarray, n_threads: int = 1) -> np.ndarray:
         """Raw scores of raw float64 rows ``X`` (n_rows, n_features); NaN = missing."""
-        return self.predict_binned(self.bin_mapper.transform(X, n_threads), n_threads)
+        if self._compact_cache is None:
+            self._compact_cache = self._compact()
+        mapper, trees, coef = self._compact_cache
+        X_binned = mapper.transform(X, n_threads)
+        out = np.full(X_binned.shape[1], self.bias)
+        if trees:
+            self.add_trees_binned(X_binned, out, trees, coef, n_threads)
+        return out
 
     def feature_importances(self) -> np.ndarray:
         """Total split gain per feature, normalised to sum to 1 (zeros if no split)."""

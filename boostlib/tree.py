@@ -116,7 +116,6 @@ class TreeGrower:
         count_free = params.min_samples_leaf <= 1 and params.min_child_weight > 0
         self.n_channels = 2 if count_free else 3
         self._msl = 0 if count_free else params.min_samples_leaf
-        self._count_ch = 1 if count_free else 2
         self._gain_sum = np.empty((n_features, 2, self.n_bins))
         self._n_valid = np.empty((n_features, 2, self.n_bins), dtype=np.int32)
         self._scratch = np.empty((n_features, 4))

@@ -198,3 +198,22 @@ def test_single_row_and_constant_feature():
     mc = BoostRegressor(n_estimators=3).fit(Xc, yc)
     assert np.allclose(mc.predict(Xc), yc.mean())
     assert all(t.n_leaves() == 1 for t in mc.ensemble_.trees)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_prediction_bins_on_used_borders_only_same_scores(policy):
+    """predict() bins on the borders splits use (compact tables): same scores as binning on
+    every border, including the "non-missing left, missing right" split of a feature that is
+    constant apart from NaN."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(2000, 4))
+    X[:, 3] = np.where(rng.random(2000) < 0.3, np.nan, 1.0)
+    y = (X[:, 0] + 2 * np.isnan(X[:, 3]) + 0.3 * rng.normal(size=2000) > 1).astype(int)
+    m = BoostClassifier(n_estimators=30, grow_policy=policy, random_state=0).fit(X, y)
+    ens = m.ensemble_
+    assert any(3 in t.feature for t in ens.trees)
+    Xt = rng.normal(size=(500, 4))
+    Xt[:, 3] = np.where(rng.random(500) < 0.5, np.nan, 1.0)
+    Xt[::7, 1] = np.nan
+    full = ens.predict_binned(ens.bin_mapper.transform(Xt))
+    assert np.array_equal(m.decision_function(Xt), full)

@@ -67,11 +67,10 @@ def predict_oblivious(const bin_t[:, ::1] X_binned, const idx_t[::1] split_featu
                     thr = split_bin[lo_s + l]
                     nr = nan_right[lo_s + l]
                     for r in range(start, stop):
+                        # Branch-free (vectorisable): the missing bin is above every
+                        # threshold, so it goes right exactly when nan_right.
                         b = xf[r]
-                        if b == missing_bin:
-                            scratch[r] |= nr << l
-                        else:
-                            scratch[r] |= (b > thr) << l
+                        scratch[r] |= ((b > thr) & ((b != missing_bin) | nr)) << l
                 c = coef[t]
                 lo_l = leaf_offset[t]
                 for r in range(start, stop):
