@@ -15,6 +15,19 @@ cdef extern from *:
     int boostlib_openmp_enabled() noexcept nogil
     int boostlib_omp_max_threads() noexcept nogil
 
+cdef extern from *:
+    """
+    #ifndef BOOSTLIB_DEBUG
+    #define BOOSTLIB_DEBUG 0
+    #endif
+    """
+    bint BOOSTLIB_DEBUG
+
+
+def debug_build():
+    """Return True for a build made with ``BOOSTLIB_DEBUG_CYTHON=1`` (bounds checks on)."""
+    return bool(BOOSTLIB_DEBUG)
+
 
 def openmp_enabled():
     """Return True when the kernels were compiled with OpenMP."""
