@@ -218,17 +218,22 @@ class TreeGrower:
         grow = self._grow_symmetric if self.policy == "symmetric" else self._grow_depthwise
         return grow(rows, g, h, lg, split_noise_std, split_rng, leaf_noise_scale, leaf_rng)
 
-    def _hist_inputs(self, rows, g, h):
-        """Row ids (empty = identity) and float32 gradient/hessian for histogram building."""
-        hist_rows = self._no_rows if rows.size == self.X.shape[1] else rows
-        return hist_rows, g.astype(np.float32), h.astype(np.float32)
+    def _root(self, rows, g, h):
+        """Start a tree: every row in node 0, and the root histogram.
+
+        Returns the node of every row, the histogram inputs (row ids, empty meaning all rows;
+        float32 gradient and hessian) and the root histogram (slot 0).
+        """
+        node = np.zeros(rows.size, dtype=np.int32)
+        hrows = self._no_rows if rows.size == self.X.shape[1] else rows
+        g32, h32 = g.astype(np.float32), h.astype(np.float32)
+        hist = self._hist_buffer(0, 1)
+        self._build(hrows, node, np.zeros(1, dtype=np.int32), g32, h32, hist)
+        return node, (hrows, g32, h32), hist
 
     def _grow_symmetric(self, rows, g, h, lg, noise_std, split_rng, leaf_scale, leaf_rng):
         p = self.params
-        node = np.zeros(rows.size, dtype=np.int32)
-        hrows, g32, h32 = self._hist_inputs(rows, g, h)
-        hist = self._hist_buffer(0, 1)
-        self._build(hrows, node, np.zeros(1, dtype=np.int32), g32, h32, hist)
+        node, (hrows, g32, h32), hist = self._root(rows, g, h)
         slot_of_leaf = np.zeros(1, dtype=np.int32)     # -1: leaf not active
         frozen_at = np.full(1, p.max_depth, dtype=np.int64)
         feats, bins, nanr, gains = [], [], [], []
@@ -289,10 +294,7 @@ class TreeGrower:
 
     def _grow_depthwise(self, rows, g, h, lg, noise_std, split_rng, leaf_scale, leaf_rng):
         p = self.params
-        node = np.zeros(rows.size, dtype=np.int32)
-        hrows, g32, h32 = self._hist_inputs(rows, g, h)
-        hist = self._hist_buffer(0, 1)
-        self._build(hrows, node, np.zeros(1, dtype=np.int32), g32, h32, hist)
+        node, (hrows, g32, h32), hist = self._root(rows, g, h)
         feature, bin_, nanr, left_c, right_c, gain = [-1], [0], [0], [-1], [-1], [0.0]
         level_nodes, level_slots = [0], [0]
         for depth in range(p.max_depth):

@@ -2,7 +2,7 @@
 from cython.parallel cimport prange
 from libc.math cimport isnan
 
-from .common cimport bin_t, idx_t
+from .common cimport bin_t, idx_t, block_stop
 
 cdef enum:
     BLOCK = 256
@@ -42,9 +42,7 @@ def map_to_bins(const double[:, :] X, const double[:, ::1] borders,
     with nogil:
         for blk in prange(n_blocks, schedule="static", num_threads=n_threads):
             start = blk * BLOCK
-            stop = start + BLOCK
-            if stop > n_rows:
-                stop = n_rows
+            stop = block_stop(blk, BLOCK, n_rows)
             for f in range(n_features):
                 nb = n_borders[f]
                 for i in range(start, stop):

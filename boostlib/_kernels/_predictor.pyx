@@ -7,7 +7,7 @@ or, for the missing bin, when ``nan_right``.
 """
 from cython.parallel cimport prange
 
-from .common cimport bin_t, idx_t
+from .common cimport bin_t, idx_t, block_stop
 
 cdef enum:
     BLOCK = 512
@@ -55,9 +55,7 @@ def predict_oblivious(const bin_t[:, ::1] X_binned, const idx_t[::1] split_featu
     with nogil:
         for blk in prange(n_blocks, schedule="static", num_threads=n_threads):
             start = blk * BLOCK
-            stop = start + BLOCK
-            if stop > n_rows:
-                stop = n_rows
+            stop = block_stop(blk, BLOCK, n_rows)
             for t in range(n_trees):
                 for r in range(start, stop):
                     scratch[r] = 0
@@ -118,9 +116,7 @@ def predict_depthwise(const bin_t[:, ::1] X_binned, const idx_t[::1] feature,
     with nogil:
         for blk in prange(n_blocks, schedule="static", num_threads=n_threads):
             start = blk * BLOCK
-            stop = start + BLOCK
-            if stop > n_rows:
-                stop = n_rows
+            stop = block_stop(blk, BLOCK, n_rows)
             for t in range(n_trees):
                 base = node_offset[t]
                 c = coef[t]

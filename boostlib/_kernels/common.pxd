@@ -21,3 +21,10 @@ cdef enum:
     CH_H = 1        # sum of hessians
     CH_C = 2        # number of rows
     N_CHANNELS = 3
+
+
+cdef inline Py_ssize_t block_stop(Py_ssize_t block, Py_ssize_t block_size,
+                                  Py_ssize_t n) noexcept nogil:
+    """End (exclusive) of row block ``block`` of ``block_size`` rows among ``n``."""
+    cdef Py_ssize_t stop = (block + 1) * block_size
+    return stop if stop < n else n
