@@ -1,7 +1,7 @@
 """The additive model ``raw(x) = bias + sum_k c_k * tree_k(x)`` and its prediction."""
 from __future__ import annotations
 
-from typing import List, Optional, Union
+from typing import List, Union
 
 import numpy as np
 

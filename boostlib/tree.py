@@ -15,7 +15,7 @@ every split node are built in one pass over the rows and the sibling's come by s
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import List, Optional, Tuple
+from typing import Optional
 
 import numpy as np
 

@@ -98,7 +98,7 @@ def test_add_trees_binned_matches_traversal(data, policy, pick, n_threads):
 def test_prediction_across_row_blocks(policy, max_bins):
     """More rows than one block of 512, several threads; bias and coefficients."""
     rng = np.random.default_rng(max_bins)
-    n_rows, n_features = 1300, 3
+    n_rows = 1300
     nbnm = np.array([max_bins, 1, max(1, max_bins // 2)], np.int32)
     X = np.stack([rng.integers(0, nb, n_rows) for nb in nbnm])
     X[rng.random(X.shape) < 0.15] = max_bins

@@ -4,7 +4,7 @@ import pytest
 
 import boostlib
 from boostlib import PluginError, registry
-from boostlib.api import Loss, SampleResult, Sampler, UpdateRule, hookimpl
+from boostlib.api import SampleResult, Sampler, UpdateRule, hookimpl
 from boostlib.losses import LogLoss, MSELoss
 
 
