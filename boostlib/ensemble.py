@@ -29,7 +29,6 @@ class Ensemble:
         self.bias = float(bias)
         self.trees: List[Tree] = []
         self.coef: List[float] = []
-        self._packed = None
         self._compact_cache = None
 
     @property
@@ -42,7 +41,6 @@ class Ensemble:
             raise ValueError(f"cannot add a {tree.policy} tree to a {self.policy} ensemble")
         self.trees.append(tree)
         self.coef.append(float(coef))
-        self._packed = None
         self._compact_cache = None
         return len(self.trees) - 1
 
@@ -50,7 +48,6 @@ class Ensemble:
         """Multiply the bias and every coefficient by ``factor``."""
         self.bias *= factor
         self.coef = [c * factor for c in self.coef]
-        self._packed = None
         self._compact_cache = None
 
     def truncate(self, n_trees: int, bias: float, coef: np.ndarray) -> None:
@@ -58,7 +55,6 @@ class Ensemble:
         del self.trees[n_trees:]
         self.coef = [float(c) for c in coef[:n_trees]]
         self.bias = float(bias)
-        self._packed = None
         self._compact_cache = None
 
     def _pack(self, trees: List[Tree]):
@@ -100,15 +96,17 @@ class Ensemble:
             _predictor.predict_depthwise(X_binned, coef=coef, missing_bin=missing, out=out,
                                          n_threads=n_threads, **packed)
 
-    def predict_binned(self, X_binned: np.ndarray, n_threads: int = 1) -> np.ndarray:
-        """Raw scores of binned rows."""
+    def _scores(self, X_binned: np.ndarray, trees: List[Tree], coef: np.ndarray,
+                n_threads: int) -> np.ndarray:
         out = np.full(X_binned.shape[1], self.bias)
-        if self._packed is None:
-            self._packed = (self.trees[:], np.asarray(self.coef, dtype=np.float64))
-        trees, coef = self._packed
         if trees:
             self.add_trees_binned(X_binned, out, trees, coef, n_threads)
         return out
+
+    def predict_binned(self, X_binned: np.ndarray, n_threads: int = 1) -> np.ndarray:
+        """Raw scores of rows binned with ``bin_mapper`` (n_features, n_rows)."""
+        return self._scores(X_binned, self.trees, np.asarray(self.coef, dtype=np.float64),
+                            n_threads)
 
     def _compact(self):
         """Prediction tables that bin only on the borders some split uses (CatBoost's trick).
@@ -149,11 +147,7 @@ class Ensemble:
         if self._compact_cache is None:
             self._compact_cache = self._compact()
         mapper, trees, coef = self._compact_cache
-        X_binned = mapper.transform(X, n_threads)
-        out = np.full(X_binned.shape[1], self.bias)
-        if trees:
-            self.add_trees_binned(X_binned, out, trees, coef, n_threads)
-        return out
+        return self._scores(mapper.transform(X, n_threads), trees, coef, n_threads)
 
     def feature_importances(self) -> np.ndarray:
         """Total split gain per feature, normalised to sum to 1 (zeros if no split)."""
