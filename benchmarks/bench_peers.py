@@ -7,6 +7,7 @@ peak memory, test logloss and AUC per model) and ratios of boostlib to its peers
     python benchmarks/bench_peers.py                                   # 1,000,000 x 28, 200k test
     python benchmarks/bench_peers.py --n-train 50000 --n-test 20000    # smoke run
     python benchmarks/bench_peers.py --json results.json               # also write JSON
+    python benchmarks/bench_peers.py --suite sampling                  # row samplers, 0.5
 
 How it works
 ------------
@@ -29,7 +30,10 @@ How it works
 Settings (all models): 200 trees, depth 6, 255 bins, learning rate 0.1, 2 threads, L2 = 1.
 boostlib ``grow_policy="depthwise"`` is compared with LightGBM, XGBoost (hist) and HGB;
 boostlib ``grow_policy="symmetric"`` with CatBoost at matched settings (plus CatBoost with its
-default settings, for reference only).
+default settings, for reference only).  ``--suite sampling`` runs every library with and
+without row sampling at ``--subsample`` (boostlib uniform / GOSS / MVS, LightGBM bagging and
+GOSS, XGBoost subsample, CatBoost Bernoulli and MVS) and reports, per library, the sampled /
+unsampled fit-time ratio and the change in test logloss.
 """
 from __future__ import annotations
 
@@ -55,7 +59,7 @@ NAN_RATE = 0.05
 SIGNAL_SCALE = 0.9            # scales the log-odds; sets the difficulty (Bayes logloss ~0.56)
 
 DEFAULTS = dict(n_estimators=200, max_depth=6, learning_rate=0.1, max_bins=255,
-                l2=1.0, threads=2, seed=0)
+                l2=1.0, threads=2, seed=0, subsample=0.5)
 
 RESULT_MARKER = "@@BENCH_RESULT@@ "
 
@@ -156,37 +160,50 @@ def _proba(model, X):
     return model.predict_proba(X)[:, 1]
 
 
-def build_boostlib(grow_policy: str) -> Builder:
+def build_boostlib(grow_policy: str, sampler: Optional[str] = None) -> Builder:
     def build(cfg):
         import boostlib
         model = boostlib.BoostClassifier(
             n_estimators=cfg["n_estimators"], learning_rate=cfg["learning_rate"],
             max_depth=cfg["max_depth"], grow_policy=grow_policy, max_bins=cfg["max_bins"],
             l2_regularization=cfg["l2"], min_samples_leaf=1, min_child_weight=1e-3,
+            sampler=sampler, subsample=cfg["subsample"] if sampler else 1.0,
             n_jobs=cfg["threads"], random_state=cfg["seed"])
         return model, _proba, getattr(boostlib, "__version__", "?")
     return build
 
 
-def build_lightgbm(cfg):
-    import lightgbm
-    model = lightgbm.LGBMClassifier(
-        n_estimators=cfg["n_estimators"], learning_rate=cfg["learning_rate"],
-        max_depth=cfg["max_depth"], num_leaves=2 ** cfg["max_depth"], max_bin=cfg["max_bins"],
-        reg_lambda=cfg["l2"], min_child_samples=1, min_child_weight=1e-3,
-        n_jobs=cfg["threads"], random_state=cfg["seed"], verbose=-1)
-    return model, _proba, lightgbm.__version__
+def build_lightgbm(sampling: Optional[str] = None) -> Builder:
+    def build(cfg):
+        import lightgbm
+        extra: Dict[str, Any] = {}
+        if sampling == "bagging":
+            extra = dict(subsample=cfg["subsample"], subsample_freq=1)
+        elif sampling == "goss":    # boostlib's split of subsample: top 2/3, other 1/3
+            extra = dict(data_sample_strategy="goss", top_rate=2 * cfg["subsample"] / 3,
+                         other_rate=cfg["subsample"] / 3)
+        model = lightgbm.LGBMClassifier(
+            n_estimators=cfg["n_estimators"], learning_rate=cfg["learning_rate"],
+            max_depth=cfg["max_depth"], num_leaves=2 ** cfg["max_depth"],
+            max_bin=cfg["max_bins"], reg_lambda=cfg["l2"], min_child_samples=1,
+            min_child_weight=1e-3, n_jobs=cfg["threads"], random_state=cfg["seed"],
+            verbose=-1, **extra)
+        return model, _proba, lightgbm.__version__
+    return build
 
 
-def build_xgboost(cfg):
-    import xgboost
-    model = xgboost.XGBClassifier(
-        n_estimators=cfg["n_estimators"], learning_rate=cfg["learning_rate"],
-        max_depth=cfg["max_depth"], tree_method="hist",
-        max_bin=cfg["max_bins"] + 1,          # XGBoost's max_bin counts the missing bin too
-        reg_lambda=cfg["l2"], min_child_weight=1e-3,
-        n_jobs=cfg["threads"], random_state=cfg["seed"])
-    return model, _proba, xgboost.__version__
+def build_xgboost(subsample: bool = False) -> Builder:
+    def build(cfg):
+        import xgboost
+        model = xgboost.XGBClassifier(
+            n_estimators=cfg["n_estimators"], learning_rate=cfg["learning_rate"],
+            max_depth=cfg["max_depth"], tree_method="hist",
+            max_bin=cfg["max_bins"] + 1,      # XGBoost's max_bin counts the missing bin too
+            reg_lambda=cfg["l2"], min_child_weight=1e-3,
+            subsample=cfg["subsample"] if subsample else 1.0,
+            n_jobs=cfg["threads"], random_state=cfg["seed"])
+        return model, _proba, xgboost.__version__
+    return build
 
 
 def build_hgb(cfg):
@@ -201,7 +218,7 @@ def build_hgb(cfg):
     return model, _proba, sklearn.__version__
 
 
-def build_catboost(matched: bool) -> Builder:
+def build_catboost(matched: bool, bootstrap: str = "No") -> Builder:
     def build(cfg):
         import catboost
         params = dict(iterations=cfg["n_estimators"], learning_rate=cfg["learning_rate"],
@@ -211,10 +228,12 @@ def build_catboost(matched: bool) -> Builder:
             params.update(
                 grow_policy="SymmetricTree",
                 border_count=cfg["max_bins"] - 1,   # + the missing-value border = 255 bins
-                bootstrap_type="No", random_strength=0, l2_leaf_reg=cfg["l2"],
+                bootstrap_type=bootstrap, random_strength=0, l2_leaf_reg=cfg["l2"],
                 score_function="L2", leaf_estimation_iterations=1,
                 leaf_estimation_method="Newton", boost_from_average=True,
                 boosting_type="Plain")               # CatBoost picks Ordered on small data
+            if bootstrap != "No":
+                params["subsample"] = cfg["subsample"]
         model = catboost.CatBoostClassifier(**params)
 
         def proba(m, X):
@@ -227,9 +246,9 @@ def _n_trees(name: str, model) -> Optional[int]:
     try:
         if name.startswith("boostlib"):
             return int(model.n_trees_)
-        if name == "lightgbm":
+        if name.startswith("lightgbm"):
             return int(model.booster_.num_trees())
-        if name == "xgboost":
+        if name.startswith("xgboost"):
             return int(model.get_booster().num_boosted_rounds())
         if name == "sklearn-hgb":
             return int(model.n_iter_)
@@ -244,9 +263,9 @@ def _n_trees(name: str, model) -> Optional[int]:
 MODELS: Dict[str, Tuple[str, str, Builder, str]] = {
     "boostlib-depthwise": ("boostlib depthwise", "boostlib", build_boostlib("depthwise"),
                            "grow_policy='depthwise'"),
-    "lightgbm": ("LightGBM", "lightgbm", build_lightgbm,
+    "lightgbm": ("LightGBM", "lightgbm", build_lightgbm(),
                  "max_depth 6, num_leaves 64, min_child_samples 1"),
-    "xgboost": ("XGBoost hist", "xgboost", build_xgboost,
+    "xgboost": ("XGBoost hist", "xgboost", build_xgboost(),
                 "tree_method hist, max_bin 256 (incl. missing)"),
     "sklearn-hgb": ("sklearn HGB", "sklearn", build_hgb,
                     "max_leaf_nodes 64, early_stopping off"),
@@ -257,7 +276,57 @@ MODELS: Dict[str, Tuple[str, str, Builder, str]] = {
                          "score, 1 Newton step, Plain"),
     "catboost-default": ("CatBoost default", "catboost", build_catboost(False),
                          "defaults except iterations/lr/depth/threads (reference only)"),
+    # --suite sampling: the models above with row sampling at --subsample
+    "boostlib-symmetric-uniform": ("boostlib symmetric uniform", "boostlib",
+                                   build_boostlib("symmetric", "uniform"), "sampler='uniform'"),
+    "boostlib-symmetric-goss": ("boostlib symmetric GOSS", "boostlib",
+                                build_boostlib("symmetric", "goss"),
+                                "sampler='goss' (top 2/3, other 1/3 of subsample; warm-up)"),
+    "boostlib-symmetric-mvs": ("boostlib symmetric MVS", "boostlib",
+                               build_boostlib("symmetric", "mvs"),
+                               "sampler='mvs' (adaptive lambda)"),
+    "boostlib-depthwise-uniform": ("boostlib depthwise uniform", "boostlib",
+                                   build_boostlib("depthwise", "uniform"), "sampler='uniform'"),
+    "boostlib-depthwise-goss": ("boostlib depthwise GOSS", "boostlib",
+                                build_boostlib("depthwise", "goss"), "sampler='goss'"),
+    "boostlib-depthwise-mvs": ("boostlib depthwise MVS", "boostlib",
+                               build_boostlib("depthwise", "mvs"), "sampler='mvs'"),
+    "lightgbm-bagging": ("LightGBM bagging", "lightgbm", build_lightgbm("bagging"),
+                         "bagging_fraction=subsample, bagging_freq 1"),
+    "lightgbm-goss": ("LightGBM GOSS", "lightgbm", build_lightgbm("goss"),
+                      "top_rate 2/3 and other_rate 1/3 of subsample"),
+    "xgboost-subsample": ("XGBoost subsample", "xgboost", build_xgboost(True),
+                          "subsample (uniform)"),
+    "catboost-bernoulli": ("CatBoost matched Bernoulli", "catboost",
+                           build_catboost(True, "Bernoulli"), "bootstrap_type Bernoulli"),
+    "catboost-mvs": ("CatBoost matched MVS", "catboost", build_catboost(True, "MVS"),
+                     "bootstrap_type MVS"),
 }
+
+SUITES = {
+    "peers": ["boostlib-depthwise", "lightgbm", "xgboost", "sklearn-hgb", "boostlib-symmetric",
+              "catboost-matched", "catboost-default"],
+    "sampling": ["boostlib-symmetric", "boostlib-symmetric-uniform", "boostlib-symmetric-goss",
+                 "boostlib-symmetric-mvs", "boostlib-depthwise", "boostlib-depthwise-uniform",
+                 "boostlib-depthwise-goss", "boostlib-depthwise-mvs", "lightgbm",
+                 "lightgbm-bagging", "lightgbm-goss", "xgboost", "xgboost-subsample",
+                 "catboost-matched", "catboost-bernoulli", "catboost-mvs"],
+}
+
+# (sampled, unsampled) pairs of the sampling section: what sampling does to each library
+SAMPLING_PAIRS = [
+    ("boostlib-symmetric-uniform", "boostlib-symmetric"),
+    ("boostlib-symmetric-goss", "boostlib-symmetric"),
+    ("boostlib-symmetric-mvs", "boostlib-symmetric"),
+    ("boostlib-depthwise-uniform", "boostlib-depthwise"),
+    ("boostlib-depthwise-goss", "boostlib-depthwise"),
+    ("boostlib-depthwise-mvs", "boostlib-depthwise"),
+    ("lightgbm-bagging", "lightgbm"),
+    ("lightgbm-goss", "lightgbm"),
+    ("xgboost-subsample", "xgboost"),
+    ("catboost-bernoulli", "catboost-matched"),
+    ("catboost-mvs", "catboost-matched"),
+]
 
 # (numerator, denominator) pairs of the ratio section
 RATIO_PAIRS = [
@@ -419,6 +488,20 @@ def ratios(results: Dict[str, Dict[str, Any]]) -> List[Dict[str, Any]]:
     return rows
 
 
+def sampling_ratios(results: Dict[str, Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """What row sampling does to each library: sampled / unsampled fit time, logloss change."""
+    rows = []
+    for a, b in SAMPLING_PAIRS:
+        ra, rb = results.get(a), results.get(b)
+        if not ra or not rb or "skipped" in ra or "skipped" in rb:
+            continue
+        rows.append(dict(sampled=a, unsampled=b, label=ra["label"],
+                         fit=ra["fit_s"] / rb["fit_s"],
+                         logloss_diff_pct=100.0 * (ra["logloss"] - rb["logloss"])
+                         / rb["logloss"]))
+    return rows
+
+
 def _fmt(v: Optional[float], spec: str) -> str:
     return "n/a" if v is None else format(v, spec)
 
@@ -479,6 +562,14 @@ def render(report: Dict[str, Any]) -> str:
         lines += ["", "logloss diff % = 100 * (boostlib - peer) / peer (negative: boostlib "
                   "is more accurate).  Timings on shared machines drift by about +-10%; "
                   "compare ratios from one run."]
+    if report.get("sampling"):
+        lines += ["", f"### Row sampling at subsample={cfg['subsample']} (sampled / unsampled, "
+                  "same library)", "",
+                  "| sampled model | fit ratio | logloss diff % |", "|---|---:|---:|"]
+        for q in report["sampling"]:
+            lines.append(f"| {q['label']} | {q['fit']:.2f}x | {q['logloss_diff_pct']:+.2f}% |")
+        lines += ["", "fit ratio < 1: sampling made the fit faster; logloss diff % = 100 * "
+                  "(sampled - unsampled) / unsampled test logloss."]
     return "\n".join(lines)
 
 
@@ -518,8 +609,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--n-estimators", type=int, default=DEFAULTS["n_estimators"])
     ap.add_argument("--threads", type=int, default=DEFAULTS["threads"])
     ap.add_argument("--seed", type=int, default=DEFAULTS["seed"], help="data seed")
-    ap.add_argument("--models", default=",".join(MODELS),
-                    help="comma-separated subset of: " + ", ".join(MODELS))
+    ap.add_argument("--suite", choices=sorted(SUITES), default="peers",
+                    help="default model list: 'peers' (no sampling) or 'sampling' (every "
+                         "library with and without row sampling at --subsample)")
+    ap.add_argument("--models", default=None,
+                    help="comma-separated models (default: the suite's); any of: "
+                         + ", ".join(MODELS))
+    ap.add_argument("--subsample", type=float, default=DEFAULTS["subsample"],
+                    help="row sampling rate of the sampled models")
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     ap.add_argument("--timeout", type=float, default=None, help="per-model timeout, seconds")
     ap.add_argument("--retry-contended", type=int, default=0, metavar="K",
@@ -529,14 +626,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--data-dir", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
 
-    cfg = dict(DEFAULTS, n_estimators=args.n_estimators, threads=args.threads)
+    cfg = dict(DEFAULTS, n_estimators=args.n_estimators, threads=args.threads,
+               subsample=args.subsample)
 
     if args.single:
         res = run_single(args.single, args.data_dir, cfg)
         print(RESULT_MARKER + json.dumps(res), flush=True)
         return 0
 
-    names = [m.strip() for m in args.models.split(",") if m.strip()]
+    names = ([m.strip() for m in args.models.split(",") if m.strip()] if args.models
+             else SUITES[args.suite])
     unknown = [m for m in names if m not in MODELS]
     if unknown:
         ap.error(f"unknown model(s) {unknown}; choose from {list(MODELS)}")
@@ -573,7 +672,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     report = dict(config=dict(cfg, n_train=args.n_train, n_test=args.n_test,
                               input_dtype="float64"),
                   data=data, environment=env, results=results,
-                  ratios=ratios(by_name),
+                  ratios=ratios(by_name), sampling=sampling_ratios(by_name),
                   memory_note="peak_mb = peak RSS during fit + predict_proba minus RSS after "
                               "the data was loaded; each model in its own process")
     print(render(report))

@@ -99,23 +99,61 @@ class Sampler(ABC):
     Parameters
     ----------
     subsample : float
-        Target fraction of rows, in (0, 1].
+        Target fraction of rows, in (0, 1]. ``subsample=1`` means no sampling: every sampler
+        then returns None, which is exactly ``sampler=None``.
+    leaf_values : {"sample", "all"}
+        Which rows the leaf values are computed on. ``"sample"`` (default; Friedman,
+        LightGBM, XGBoost): the sampled rows with their weights decide both the structure and
+        the leaf values. ``"all"`` (CatBoost): the sample chooses the structure only, and the
+        leaf values come from every row with its user weight. The context applies it; a
+        sampler only stores it.
+
+    Notes
+    -----
+    Subclasses add their own keyword parameters (``sampler_params``) and pass these two on
+    to ``super().__init__``.
     """
 
     name: ClassVar[str] = ""
+    LEAF_VALUES: ClassVar[Tuple[str, ...]] = ("sample", "all")
 
-    def __init__(self, subsample: float = 1.0):
-        if not (isinstance(subsample, (int, float)) and 0.0 < subsample <= 1.0):
-            raise ValueError(f"sampler {self.name!r}: subsample={subsample!r} is invalid; "
+    def __init__(self, subsample: float = 1.0, leaf_values: str = "sample"):
+        label = self.name or type(self).__name__
+        if not (isinstance(subsample, (int, float)) and not isinstance(subsample, bool)
+                and 0.0 < subsample <= 1.0):
+            raise ValueError(f"sampler {label!r}: subsample={subsample!r} is invalid; "
                              "expected a number in (0, 1]")
+        if leaf_values not in self.LEAF_VALUES:
+            raise ValueError(f"sampler {label!r}: leaf_values={leaf_values!r} is invalid; "
+                             f"expected one of {self.LEAF_VALUES}")
         self.subsample = float(subsample)
+        self.leaf_values = leaf_values
+
+    def begin(self, ctx: "Context") -> None:
+        """Called once before the first iteration (read ``ctx.learning_rate``,
+        ``ctx.n_rows``, ``ctx.n_iterations`` here; reset per-fit state)."""
 
     @abstractmethod
     def sample(self, gradient: np.ndarray, hessian: np.ndarray, rng: np.random.Generator,
                iteration: int) -> Optional[SampleResult]:
         """Draw this iteration's rows; return None to use every row with weight 1.
 
-        Must not modify ``gradient`` or ``hessian``; every random draw must come from ``rng``.
+        Parameters
+        ----------
+        gradient, hessian : float64 (n_rows,)
+            The loss derivatives the tree will be fitted to (user weights applied; hessians
+            are non-negative when they come from the context). Read-only: a sampler must not
+            modify them.
+        rng : numpy Generator
+            The sampler's own random stream; every random draw must come from it.
+        iteration : int
+            0-based boosting iteration.
+
+        Returns
+        -------
+        SampleResult or None
+            Sorted, unique int32 row indices (never empty) and their weights (None for 1),
+            which multiply both the gradient and the hessian of each selected row.
         """
 
 

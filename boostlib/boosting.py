@@ -169,7 +169,10 @@ class BoostingContext:
         Parameters
         ----------
         gradient, hessian : float64 arrays of shape (n_rows,).
-        sample : rows and weights to fit on (None: all rows).
+        sample : rows and weights to fit on (None: all rows). The histograms are built on
+            these rows only. When the sampler's ``leaf_values`` is ``"all"``, the sample
+            chooses the structure and the leaf values come from every row (``gradient`` and
+            ``hessian`` without the sampling weights).
         split_gradient : optional gradient that decides the structure only (e.g. with
             SGLB's per-row noise); leaf values always use ``gradient``.
         leaf_noise_scale : adds ``scale * N(0,1) / sqrt(H_leaf + l2)`` to each leaf value,
@@ -195,6 +198,9 @@ class BoostingContext:
                 g = g * sample.weights
                 h = h * sample.weights
                 sg = None if sg is None else sg * sample.weights
+        # CatBoost-style sampling: the sample picks the structure, all rows set the leaves.
+        values_on_all = sample is not None and getattr(self.sampler, "leaf_values",
+                                                       "sample") == "all"
         structure_g = g if sg is None else sg
         noise_std = 0.0
         if self.random_strength > 0:
@@ -205,8 +211,12 @@ class BoostingContext:
         tree, node = self.grower.grow(
             rows, structure_g, h, leaf_gradient=None if sg is None else g,
             split_noise_std=noise_std, split_rng=self.rng("split_noise"),
-            leaf_noise_scale=leaf_noise_scale, leaf_rng=self.rng("leaf_noise"))
-        self._fitted[id(tree)] = (tree, _Fitted(rows, node, sample is None))
+            leaf_noise_scale=leaf_noise_scale, leaf_rng=self.rng("leaf_noise"),
+            value_rows=self._all_rows if values_on_all else None,
+            value_gradient=gradient, value_hessian=hessian)
+        if values_on_all:
+            rows = self._all_rows
+        self._fitted[id(tree)] = (tree, _Fitted(rows, node, sample is None or values_on_all))
         return tree
 
     def _fit_info(self, tree) -> Optional[_Fitted]:
@@ -271,6 +281,8 @@ def run(ctx: BoostingContext, update: UpdateRule, early_stopping_rounds: Optiona
     result = {ev.name: {metric: []} for ev in ctx.evals}
     best_score, best_iter, best_state = math.inf, -1, None
     update_name = update.name or type(update).__name__
+    if ctx.sampler is not None:
+        ctx.sampler.begin(ctx)
     update.begin(ctx)
     it = -1
     for it in range(ctx.n_iterations):

@@ -1,36 +1,281 @@
 """Built-in row samplers, registered through the public hook.
 
-``uniform``: each row is kept independently with probability ``subsample`` and weight 1
-(stochastic gradient boosting, Friedman 2002). The sample is never empty: if no row is
-drawn, one row is picked uniformly.
+Every sampler returns the selected rows (sorted, unique) and their weights, which multiply
+both the gradient and the hessian of each row, so the weighted sums the tree sees are
+unbiased estimates of the full ones (uniform sampling keeps weight 1, as Friedman's
+stochastic gradient boosting, LightGBM bagging and XGBoost do, so its sums estimate
+``subsample`` times the full ones). With ``subsample=1`` every sampler returns None: no
+sampling, exactly as ``sampler=None``. The sample is never empty. Every random draw comes
+from the ``rng`` the context passes (the estimator's seeded "sampler" stream).
+
+``uniform``
+    Each row is kept independently with probability ``subsample``, weight 1.
+``goss``
+    Gradient-based one-side sampling (LightGBM): the ``top_rate`` fraction of rows with the
+    largest scores, plus ``other_rate * n`` rows drawn uniformly without replacement from the
+    rest, amplified by ``n_rest / n_drawn``.
+``mvs``
+    Minimal Variance Sampling (CatBoost): row ``i`` is kept with probability
+    ``p_i = min(1, sqrt(g_i^2 + lambda * h_i^2) / mu)``, ``mu`` such that
+    ``sum_i p_i = subsample * n``, and weighted ``1 / p_i``.
 """
 from __future__ import annotations
 
+import math
 from typing import Optional
 
 import numpy as np
 
-from .api import SampleResult, Sampler, hookimpl
+from ._kernels import _sampling
+from .api import Context, SampleResult, Sampler, hookimpl
+
+
+def _check_rate(sampler: str, name: str, value: Optional[float], upper_open: bool = False):
+    if value is None:
+        return
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0.0 < value <= 1.0
+    if not ok or (upper_open and value >= 1.0):
+        interval = "(0, 1)" if upper_open else "(0, 1]"
+        raise ValueError(f"sampler {sampler!r}: {name}={value!r} is invalid; expected a "
+                         f"number in {interval}")
 
 
 class UniformSampler(Sampler):
-    """Bernoulli row sampling with probability ``subsample``, weight 1."""
+    """Bernoulli row sampling: each row kept with probability ``subsample``, weight 1.
+
+    Stochastic gradient boosting (Friedman 2002). The expected sample size is
+    ``n * subsample``; when no row is drawn (tiny ``n * subsample``), one row is picked
+    uniformly.
+
+    Parameters
+    ----------
+    subsample : float, default 1.0
+        Probability of keeping each row, in (0, 1].
+    leaf_values : {"sample", "all"}, default "sample"
+        See :class:`boostlib.api.Sampler`.
+    """
 
     name = "uniform"
 
     def sample(self, gradient: np.ndarray, hessian: np.ndarray, rng: np.random.Generator,
                iteration: int) -> Optional[SampleResult]:
+        """Draw the rows of one iteration (see :meth:`boostlib.api.Sampler.sample`)."""
         n = gradient.shape[0]
         if self.subsample >= 1.0:
             return None
-        keep = rng.random(n) < self.subsample
-        idx = np.flatnonzero(keep).astype(np.int32)
+        idx = np.flatnonzero(rng.random(n) < self.subsample).astype(np.int32)
         if idx.size == 0:
             idx = np.array([rng.integers(n)], dtype=np.int32)
         return SampleResult(indices=idx)
 
 
+class GOSSSampler(Sampler):
+    """Gradient-based one-side sampling, as LightGBM does it.
+
+    Each iteration keeps the ``top_k = max(1, floor(n * top_rate))`` rows of largest score,
+    all of them, with weight 1, and draws ``other_k = floor(n * other_rate)`` of the other
+    ``n_rest`` rows uniformly without replacement, with weight ``n_rest / other_k`` on both
+    gradient and hessian: the Horvitz-Thompson factor, so the weighted sums are exactly
+    unbiased (the paper's ``(1 - top_rate) / other_rate`` is that factor when the counts are
+    integral).
+
+    Parameters
+    ----------
+    subsample : float, default 1.0
+        Fraction of rows kept, ``top_rate + other_rate``. When neither rate is given it is
+        split 2:1 as LightGBM's defaults are (``top_rate=0.2, other_rate=0.1`` is
+        ``subsample=0.3``); when one is given, the other is ``subsample`` minus it; when both
+        are given ``subsample`` must be 1 (the default) or their sum.
+    top_rate, other_rate : float, optional
+        The two fractions of *all* rows, in (0, 1), with ``top_rate + other_rate <= 1``.
+    score : {"gh", "g"}, default "gh"
+        Ranking key: ``|g * h|`` (what LightGBM's code uses) or ``|g|`` (the GOSS paper). For
+        losses with a constant hessian (MSE) the two give the same sample.
+    warmup : bool, default True
+        As LightGBM: no sampling during the first ``int(1 / learning_rate)`` iterations.
+    leaf_values : {"sample", "all"}, default "sample"
+        See :class:`boostlib.api.Sampler`.
+
+    Notes
+    -----
+    Ties at the threshold: every row whose score equals the ``top_k``-th largest joins the
+    top set (so it can hold more than ``top_k`` rows, as in LightGBM), and the ``other_k``
+    rows are drawn from the remaining ``n_rest``; with all scores equal every row is kept
+    with weight 1. Unlike LightGBM, which ranks and samples each block of at least 1024 rows
+    on its own, the ranking and the draw are over all rows, so the counts are exact.
+    """
+
+    name = "goss"
+    SCORES = ("gh", "g")
+
+    def __init__(self, subsample: float = 1.0, top_rate: Optional[float] = None,
+                 other_rate: Optional[float] = None, score: str = "gh", warmup: bool = True,
+                 leaf_values: str = "sample"):
+        super().__init__(subsample, leaf_values)
+        _check_rate(self.name, "top_rate", top_rate, upper_open=True)
+        _check_rate(self.name, "other_rate", other_rate, upper_open=True)
+        s = self.subsample
+        if top_rate is None and other_rate is None:
+            top_rate, other_rate = 2.0 * s / 3.0, s / 3.0
+        elif top_rate is None:
+            top_rate = s - other_rate if s < 1.0 else 1.0 - other_rate
+        elif other_rate is None:
+            other_rate = s - top_rate if s < 1.0 else 1.0 - top_rate
+        elif s < 1.0 and not math.isclose(top_rate + other_rate, s, rel_tol=1e-9):
+            raise ValueError(f"sampler 'goss': subsample={s!r} contradicts top_rate={top_rate!r}"
+                             f" + other_rate={other_rate!r}; give the rates or subsample")
+        if not (top_rate > 0.0 and other_rate > 0.0 and top_rate + other_rate <= 1.0 + 1e-12):
+            raise ValueError(f"sampler 'goss': top_rate={top_rate!r} and other_rate="
+                             f"{other_rate!r} must be positive with a sum <= 1 (subsample={s!r})")
+        if score not in self.SCORES:
+            raise ValueError(f"sampler 'goss': score={score!r} is invalid; expected one of "
+                             f"{self.SCORES}")
+        if not isinstance(warmup, (bool, np.bool_)):
+            raise ValueError(f"sampler 'goss': warmup={warmup!r} must be True or False")
+        self.top_rate = float(top_rate)
+        self.other_rate = float(other_rate)
+        self.score = score
+        self.warmup = bool(warmup)
+        self._warmup_iterations = 0
+
+    def begin(self, ctx: Context) -> None:
+        """Set the warm-up length from ``ctx.learning_rate``."""
+        self._warmup_iterations = int(1.0 / ctx.learning_rate) if self.warmup else 0
+
+    def sample(self, gradient: np.ndarray, hessian: np.ndarray, rng: np.random.Generator,
+               iteration: int) -> Optional[SampleResult]:
+        """Draw the rows of one iteration (see :meth:`boostlib.api.Sampler.sample`)."""
+        n = gradient.shape[0]
+        if iteration < self._warmup_iterations:
+            return None
+        top_k = max(1, int(math.floor(n * self.top_rate)))
+        other_k = int(math.floor(n * self.other_rate))
+        if top_k + other_k >= n:
+            return None
+        score = np.abs(gradient * hessian) if self.score == "gh" else np.abs(gradient)
+        threshold = np.partition(score, n - top_k)[n - top_k]
+        keep = score >= threshold
+        rest = np.flatnonzero(~keep)
+        if rest.size == 0:                               # all scores tied: keep every row
+            return None
+        other_k = min(other_k, rest.size)
+        if other_k > 0:
+            drawn = rng.choice(rest.size, size=other_k, replace=False, shuffle=False)
+            keep[rest[drawn]] = True
+        idx = np.flatnonzero(keep).astype(np.int32)
+        weights = np.ones(idx.size)
+        if other_k > 0:
+            weights[score[idx] < threshold] = rest.size / other_k
+        return SampleResult(indices=idx, weights=weights)
+
+
+class MVSSampler(Sampler):
+    """Minimal Variance Sampling (Ibragimov & Gusev, NeurIPS 2019), as in CatBoost.
+
+    Row ``i`` gets the score ``r_i = sqrt(g_i^2 + lambda * h_i^2)`` and is kept with
+    probability ``p_i = min(1, r_i / mu)``, independently, with weight ``1 / p_i`` (exactly 1
+    when ``p_i = 1``). ``mu`` solves ``sum_i p_i = n * subsample`` exactly, over all rows
+    (CatBoost solves it per block of 8192 rows), in expected O(n) by a compiled kernel.
+
+    Parameters
+    ----------
+    subsample : float, default 1.0
+        Expected fraction of rows kept, in (0, 1].
+    mvs_reg : float or None, default None
+        ``lambda`` >= 0. 0 is pure importance sampling (``p`` proportional to ``|g|`` below
+        ``mu``); a large value tends to uniform sampling. None (default) chooses it adaptively
+        each iteration as ``(sum_i |g_i| / sum_i |h_i|)^2``: ``lambda * h_i^2`` is then the
+        squared mean absolute gradient scaled by the row's relative hessian. With unit
+        hessians (MSE) this is ``(mean |g|)^2``, CatBoost's choice for its first tree
+        (CatBoost's score has no hessian term and later uses the previous tree's leaf
+        values; this rule needs no state and stays in gradient units).
+    leaf_values : {"sample", "all"}, default "sample"
+        See :class:`boostlib.api.Sampler`.
+
+    Notes
+    -----
+    * All scores zero (all-zero gradients with ``lambda * h = 0``): uniform sampling,
+      ``p_i = subsample`` and weight ``1 / subsample``.
+    * When fewer than ``n * subsample`` rows have a positive score, those rows are all kept
+      with weight 1 and the zero-score rows are dropped (they hold no gradient).
+    * All scores equal: ``p_i = subsample`` for every row.
+    * If the draw keeps no row (``n * subsample`` below about 1), one row is drawn with
+      probability proportional to ``p_i`` and weighted ``1 / p_i``.
+    """
+
+    name = "mvs"
+
+    def __init__(self, subsample: float = 1.0, mvs_reg: Optional[float] = None,
+                 leaf_values: str = "sample"):
+        super().__init__(subsample, leaf_values)
+        if mvs_reg is not None and not (isinstance(mvs_reg, (int, float))
+                                        and not isinstance(mvs_reg, bool)
+                                        and 0.0 <= mvs_reg < math.inf):
+            raise ValueError(f"sampler 'mvs': mvs_reg={mvs_reg!r} is invalid; expected None "
+                             "(adaptive) or a finite number >= 0")
+        self.mvs_reg = None if mvs_reg is None else float(mvs_reg)
+        self._buffers = None
+
+    def regularization(self, gradient: np.ndarray, hessian: np.ndarray) -> float:
+        """The ``lambda`` of this iteration (``mvs_reg``, or the adaptive rule)."""
+        if self.mvs_reg is not None:
+            return self.mvs_reg
+        h_sum = float(np.abs(hessian).sum())
+        return (float(np.abs(gradient).sum()) / h_sum) ** 2 if h_sum > 0 else 0.0
+
+    def probabilities(self, gradient: np.ndarray, hessian: np.ndarray) -> np.ndarray:
+        """Per-row keep probabilities ``p_i`` (for analysis and tests; ``sample`` draws)."""
+        score, mu = self._score_threshold(gradient, hessian)
+        if mu is None:
+            return np.full(score.size, self.subsample)
+        return np.minimum(1.0, score / mu) if mu > 0 else (score > 0).astype(np.float64)
+
+    def _score_threshold(self, gradient, hessian):
+        """Scores, and ``mu`` (None: uniform fallback; 0: keep every positive score)."""
+        n = gradient.shape[0]
+        lam = self.regularization(gradient, hessian)
+        score = gradient * gradient
+        if lam > 0.0:
+            score += lam * (hessian * hessian)
+        np.sqrt(score, out=score)
+        if not np.isfinite(score.sum()):
+            raise ValueError("sampler 'mvs': gradients or hessians are too large or not finite")
+        n_pos = int(np.count_nonzero(score))
+        target = n * self.subsample
+        if n_pos == 0:
+            return score, None
+        if target >= n_pos:
+            return score, 0.0
+        if self._buffers is None or self._buffers[0].size < n:
+            self._buffers = (np.empty(n), np.empty(n, dtype=np.int32), np.empty(n))
+        return score, _sampling.mvs_threshold(score, target, self._buffers[0])
+
+    def sample(self, gradient: np.ndarray, hessian: np.ndarray, rng: np.random.Generator,
+               iteration: int) -> Optional[SampleResult]:
+        """Draw the rows of one iteration (see :meth:`boostlib.api.Sampler.sample`)."""
+        n = gradient.shape[0]
+        if self.subsample >= 1.0:
+            return None
+        score, mu = self._score_threshold(gradient, hessian)
+        if mu is None:                                   # nothing to rank: uniform
+            idx = np.flatnonzero(rng.random(n) < self.subsample).astype(np.int32)
+            if idx.size == 0:
+                idx = np.array([rng.integers(n)], dtype=np.int32)
+            return SampleResult(indices=idx, weights=np.full(idx.size, 1.0 / self.subsample))
+        if mu == 0.0:                                    # every positive score kept
+            idx = np.flatnonzero(score).astype(np.int32)
+            return SampleResult(indices=idx, weights=np.ones(idx.size))
+        _, rows, weights = self._buffers
+        k = _sampling.mvs_select(score, mu, rng.random(n), rows, weights)
+        if k == 0:
+            p = np.minimum(1.0, score / mu)
+            i = int(rng.choice(n, p=p / p.sum()))
+            return SampleResult(indices=np.array([i], dtype=np.int32),
+                                weights=np.array([1.0 / p[i]]))
+        return SampleResult(indices=rows[:k].copy(), weights=weights[:k].copy())
+
+
 @hookimpl
 def boostlib_add_samplers():
     """Register the built-in samplers."""
-    return {"uniform": UniformSampler}
+    return {"uniform": UniformSampler, "goss": GOSSSampler, "mvs": MVSSampler}

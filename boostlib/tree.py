@@ -122,6 +122,7 @@ class TreeGrower:
         self._no_noise = np.empty((0, self.n_bins))
         self._no_rows = np.empty(0, dtype=np.int32)
         self._pool = [np.empty(0), np.empty(0)]
+        self._compact = np.empty((0, n_features), dtype=np.uint8)
 
     def _hist_buffer(self, which: int, n_slots: int) -> np.ndarray:
         """Histogram array of ``n_slots`` slots from one of two reused buffers.
@@ -136,10 +137,9 @@ class TreeGrower:
         return self._pool[which][:size].reshape(shape)
 
     # -- helpers -----------------------------------------------------------------------------
-    def _build(self, rows, node, slot_of_node, g, h, hist):
-        # g and h are the float32 copies made once per tree in grow().
-        _histogram.build_histograms(self.X_rows, rows, node, slot_of_node, g, h, hist,
-                                    self.n_threads)
+    def _build(self, hX, rows, node, slot_of_node, g, h, hist):
+        # hX, rows, g and h are the histogram inputs _root() prepares once per tree.
+        _histogram.build_histograms(hX, rows, node, slot_of_node, g, h, hist, self.n_threads)
 
     def _split_stats(self, hist, slots, f, b, d):
         left = np.empty((slots.size, 3))
@@ -184,7 +184,9 @@ class TreeGrower:
     def grow(self, rows: np.ndarray, gradient: np.ndarray, hessian: np.ndarray, *,
              leaf_gradient: Optional[np.ndarray] = None, split_noise_std: float = 0.0,
              split_rng: Optional[np.random.Generator] = None, leaf_noise_scale: float = 0.0,
-             leaf_rng: Optional[np.random.Generator] = None):
+             leaf_rng: Optional[np.random.Generator] = None,
+             value_rows: Optional[np.ndarray] = None, value_gradient: Optional[np.ndarray] = None,
+             value_hessian: Optional[np.ndarray] = None):
         """Fit one tree.
 
         Parameters
@@ -200,11 +202,15 @@ class TreeGrower:
         split_rng, leaf_rng : numpy Generators for the two noise streams.
         leaf_noise_scale : float
             Adds ``leaf_noise_scale * N(0, 1) / sqrt(H_leaf + l2)`` to every leaf value.
+        value_rows, value_gradient, value_hessian : optional
+            Other rows to compute the leaf values on, with their gradient and hessian (e.g. all
+            training rows when the structure was chosen on a sample, as CatBoost does). By
+            default the leaf values come from the fitted rows.
 
         Returns
         -------
         (tree, node_of_row) : the tree, and the leaf (oblivious: leaf index; depthwise: node
-            id) of every fitted row.
+            id) of every fitted row, or of every value row when ``value_rows`` is given.
         """
         rows = np.ascontiguousarray(rows, dtype=np.int32)
         g = np.ascontiguousarray(gradient, dtype=np.float64)
@@ -215,25 +221,82 @@ class TreeGrower:
         if (split_noise_std > 0 and split_rng is None) or (leaf_noise_scale > 0 and
                                                           leaf_rng is None):
             raise ValueError("noise needs a random generator")
+        if value_rows is not None:
+            rows_v = np.ascontiguousarray(value_rows, dtype=np.int32)
+            g_v = np.ascontiguousarray(value_gradient, dtype=np.float64)
+            h_v = np.ascontiguousarray(value_hessian, dtype=np.float64)
+            if not g_v.shape == h_v.shape == rows_v.shape:
+                raise ValueError("value_rows, value_gradient and value_hessian must have the "
+                                 "same shape")
         grow = self._grow_symmetric if self.policy == "symmetric" else self._grow_depthwise
-        return grow(rows, g, h, lg, split_noise_std, split_rng, leaf_noise_scale, leaf_rng)
+        tree, node, group = grow(rows, g, h, split_noise_std, split_rng)
+        if value_rows is not None:
+            node, lg, h = self.apply(tree, rows_v), g_v, h_v
+        self._set_values(tree, node, lg, h, group, leaf_noise_scale, leaf_rng)
+        return tree, node
+
+    def apply(self, tree, rows: np.ndarray) -> np.ndarray:
+        """Leaf (oblivious: leaf index; depthwise: node id) of the training rows ``rows``."""
+        rows = np.ascontiguousarray(rows, dtype=np.int32)
+        node = np.zeros(rows.size, dtype=np.int32)
+        if tree.policy == "symmetric":
+            for level in range(tree.depth):
+                _partition.apply_level_oblivious(
+                    self.X, rows, node, int(tree.feature[level]), int(tree.bin[level]),
+                    int(tree.nan_right[level]), level, self.missing_bin, self.n_threads)
+        else:
+            for _ in range(self.params.max_depth):
+                _partition.apply_level(self.X_rows, rows, node, tree.feature, tree.bin,
+                                       tree.nan_right, tree.left, tree.right,
+                                       self.missing_bin, self.n_threads)
+        return node
+
+    def _set_values(self, tree, node, lg, h, group, noise_scale, rng):
+        """Leaf values from the per-leaf sums of ``lg`` and ``h`` over the rows in ``node``.
+
+        ``group`` (oblivious trees) maps every leaf to the leaf whose value it shares (the
+        frozen leaves of the symmetric rule); depthwise trees pass None.
+        """
+        sums = np.empty((tree.value.size, 3))
+        _partition.node_sums(node, lg, h, sums)
+        if group is None:
+            leaves = np.flatnonzero(tree.left < 0)
+            tree.value[leaves] = self._leaf_values(sums[leaves, 0], sums[leaves, 1],
+                                                   noise_scale, rng)
+            return
+        n_leaves = tree.value.size
+        G = np.bincount(group, sums[:, 0], minlength=n_leaves)
+        H = np.bincount(group, sums[:, 1], minlength=n_leaves)
+        used = np.unique(group)
+        group_value = np.zeros(n_leaves)
+        group_value[used] = self._leaf_values(G[used], H[used], noise_scale, rng)
+        tree.value[:] = group_value[group]
 
     def _root(self, rows, g, h):
         """Start a tree: every row in node 0, and the root histogram.
 
-        Returns the node of every row, the histogram inputs (row ids, empty meaning all rows;
-        float32 gradient and hessian) and the root histogram (slot 0).
+        Returns the node of every row, the histogram inputs (binned matrix, row ids with empty
+        meaning all its rows, float32 gradient and hessian) and the root histogram (slot 0).
+        A subset of the rows is first copied to a compact matrix, so every histogram pass
+        reads only the fitted rows' bytes.
         """
         node = np.zeros(rows.size, dtype=np.int32)
-        hrows = self._no_rows if rows.size == self.X.shape[1] else rows
+        if rows.size == self.X.shape[1]:
+            hX = self.X_rows
+        else:
+            if self._compact.shape[0] < rows.size:
+                self._compact = np.empty(self.X_rows.shape, dtype=np.uint8)
+            hX = self._compact[:rows.size]
+            _partition.gather_rows(self.X_rows, rows, hX, self.n_threads)
         g32, h32 = g.astype(np.float32), h.astype(np.float32)
         hist = self._hist_buffer(0, 1)
-        self._build(hrows, node, np.zeros(1, dtype=np.int32), g32, h32, hist)
-        return node, (hrows, g32, h32), hist
+        inputs = (hX, self._no_rows, g32, h32)
+        self._build(*inputs[:2], node, np.zeros(1, dtype=np.int32), *inputs[2:], hist)
+        return node, inputs, hist
 
-    def _grow_symmetric(self, rows, g, h, lg, noise_std, split_rng, leaf_scale, leaf_rng):
+    def _grow_symmetric(self, rows, g, h, noise_std, split_rng):
         p = self.params
-        node, (hrows, g32, h32), hist = self._root(rows, g, h)
+        node, (hX, hrows, g32, h32), hist = self._root(rows, g, h)
         slot_of_leaf = np.zeros(1, dtype=np.int32)     # -1: leaf not active
         frozen_at = np.full(1, p.max_depth, dtype=np.int64)
         feats, bins, nanr, gains = [], [], [], []
@@ -270,31 +333,24 @@ class TreeGrower:
                 m = split.size
                 new_slot[small] = np.arange(m)
                 new_hist = self._hist_buffer((level + 1) % 2, 2 * m)
-                self._build(hrows, node, new_slot, g32, h32, new_hist[:m])
+                self._build(hX, hrows, node, new_slot, g32, h32, new_hist[:m])
                 np.subtract(hist[slots[valid]], new_hist[:m], out=new_hist[m:])
                 new_slot[big] = m + np.arange(m)
                 hist = new_hist
             slot_of_leaf = new_slot
         depth = len(feats)
         n_leaves = 1 << depth
-        sums = np.empty((n_leaves, 3))
-        _partition.node_sums(node, lg, h, sums)
-        leaf = np.arange(n_leaves)
-        group = leaf & ((1 << np.minimum(frozen_at, depth)) - 1)
-        G = np.bincount(group, sums[:, 0], minlength=n_leaves)
-        H = np.bincount(group, sums[:, 1], minlength=n_leaves)
-        used = np.unique(group)
-        group_value = np.zeros(n_leaves)
-        group_value[used] = self._leaf_values(G[used], H[used], leaf_scale, leaf_rng)
+        # Leaves below a frozen leaf share its value: group = the leaf's bits above the freeze.
+        group = np.arange(n_leaves) & ((1 << np.minimum(frozen_at, depth)) - 1)
         tree = ObliviousTree(
             feature=np.array(feats, dtype=np.int32), bin=np.array(bins, dtype=np.int32),
             nan_right=np.array(nanr, dtype=np.uint8), gain=np.array(gains, dtype=np.float64),
-            value=group_value[group])
-        return tree, node
+            value=np.zeros(n_leaves))
+        return tree, node, group
 
-    def _grow_depthwise(self, rows, g, h, lg, noise_std, split_rng, leaf_scale, leaf_rng):
+    def _grow_depthwise(self, rows, g, h, noise_std, split_rng):
         p = self.params
-        node, (hrows, g32, h32), hist = self._root(rows, g, h)
+        node, (hX, hrows, g32, h32), hist = self._root(rows, g, h)
         feature, bin_, nanr, left_c, right_c, gain = [-1], [0], [0], [-1], [-1], [0.0]
         level_nodes, level_slots = [0], [0]
         for depth in range(p.max_depth):
@@ -339,19 +395,12 @@ class TreeGrower:
                     level_nodes += [small, big]
                     level_slots += [j, m + j]
                 new_hist = self._hist_buffer((depth + 1) % 2, 2 * m)
-                self._build(hrows, node, slot_of_node, g32, h32, new_hist[:m])
+                self._build(hX, hrows, node, slot_of_node, g32, h32, new_hist[:m])
                 np.subtract(hist[parent_slots], new_hist[:m], out=new_hist[m:])
                 hist = new_hist
-        n_nodes = len(feature)
-        sums = np.empty((n_nodes, 3))
-        _partition.node_sums(node, lg, h, sums)
-        left_arr = np.asarray(left_c, dtype=np.int32)
-        value = np.zeros(n_nodes)
-        leaves = np.flatnonzero(left_arr < 0)
-        value[leaves] = self._leaf_values(sums[leaves, 0], sums[leaves, 1], leaf_scale, leaf_rng)
         tree = DepthwiseTree(
             feature=np.asarray(feature, dtype=np.int32), bin=np.asarray(bin_, dtype=np.int32),
-            nan_right=np.asarray(nanr, dtype=np.uint8), left=left_arr,
+            nan_right=np.asarray(nanr, dtype=np.uint8), left=np.asarray(left_c, dtype=np.int32),
             right=np.asarray(right_c, dtype=np.int32), gain=np.asarray(gain, dtype=np.float64),
-            value=value)
-        return tree, node
+            value=np.zeros(len(feature)))
+        return tree, node, None
