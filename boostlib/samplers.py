@@ -146,7 +146,7 @@ class GOSSSampler(Sampler):
                iteration: int) -> Optional[SampleResult]:
         """Draw the rows of one iteration (see :meth:`boostlib.api.Sampler.sample`)."""
         n = gradient.shape[0]
-        if iteration < self._warmup_iterations:
+        if iteration < self._warmup_iterations or self.top_rate + self.other_rate >= 1.0 - 1e-12:
             return None
         top_k = max(1, int(math.floor(n * self.top_rate)))
         other_k = int(math.floor(n * self.other_rate))
@@ -184,11 +184,15 @@ class MVSSampler(Sampler):
     mvs_reg : float or None, default None
         ``lambda`` >= 0. 0 is pure importance sampling (``p`` proportional to ``|g|`` below
         ``mu``); a large value tends to uniform sampling. None (default) chooses it adaptively
-        each iteration as ``(sum_i |g_i| / sum_i |h_i|)^2``: ``lambda * h_i^2`` is then the
-        squared mean absolute gradient scaled by the row's relative hessian. With unit
-        hessians (MSE) this is ``(mean |g|)^2``, CatBoost's choice for its first tree
-        (CatBoost's score has no hessian term and later uses the previous tree's leaf
-        values; this rule needs no state and stays in gradient units).
+        each iteration as ``(learning_rate * sum_i |g_i| / sum_i |h_i|)^2``, the square of a
+        learning-rate-scaled mean Newton step. CatBoost (whose score has no hessian term, i.e.
+        unit hessians) uses ``(mean |g|)^2`` for its first tree and then the squared mean
+        absolute leaf value of the previous tree, which includes the learning rate; the rule
+        here is on that later scale from the first tree on, and needs no state. (The MVS
+        variance bound weighs ``h^2`` by a quarter of the squared leaf value, which is small
+        when gradients cancel within leaves; a large ``lambda`` wastes the sample on rows
+        with small gradients.) The learning rate comes from :meth:`begin`; outside a fit it
+        is 1.
     leaf_values : {"sample", "all"}, default "sample"
         See :class:`boostlib.api.Sampler`.
 
@@ -214,14 +218,21 @@ class MVSSampler(Sampler):
             raise ValueError(f"sampler 'mvs': mvs_reg={mvs_reg!r} is invalid; expected None "
                              "(adaptive) or a finite number >= 0")
         self.mvs_reg = None if mvs_reg is None else float(mvs_reg)
+        self._learning_rate = 1.0
         self._buffers = None
+
+    def begin(self, ctx: Context) -> None:
+        """Take the learning rate of the adaptive ``lambda`` from ``ctx``."""
+        self._learning_rate = float(ctx.learning_rate)
 
     def regularization(self, gradient: np.ndarray, hessian: np.ndarray) -> float:
         """The ``lambda`` of this iteration (``mvs_reg``, or the adaptive rule)."""
         if self.mvs_reg is not None:
             return self.mvs_reg
         h_sum = float(np.abs(hessian).sum())
-        return (float(np.abs(gradient).sum()) / h_sum) ** 2 if h_sum > 0 else 0.0
+        if h_sum == 0.0:
+            return 0.0
+        return (self._learning_rate * float(np.abs(gradient).sum()) / h_sum) ** 2
 
     def probabilities(self, gradient: np.ndarray, hessian: np.ndarray) -> np.ndarray:
         """Per-row keep probabilities ``p_i`` (for analysis and tests; ``sample`` draws)."""

@@ -1,0 +1,95 @@
+"""Differential tests of the sampling kernels (MVS threshold and selection, row gathering)."""
+import numpy as np
+import pytest
+from hypothesis import assume, given, strategies as st
+from hypothesis.extra import numpy as hnp
+
+from boostlib._kernels import _partition, _sampling
+from reference import samplers as ref
+from reference.strategies import KERNEL_SETTINGS, binned_data
+
+# Scores with zeros, heavy ties and a wide dynamic range.
+score_values = st.one_of(st.just(0.0), st.sampled_from([1.0, 2.0, 3.0]),
+                         st.floats(1e-8, 1e8, allow_nan=False, allow_infinity=False))
+
+
+@st.composite
+def threshold_case(draw):
+    n = draw(st.integers(1, 120))
+    score = draw(hnp.arrays(np.float64, n, elements=score_values))
+    n_pos = int(np.count_nonzero(score))
+    assume(n_pos >= 1)
+    frac = draw(st.floats(1e-3, 0.999))
+    target = frac * n_pos
+    assume(0 < target < n_pos)
+    return score, target
+
+
+@KERNEL_SETTINGS
+@given(threshold_case())
+def test_mvs_threshold_matches_sort_reference(case):
+    score, target = case
+    mu = _sampling.mvs_threshold(score, target, np.empty(score.size))
+    assert mu == pytest.approx(ref.mvs_threshold(score, target), rel=1e-9)
+    assert np.minimum(1.0, score / mu).sum() == pytest.approx(target, rel=1e-9)
+
+
+def test_mvs_threshold_large_inputs_take_the_fallback_path_too():
+    rng = np.random.default_rng(0)
+    # A geometric sequence needs one fixed-point pass per element: the quickselect finishes.
+    cases = [np.abs(rng.standard_cauchy(20000)), 2.0 ** -np.arange(200.0),
+             np.repeat([1.0, 5.0, 7.0], 1000), rng.pareto(0.5, 5000) + 1e-12]
+    for score in cases:
+        for frac in (0.01, 0.3, 0.5, 0.9):
+            target = frac * np.count_nonzero(score)
+            mu = _sampling.mvs_threshold(score, target, np.empty(score.size))
+            assert mu == pytest.approx(ref.mvs_threshold(score, target), rel=1e-9)
+
+
+def test_mvs_threshold_catboost_oracle():
+    # algorithms.md M1 (CatBoost's unit test): scores 1..20 tiled, s = 0.75 gives mu = 11.
+    score = np.tile(np.arange(1.0, 21.0), 128)
+    assert _sampling.mvs_threshold(score, 0.75 * score.size, np.empty(score.size)) == 11.0
+
+
+@pytest.mark.parametrize("score,target", [
+    (np.array([1.0, -1.0]), 1.0), (np.array([1.0, np.nan]), 1.0),
+    (np.array([1.0, np.inf]), 1.0), (np.array([1.0, 2.0]), 2.0),
+    (np.array([0.0, 2.0]), 1.0), (np.array([1.0, 2.0]), 0.0)])
+def test_mvs_threshold_rejects_bad_input(score, target):
+    with pytest.raises(ValueError):
+        _sampling.mvs_threshold(score, target, np.empty(score.size))
+
+
+@KERNEL_SETTINGS
+@given(threshold_case(), st.integers(0, 2**32 - 1))
+def test_mvs_select_matches_reference(case, seed):
+    score, target = case
+    mu = ref.mvs_threshold(score, target)
+    u = np.random.default_rng(seed).random(score.size)
+    rows = np.empty(score.size, np.int32)
+    w = np.empty(score.size)
+    k = _sampling.mvs_select(score, mu, u, rows, w)
+    idx, weight = ref.bernoulli_select(np.minimum(1.0, score / mu), u)
+    np.testing.assert_array_equal(rows[:k], idx)
+    np.testing.assert_array_equal(w[:k], weight)
+    assert np.all(w[:k][score[rows[:k]] >= mu] == 1.0)
+
+
+@KERNEL_SETTINGS
+@given(binned_data(max_rows=60, max_features=5), st.data())
+def test_gather_rows_matches_fancy_indexing(data, draw):
+    keep = draw.draw(hnp.arrays(np.bool_, data.n_rows))
+    rows = np.flatnonzero(keep).astype(np.int32)
+    out = np.full((data.n_rows + 2, data.n_features), 7, np.uint8)
+    _partition.gather_rows(data.X_rows, rows, out, 2)
+    np.testing.assert_array_equal(out[:rows.size], data.X_rows[rows])
+    assert np.all(out[rows.size:] == 7)
+
+
+def test_gather_rows_rejects_out_of_range_rows():
+    X = np.zeros((3, 2), np.uint8)
+    with pytest.raises(ValueError, match="row id"):
+        _partition.gather_rows(X, np.array([0, 3], np.int32), np.empty((3, 2), np.uint8), 1)
+    with pytest.raises(ValueError, match="out must"):
+        _partition.gather_rows(X, np.array([0, 1], np.int32), np.empty((1, 2), np.uint8), 1)
