@@ -254,9 +254,17 @@ class BoostRegressor(RegressorMixin, _BaseBoost):
     loss : str or Loss, default "mse"
     loss_params : dict, optional
     sampler : str or Sampler, optional
-        Row sampler; with ``None`` and ``subsample < 1``, ``"uniform"`` is used.
+        Row sampler: ``"uniform"`` (Bernoulli, weight 1), ``"goss"`` (LightGBM's
+        gradient-based one-side sampling), ``"mvs"`` (CatBoost's Minimal Variance
+        Sampling), a registered plugin's name or an instance. With ``None`` and
+        ``subsample < 1``, ``"uniform"`` is used. See ``docs/samplers.md``.
     subsample : float, default 1.0
+        Fraction of rows each tree is fitted on, in (0, 1]; 1 means no sampling (the same
+        model as ``sampler=None``). Ignored when ``sampler`` is an instance.
     sampler_params : dict, optional
+        Keyword arguments of the sampler, e.g. ``{"leaf_values": "all"}`` (leaf values on
+        every row, the sample choosing only the structure, as CatBoost does), GOSS's
+        ``top_rate``, ``other_rate``, ``score`` and ``warmup``, MVS's ``mvs_reg``.
     update : str or UpdateRule, default "sgb"
     update_params : dict, optional
     early_stopping_rounds : int, optional
