@@ -8,6 +8,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from . import _plugin_checks as checks
 from ._kernels import _predictor
 from ._random import stream_rng
 from .api import Loss, SampleResult, Sampler, UpdateRule
@@ -61,6 +62,9 @@ class BoostingContext:
                  n_threads: int):
         self.X_binned = X_binned
         self.y = y
+        self._y_view = y.view()
+        self._y_view.flags.writeable = False
+        self.checks = checks.level()
         self.sample_weight = sample_weight
         self.loss = loss
         self.sampler = sampler
@@ -115,16 +119,18 @@ class BoostingContext:
         boosting: split scores ``G^2/(W+l2)`` and leaves ``-G/(W+l2)``); with Newton leaves a
         loss whose hessian can be negative is floored at its ``hessian_floor``.
         """
-        raw = self._raw if raw is None else np.ascontiguousarray(raw, dtype=np.float64)
+        raw = self.raw if raw is None else np.ascontiguousarray(raw, dtype=np.float64)
         if raw.shape != (self.n_rows,):
             raise ValueError(f"raw must have shape ({self.n_rows},), got {raw.shape}")
-        g = np.empty(self.n_rows)
-        h = np.empty(self.n_rows)
-        self.loss.gradient_hessian(self.y, raw, g, h, self.n_threads)
-        name = self.loss.name or type(self.loss).__name__
-        if not (np.isfinite(g.sum()) and np.isfinite(h.sum())):
-            raise PluginError(f"loss {name!r} returned non-finite gradients or hessians at "
-                              f"iteration {self.iteration}")
+        if raw.flags.writeable:         # the loss must not change the scores it is given
+            raw = raw.view()
+            raw.flags.writeable = False
+        if self.checks == "full":
+            g, h = np.full(self.n_rows, np.nan), np.full(self.n_rows, np.nan)
+        else:
+            g, h = np.empty(self.n_rows), np.empty(self.n_rows)
+        returned = self.loss.gradient_hessian(self._y_view, raw, g, h, self.n_threads)
+        g, h = checks.derivatives(self.loss, returned, g, h, self.iteration, self.checks)
         w = self.sample_weight
         if self.leaf_estimation == "gradient":
             h = np.ones(self.n_rows) if w is None else w.copy()
@@ -142,23 +148,10 @@ class BoostingContext:
         """This iteration's rows from the sampler (None: every row, weight 1)."""
         if self.sampler is None:
             return None
-        name = self.sampler.name or type(self.sampler).__name__
-        res = self.sampler.sample(gradient, hessian, self.rng("sampler"), self.iteration)
-        if res is None:
-            return None
-        idx = res.indices
-        if not (isinstance(idx, np.ndarray) and idx.ndim == 1 and idx.dtype.kind in "iu"):
-            raise PluginError(f"sampler {name!r} must return a 1-D integer index array")
-        if idx.size == 0 or idx[0] < 0 or idx[-1] >= self.n_rows or np.any(np.diff(idx) <= 0):
-            raise PluginError(f"sampler {name!r} returned indices that are empty, out of "
-                              f"[0, {self.n_rows}) or not sorted and unique")
-        if res.weights is not None:
-            w = res.weights
-            if not (isinstance(w, np.ndarray) and w.shape == idx.shape
-                    and np.all(np.isfinite(w)) and np.all(w >= 0)):
-                raise PluginError(f"sampler {name!r} returned weights that are not finite, "
-                                  "non-negative and aligned with its indices")
-        return res
+        gv, hv = gradient.view(), hessian.view()    # samplers must not modify them
+        gv.flags.writeable = hv.flags.writeable = False
+        res = self.sampler.sample(gv, hv, self.rng("sampler"), self.iteration)
+        return checks.sample(self.sampler, res, self.n_rows, self.checks)
 
     # -- trees ---------------------------------------------------------------------------------
     def fit_tree(self, gradient: np.ndarray, hessian: np.ndarray,
@@ -266,6 +259,16 @@ def weighted_mean(values: np.ndarray, weight: Optional[np.ndarray]) -> float:
     return float(np.average(values, weights=weight))
 
 
+def _check_consistent(ctx: BoostingContext, update_name: str) -> None:
+    """Training scores must equal the model's prediction (``BOOSTLIB_PLUGIN_CHECKS=full``)."""
+    expected = ctx.ensemble.predict_binned(ctx.X_binned, ctx.n_threads)
+    if not np.allclose(ctx.raw, expected, rtol=1e-9, atol=1e-9):
+        worst = float(np.max(np.abs(ctx.raw - expected)))
+        raise PluginError(f"update rule {update_name!r} left the model inconsistent at "
+                          f"iteration {ctx.iteration}: training scores differ from the "
+                          f"model's prediction by up to {worst:.3g}")
+
+
 def run(ctx: BoostingContext, update: UpdateRule, early_stopping_rounds: Optional[int],
         verbose: int = 0) -> Tuple[Dict[str, Dict[str, List[float]]], int]:
     """Run the boosting iterations.
@@ -292,9 +295,11 @@ def run(ctx: BoostingContext, update: UpdateRule, early_stopping_rounds: Optiona
         update.step(ctx)
         if ctx.ensemble.n_trees < n_before:
             raise PluginError(f"update rule {update_name!r} removed trees at iteration {it}")
+        if ctx.checks == "full":
+            _check_consistent(ctx, update_name)
         for ev in ctx.evals:
-            result[ev.name][metric].append(
-                weighted_mean(ctx.loss.loss(ev.y, ev.raw), ev.weight))
+            values = checks.pointwise_loss(ctx.loss, ctx.loss.loss(ev.y, ev.raw), ev.y.shape[0])
+            result[ev.name][metric].append(weighted_mean(values, ev.weight))
         if ctx.evals:
             score = result[ctx.evals[-1].name][metric][-1]
             if score < best_score:
@@ -309,7 +314,7 @@ def run(ctx: BoostingContext, update: UpdateRule, early_stopping_rounds: Optiona
             for ev in ctx.evals:
                 msg += f"  {ev.name} {metric}={result[ev.name][metric][-1]:.6g}"
             print(msg, file=sys.stderr)
-    if not np.all(np.isfinite(ctx.raw)):
+    if not np.isfinite(ctx.raw.sum()):
         raise PluginError(f"update rule {update_name!r} produced non-finite raw scores")
     if early_stopping_rounds and best_state is not None and best_iter < it:
         ctx.ensemble.truncate(*best_state)

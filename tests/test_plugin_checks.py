@@ -1,0 +1,164 @@
+"""Validation at the plugin boundary: every misbehaviour is an error naming the plugin."""
+import numpy as np
+import pytest
+
+from boostlib import BoostClassifier, BoostRegressor
+from boostlib._plugin_checks import ENV, level
+from boostlib.api import SampleResult, Sampler, UpdateRule
+from boostlib.losses import LogLoss, MSELoss
+from boostlib.registry import PluginError
+
+
+def _fit(binary_data, **kw):
+    X, y = binary_data
+    return BoostClassifier(n_estimators=3, random_state=0, **kw).fit(X, y)
+
+
+class ReturningLoss(LogLoss):
+    """Returns its derivatives instead of writing them (allowed when well-formed)."""
+
+    name = "returning"
+
+    def __init__(self, make):
+        self.make = make
+
+    def gradient_hessian(self, y, raw, gradient, hessian, n_threads=1):
+        g, h = np.empty_like(raw), np.empty_like(raw)
+        super().gradient_hessian(y, raw, g, h, n_threads)
+        return self.make(g, h)
+
+
+def test_a_loss_may_return_well_formed_derivatives(binary_data):
+    a = _fit(binary_data, loss=ReturningLoss(lambda g, h: (g, h)))
+    b = _fit(binary_data, loss="logloss")
+    np.testing.assert_array_equal(a.predict_proba(binary_data[0]),
+                                  b.predict_proba(binary_data[0]))
+
+
+@pytest.mark.parametrize("make,match", [
+    (lambda g, h: (g[:-1], h), r"gradient that is a float64 array of shape \(599,\)"),
+    (lambda g, h: (g, h.astype(np.int64)), "hessian that is a int64 array"),
+    (lambda g, h: (g, list(h)), "hessian that is a list"),
+    (lambda g, h: g, "must write into the arrays"),
+    (lambda g, h: (g, np.where(np.arange(g.size) == 7, np.inf, h)), "hessian with 1 non-finite"),
+])
+def test_malformed_derivatives_name_the_loss(binary_data, make, match):
+    with pytest.raises(PluginError, match="loss 'returning'.*" + match):
+        _fit(binary_data, loss=ReturningLoss(make))
+
+
+class LazyLoss(MSELoss):
+    """Forgets to write the last row."""
+
+    name = "lazy"
+
+    def gradient_hessian(self, y, raw, gradient, hessian, n_threads=1):
+        gradient[:-1] = raw[:-1] - y[:-1]
+        hessian[:] = 1.0
+
+
+def test_full_checks_catch_unwritten_entries(monkeypatch):
+    monkeypatch.setenv(ENV, "full")
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    with pytest.raises(PluginError, match="loss 'lazy' returned a gradient with 1 non-finite"):
+        BoostRegressor(loss=LazyLoss(), n_estimators=2).fit(X, X[:, 0])
+
+
+class Meddler(MSELoss):
+    """Tries to change the training scores it is handed."""
+
+    name = "meddler"
+
+    def gradient_hessian(self, y, raw, gradient, hessian, n_threads=1):
+        raw += 1.0
+
+
+def test_losses_get_read_only_scores_and_targets():
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    with pytest.raises(ValueError, match="read-only"):
+        BoostRegressor(loss=Meddler(), n_estimators=2).fit(X, X[:, 0])
+
+
+class BadPointwise(LogLoss):
+    name = "bad_pointwise"
+
+    def loss(self, y, raw):
+        return np.zeros(3)
+
+
+def test_pointwise_loss_shape_is_checked(binary_data):
+    X, y = binary_data
+    with pytest.raises(PluginError, match=r"loss 'bad_pointwise': loss\(\) returned shape"):
+        BoostClassifier(loss=BadPointwise(), n_estimators=2).fit(X, y, eval_set=[(X, y)])
+
+
+class ScriptedSampler(Sampler):
+    name = "scripted"
+
+    def __init__(self, result):
+        super().__init__(0.5)
+        self.result = result
+
+    def sample(self, gradient, hessian, rng, iteration):
+        return self.result(gradient.size)
+
+
+@pytest.mark.parametrize("result,match", [
+    (lambda n: (np.arange(n),), "must return a boostlib.api.SampleResult"),
+    (lambda n: SampleResult(np.arange(n, dtype=float)), "1-D integer index array"),
+    (lambda n: SampleResult(np.empty(0, np.int32)), "empty sample"),
+    (lambda n: SampleResult(np.array([0, n], np.int32)), "out of"),
+    (lambda n: SampleResult(np.array([-1, 2], np.int32)), "out of"),
+    (lambda n: SampleResult(np.array([4, 2], np.int32)), "not sorted and unique"),
+    (lambda n: SampleResult(np.array([2, 2], np.int32)), "not sorted and unique"),
+    (lambda n: SampleResult(np.array([1, 2], np.int32), np.array([1.0, -1.0])), "negative"),
+    (lambda n: SampleResult(np.array([1, 2], np.int32), np.array([1.0, np.nan])),
+     "non-finite"),
+    (lambda n: SampleResult(np.array([1, 2], np.int32), np.array([1, 2])), "not a float"),
+    (lambda n: SampleResult(np.array([1, 2], np.int32), np.ones(3)), "aligned"),
+])
+def test_malformed_samples_name_the_sampler(binary_data, result, match):
+    with pytest.raises(PluginError, match="sampler 'scripted'.*" + match):
+        _fit(binary_data, sampler=ScriptedSampler(result))
+
+
+class InPlaceSampler(Sampler):
+    name = "in_place"
+
+    def sample(self, gradient, hessian, rng, iteration):
+        gradient *= 2.0
+
+
+def test_samplers_get_read_only_derivatives(binary_data):
+    with pytest.raises(ValueError, match="read-only"):
+        _fit(binary_data, sampler=InPlaceSampler(0.5))
+
+
+class Sneaky(UpdateRule):
+    """Adds a tree to the model behind the context's back (scores not updated)."""
+
+    name = "sneaky"
+
+    def step(self, ctx):
+        g, h = ctx.gradients()
+        tree = ctx.fit_tree(g, h)
+        ctx.add_tree(tree, ctx.learning_rate)
+        ctx.ensemble.coef[-1] *= 2.0
+
+
+def test_full_checks_catch_an_inconsistent_model(binary_data, monkeypatch):
+    _fit(binary_data, update=Sneaky())               # fast checks: not detectable cheaply
+    monkeypatch.setenv(ENV, "full")
+    with pytest.raises(PluginError, match="update rule 'sneaky' left the model inconsistent "
+                                          "at iteration 0"):
+        _fit(binary_data, update=Sneaky())
+
+
+def test_check_level_from_environment(monkeypatch):
+    monkeypatch.delenv(ENV, raising=False)
+    assert level() == "fast"
+    monkeypatch.setenv(ENV, "FULL")
+    assert level() == "full"
+    monkeypatch.setenv(ENV, "paranoid")
+    with pytest.raises(ValueError, match="BOOSTLIB_PLUGIN_CHECKS='paranoid' is invalid"):
+        level()
