@@ -30,6 +30,19 @@ from ._kernels import _sampling
 from .api import Context, SampleResult, Sampler, hookimpl
 
 
+class _Buffers:
+    """Work arrays reused across iterations (fresh ones would page-fault on every call)."""
+
+    def __init__(self):
+        self._arrays = {}
+
+    def get(self, name: str, n: int, dtype=np.float64) -> np.ndarray:
+        arr = self._arrays.get(name)
+        if arr is None or arr.size < n:
+            arr = self._arrays[name] = np.empty(n, dtype=dtype)
+        return arr[:n]
+
+
 def _check_rate(sampler: str, name: str, value: Optional[float], upper_open: bool = False):
     if value is None:
         return
@@ -137,6 +150,7 @@ class GOSSSampler(Sampler):
         self.score = score
         self.warmup = bool(warmup)
         self._warmup_iterations = 0
+        self._buffers = _Buffers()
 
     def begin(self, ctx: Context) -> None:
         """Set the warm-up length from ``ctx.learning_rate``."""
@@ -152,21 +166,25 @@ class GOSSSampler(Sampler):
         other_k = int(math.floor(n * self.other_rate))
         if top_k + other_k >= n:
             return None
-        score = np.abs(gradient * hessian) if self.score == "gh" else np.abs(gradient)
-        threshold = np.partition(score, n - top_k)[n - top_k]
-        keep = score >= threshold
-        rest = np.flatnonzero(~keep)
+        buf = self._buffers
+        score = buf.get("score", n)
+        _sampling.goss_scores(gradient, hessian, self.score == "gh", score)
+        work = buf.get("work", n)
+        work[:] = score
+        work.partition(n - top_k)
+        threshold = work[n - top_k]
+        mark = buf.get("mark", n, np.uint8)
+        np.greater_equal(score, threshold, out=mark.view(np.bool_))   # 1: top, weight 1
+        rest = np.flatnonzero(mark == 0)
         if rest.size == 0:                               # all scores tied: keep every row
             return None
         other_k = min(other_k, rest.size)
         if other_k > 0:
-            drawn = rng.choice(rest.size, size=other_k, replace=False, shuffle=False)
-            keep[rest[drawn]] = True
-        idx = np.flatnonzero(keep).astype(np.int32)
-        weights = np.ones(idx.size)
-        if other_k > 0:
-            weights[score[idx] < threshold] = rest.size / other_k
-        return SampleResult(indices=idx, weights=weights)
+            mark[rest[rng.choice(rest.size, size=other_k, replace=False, shuffle=False)]] = 2
+        rows, weights = buf.get("rows", n, np.int32), buf.get("weights", n)
+        k = _sampling.select_marked(mark, rest.size / other_k if other_k else 1.0, rows,
+                                    weights)
+        return SampleResult(indices=rows[:k].copy(), weights=weights[:k].copy())
 
 
 class MVSSampler(Sampler):
@@ -219,7 +237,7 @@ class MVSSampler(Sampler):
                              "(adaptive) or a finite number >= 0")
         self.mvs_reg = None if mvs_reg is None else float(mvs_reg)
         self._learning_rate = 1.0
-        self._buffers = None
+        self._buffers = _Buffers()
 
     def begin(self, ctx: Context) -> None:
         """Take the learning rate of the adaptive ``lambda`` from ``ctx``."""
@@ -229,10 +247,10 @@ class MVSSampler(Sampler):
         """The ``lambda`` of this iteration (``mvs_reg``, or the adaptive rule)."""
         if self.mvs_reg is not None:
             return self.mvs_reg
-        h_sum = float(np.abs(hessian).sum())
+        g_sum, h_sum = _sampling.abs_sums(gradient, hessian)
         if h_sum == 0.0:
             return 0.0
-        return (self._learning_rate * float(np.abs(gradient).sum()) / h_sum) ** 2
+        return (self._learning_rate * g_sum / h_sum) ** 2
 
     def probabilities(self, gradient: np.ndarray, hessian: np.ndarray) -> np.ndarray:
         """Per-row keep probabilities ``p_i`` (for analysis and tests; ``sample`` draws)."""
@@ -245,21 +263,17 @@ class MVSSampler(Sampler):
         """Scores, and ``mu`` (None: uniform fallback; 0: keep every positive score)."""
         n = gradient.shape[0]
         lam = self.regularization(gradient, hessian)
-        score = gradient * gradient
-        if lam > 0.0:
-            score += lam * (hessian * hessian)
-        np.sqrt(score, out=score)
-        if not np.isfinite(score.sum()):
-            raise ValueError("sampler 'mvs': gradients or hessians are too large or not finite")
-        n_pos = int(np.count_nonzero(score))
+        score = self._buffers.get("score", n)
+        try:
+            n_pos = _sampling.mvs_scores(gradient, hessian, lam, score)
+        except ValueError as exc:
+            raise ValueError(f"sampler 'mvs': {exc}") from None
         target = n * self.subsample
         if n_pos == 0:
             return score, None
         if target >= n_pos:
             return score, 0.0
-        if self._buffers is None or self._buffers[0].size < n:
-            self._buffers = (np.empty(n), np.empty(n, dtype=np.int32), np.empty(n))
-        return score, _sampling.mvs_threshold(score, target, self._buffers[0])
+        return score, _sampling.mvs_threshold(score, target, self._buffers.get("work", n))
 
     def sample(self, gradient: np.ndarray, hessian: np.ndarray, rng: np.random.Generator,
                iteration: int) -> Optional[SampleResult]:
@@ -276,8 +290,10 @@ class MVSSampler(Sampler):
         if mu == 0.0:                                    # every positive score kept
             idx = np.flatnonzero(score).astype(np.int32)
             return SampleResult(indices=idx, weights=np.ones(idx.size))
-        _, rows, weights = self._buffers
-        k = _sampling.mvs_select(score, mu, rng.random(n), rows, weights)
+        buf = self._buffers
+        rows, weights = buf.get("rows", n, np.int32), buf.get("weights", n)
+        uniform = rng.random(out=buf.get("uniform", n))
+        k = _sampling.mvs_select(score, mu, uniform, rows, weights)
         if k == 0:
             p = np.minimum(1.0, score / mu)
             i = int(rng.choice(n, p=p / p.sum()))

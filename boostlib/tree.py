@@ -284,8 +284,9 @@ class TreeGrower:
         if rows.size == self.X.shape[1]:
             hX = self.X_rows
         else:
-            if self._compact.shape[0] < rows.size:
-                self._compact = np.empty(self.X_rows.shape, dtype=np.uint8)
+            if self._compact.shape[0] < rows.size:     # sample sizes vary: 5% headroom
+                size = min(self.X_rows.shape[0], rows.size + rows.size // 20 + 1024)
+                self._compact = np.empty((size, self.X_rows.shape[1]), dtype=np.uint8)
             hX = self._compact[:rows.size]
             _partition.gather_rows(self.X_rows, rows, hX, self.n_threads)
         g32, h32 = g.astype(np.float32), h.astype(np.float32)

@@ -1,5 +1,9 @@
-"""Row-sampling kernels: the Minimal Variance Sampling threshold and Bernoulli selection."""
-from libc.math cimport isfinite
+"""Row-sampling kernels: scores, the Minimal Variance Sampling threshold, row selection.
+
+Every kernel is one pass (the threshold: a few passes over shrinking arrays), branch-free in
+its inner loop, so a sampler costs a small fraction of the tree it saves work on.
+"""
+from libc.math cimport fabs, isfinite, sqrt
 
 from .common cimport idx_t
 
@@ -42,35 +46,46 @@ def mvs_threshold(const double[::1] score, double target, double[::1] scratch):
     mu : float, > 0. Rows with ``score >= mu`` have probability 1, the others ``score/mu``.
     """
     cdef Py_ssize_t n = score.shape[0]
-    cdef Py_ssize_t i, n_pos = 0
-    cdef double mu
+    cdef Py_ssize_t m
+    cdef double mu = 0.0
+    cdef double total = 0.0
+    cdef bint bad = False
     if scratch.shape[0] < n:
         raise ValueError("scratch must hold n values")
-    for i in range(n):
-        if not (score[i] >= 0.0 and isfinite(score[i])):
-            raise ValueError("scores must be finite and non-negative")
-        if score[i] > 0.0:
-            n_pos += 1
-    if not 0.0 < target < n_pos:
-        raise ValueError(f"target={target!r} must be in (0, {n_pos}), the number of rows "
-                         "with a positive score")
     with nogil:
-        mu = _threshold(score, &scratch[0], target)
+        m = _positives(score, &scratch[0], &total, &bad)
+        if not bad and 0.0 < target < m:
+            mu = _threshold(&scratch[0], m, total, target)
+    if bad:
+        raise ValueError("scores must be finite and non-negative")
+    if not 0.0 < target < m:
+        raise ValueError(f"target={target!r} must be in (0, {m}), the number of rows "
+                         "with a positive score")
     return mu
 
 
-cdef double _threshold(const double[::1] score, double* a, double target) noexcept nogil:
-    """The body of :func:`mvs_threshold` (``a``: scratch for the candidate scores)."""
-    cdef Py_ssize_t n = score.shape[0]
-    cdef Py_ssize_t i, m = 0, kept, it
-    cdef double x, s = 0.0, s_kept, mu
-    cdef double n_large = 0.0       # rows known to have probability 1
-    for i in range(n):              # zero scores never matter
+cdef Py_ssize_t _positives(const double[::1] score, double* a, double* total,
+                           bint* bad) noexcept nogil:
+    """Copy the positive scores to ``a`` (branch-free); flag negative or non-finite ones."""
+    cdef Py_ssize_t i, m = 0
+    cdef double x, s = 0.0
+    cdef bint ok = True
+    for i in range(score.shape[0]):
         x = score[i]
-        if x > 0.0:
-            a[m] = x
-            s += x
-            m += 1
+        ok &= (x >= 0.0) & (x - x == 0.0)     # x - x is NaN for NaN and +-inf
+        a[m] = x
+        m += x > 0.0
+        s += x
+    total[0] = s
+    bad[0] = not ok
+    return m
+
+
+cdef double _threshold(double* a, Py_ssize_t m, double s, double target) noexcept nogil:
+    """The body of :func:`mvs_threshold` on the ``m`` positive scores ``a`` (sum ``s``)."""
+    cdef Py_ssize_t kept, it
+    cdef double s_kept, mu
+    cdef double n_large = 0.0       # rows known to have probability 1
     mu = s / target
     for it in range(32):
         kept = _compact_below(a, m, mu, &s_kept)
@@ -179,6 +194,7 @@ def mvs_select(const double[::1] score, double mu, const double[::1] uniform,
     cdef Py_ssize_t n = score.shape[0]
     cdef Py_ssize_t i, k = 0
     cdef double s, prob
+    cdef bint big
     if uniform.shape[0] != n or out_rows.shape[0] < n or out_weight.shape[0] < n:
         raise ValueError("uniform and the outputs must hold n values")
     if not mu > 0.0:
@@ -186,14 +202,82 @@ def mvs_select(const double[::1] score, double mu, const double[::1] uniform,
     with nogil:
         for i in range(n):
             s = score[i]
-            if s >= mu:
-                out_rows[k] = <idx_t>i
-                out_weight[k] = 1.0
-                k += 1
-            else:
-                prob = s / mu
-                if uniform[i] < prob:
-                    out_rows[k] = <idx_t>i
-                    out_weight[k] = 1.0 / prob
-                    k += 1
+            prob = s / mu
+            big = s >= mu
+            out_rows[k] = <idx_t>i
+            out_weight[k] = 1.0 if big else 1.0 / prob
+            k += big | (uniform[i] < prob)
+    return k
+
+
+def abs_sums(const double[::1] a, const double[::1] b):
+    """``(sum |a|, sum |b|)`` in one pass."""
+    cdef Py_ssize_t i
+    cdef double sa = 0.0, sb = 0.0
+    if b.shape[0] != a.shape[0]:
+        raise ValueError("a and b must have the same length")
+    with nogil:
+        for i in range(a.shape[0]):
+            sa += fabs(a[i])
+            sb += fabs(b[i])
+    return sa, sb
+
+
+def mvs_scores(const double[::1] gradient, const double[::1] hessian, double lam,
+               double[::1] out):
+    """``out = sqrt(g^2 + lam * h^2)``; returns the number of positive scores.
+
+    Raises
+    ------
+    ValueError
+        When a score is not finite (non-finite or huge derivatives).
+    """
+    cdef Py_ssize_t i, n = gradient.shape[0], n_pos = 0
+    cdef double g, h, r, total = 0.0
+    if hessian.shape[0] != n or out.shape[0] < n:
+        raise ValueError("gradient, hessian and out must hold n values")
+    with nogil:
+        for i in range(n):
+            g = gradient[i]
+            h = hessian[i]
+            r = sqrt(g * g + lam * (h * h))
+            out[i] = r
+            n_pos += r > 0.0
+            total += r
+    if not isfinite(total):
+        raise ValueError("scores are not finite (non-finite or too large derivatives)")
+    return n_pos
+
+
+def goss_scores(const double[::1] gradient, const double[::1] hessian, bint use_hessian,
+                double[::1] out):
+    """``out = |g * h|`` (``use_hessian``) or ``|g|``."""
+    cdef Py_ssize_t i, n = gradient.shape[0]
+    if hessian.shape[0] != n or out.shape[0] < n:
+        raise ValueError("gradient, hessian and out must hold n values")
+    with nogil:
+        if use_hessian:
+            for i in range(n):
+                out[i] = fabs(gradient[i] * hessian[i])
+        else:
+            for i in range(n):
+                out[i] = fabs(gradient[i])
+
+
+def select_marked(const unsigned char[::1] mark, double factor, idx_t[::1] out_rows,
+                  double[::1] out_weight):
+    """Rows with ``mark != 0``, in order; weight 1 where ``mark == 1``, ``factor`` elsewhere.
+
+    Returns the number of rows written to the front of ``out_rows`` / ``out_weight``.
+    """
+    cdef Py_ssize_t i, n = mark.shape[0], k = 0
+    cdef unsigned char m
+    if out_rows.shape[0] < n or out_weight.shape[0] < n:
+        raise ValueError("the outputs must hold n values")
+    with nogil:
+        for i in range(n):
+            m = mark[i]
+            out_rows[k] = <idx_t>i
+            out_weight[k] = 1.0 if m == 1 else factor
+            k += m != 0
     return k

@@ -52,7 +52,7 @@ def mvs_score(g: np.ndarray, h: np.ndarray, lam: Optional[float],
     if lam is None:
         hs = np.abs(h).sum()
         lam = (learning_rate * np.abs(g).sum() / hs) ** 2 if hs > 0 else 0.0
-    return np.sqrt(g * g + lam * h * h)
+    return np.sqrt(g * g + lam * (h * h))
 
 
 def bernoulli_select(p: np.ndarray, u: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
