@@ -19,10 +19,24 @@ user's ``*_params`` as keyword arguments and returns an instance of the matching
 of :mod:`boostlib.api` (usually the factory *is* the class). All implementations are called
 and their mappings merged; a name registered twice is an error that names both providers.
 The built-in losses, samplers and update rules register through these same hooks.
+
+API versions
+------------
+:data:`API_VERSION` numbers the plugin API: these hook specs and the interfaces of
+:mod:`boostlib.api`. It is bumped only by a change that breaks existing plugins. A plugin
+declares the version it was written for with a module (or object) attribute::
+
+    BOOSTLIB_API_VERSION = 1
+
+The registry refuses a plugin whose declared version is not in
+:data:`SUPPORTED_API_VERSIONS`, with a message naming the plugin; an installed plugin is then
+reported like one that failed to import. A plugin that declares nothing is assumed to be
+compatible.
 """
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from collections.abc import Mapping
+from typing import Callable
 
 import pluggy
 
@@ -30,6 +44,13 @@ PROJECT_NAME = "boostlib"
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+#: Version of the plugin API implemented by this boostlib.
+API_VERSION = 1
+#: Plugin API versions this boostlib can run (a plugin written for another one is refused).
+SUPPORTED_API_VERSIONS = (1,)
+#: Name of the attribute a plugin sets to the API version it was written for.
+API_VERSION_ATTRIBUTE = "BOOSTLIB_API_VERSION"
 
 
 @hookspec

@@ -2,17 +2,22 @@
 
 The plugin manager is built lazily, on the first lookup, so ``import boostlib`` stays fast.
 Built-in plugins are registered through the same hooks as third-party ones. Entry points
-are loaded one by one: one that fails to import is reported with a warning naming it and is
-left out. Set ``BOOSTLIB_DISABLE_PLUGIN_AUTOLOAD=1`` to skip entry points altogether.
+are loaded one by one: one that fails to import, declares an unsupported API version
+(:data:`boostlib.hookspecs.SUPPORTED_API_VERSIONS`), implements a hook boostlib does not
+know, implements none, or returns an invalid mapping is reported once with a warning naming
+it and its distribution, and is left out (:func:`load_failures`). Set
+``BOOSTLIB_DISABLE_PLUGIN_AUTOLOAD=1`` to skip entry points altogether.
 """
 from __future__ import annotations
 
 import os
+import re
 import threading
 import warnings
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from importlib import metadata
-from typing import Any, Callable, Dict, List, Mapping, Optional
+from typing import Any, Callable
 
 import pluggy
 
@@ -20,7 +25,7 @@ from . import api, hookspecs
 
 BUILTIN_PLUGINS = ("boostlib.losses", "boostlib.samplers", "boostlib.updates")
 
-KINDS: Dict[str, tuple] = {
+KINDS: dict[str, tuple] = {
     # kind: (hook name, interface)
     "loss": ("boostlib_add_losses", api.Loss),
     "sampler": ("boostlib_add_samplers", api.Sampler),
@@ -34,91 +39,244 @@ class PluginError(ValueError):
 
 @dataclass(frozen=True)
 class Entry:
-    """One registered component."""
+    """One registered component.
+
+    Attributes
+    ----------
+    kind : str
+        "loss", "sampler" or "update".
+    name : str
+        The registered name.
+    factory : callable
+        Builds an instance from the user's parameters.
+    provider : str
+        The plugin that registered it, as error messages name it (for an installed plugin:
+        ``"entry_point (distribution version)"``).
+    plugin : str
+        The plugin's registration name (entry-point name, built-in module name, or the name
+        given to :func:`register_plugin`).
+    distribution, version : str or None
+        The distribution that ships the plugin and its version; ``"boostlib"`` for the
+        built-ins, None for plugins registered in-process.
+    """
 
     kind: str
     name: str
     factory: Callable[..., Any]
     provider: str
+    plugin: str = ""
+    distribution: str | None = None
+    version: str | None = None
+
+
+@dataclass(frozen=True)
+class _Origin:
+    distribution: str | None = None
+    version: str | None = None
 
 
 _lock = threading.Lock()
-_state: Dict[str, Any] = {}
+_state: dict[str, Any] = {}
+
+_AUTOLOAD_ENV = "BOOSTLIB_DISABLE_PLUGIN_AUTOLOAD"
 
 
-def _load_entry_points(pm: pluggy.PluginManager) -> List[str]:
+def _normalize(dist_name: str) -> str:
+    return re.sub(r"[-_.]+", "-", dist_name).lower()
+
+
+def _boostlib_version() -> str:
+    try:
+        return metadata.version("boostlib")
+    except metadata.PackageNotFoundError:  # running from a source tree that is not installed
+        from . import __version__
+        return __version__
+
+
+def _entry_points() -> Iterator[tuple[metadata.EntryPoint, _Origin]]:
+    """Entry points of the ``boostlib`` group with the distribution that declares each.
+
+    A distribution found twice on ``sys.path`` counts once (the first one, as for imports).
+    """
+    seen = set()
+    for dist in metadata.distributions():
+        name = dist.metadata["Name"]
+        if name:
+            key = _normalize(name)
+            if key in seen:
+                continue
+            seen.add(key)
+        else:  # metadata without a name: cannot be deduplicated, still reported by path
+            name = f"<unnamed distribution at {getattr(dist, '_path', '?')}>"
+        for ep in dist.entry_points:
+            if ep.group == hookspecs.PROJECT_NAME:
+                yield ep, _Origin(name, dist.version)
+
+
+def check_api_version(plugin: Any, who: str) -> None:
+    """Refuse a plugin written for an API version this boostlib does not support.
+
+    Parameters
+    ----------
+    plugin : module or object
+        The plugin; it may declare ``BOOSTLIB_API_VERSION`` (an int).
+    who : str
+        How to name the plugin in the error message.
+
+    Raises
+    ------
+    PluginError
+        When the declared version is not an int or not in
+        :data:`boostlib.hookspecs.SUPPORTED_API_VERSIONS`.
+    """
+    attr = hookspecs.API_VERSION_ATTRIBUTE
+    declared = getattr(plugin, attr, None)
+    if declared is None:
+        return
+    supported = hookspecs.SUPPORTED_API_VERSIONS
+    if isinstance(declared, bool) or not isinstance(declared, int):
+        raise PluginError(f"plugin {who}: {attr}={declared!r} is invalid; expected an int "
+                          f"(this boostlib supports plugin API versions "
+                          f"{', '.join(map(str, supported))})")
+    if declared not in supported:
+        newer = declared > max(supported)
+        advice = ("upgrade boostlib or install a release of the plugin written for this API"
+                  if newer else "upgrade the plugin (it was written for an older boostlib)")
+        raise PluginError(f"plugin {who} was written for boostlib plugin API version "
+                          f"{declared}, but boostlib {_boostlib_version()} supports "
+                          f"{', '.join(map(str, supported))}: {advice}")
+
+
+def _describe(ep: metadata.EntryPoint, origin: _Origin) -> str:
+    return f"entry point {ep.name!r} ({ep.value}) of {origin.distribution} {origin.version}"
+
+
+def _check_loaded_plugin(pm: pluggy.PluginManager, plugin: Any, provider: str) -> None:
+    """Validate one just-registered plugin on its own (hooks known, mappings well formed)."""
+    callers = pm.get_hookcallers(plugin) or []
+    if not callers:
+        raise PluginError(f"plugin {provider} implements no boostlib hook (mark its functions "
+                          "with @boostlib.api.hookimpl)")
+    for caller in callers:
+        if not caller.has_spec():
+            raise PluginError(f"plugin {provider} implements {caller.name}(), which is not a "
+                              f"boostlib hook; known hooks: "
+                              f"{', '.join(h for h, _ in KINDS.values())}")
+    for kind, (hook_name, _) in KINDS.items():
+        for impl in getattr(pm.hook, hook_name).get_hookimpls():
+            if impl.plugin is plugin:
+                _impl_entries(kind, hook_name, impl, provider)
+
+
+def _load_entry_points(pm: pluggy.PluginManager, origins: dict[str, _Origin]) -> list[str]:
     failures = []
-    eps = metadata.entry_points()
-    group = eps.select(group=hookspecs.PROJECT_NAME) if hasattr(eps, "select") else \
-        eps.get(hookspecs.PROJECT_NAME, [])
-    for ep in group:
-        if pm.get_plugin(ep.name) is not None or pm.is_blocked(ep.name):
+    for ep, origin in _entry_points():
+        where = _describe(ep, origin)
+        name = ep.name
+        if pm.is_blocked(name):
             continue
+        if pm.has_plugin(name):  # two distributions chose the same entry-point name
+            name = f"{origin.distribution}:{ep.name}"
+        provider = f"{name} ({origin.distribution} {origin.version})"
         try:
             plugin = ep.load()
-            pm.register(plugin, name=ep.name)
-        except Exception as exc:  # a broken plugin must not break boostlib
-            msg = f"boostlib plugin entry point {ep.name!r} ({ep.value}) failed to load: {exc!r}"
-            warnings.warn(msg, RuntimeWarning, stacklevel=3)
-            failures.append(msg)
+        except Exception as exc:  # noqa: BLE001 - a broken plugin must not break boostlib
+            failures.append(f"boostlib plugin {where} failed to load: {exc!r}")
+            continue
+        registered = False
+        try:
+            check_api_version(plugin, provider)
+            registered = pm.register(plugin, name=name) is not None
+            _check_loaded_plugin(pm, plugin, provider)
+        except Exception as exc:  # noqa: BLE001 - reported, the plugin is left out
+            if registered:
+                pm.unregister(plugin)
+            failures.append(f"boostlib plugin {where} was refused: {exc}")
+            continue
+        origins[name] = origin
+    for msg in failures:
+        warnings.warn(msg, RuntimeWarning, stacklevel=4)
     return failures
 
 
-def _provider_name(pm: pluggy.PluginManager, plugin: Any) -> str:
+def _impl_entries(kind: str, hook_name: str, impl: Any,
+                  provider: str) -> list[tuple[str, Callable[..., Any]]]:
+    """The (name, factory) pairs one hook implementation returns, validated."""
+    try:
+        result = impl.function()
+    except Exception as exc:
+        raise PluginError(f"plugin {provider}: {hook_name}() raised {exc!r}") from exc
+    if not isinstance(result, Mapping):
+        raise PluginError(f"plugin {provider}: {hook_name}() must return a mapping "
+                          f"name -> factory, got {type(result).__name__}")
+    pairs = []
+    for name, factory in result.items():
+        if not (isinstance(name, str) and name.isidentifier() and name == name.lower()):
+            raise PluginError(f"plugin {provider}: {kind} name {name!r} must be a "
+                              "lower_snake_case identifier")
+        if not callable(factory):
+            raise PluginError(f"plugin {provider}: {kind} {name!r} factory is not callable")
+        pairs.append((name, factory))
+    return pairs
+
+
+def _provider(pm: pluggy.PluginManager, plugin: Any,
+              origins: Mapping[str, _Origin]) -> tuple[str, str, _Origin]:
     name = pm.get_name(plugin) or repr(plugin)
-    for dist_plugin, dist in pm.list_plugin_distinfo():
-        if dist_plugin is plugin:
-            return f"{name} ({dist.project_name} {dist.version})"
-    return name
+    origin = origins.get(name, _Origin())
+    if name in BUILTIN_PLUGINS or origin.distribution is None:
+        return name, name, origin
+    return f"{name} ({origin.distribution} {origin.version})", name, origin
 
 
-def _tables(pm: pluggy.PluginManager) -> Dict[str, Dict[str, Entry]]:
-    tables: Dict[str, Dict[str, Entry]] = {}
-    for kind, (hook_name, interface) in KINDS.items():
-        table: Dict[str, Entry] = {}
+def _tables(pm: pluggy.PluginManager,
+            origins: Mapping[str, _Origin]) -> dict[str, dict[str, Entry]]:
+    tables: dict[str, dict[str, Entry]] = {}
+    for kind, (hook_name, _) in KINDS.items():
+        table: dict[str, Entry] = {}
         for impl in getattr(pm.hook, hook_name).get_hookimpls():
-            provider = _provider_name(pm, impl.plugin)
-            result = impl.function()
-            if not isinstance(result, Mapping):
-                raise PluginError(f"plugin {provider}: {hook_name}() must return a mapping "
-                                  f"name -> factory, got {type(result).__name__}")
-            for name, factory in result.items():
-                if not (isinstance(name, str) and name.isidentifier() and name == name.lower()):
-                    raise PluginError(f"plugin {provider}: {kind} name {name!r} must be a "
-                                      "lower_snake_case identifier")
-                if not callable(factory):
-                    raise PluginError(f"plugin {provider}: {kind} {name!r} factory is not "
-                                      "callable")
+            provider, plugin_name, origin = _provider(pm, impl.plugin, origins)
+            for name, factory in _impl_entries(kind, hook_name, impl, provider):
                 if name in table:
                     raise PluginError(f"{kind} {name!r} is registered twice: by "
                                       f"{table[name].provider} and by {provider}")
-                table[name] = Entry(kind, name, factory, provider)
+                table[name] = Entry(kind, name, factory, provider, plugin_name,
+                                    origin.distribution, origin.version)
         tables[kind] = table
     return tables
 
 
-def _build() -> Dict[str, Any]:
+def autoload_disabled() -> bool:
+    """True when ``BOOSTLIB_DISABLE_PLUGIN_AUTOLOAD`` is set (to anything but "" or "0")."""
+    return os.environ.get(_AUTOLOAD_ENV, "") not in ("", "0")
+
+
+def _build() -> dict[str, Any]:
     import importlib
 
     pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
     pm.add_hookspecs(hookspecs)
+    builtin = _Origin("boostlib", _boostlib_version())
+    origins: dict[str, _Origin] = {}
     for modname in BUILTIN_PLUGINS:
         pm.register(importlib.import_module(modname), name=modname)
-    failures: List[str] = []
-    if os.environ.get("BOOSTLIB_DISABLE_PLUGIN_AUTOLOAD", "") in ("", "0"):
-        failures = _load_entry_points(pm)
+        origins[modname] = builtin
+    failures: list[str] = []
+    if not autoload_disabled():
+        failures = _load_entry_points(pm, origins)
     pm.check_pending()
-    return {"pm": pm, "tables": _tables(pm), "failures": failures}
+    return {"pm": pm, "origins": origins, "tables": _tables(pm, origins),
+            "failures": failures}
 
 
-def _get() -> Dict[str, Any]:
+def _get() -> dict[str, Any]:
     with _lock:
         if not _state:
             _state.update(_build())
         return _state
 
 
-def register_plugin(plugin: Any, name: Optional[str] = None) -> str:
+def register_plugin(plugin: Any, name: str | None = None) -> str:
     """Register an in-process plugin (a module or object with ``@hookimpl`` functions).
 
     Installed distributions are found through the ``boostlib`` entry-point group; this is for
@@ -132,17 +290,20 @@ def register_plugin(plugin: Any, name: Optional[str] = None) -> str:
     Raises
     ------
     PluginError
-        When one of its names is already registered (the registry is left unchanged).
+        When one of its names is already registered, or it declares a plugin API version
+        (``BOOSTLIB_API_VERSION``) this boostlib does not support (the registry is left
+        unchanged).
     """
     state = _get()
     with _lock:
         pm = state["pm"]
+        check_api_version(plugin, name or repr(plugin))
         registered = pm.register(plugin, name=name)
         if registered is None:
             raise PluginError(f"plugin {name or plugin!r} is blocked or already registered")
         try:
             pm.check_pending()
-            tables = _tables(pm)
+            tables = _tables(pm, state["origins"])
         except Exception:
             pm.unregister(plugin)
             raise
@@ -155,7 +316,7 @@ def unregister_plugin(name: str) -> None:
     state = _get()
     with _lock:
         state["pm"].unregister(name=name)
-        state["tables"] = _tables(state["pm"])
+        state["tables"] = _tables(state["pm"], state["origins"])
 
 
 def reset() -> None:
@@ -169,25 +330,25 @@ def _check_kind(kind: str) -> None:
         raise ValueError(f"kind={kind!r} is invalid; expected one of {sorted(KINDS)}")
 
 
-def available(kind: str) -> List[str]:
+def available(kind: str) -> list[str]:
     """Names registered for ``kind`` ("loss", "sampler" or "update"), sorted."""
     _check_kind(kind)
     return sorted(_get()["tables"][kind])
 
 
-def entries(kind: str) -> List[Entry]:
+def entries(kind: str) -> list[Entry]:
     """Registered components of ``kind`` with their providers, sorted by name."""
     _check_kind(kind)
     table = _get()["tables"][kind]
     return [table[n] for n in sorted(table)]
 
 
-def load_failures() -> List[str]:
-    """Messages of entry points that failed to load."""
+def load_failures() -> list[str]:
+    """Messages of entry points that failed to load or were refused (one per entry point)."""
     return list(_get()["failures"])
 
 
-def create(kind: str, spec: Any, params: Optional[Mapping[str, Any]] = None,
+def create(kind: str, spec: Any, params: Mapping[str, Any] | None = None,
            **extra: Any) -> Any:
     """An instance of a registered component, as the estimators build it.
 

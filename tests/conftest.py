@@ -46,3 +46,42 @@ def binary_data():
     y = (rng.random(600) < 1 / (1 + np.exp(-logit))).astype(int)
     X[rng.random(X.shape) < 0.05] = np.nan
     return X, y
+
+
+@pytest.fixture
+def fake_distribution(tmp_path, monkeypatch):
+    """Make "installed" distributions with ``boostlib`` entry points for one test.
+
+    ``make(dist, version, entry_points, modules)`` writes ``<dist>-<version>.dist-info``
+    (METADATA and entry_points.txt) and the plugin modules into a directory put on
+    ``sys.path``, so :mod:`importlib.metadata` and the registry find them exactly as they find
+    a pip-installed plugin. The registry is rebuilt before and after the test.
+    """
+    import importlib
+    import sys
+    import textwrap
+
+    from boostlib import registry
+
+    modules = []
+
+    def make(dist, version, entry_points, sources):
+        info = tmp_path / f"{dist.replace('-', '_')}-{version}.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\n"
+                                       f"Version: {version}\n")
+        (info / "entry_points.txt").write_text(
+            "[boostlib]\n" + "".join(f"{k} = {v}\n" for k, v in entry_points.items()))
+        for module, source in sources.items():
+            (tmp_path / f"{module}.py").write_text(textwrap.dedent(source))
+            modules.append(module)
+        importlib.invalidate_caches()
+        registry.reset()
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delenv("BOOSTLIB_DISABLE_PLUGIN_AUTOLOAD", raising=False)
+    registry.reset()
+    yield make
+    for module in modules:
+        sys.modules.pop(module, None)
+    registry.reset()

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import boostlib
-from boostlib import PluginError, registry
+from boostlib import PluginError, hookspecs, registry
 from boostlib.api import SampleResult, Sampler, UpdateRule, hookimpl
 from boostlib.losses import LogLoss, MSELoss
 
@@ -30,7 +30,9 @@ def test_create_builds_instances_with_params():
     assert boostlib.create("loss", inst) is inst
     with pytest.raises(PluginError, match="loss_params must be empty"):
         boostlib.create("loss", inst, {"a": 1})
-    with pytest.raises(PluginError, match="available: logloss, mse, sla"):
+    names = ", ".join(boostlib.available("loss"))   # installed plugins may add more
+    assert {"logloss", "mse", "sla"} <= set(names.split(", "))
+    with pytest.raises(PluginError, match=f"available: {names}$"):
         boostlib.create("loss", "nope")
 
 
@@ -98,7 +100,7 @@ class _Broken:
 def test_misbehaving_plugins_reported_by_name(temp_plugin, binary_data):
     X, y = binary_data
     temp_plugin(_Broken(), "broken")
-    with pytest.raises(PluginError, match="loss 'nan_loss' returned non-finite gradients"):
+    with pytest.raises(PluginError, match="loss 'nan_loss' returned a gradient with 1 non-finite"):
         boostlib.BoostClassifier(loss="nan_loss", n_estimators=2).fit(X, y)
     with pytest.raises(PluginError, match="sampler 'bad_sampler' returned indices .* not "
                                           "sorted and unique"):
@@ -129,3 +131,152 @@ def test_third_party_update_rule_is_wired_in(temp_plugin, binary_data):
     b = boostlib.BoostClassifier(update="sgb", n_estimators=10, learning_rate=0.1,
                                  random_state=0).fit(X, y)
     assert np.array_equal(a.decision_function(X), b.decision_function(X))
+
+
+# -- API versions ----------------------------------------------------------------------------
+class _Versioned:
+    def __init__(self, version):
+        self.BOOSTLIB_API_VERSION = version
+
+    @hookimpl
+    def boostlib_add_updates(self):
+        return {"half_step_v": HalfStep}
+
+
+def test_supported_api_version_is_accepted(temp_plugin):
+    assert 1 in hookspecs.SUPPORTED_API_VERSIONS
+    temp_plugin(_Versioned(hookspecs.API_VERSION), "versioned")
+    assert "half_step_v" in boostlib.available("update")
+
+
+@pytest.mark.parametrize("version, message", [
+    (99, ("plugin future_plugin was written for boostlib plugin API version 99, but boostlib "
+          ".* supports 1: upgrade boostlib")),
+    (0, "written for boostlib plugin API version 0.*upgrade the plugin"),
+    ("1", "BOOSTLIB_API_VERSION='1' is invalid; expected an int"),
+    (True, "BOOSTLIB_API_VERSION=True is invalid"),
+])
+def test_incompatible_api_version_is_refused(temp_plugin, version, message):
+    with pytest.raises(PluginError, match=message):
+        temp_plugin(_Versioned(version), "future_plugin")
+    assert "half_step_v" not in boostlib.available("update")
+
+
+# -- entry points, for real: distributions found by importlib.metadata -------------------------
+_FAKE_LOSS = """
+    from boostlib.api import hookimpl
+    from boostlib.losses import MSELoss
+
+    BOOSTLIB_API_VERSION = {version}
+
+    class FakeMSE(MSELoss):
+        name = "fake_mse"
+
+    @hookimpl
+    def boostlib_add_losses():
+        return {{"fake_mse": FakeMSE}}
+"""
+
+
+def test_entry_point_is_discovered_with_its_distribution(fake_distribution):
+    fake_distribution("boostlib-fake", "1.2.3", {"fake": "fake_loss_mod"},
+                      {"fake_loss_mod": _FAKE_LOSS.format(version=1)})
+    assert "fake_mse" in boostlib.available("loss")
+    entry = next(e for e in registry.entries("loss") if e.name == "fake_mse")
+    assert (entry.plugin, entry.distribution, entry.version) == ("fake", "boostlib-fake",
+                                                                 "1.2.3")
+    assert entry.provider == "fake (boostlib-fake 1.2.3)"
+    builtin = next(e for e in registry.entries("loss") if e.name == "mse")
+    assert (builtin.distribution, builtin.version) == ("boostlib", boostlib.__version__)
+    assert registry.load_failures() == []
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    model = boostlib.BoostRegressor(loss="fake_mse", n_estimators=3).fit(X, X[:, 0])
+    assert type(model.loss_).__name__ == "FakeMSE"
+
+
+def test_entry_point_with_incompatible_api_version_is_refused(fake_distribution):
+    fake_distribution("boostlib-future", "9.0", {"future": "future_loss_mod"},
+                      {"future_loss_mod": _FAKE_LOSS.format(version=2)})
+    with pytest.warns(RuntimeWarning, match="entry point 'future' \\(future_loss_mod\\) of "
+                                            "boostlib-future 9.0 was refused: plugin future "
+                                            "\\(boostlib-future 9.0\\) was written for "
+                                            "boostlib plugin API version 2"):
+        names = boostlib.available("loss")
+    assert "fake_mse" not in names and "mse" in names
+    assert len(registry.load_failures()) == 1
+
+
+_NO_HOOKS = """
+    def boostlib_add_losses():    # forgot @hookimpl
+        return {}
+"""
+_UNKNOWN_HOOK = """
+    from boostlib.api import hookimpl
+
+    @hookimpl
+    def boostlib_add_lossez():
+        return {}
+"""
+_NOT_A_MAPPING = """
+    from boostlib.api import hookimpl
+
+    @hookimpl
+    def boostlib_add_samplers():
+        return ["uniform2"]
+"""
+
+
+def test_broken_entry_points_are_reported_and_left_out(fake_distribution):
+    fake_distribution("boostlib-broken", "0.1", {
+        "missing": "no_such_module_anywhere",
+        "no_hooks": "no_hooks_mod",
+        "unknown_hook": "unknown_hook_mod",
+        "not_a_mapping": "not_a_mapping_mod",
+    }, {"no_hooks_mod": _NO_HOOKS, "unknown_hook_mod": _UNKNOWN_HOOK,
+        "not_a_mapping_mod": _NOT_A_MAPPING})
+    with pytest.warns(RuntimeWarning) as caught:
+        assert boostlib.available("sampler")   # boostlib itself keeps working
+    failures = registry.load_failures()
+    assert len(failures) == 4 and len(caught) == 4
+    text = "\n".join(failures)
+    assert "entry point 'missing' (no_such_module_anywhere) of boostlib-broken 0.1 failed " \
+           "to load: ModuleNotFoundError" in text
+    assert "no_hooks (boostlib-broken 0.1) implements no boostlib hook" in text
+    assert "implements boostlib_add_lossez(), which is not a boostlib hook" in text
+    assert "boostlib_add_samplers() must return a mapping name -> factory, got list" in text
+    boostlib.BoostRegressor(n_estimators=2).fit(np.eye(4), np.arange(4.0))
+
+
+def test_same_entry_point_name_in_two_distributions(fake_distribution):
+    fake_distribution("dist-a", "1.0", {"plugin": "plugin_a_mod"},
+                      {"plugin_a_mod": _FAKE_LOSS.format(version=1)})
+    fake_distribution("dist-b", "2.0", {"plugin": "plugin_b_mod"},
+                      {"plugin_b_mod": _FAKE_LOSS.format(version=1).replace("fake_mse",
+                                                                            "other_mse")})
+    by_name = {e.name: e for e in registry.entries("loss")}
+    a, b = by_name["fake_mse"], by_name["other_mse"]
+    assert (a.distribution, b.distribution) == ("dist-a", "dist-b")
+    # Both load; whichever comes second is registered under a distribution-qualified name.
+    assert {a.plugin, b.plugin} in ({"plugin", "dist-b:plugin"}, {"plugin", "dist-a:plugin"})
+
+
+def test_entry_point_cannot_replace_a_builtin(fake_distribution):
+    fake_distribution("boostlib-hijack", "0.1", {"hijack": "hijack_mod"},
+                      {"hijack_mod": _FAKE_LOSS.format(version=1).replace('"fake_mse"',
+                                                                          '"mse"')})
+    with pytest.raises(PluginError, match=r"loss 'mse' is registered twice: by boostlib.losses "
+                                          r"and by hijack \(boostlib-hijack 0.1\)"):
+        boostlib.available("loss")
+
+
+def test_autoload_can_be_disabled(fake_distribution, monkeypatch):
+    fake_distribution("boostlib-fake", "1.2.3", {"fake": "fake_loss_mod"},
+                      {"fake_loss_mod": _FAKE_LOSS.format(version=1)})
+    monkeypatch.setenv("BOOSTLIB_DISABLE_PLUGIN_AUTOLOAD", "1")
+    registry.reset()
+    assert registry.autoload_disabled()
+    assert "fake_mse" not in boostlib.available("loss")
+    assert registry.load_failures() == []
+    monkeypatch.setenv("BOOSTLIB_DISABLE_PLUGIN_AUTOLOAD", "0")
+    registry.reset()
+    assert "fake_mse" in boostlib.available("loss")
