@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from typing import List, Optional
@@ -48,16 +49,38 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _source(entry: registry.Entry) -> str:
+    if entry.plugin in registry.BUILTIN_PLUGINS:
+        return f"built-in ({entry.plugin})"
+    if entry.distribution is None:
+        return f"registered in-process ({entry.plugin})"
+    return f"entry point {entry.plugin}"
+
+
 def _plugins(args: argparse.Namespace) -> int:
-    for kind in registry.KINDS:
-        print(f"{kind}:")
-        for entry in registry.entries(kind):
-            print(f"  {entry.name:<16} {entry.provider}")
+    kinds = {kind: registry.entries(kind) for kind in registry.KINDS}
     failures = registry.load_failures()
-    if failures:
-        print("failed to load:")
-        for msg in failures:
-            print(f"  {msg}")
+    if args.json:
+        rows = [{"kind": e.kind, "name": e.name, "distribution": e.distribution,
+                 "version": e.version, "plugin": e.plugin}
+                for entries in kinds.values() for e in entries]
+        print(json.dumps({"components": rows, "failures": failures,
+                          "autoload_disabled": registry.autoload_disabled()}, indent=2))
+        return 0
+    rows = [(e.name, f"{e.distribution} {e.version}" if e.distribution else "-", _source(e))
+            for entries in kinds.values() for e in entries]
+    name_w = max([len(r[0]) for r in rows] + [16])
+    dist_w = max([len(r[1]) for r in rows] + [16])
+    for kind, entries in kinds.items():
+        print(f"{kind}:")
+        for name, dist, source in rows[:len(entries)]:
+            print(f"  {name:<{name_w}}  {dist:<{dist_w}}  {source}")
+        rows = rows[len(entries):]
+    if registry.autoload_disabled():
+        print("entry points were not loaded: BOOSTLIB_DISABLE_PLUGIN_AUTOLOAD is set")
+    print("failed to load:" + ("" if failures else " none"))
+    for msg in failures:
+        print(f"  {msg}")
     return 0
 
 
@@ -77,7 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--n-jobs", type=int, default=None)
     demo.set_defaults(func=_demo)
     plugins = sub.add_parser("plugins", help="list registered losses, samplers and update "
-                                             "rules with their providers")
+                                             "rules with the distribution (and version) "
+                                             "providing each, and plugins that failed to load")
+    plugins.add_argument("--json", action="store_true", help="print JSON instead of a table")
     plugins.set_defaults(func=_plugins)
     return parser
 
