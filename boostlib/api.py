@@ -34,8 +34,9 @@ class Loss(ABC):
     is_classification : bool
         True for losses of binary targets in {0, 1}; the classifier requires it.
     hessian_can_be_negative : bool
-        True when ``h`` may be negative (non-convex losses such as SLA). Newton leaves then
-        use ``max(h, hessian_floor)``; ``gradient`` leaves need no hessian at all.
+        True when ``h`` may be negative or zero (non-convex losses such as SLA; Huber outside
+        its quadratic zone). Newton leaves then use ``max(h, hessian_floor)``; ``gradient``
+        leaves need no hessian at all.
     hessian_floor : float
         Positive floor used as described above.
     """
@@ -99,8 +100,8 @@ class Sampler(ABC):
     Parameters
     ----------
     subsample : float
-        Target fraction of rows, in (0, 1]. ``subsample=1`` means no sampling: every sampler
-        then returns None, which is exactly ``sampler=None``.
+        Target fraction of rows, in (0, 1]. With ``subsample=1`` the built-in samplers return
+        None (no sampling), which is exactly ``sampler=None``.
     leaf_values : {"sample", "all"}
         Which rows the leaf values are computed on. ``"sample"`` (default; Friedman,
         LightGBM, XGBoost): the sampled rows with their weights decide both the structure and

@@ -207,9 +207,10 @@ class BoostingContext:
             leaf_noise_scale=leaf_noise_scale, leaf_rng=self.rng("leaf_noise"),
             value_rows=self._all_rows if values_on_all else None,
             value_gradient=gradient, value_hessian=hessian)
+        full = sample is None or values_on_all or rows.shape[0] == self.n_rows
         if values_on_all:
             rows = self._all_rows
-        self._fitted[id(tree)] = (tree, _Fitted(rows, node, sample is None or values_on_all))
+        self._fitted[id(tree)] = (tree, _Fitted(rows, node, full))
         return tree
 
     def _fit_info(self, tree) -> Optional[_Fitted]:
