@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from . import _plugin_checks as checks
-from ._kernels import _predictor
+from ._kernels import _predictor, _sampling
 from ._random import stream_rng
 from .api import Loss, SampleResult, Sampler, UpdateRule
 from .ensemble import Ensemble
@@ -17,6 +17,7 @@ from .registry import PluginError
 from .tree import TreeGrower
 
 LEAF_ESTIMATIONS = ("newton", "gradient")
+_NO_WEIGHTS = np.empty(0)
 
 
 @dataclass
@@ -185,12 +186,10 @@ class BoostingContext:
             sg = split_gradient
         else:
             rows = np.ascontiguousarray(sample.indices, dtype=np.int32)
-            g, h = gradient[rows], hessian[rows]
-            sg = None if split_gradient is None else split_gradient[rows]
-            if sample.weights is not None:
-                g = g * sample.weights
-                h = h * sample.weights
-                sg = None if sg is None else sg * sample.weights
+            w = _NO_WEIGHTS if sample.weights is None else np.ascontiguousarray(
+                sample.weights, dtype=np.float64)
+            g, h = self._gather(gradient, rows, w), self._gather(hessian, rows, w)
+            sg = None if split_gradient is None else self._gather(split_gradient, rows, w)
         # CatBoost-style sampling: the sample picks the structure, all rows set the leaves.
         values_on_all = sample is not None and getattr(self.sampler, "leaf_values",
                                                        "sample") == "all"
@@ -212,6 +211,13 @@ class BoostingContext:
             rows = self._all_rows
         self._fitted[id(tree)] = (tree, _Fitted(rows, node, full))
         return tree
+
+    def _gather(self, values: np.ndarray, rows: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """``values[rows] * weights`` in one parallel pass."""
+        out = np.empty(rows.size)
+        _sampling.gather_scaled(np.ascontiguousarray(values, dtype=np.float64), rows, weights,
+                                out, self.n_threads)
+        return out
 
     def _fit_info(self, tree) -> Optional[_Fitted]:
         entry = self._fitted.get(id(tree))

@@ -34,11 +34,13 @@ def test_mvs_threshold_matches_sort_reference(case):
     assert np.minimum(1.0, score / mu).sum() == pytest.approx(target, rel=1e-9)
 
 
-def test_mvs_threshold_large_inputs_take_the_fallback_path_too():
+def test_mvs_threshold_large_and_adversarial_inputs():
     rng = np.random.default_rng(0)
-    # A geometric sequence needs one fixed-point pass per element: the quickselect finishes.
+    # Heavy tails across many buckets, one score per bucket (powers of 2), every score in
+    # one bucket (ties; near-equal values), subnormal scores.
     cases = [np.abs(rng.standard_cauchy(20000)), 2.0 ** -np.arange(200.0),
-             np.repeat([1.0, 5.0, 7.0], 1000), rng.pareto(0.5, 5000) + 1e-12]
+             np.repeat([1.0, 5.0, 7.0], 1000), rng.pareto(0.5, 5000) + 1e-12,
+             1.0 + 1e-3 * rng.random(5000), rng.random(3000) * 1e-310]
     for score in cases:
         for frac in (0.01, 0.3, 0.5, 0.9):
             target = frac * np.count_nonzero(score)

@@ -8,6 +8,29 @@ from libc.string cimport memcpy
 
 from .common cimport bin_t, idx_t
 
+cdef extern from *:
+    """
+    #ifndef BOOSTLIB_DEBUG
+    #define BOOSTLIB_DEBUG 0
+    #endif
+    """
+    bint BOOSTLIB_DEBUG   # 1 in the debug build (setup.py defines it)
+
+
+cdef int _check_rows(const idx_t[::1] rows, Py_ssize_t n_total) except -1:
+    """Row ids must be sorted and in ``[0, n_total)``: the release build checks the ends
+    (O(1), enough for sorted ids), the debug build every id and the order."""
+    cdef Py_ssize_t p, n = rows.shape[0]
+    if n == 0:
+        return 0
+    if not (0 <= rows[0] and rows[n - 1] < n_total):
+        raise ValueError("row id out of range")
+    if BOOSTLIB_DEBUG:
+        for p in range(n):
+            if not 0 <= rows[p] < n_total or (p > 0 and rows[p] <= rows[p - 1]):
+                raise ValueError("row ids must be sorted, unique and in range")
+    return 0
+
 
 def apply_level(const bin_t[:, ::1] X_rows, const idx_t[::1] rows, idx_t[::1] node_of_row,
                 const idx_t[::1] split_feature, const idx_t[::1] split_bin,
@@ -18,7 +41,7 @@ def apply_level(const bin_t[:, ::1] X_rows, const idx_t[::1] rows, idx_t[::1] no
     Parameters
     ----------
     X_rows : IN uint8 (n_rows_total, n_features), row-major binned data.
-    rows : IN int32 (n_fit,) training-row ids of the fitted rows.
+    rows : IN int32 (n_fit,) training-row ids of the fitted rows, sorted and unique.
     node_of_row : IN/OUT int32 (n_fit,) node id of each fitted row.
     split_feature, split_bin, nan_right, left_child, right_child : IN per node id; a node
         with ``left_child < 0`` is not split at this level.
@@ -38,6 +61,7 @@ def apply_level(const bin_t[:, ::1] X_rows, const idx_t[::1] rows, idx_t[::1] no
     for p in range(n_nodes):
         if left_child[p] >= 0 and not (0 <= split_feature[p] < X_rows.shape[1]):
             raise ValueError("split feature out of range")
+    _check_rows(rows, X_rows.shape[0])
     with nogil:
         for p in prange(n, schedule="static", num_threads=n_threads):
             node = node_of_row[p]
@@ -74,9 +98,7 @@ def apply_level_oblivious(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
         raise ValueError("node_of_row must be aligned with rows")
     if not 0 <= feature < X_binned.shape[0] or not 0 <= level < 31:
         raise ValueError("feature or level out of range")
-    for p in range(n):
-        if not 0 <= rows[p] < X_binned.shape[1]:
-            raise ValueError("row id out of range")
+    _check_rows(rows, X_binned.shape[1])
     xf = &X_binned[feature, 0]
     with nogil:
         for p in prange(n, schedule="static", num_threads=n_threads):
@@ -125,7 +147,7 @@ def gather_rows(const bin_t[:, ::1] X_rows, const idx_t[::1] rows, bin_t[:, ::1]
     Parameters
     ----------
     X_rows : IN uint8 (n_rows_total, n_features), row-major binned data.
-    rows : IN int32 (k,) row ids, each in ``[0, n_rows_total)``.
+    rows : IN int32 (k,) sorted, unique row ids in ``[0, n_rows_total)``.
     out : OUT uint8 (>= k, n_features).
     n_threads : OpenMP threads (parallel over rows).
     """
@@ -134,9 +156,7 @@ def gather_rows(const bin_t[:, ::1] X_rows, const idx_t[::1] rows, bin_t[:, ::1]
     cdef Py_ssize_t p
     if out.shape[0] < k or out.shape[1] != n_features:
         raise ValueError("out must have at least len(rows) rows and n_features columns")
-    for p in range(k):
-        if not 0 <= rows[p] < X_rows.shape[0]:
-            raise ValueError("row id out of range")
+    _check_rows(rows, X_rows.shape[0])
     if k == 0 or n_features == 0:
         return
     with nogil:

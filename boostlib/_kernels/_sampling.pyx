@@ -3,9 +3,18 @@
 Every kernel is one pass (the threshold: a few passes over shrinking arrays), branch-free in
 its inner loop, so a sampler costs a small fraction of the tree it saves work on.
 """
+from cython.parallel cimport prange
 from libc.math cimport fabs, isfinite, sqrt
+from libc.stdint cimport int64_t, uint64_t
+from libc.stdlib cimport calloc, free
+from libc.string cimport memcpy
 
 from .common cimport idx_t
+
+
+cdef enum:
+    BUCKET_SHIFT = 48                  # keep the top 16 bits of a positive double
+    N_BUCKETS = 1 << 15                # the sign bit is 0 for positive scores
 
 
 cdef inline void _swap(double* a, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
@@ -27,13 +36,13 @@ cdef inline double _median3(double a, double b, double c) noexcept nogil:
 def mvs_threshold(const double[::1] score, double target, double[::1] scratch):
     """The ``mu`` solving ``sum_i min(1, score_i / mu) == target``, exactly.
 
-    With ``S(mu)`` the sum of the scores below ``mu`` and ``L(mu)`` the number of the others,
-    ``mu`` is the fixed point of ``mu <- S(mu) / (target - L(mu))``. Started above the
-    solution (at ``sum(score) / target``), the iteration decreases monotonically and stops,
-    exactly, once no score crosses ``mu`` (scores that reach ``mu`` have probability 1 for
-    good, so each pass only scans the remaining candidates, branch-free). It typically takes
-    3-12 passes; after 32 a quickselect on the remaining candidates finishes the job, so the
-    expected cost stays O(n) on any input.
+    The left-hand side decreases in ``mu``. One pass buckets the positive scores by the top
+    16 bits of their IEEE-754 representation (monotone in the value for positive doubles:
+    sign, exponent and 4 mantissa bits, so a bucket spans a factor of at most 1 + 1/16),
+    with per-bucket counts and sums. Scanning the buckets from the top finds the one holding
+    ``mu``: every score above it has probability 1, every score below it contributes
+    ``score / mu``. A second pass copies that bucket's scores to ``scratch``, and a three-way
+    quickselect among them finishes the job: expected O(n) on any input.
 
     Parameters
     ----------
@@ -46,16 +55,25 @@ def mvs_threshold(const double[::1] score, double target, double[::1] scratch):
     mu : float, > 0. Rows with ``score >= mu`` have probability 1, the others ``score/mu``.
     """
     cdef Py_ssize_t n = score.shape[0]
-    cdef Py_ssize_t m
+    cdef Py_ssize_t m = 0
     cdef double mu = 0.0
-    cdef double total = 0.0
     cdef bint bad = False
+    cdef double* sums
+    cdef int64_t* counts
     if scratch.shape[0] < n:
         raise ValueError("scratch must hold n values")
+    sums = <double*>calloc(N_BUCKETS, sizeof(double))
+    counts = <int64_t*>calloc(N_BUCKETS, sizeof(int64_t))
+    if sums == NULL or counts == NULL:
+        free(sums)
+        free(counts)
+        raise MemoryError()
     with nogil:
-        m = _positives(score, &scratch[0], &total, &bad)
+        m = _bucket(score, counts, sums, &bad)
         if not bad and 0.0 < target < m:
-            mu = _threshold(&scratch[0], m, total, target)
+            mu = _threshold(score, counts, sums, target, &scratch[0])
+    free(sums)
+    free(counts)
     if bad:
         raise ValueError("scores must be finite and non-negative")
     if not 0.0 < target < m:
@@ -64,88 +82,78 @@ def mvs_threshold(const double[::1] score, double target, double[::1] scratch):
     return mu
 
 
-cdef Py_ssize_t _positives(const double[::1] score, double* a, double* total,
-                           bint* bad) noexcept nogil:
-    """Copy the positive scores to ``a`` (branch-free); flag negative or non-finite ones."""
-    cdef Py_ssize_t i, m = 0
-    cdef double x, s = 0.0
+cdef inline Py_ssize_t _bucket_of(double x) noexcept nogil:
+    cdef uint64_t bits
+    memcpy(&bits, &x, sizeof(double))
+    return <Py_ssize_t>(bits >> BUCKET_SHIFT)
+
+
+cdef inline double _bucket_floor(Py_ssize_t b) noexcept nogil:
+    """The smallest double of bucket ``b``."""
+    cdef uint64_t bits = (<uint64_t>b) << BUCKET_SHIFT
+    cdef double x
+    memcpy(&x, &bits, sizeof(double))
+    return x
+
+
+cdef Py_ssize_t _bucket(const double[::1] score, int64_t* counts, double* sums,
+                        bint* bad) noexcept nogil:
+    """Count and sum the positive scores per bucket; flag negative or non-finite ones."""
+    cdef Py_ssize_t i, b, m = 0
+    cdef double x
     cdef bint ok = True
     for i in range(score.shape[0]):
         x = score[i]
-        ok &= (x >= 0.0) & (x - x == 0.0)     # x - x is NaN for NaN and +-inf
-        a[m] = x
-        m += x > 0.0
-        s += x
-    total[0] = s
+        if x > 0.0 and isfinite(x):
+            b = _bucket_of(x)
+            counts[b] += 1
+            sums[b] += x
+            m += 1
+        elif not x == 0.0:              # negative, NaN or infinite
+            ok = False
     bad[0] = not ok
     return m
 
 
-cdef double _threshold(double* a, Py_ssize_t m, double s, double target) noexcept nogil:
-    """The body of :func:`mvs_threshold` on the ``m`` positive scores ``a`` (sum ``s``)."""
-    cdef Py_ssize_t kept, it
-    cdef double s_kept, mu
-    cdef double n_large = 0.0       # rows known to have probability 1
-    mu = s / target
-    for it in range(32):
-        kept = _compact_below(a, m, mu, &s_kept)
-        if kept == m:
-            return mu
-        n_large += m - kept
-        m = kept
-        mu = s_kept / (target - n_large)
-    return _quickselect(a, m, target, n_large)
+cdef double _threshold(const double[::1] score, const int64_t* counts, double* sums,
+                       double target, double* a) noexcept nogil:
+    """The body of :func:`mvs_threshold`, given the per-bucket counts and sums."""
+    cdef Py_ssize_t i, b, j = 0, k = 0
+    cdef double below = 0.0, n_above = 0.0, x
+    # sums[b] <- sum of the scores in the buckets below b (accumulated bottom-up, so small
+    # scores are not swamped by large ones)
+    for b in range(N_BUCKETS):
+        x = sums[b]
+        sums[b] = below
+        below += x
+    # The largest bucket j whose floor gives sum_i min(1, score_i / floor) >= target.
+    for b in range(N_BUCKETS - 1, -1, -1):
+        if counts[b] == 0:
+            continue
+        n_above += counts[b]
+        if sums[b] / _bucket_floor(b) + n_above >= target:
+            j = b
+            n_above -= counts[b]
+            break
+    for i in range(score.shape[0]):     # the candidates: bucket j's scores
+        x = score[i]
+        a[k] = x
+        k += (x > 0.0) & (_bucket_of(x) == j)
+    return _quickselect(a, k, target, n_above, sums[j])
 
 
-cdef Py_ssize_t _compact_below(double* a, Py_ssize_t m, double mu,
-                               double* total) noexcept nogil:
-    """Move the scores ``< mu`` to the front of ``a[:m]`` (in order); return their count.
-
-    Branch-free, with four partial sums (a fixed order, so the result is deterministic)
-    so the additions do not wait on each other.
-    """
-    cdef Py_ssize_t i, kept = 0
-    cdef double x0, x1, x2, x3
-    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
-    i = 0
-    while i + 4 <= m:
-        x0 = a[i]
-        x1 = a[i + 1]
-        x2 = a[i + 2]
-        x3 = a[i + 3]
-        s0 += x0 if x0 < mu else 0.0
-        s1 += x1 if x1 < mu else 0.0
-        s2 += x2 if x2 < mu else 0.0
-        s3 += x3 if x3 < mu else 0.0
-        a[kept] = x0
-        kept += x0 < mu
-        a[kept] = x1
-        kept += x1 < mu
-        a[kept] = x2
-        kept += x2 < mu
-        a[kept] = x3
-        kept += x3 < mu
-        i += 4
-    while i < m:
-        x0 = a[i]
-        s0 += x0 if x0 < mu else 0.0
-        a[kept] = x0
-        kept += x0 < mu
-        i += 1
-    total[0] = (s0 + s1) + (s2 + s3)
-    return kept
-
-
-cdef double _quickselect(double* a, Py_ssize_t m, double target, double n_large) noexcept nogil:
+cdef double _quickselect(double* a, Py_ssize_t m, double target, double n_large,
+                         double sum_small) noexcept nogil:
     """Solve for ``mu`` among candidates ``a[:m]`` by three-way quickselect.
 
     Each round takes a pivot ``v`` (median of three), partitions the candidates into
     ``< v``, ``== v`` and ``> v``, and evaluates the left-hand side at ``mu = v`` with
-    everything already decided; as it decreases in ``mu``, one side is settled per round.
+    everything already decided (``n_large`` rows with probability 1, ``sum_small`` the sum of
+    the scores known to be below ``mu``); as it decreases in ``mu``, one side is settled per
+    round.
     """
     cdef Py_ssize_t i, lo = 0, hi = m, lt, gt
     cdef double v, s_lt, estimate
-    cdef double sum_small = 0.0     # sum of the scores known to be below mu
     while lo < hi:
         v = _median3(a[lo], a[lo + (hi - lo) // 2], a[hi - 1])
         lt = lo                     # [lo, lt) < v, [lt, gt) == v, [gt, hi) > v
@@ -281,3 +289,30 @@ def select_marked(const unsigned char[::1] mark, double factor, idx_t[::1] out_r
             out_weight[k] = 1.0 if m == 1 else factor
             k += m != 0
     return k
+
+
+def gather_scaled(const double[::1] values, const idx_t[::1] rows, const double[::1] weights,
+                  double[::1] out, int n_threads):
+    """``out[p] = values[rows[p]] * weights[p]`` (``weights`` empty: 1), in one pass.
+
+    Parameters
+    ----------
+    values : IN float64 (n_rows,).
+    rows : IN int32 (k,) sorted row ids in ``[0, n_rows)``.
+    weights : IN float64 (k,) or empty.
+    out : OUT float64 (k,).
+    n_threads : OpenMP threads (parallel over rows).
+    """
+    cdef Py_ssize_t p, k = rows.shape[0], n = values.shape[0]
+    cdef bint weighted = weights.shape[0] != 0
+    if out.shape[0] != k or (weighted and weights.shape[0] != k):
+        raise ValueError("out (and weights, unless empty) must be aligned with rows")
+    if k and not (0 <= rows[0] and rows[k - 1] < n):      # rows are sorted (the contract)
+        raise ValueError("row id out of range")
+    with nogil:
+        if weighted:
+            for p in prange(k, schedule="static", num_threads=n_threads):
+                out[p] = values[rows[p]] * weights[p]
+        else:
+            for p in prange(k, schedule="static", num_threads=n_threads):
+                out[p] = values[rows[p]]
