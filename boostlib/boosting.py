@@ -207,7 +207,11 @@ class BoostingContext:
             value_rows=self._all_rows if values_on_all else None,
             value_gradient=gradient, value_hessian=hessian)
         full = sample is None or values_on_all or rows.shape[0] == self.n_rows
-        if values_on_all:
+        if not full and self.grower.policy == "depthwise":
+            # every row's leaf in one row-major pass: cheaper than a prediction pass over
+            # the feature-major matrix, and the scores then come from the leaf values
+            node, full = self.grower.apply(tree), True
+        if full:
             rows = self._all_rows
         self._fitted[id(tree)] = (tree, _Fitted(rows, node, full))
         return tree

@@ -235,8 +235,17 @@ class TreeGrower:
         self._set_values(tree, node, lg, h, group, leaf_noise_scale, leaf_rng)
         return tree, node
 
-    def apply(self, tree, rows: np.ndarray) -> np.ndarray:
-        """Leaf (oblivious: leaf index; depthwise: node id) of the training rows ``rows``."""
+    def apply(self, tree, rows: Optional[np.ndarray] = None) -> np.ndarray:
+        """Leaf (oblivious: leaf index; depthwise: node id) of the training rows ``rows``
+        (default: all)."""
+        if rows is None or rows.size == self.X_rows.shape[0]:
+            if tree.policy == "depthwise":      # one pass over the row-major data
+                node = np.empty(self.X_rows.shape[0], dtype=np.int32)
+                _partition.leaves_depthwise(self.X_rows, tree.feature, tree.bin,
+                                            tree.nan_right, tree.left, tree.right,
+                                            self.missing_bin, node, self.n_threads)
+                return node
+            rows = np.arange(self.X_rows.shape[0], dtype=np.int32)
         rows = np.ascontiguousarray(rows, dtype=np.int32)
         node = np.zeros(rows.size, dtype=np.int32)
         if tree.policy == "symmetric":

@@ -221,3 +221,39 @@ def test_malformed_trees_are_rejected():
         _predictor.predict_depthwise(X, i32(5, -1, -1), i32(0, 0, 0), np.zeros(3, np.uint8),
                                      i32(1, -1, -1), i32(2, -1, -1), np.zeros(3), i32(0, 3),
                                      np.ones(1), 2, out, 1)
+
+
+@KERNEL_SETTINGS
+@given(binned_data(max_rows=60, max_features=4), st.data(), st.sampled_from([1, 2]))
+def test_leaves_depthwise_matches_traversal(data, draw, n_threads):
+    # The row-major leaf kernel the context uses after fitting a depthwise tree on a sample.
+    from boostlib._kernels import _partition
+
+    tree = draw.draw(depthwise_tree(data.nbnm))
+    out = np.empty(data.n_rows, np.int32)
+    _partition.leaves_depthwise(data.X_rows, tree.feature, tree.bin, tree.nan_right,
+                                tree.left, tree.right, data.missing_bin, out, n_threads)
+    expected = [ref.depthwise_leaf_binned(data.X_rows[i], tree.feature, tree.bin,
+                                          tree.nan_right, tree.left, tree.right,
+                                          data.missing_bin) for i in range(data.n_rows)]
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_leaves_depthwise_rejects_malformed_trees():
+    from boostlib._kernels import _partition
+
+    X = np.zeros((3, 2), np.uint8)
+    one = np.zeros(1, np.int32)
+    with pytest.raises(ValueError, match="invalid tree"):       # a child pointing back: cycle
+        _partition.leaves_depthwise(X, np.zeros(3, np.int32), np.zeros(3, np.int32),
+                                    np.zeros(3, np.uint8), np.array([1, 0, -1], np.int32),
+                                    np.array([2, -1, -1], np.int32), 255, np.empty(3, np.int32),
+                                    1)
+    with pytest.raises(ValueError, match="invalid tree"):       # feature out of range
+        _partition.leaves_depthwise(X, np.array([5, -1, -1], np.int32), np.zeros(3, np.int32),
+                                    np.zeros(3, np.uint8), np.array([1, -1, -1], np.int32),
+                                    np.array([2, -1, -1], np.int32), 255, np.empty(3, np.int32),
+                                    1)
+    with pytest.raises(ValueError, match="out must"):
+        _partition.leaves_depthwise(X, one * -1, one, np.zeros(1, np.uint8), one - 1, one - 1,
+                                    255, np.empty(2, np.int32), 1)
