@@ -255,7 +255,7 @@ class TreeGrower:
                     int(tree.nan_right[level]), level, self.missing_bin, self.n_threads)
         else:
             for _ in range(self.params.max_depth):
-                _partition.apply_level(self.X_rows, rows, node, tree.feature, tree.bin,
+                _partition.apply_level(self.X, rows, node, tree.feature, tree.bin,
                                        tree.nan_right, tree.left, tree.right,
                                        self.missing_bin, self.n_threads)
         return node
@@ -389,7 +389,7 @@ class TreeGrower:
             rc = np.full(n_nodes, -1, dtype=np.int32)
             for k, *_ in splits:
                 lc[k], rc[k] = left_c[k], right_c[k]
-            _partition.apply_level(self.X_rows, rows, node, np.asarray(feature, np.int32),
+            _partition.apply_level(self.X, rows, node, np.asarray(feature, np.int32),
                                    np.asarray(bin_, np.int32), np.asarray(nanr, np.uint8),
                                    lc, rc, self.missing_bin, self.n_threads)
             level_nodes, level_slots = [], []

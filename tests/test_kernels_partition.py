@@ -52,7 +52,7 @@ def test_apply_level_matches_loop(case, n_threads):
     expected = ref.apply_level(data.X_rows, rows, node, feature, split_bin, nan_right, left,
                                right, data.missing_bin)
     got = node.copy()
-    _partition.apply_level(data.X_rows, rows, got, feature, split_bin, nan_right, left, right,
+    _partition.apply_level(data.X_binned, rows, got, feature, split_bin, nan_right, left, right,
                            data.missing_bin, n_threads)
     np.testing.assert_array_equal(got, expected)
 
@@ -103,7 +103,7 @@ def test_apply_level_with_rows_subset_and_unsplit_nodes():
     nan_right = np.zeros(4, np.uint8)
     left = np.array([2, -1, -1, -1], np.int32)
     right = np.array([3, -1, -1, -1], np.int32)
-    _partition.apply_level(data.X_rows, rows, node, feature, split_bin, nan_right, left,
+    _partition.apply_level(data.X_binned, rows, node, feature, split_bin, nan_right, left,
                            right, 2, 1)
     np.testing.assert_array_equal(node, [3, 2, 1])
 

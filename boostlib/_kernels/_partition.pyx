@@ -34,7 +34,7 @@ cdef int _check_rows(const idx_t[::1] rows, Py_ssize_t n_total) except -1:
     return 0
 
 
-def apply_level(const bin_t[:, ::1] X_rows, const idx_t[::1] rows, idx_t[::1] node_of_row,
+def apply_level(const bin_t[:, ::1] X_binned, const idx_t[::1] rows, idx_t[::1] node_of_row,
                 const idx_t[::1] split_feature, const idx_t[::1] split_bin,
                 const unsigned char[::1] nan_right, const idx_t[::1] left_child,
                 const idx_t[::1] right_child, int missing_bin, int n_threads):
@@ -42,7 +42,9 @@ def apply_level(const bin_t[:, ::1] X_rows, const idx_t[::1] rows, idx_t[::1] no
 
     Parameters
     ----------
-    X_rows : IN uint8 (n_rows_total, n_features), row-major binned data.
+    X_binned : IN uint8 (n_features, n_rows_total), feature-major binned data. Each row reads
+        one byte of its node's split feature: a level touches only the columns of its
+        splits (1 column at the root), where a row-major pass streams the whole matrix.
     rows : IN int32 (n_fit,) training-row ids of the fitted rows, sorted and unique.
     node_of_row : IN/OUT int32 (n_fit,) node id of each fitted row.
     split_feature, split_bin, nan_right, left_child, right_child : IN per node id; a node
@@ -51,31 +53,57 @@ def apply_level(const bin_t[:, ::1] X_rows, const idx_t[::1] rows, idx_t[::1] no
     n_threads : OpenMP threads (parallel over rows).
     """
     cdef Py_ssize_t n = rows.shape[0]
-    cdef Py_ssize_t n_nodes = split_feature.shape[0]
     cdef Py_ssize_t p
-    cdef idx_t node
-    cdef int b
+    cdef idx_t node, n_nodes = split_feature.shape[0]
+    cdef int b, go_right
     if node_of_row.shape[0] != n:
         raise ValueError("node_of_row must be aligned with rows")
-    if (split_bin.shape[0] != n_nodes or nan_right.shape[0] != n_nodes
-            or left_child.shape[0] != n_nodes or right_child.shape[0] != n_nodes):
-        raise ValueError("per-node arrays must have the same length")
-    for p in range(n_nodes):
-        if left_child[p] >= 0 and not (0 <= split_feature[p] < X_rows.shape[1]):
-            raise ValueError("split feature out of range")
-    _check_rows(rows, X_rows.shape[0])
+    cdef idx_t[:, ::1] child
+    cdef idx_t[::1] feat, thr, nan_side
+    child, feat, thr, nan_side = _node_tables(X_binned.shape[0], split_feature, split_bin,
+                                              nan_right, left_child, right_child)
+    _check_rows(rows, X_binned.shape[1])
+    if BOOSTLIB_DEBUG:
+        for p in range(n):
+            if not 0 <= node_of_row[p] < n_nodes:
+                raise IndexError("node id out of range")
     with nogil:
         for p in prange(n, schedule="static", num_threads=n_threads):
-            node = node_of_row[p]
-            if left_child[node] < 0:
-                continue
-            b = X_rows[rows[p], split_feature[node]]
-            if b == missing_bin:
-                node_of_row[p] = right_child[node] if nan_right[node] else left_child[node]
-            elif b <= split_bin[node]:
-                node_of_row[p] = left_child[node]
-            else:
-                node_of_row[p] = right_child[node]
+            node = node_of_row[p]       # unsplit nodes are their own children: branch-free
+            b = X_binned[feat[node], rows[p]]
+            go_right = ((b > thr[node]) & (b != missing_bin)) | (
+                (b == missing_bin) & nan_side[node])
+            node_of_row[p] = child[node, go_right]
+
+
+def _node_tables(Py_ssize_t n_features, const idx_t[::1] split_feature,
+                 const idx_t[::1] split_bin, const unsigned char[::1] nan_right,
+                 const idx_t[::1] left_child, const idx_t[::1] right_child):
+    """Per-node tables of a branch-free walk: children (an unsplit node is both its own
+    children), split feature (0 when unsplit), split bin and NaN side."""
+    cdef Py_ssize_t k, n_nodes = split_feature.shape[0]
+    if (split_bin.shape[0] != n_nodes or nan_right.shape[0] != n_nodes
+            or left_child.shape[0] != n_nodes or right_child.shape[0] != n_nodes
+            or n_nodes == 0):
+        raise ValueError("per-node arrays must have the same, non-zero length")
+    child = np.empty((n_nodes, 2), dtype=np.int32)
+    feat = np.zeros(n_nodes, dtype=np.int32)
+    thr = np.zeros(n_nodes, dtype=np.int32)
+    nan_side = np.zeros(n_nodes, dtype=np.int32)
+    for k in range(n_nodes):
+        if left_child[k] >= 0:
+            if not (0 <= split_feature[k] < n_features and 0 <= left_child[k] < n_nodes
+                    and 0 <= right_child[k] < n_nodes):
+                raise ValueError("invalid tree: split feature or child out of range")
+            child[k, 0] = left_child[k]
+            child[k, 1] = right_child[k]
+            feat[k] = split_feature[k]
+            thr[k] = split_bin[k]
+            nan_side[k] = nan_right[k] != 0
+        else:
+            child[k, 0] = k
+            child[k, 1] = k
+    return child, feat, thr, nan_side
 
 
 def apply_level_oblivious(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
@@ -193,34 +221,18 @@ def leaves_depthwise(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
         raise ValueError("out must hold one entry per row")
     if n == 0:
         return
-    if (split_bin.shape[0] != n_nodes or nan_right.shape[0] != n_nodes
-            or left_child.shape[0] != n_nodes or right_child.shape[0] != n_nodes
-            or n_nodes == 0):
-        raise ValueError("per-node arrays must have the same, non-zero length")
-    for k in range(n_nodes):
-        if left_child[k] >= 0 and not (
-                0 <= split_feature[k] < X_rows.shape[1] and k < left_child[k] < n_nodes
-                and k < right_child[k] < n_nodes):
-            raise ValueError("invalid tree: split feature or child out of range")
-    # Per node: children (leaves: itself twice), feature (leaves: 0), bin, NaN side.
-    cdef idx_t[:, ::1] child = np.empty((n_nodes, 2), dtype=np.int32)
-    cdef idx_t[::1] feat = np.zeros(n_nodes, dtype=np.int32)
-    cdef idx_t[::1] thr = np.zeros(n_nodes, dtype=np.int32)
-    cdef idx_t[::1] nan_side = np.zeros(n_nodes, dtype=np.int32)
+    cdef idx_t[:, ::1] child
+    cdef idx_t[::1] feat, thr, nan_side
+    child, feat, thr, nan_side = _node_tables(X_rows.shape[1], split_feature, split_bin,
+                                              nan_right, left_child, right_child)
+    for k in range(n_nodes):            # children after parents: no cycle, finite depth
+        if left_child[k] >= 0 and not (k < left_child[k] and k < right_child[k]):
+            raise ValueError("invalid tree: a child id not above its parent's")
     cdef idx_t[::1] node_depth = np.zeros(n_nodes, dtype=np.int32)
     for k in range(n_nodes):
         if left_child[k] >= 0:
-            child[k, 0] = left_child[k]
-            child[k, 1] = right_child[k]
-            feat[k] = split_feature[k]
-            thr[k] = split_bin[k]
-            nan_side[k] = nan_right[k] != 0
             node_depth[left_child[k]] = node_depth[k] + 1
             node_depth[right_child[k]] = node_depth[k] + 1
-        else:
-            child[k, 0] = <idx_t>k
-            child[k, 1] = <idx_t>k
-    for k in range(n_nodes):
         if node_depth[k] > depth:
             depth = node_depth[k]
     cdef Py_ssize_t n_groups = (n + WALK - 1) // WALK
