@@ -150,11 +150,13 @@ class GOSSSampler(Sampler):
         self.score = score
         self.warmup = bool(warmup)
         self._warmup_iterations = 0
+        self._n_threads = 1
         self._buffers = _Buffers()
 
     def begin(self, ctx: Context) -> None:
-        """Set the warm-up length from ``ctx.learning_rate``."""
+        """Set the warm-up length from ``ctx.learning_rate`` and the kernels' threads."""
         self._warmup_iterations = int(1.0 / ctx.learning_rate) if self.warmup else 0
+        self._n_threads = int(getattr(ctx, "n_threads", 1))
 
     def sample(self, gradient: np.ndarray, hessian: np.ndarray, rng: np.random.Generator,
                iteration: int) -> Optional[SampleResult]:
@@ -168,22 +170,18 @@ class GOSSSampler(Sampler):
             return None
         buf = self._buffers
         score = buf.get("score", n)
-        _sampling.goss_scores(gradient, hessian, self.score == "gh", score)
+        _sampling.goss_scores(gradient, hessian, self.score == "gh", score, self._n_threads)
         work = buf.get("work", n)
         work[:] = score
         work.partition(n - top_k)
         threshold = work[n - top_k]
-        mark = buf.get("mark", n, np.uint8)
-        np.greater_equal(score, threshold, out=mark.view(np.bool_))   # 1: top, weight 1
-        rest = np.flatnonzero(mark == 0)
-        if rest.size == 0:                               # all scores tied: keep every row
+        n_rest = int(np.count_nonzero(score < threshold))  # ties at the threshold are "top"
+        if n_rest == 0:                                  # all scores tied: keep every row
             return None
-        other_k = min(other_k, rest.size)
-        if other_k > 0:
-            mark[rest[rng.choice(rest.size, size=other_k, replace=False, shuffle=False)]] = 2
+        other_k = min(other_k, n_rest)
         rows, weights = buf.get("rows", n, np.int32), buf.get("weights", n)
-        k = _sampling.select_marked(mark, rest.size / other_k if other_k else 1.0, rows,
-                                    weights)
+        uniform = rng.random(out=buf.get("uniform", n))
+        k = _sampling.goss_select(score, threshold, uniform, n_rest, other_k, rows, weights)
         return SampleResult(indices=rows[:k].copy(), weights=weights[:k].copy())
 
 
@@ -237,17 +235,19 @@ class MVSSampler(Sampler):
                              "(adaptive) or a finite number >= 0")
         self.mvs_reg = None if mvs_reg is None else float(mvs_reg)
         self._learning_rate = 1.0
+        self._n_threads = 1
         self._buffers = _Buffers()
 
     def begin(self, ctx: Context) -> None:
-        """Take the learning rate of the adaptive ``lambda`` from ``ctx``."""
+        """Take the learning rate of the adaptive ``lambda`` and the kernels' threads."""
         self._learning_rate = float(ctx.learning_rate)
+        self._n_threads = int(getattr(ctx, "n_threads", 1))
 
     def regularization(self, gradient: np.ndarray, hessian: np.ndarray) -> float:
         """The ``lambda`` of this iteration (``mvs_reg``, or the adaptive rule)."""
         if self.mvs_reg is not None:
             return self.mvs_reg
-        g_sum, h_sum = _sampling.abs_sums(gradient, hessian)
+        g_sum, h_sum = _sampling.abs_sums(gradient, hessian, self._n_threads)
         if h_sum == 0.0:
             return 0.0
         return (self._learning_rate * g_sum / h_sum) ** 2
@@ -265,7 +265,7 @@ class MVSSampler(Sampler):
         lam = self.regularization(gradient, hessian)
         score = self._buffers.get("score", n)
         try:
-            n_pos = _sampling.mvs_scores(gradient, hessian, lam, score)
+            n_pos = _sampling.mvs_scores(gradient, hessian, lam, score, self._n_threads)
         except ValueError as exc:
             raise ValueError(f"sampler 'mvs': {exc}") from None
         target = n * self.subsample
@@ -293,7 +293,7 @@ class MVSSampler(Sampler):
         buf = self._buffers
         rows, weights = buf.get("rows", n, np.int32), buf.get("weights", n)
         uniform = rng.random(out=buf.get("uniform", n))
-        k = _sampling.mvs_select(score, mu, uniform, rows, weights)
+        k = _sampling.mvs_select(score, mu, uniform, rows, weights, self._n_threads)
         if k == 0:
             p = np.minimum(1.0, score / mu)
             i = int(rng.choice(n, p=p / p.sum()))

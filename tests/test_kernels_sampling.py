@@ -95,3 +95,43 @@ def test_gather_rows_rejects_out_of_range_rows():
         _partition.gather_rows(X, np.array([0, 3], np.int32), np.empty((3, 2), np.uint8), 1)
     with pytest.raises(ValueError, match="out must"):
         _partition.gather_rows(X, np.array([0, 1], np.int32), np.empty((1, 2), np.uint8), 1)
+
+
+@pytest.mark.parametrize("n", [1, 65536, 65537, 200_003])
+def test_block_parallel_kernels_match_reference_for_any_thread_count(n):
+    # The selection, score and sum kernels work on fixed blocks of 65536 rows in parallel: same
+    # output for 1 and 2 threads, equal to the sequential reference, across block edges.
+    rng = np.random.default_rng(n)
+    g, h = rng.normal(size=n), rng.random(n)
+    score = np.where(rng.random(n) < 0.2, 0.0, np.abs(g))
+    mu = float(np.quantile(score, 0.7)) or 1.0
+    u = rng.random(n)
+    idx, weight = ref.bernoulli_select(np.minimum(1.0, score / mu), u)
+    for threads in (1, 2):
+        rows, w = np.empty(n, np.int32), np.empty(n)
+        k = _sampling.mvs_select(score, mu, u, rows, w, threads)
+        np.testing.assert_array_equal(rows[:k], idx)
+        np.testing.assert_array_equal(w[:k], weight)
+        sa, sb = _sampling.abs_sums(g, h, threads)
+        assert (sa, sb) == _sampling.abs_sums(g, h, 1)
+        assert sa == pytest.approx(np.abs(g).sum(), rel=1e-12)
+        out = np.empty(n)
+        assert _sampling.mvs_scores(g, h, 0.3, out, threads) == np.count_nonzero(out)
+        np.testing.assert_allclose(out, ref.mvs_score(g, h, 0.3), rtol=1e-15)
+
+
+@KERNEL_SETTINGS
+@given(st.integers(1, 150), st.integers(0, 2**32 - 1), st.floats(0.0, 1.0))
+def test_goss_select_matches_sequential_reference(n, seed, frac):
+    rng = np.random.default_rng(seed)
+    score = rng.choice([0.0, 1.0, 2.0, 3.0], n) * rng.integers(1, 3, n)   # many ties
+    threshold = float(np.sort(score)[::-1][max(0, n // 3 - 1)])
+    n_rest = int(np.count_nonzero(score < threshold))
+    other_k = int(frac * n_rest)
+    u = rng.random(n)
+    rows, w = np.empty(n, np.int32), np.empty(n)
+    k = _sampling.goss_select(score, threshold, u, n_rest, other_k, rows, w)
+    idx, weight = ref.goss_select(score, threshold, u, other_k)
+    np.testing.assert_array_equal(rows[:k], idx)
+    np.testing.assert_array_equal(w[:k], weight)
+    assert np.count_nonzero(w[:k] != 1.0) == (other_k if other_k and n_rest != other_k else 0)

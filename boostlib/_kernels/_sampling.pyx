@@ -3,6 +3,8 @@
 Every kernel is one pass (the threshold: a few passes over shrinking arrays), branch-free in
 its inner loop, so a sampler costs a small fraction of the tree it saves work on.
 """
+import numpy as np
+
 from cython.parallel cimport prange
 from libc.math cimport fabs, isfinite, sqrt
 from libc.stdint cimport int64_t, uint64_t
@@ -183,9 +185,25 @@ cdef double _quickselect(double* a, Py_ssize_t m, double target, double n_large,
     return sum_small / (target - n_large)
 
 
+cdef enum:
+    BLOCK = 1 << 16     # rows per parallel block: fixed, so results never depend on n_jobs
+
+
+cdef inline Py_ssize_t _n_blocks(Py_ssize_t n) noexcept nogil:
+    return (n + BLOCK - 1) // BLOCK
+
+
+cdef inline bint _mvs_keep(double s, double mu, double u) noexcept nogil:
+    return (s >= mu) | (u < s / mu)
+
+
 def mvs_select(const double[::1] score, double mu, const double[::1] uniform,
-               idx_t[::1] out_rows, double[::1] out_weight):
+               idx_t[::1] out_rows, double[::1] out_weight, int n_threads=1):
     """Keep row ``i`` when ``uniform[i] < p_i = min(1, score_i / mu)``, with weight ``1/p_i``.
+
+    Two passes over fixed blocks of rows, in parallel: count the kept rows of each block,
+    then write each block's rows at its offset (branch-free until the block's count is
+    reached). The output does not depend on ``n_threads``.
 
     Parameters
     ----------
@@ -194,46 +212,73 @@ def mvs_select(const double[::1] score, double mu, const double[::1] uniform,
     uniform : IN float64 (n,) draws in [0, 1).
     out_rows : OUT int32 (n,): the kept rows, in increasing order, in the first ``k`` entries.
     out_weight : OUT float64 (n,): their weights (exactly 1 where ``p_i == 1``).
+    n_threads : OpenMP threads.
 
     Returns
     -------
     k : number of kept rows.
     """
     cdef Py_ssize_t n = score.shape[0]
-    cdef Py_ssize_t i, k = 0
+    cdef Py_ssize_t blk, i, lo, hi, k, cnt, nb = _n_blocks(n)
     cdef double s, prob
-    cdef bint big
     if uniform.shape[0] != n or out_rows.shape[0] < n or out_weight.shape[0] < n:
         raise ValueError("uniform and the outputs must hold n values")
     if not mu > 0.0:
         raise ValueError(f"mu={mu!r} must be positive")
+    cdef Py_ssize_t[::1] offset = np.zeros(nb + 1, dtype=np.intp)
     with nogil:
-        for i in range(n):
-            s = score[i]
-            prob = s / mu
-            big = s >= mu
-            out_rows[k] = <idx_t>i
-            out_weight[k] = 1.0 if big else 1.0 / prob
-            k += big | (uniform[i] < prob)
-    return k
+        for blk in prange(nb, schedule="static", num_threads=n_threads):
+            lo = blk * BLOCK
+            hi = lo + BLOCK if lo + BLOCK < n else n
+            cnt = 0
+            for i in range(lo, hi):
+                cnt = cnt + _mvs_keep(score[i], mu, uniform[i])
+            offset[blk + 1] = cnt
+        for blk in range(nb):
+            offset[blk + 1] += offset[blk]
+        for blk in prange(nb, schedule="static", num_threads=n_threads):
+            lo = blk * BLOCK
+            hi = lo + BLOCK if lo + BLOCK < n else n
+            k = offset[blk]
+            for i in range(lo, hi):
+                if k == offset[blk + 1]:
+                    break
+                s = score[i]
+                prob = s / mu
+                out_rows[k] = <idx_t>i
+                out_weight[k] = 1.0 if s >= mu else 1.0 / prob
+                k = k + _mvs_keep(s, mu, uniform[i])
+    return offset[nb]
 
 
-def abs_sums(const double[::1] a, const double[::1] b):
-    """``(sum |a|, sum |b|)`` in one pass."""
-    cdef Py_ssize_t i
-    cdef double sa = 0.0, sb = 0.0
-    if b.shape[0] != a.shape[0]:
+def abs_sums(const double[::1] a, const double[::1] b, int n_threads=1):
+    """``(sum |a|, sum |b|)``: per-block partial sums in parallel, added in block order (the
+    result does not depend on ``n_threads``)."""
+    cdef Py_ssize_t n = a.shape[0], blk, i, lo, hi, nb = _n_blocks(a.shape[0])
+    cdef double sa, sb, ta = 0.0, tb = 0.0
+    if b.shape[0] != n:
         raise ValueError("a and b must have the same length")
+    cdef double[:, ::1] part = np.zeros((nb, 2))
     with nogil:
-        for i in range(a.shape[0]):
-            sa += fabs(a[i])
-            sb += fabs(b[i])
-    return sa, sb
+        for blk in prange(nb, schedule="static", num_threads=n_threads):
+            lo = blk * BLOCK
+            hi = lo + BLOCK if lo + BLOCK < n else n
+            sa = 0.0
+            sb = 0.0
+            for i in range(lo, hi):
+                sa = sa + fabs(a[i])
+                sb = sb + fabs(b[i])
+            part[blk, 0] = sa
+            part[blk, 1] = sb
+        for blk in range(nb):
+            ta += part[blk, 0]
+            tb += part[blk, 1]
+    return ta, tb
 
 
 def mvs_scores(const double[::1] gradient, const double[::1] hessian, double lam,
-               double[::1] out):
-    """``out = sqrt(g^2 + lam * h^2)``; returns the number of positive scores.
+               double[::1] out, int n_threads=1):
+    """``out = sqrt(g^2 + lam * h^2)`` (parallel); returns the number of positive scores.
 
     Raises
     ------
@@ -245,50 +290,31 @@ def mvs_scores(const double[::1] gradient, const double[::1] hessian, double lam
     if hessian.shape[0] != n or out.shape[0] < n:
         raise ValueError("gradient, hessian and out must hold n values")
     with nogil:
-        for i in range(n):
+        for i in prange(n, schedule="static", num_threads=n_threads):
             g = gradient[i]
             h = hessian[i]
             r = sqrt(g * g + lam * (h * h))
             out[i] = r
             n_pos += r > 0.0
-            total += r
+            total += r              # only its finiteness is used: order does not matter
     if not isfinite(total):
         raise ValueError("scores are not finite (non-finite or too large derivatives)")
     return n_pos
 
 
 def goss_scores(const double[::1] gradient, const double[::1] hessian, bint use_hessian,
-                double[::1] out):
-    """``out = |g * h|`` (``use_hessian``) or ``|g|``."""
+                double[::1] out, int n_threads=1):
+    """``out = |g * h|`` (``use_hessian``) or ``|g|``, in parallel."""
     cdef Py_ssize_t i, n = gradient.shape[0]
     if hessian.shape[0] != n or out.shape[0] < n:
         raise ValueError("gradient, hessian and out must hold n values")
     with nogil:
         if use_hessian:
-            for i in range(n):
+            for i in prange(n, schedule="static", num_threads=n_threads):
                 out[i] = fabs(gradient[i] * hessian[i])
         else:
-            for i in range(n):
+            for i in prange(n, schedule="static", num_threads=n_threads):
                 out[i] = fabs(gradient[i])
-
-
-def select_marked(const unsigned char[::1] mark, double factor, idx_t[::1] out_rows,
-                  double[::1] out_weight):
-    """Rows with ``mark != 0``, in order; weight 1 where ``mark == 1``, ``factor`` elsewhere.
-
-    Returns the number of rows written to the front of ``out_rows`` / ``out_weight``.
-    """
-    cdef Py_ssize_t i, n = mark.shape[0], k = 0
-    cdef unsigned char m
-    if out_rows.shape[0] < n or out_weight.shape[0] < n:
-        raise ValueError("the outputs must hold n values")
-    with nogil:
-        for i in range(n):
-            m = mark[i]
-            out_rows[k] = <idx_t>i
-            out_weight[k] = 1.0 if m == 1 else factor
-            k += m != 0
-    return k
 
 
 def gather_scaled(const double[::1] values, const idx_t[::1] rows, const double[::1] weights,
@@ -316,3 +342,48 @@ def gather_scaled(const double[::1] values, const idx_t[::1] rows, const double[
         else:
             for p in prange(k, schedule="static", num_threads=n_threads):
                 out[p] = values[rows[p]]
+
+
+def goss_select(const double[::1] score, double threshold, const double[::1] uniform,
+                Py_ssize_t n_rest, Py_ssize_t other_k, idx_t[::1] out_rows,
+                double[::1] out_weight):
+    """GOSS in one pass: every row with ``score >= threshold`` (weight 1), plus exactly
+    ``other_k`` of the ``n_rest`` others, uniformly without replacement, weight
+    ``n_rest / other_k``.
+
+    The draw is Knuth's selection sampling (Algorithm S): the ``j``-th other row is kept with
+    probability ``(other_k - kept so far) / (n_rest - j)``, which yields every subset of
+    ``other_k`` rows with the same probability and exactly ``other_k`` rows. Branch-free;
+    sequential (each decision depends on the previous ones).
+
+    Parameters
+    ----------
+    score : IN float64 (n,).
+    threshold : the ``top_k``-th largest score.
+    uniform : IN float64 (n,) draws in [0, 1) (only the other rows' are used).
+    n_rest : number of rows with ``score < threshold``.
+    other_k : rows to draw among them, ``0 <= other_k <= n_rest``.
+    out_rows, out_weight : OUT (n,), the kept rows in increasing order and their weights.
+
+    Returns
+    -------
+    k : number of kept rows.
+    """
+    cdef Py_ssize_t i, n = score.shape[0], k = 0
+    cdef Py_ssize_t need = other_k, left = n_rest
+    cdef double factor = (<double>n_rest) / other_k if other_k > 0 else 1.0
+    cdef bint top, other
+    if uniform.shape[0] != n or out_rows.shape[0] < n or out_weight.shape[0] < n:
+        raise ValueError("uniform and the outputs must hold n values")
+    if not 0 <= other_k <= n_rest <= n:
+        raise ValueError("need 0 <= other_k <= n_rest <= n")
+    with nogil:
+        for i in range(n):
+            top = score[i] >= threshold
+            other = (not top) & (uniform[i] * left < need)
+            need -= other
+            left -= not top
+            out_rows[k] = <idx_t>i
+            out_weight[k] = 1.0 if top else factor
+            k += top | other
+    return k

@@ -74,3 +74,24 @@ def goss_split(score: np.ndarray, top_rate: float, other_rate: float):
     other_k = min(other_k, rest.size)
     weight = rest.size / other_k if other_k else None
     return top, rest, other_k, weight
+
+
+def goss_select(score: np.ndarray, threshold: float, u: np.ndarray, other_k: int):
+    """GOSS's draw, row by row: rows at or above the threshold are kept with weight 1; the
+    j-th row below it is kept with probability (still needed) / (rows below still to come),
+    Knuth's selection sampling, with weight n_rest / other_k."""
+    n_rest = int(np.sum(score < threshold))
+    need, left = other_k, n_rest
+    idx, weight = [], []
+    for i in range(score.size):
+        if score[i] >= threshold:
+            idx.append(i)
+            weight.append(1.0)
+        else:
+            if u[i] * left < need:
+                idx.append(i)
+                weight.append(n_rest / other_k)
+                need -= 1
+            left -= 1
+    assert need == 0
+    return np.array(idx, dtype=np.int64), np.array(weight)
