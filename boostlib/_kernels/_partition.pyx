@@ -204,7 +204,7 @@ def leaves_depthwise(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
     (one cache line). The walk is branch-free: leaves point to themselves, and every row
     takes exactly ``depth`` steps, each choosing the child by arithmetic, so the CPU never
     mispredicts the path (a branchy walk costs about as much as the prediction pass it
-    replaces).
+    replaces). Rows are walked 32 at a time, so their independent chains of loads overlap.
 
     Parameters
     ----------
@@ -244,7 +244,7 @@ def leaves_depthwise(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
 
 
 cdef enum:
-    WALK = 8        # rows walked together: independent dependency chains overlap
+    WALK = 32       # rows walked together: independent dependency chains overlap
 
 
 cdef inline void _walk_group(const bin_t* X, Py_ssize_t n_features, Py_ssize_t start,
