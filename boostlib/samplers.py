@@ -43,6 +43,14 @@ class _Buffers:
         return arr[:n]
 
 
+def _bernoulli(n: int, p: float, rng: np.random.Generator) -> np.ndarray:
+    """Rows kept independently with probability ``p``; one uniform row if none is."""
+    idx = np.flatnonzero(rng.random(n) < p).astype(np.int32)
+    if idx.size == 0:
+        idx = np.array([rng.integers(n)], dtype=np.int32)
+    return idx
+
+
 def _check_rate(sampler: str, name: str, value: Optional[float], upper_open: bool = False):
     if value is None:
         return
@@ -76,10 +84,7 @@ class UniformSampler(Sampler):
         n = gradient.shape[0]
         if self.subsample >= 1.0:
             return None
-        idx = np.flatnonzero(rng.random(n) < self.subsample).astype(np.int32)
-        if idx.size == 0:
-            idx = np.array([rng.integers(n)], dtype=np.int32)
-        return SampleResult(indices=idx)
+        return SampleResult(indices=_bernoulli(n, self.subsample, rng))
 
 
 class GOSSSampler(Sampler):
@@ -283,9 +288,7 @@ class MVSSampler(Sampler):
             return None
         score, mu = self._score_threshold(gradient, hessian)
         if mu is None:                                   # nothing to rank: uniform
-            idx = np.flatnonzero(rng.random(n) < self.subsample).astype(np.int32)
-            if idx.size == 0:
-                idx = np.array([rng.integers(n)], dtype=np.int32)
+            idx = _bernoulli(n, self.subsample, rng)
             return SampleResult(indices=idx, weights=np.full(idx.size, 1.0 / self.subsample))
         if mu == 0.0:                                    # every positive score kept
             idx = np.flatnonzero(score).astype(np.int32)
