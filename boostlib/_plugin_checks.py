@@ -93,6 +93,19 @@ def pointwise_loss(loss: Any, values: Any, n: int) -> np.ndarray:
     return arr
 
 
+def mean_loss(loss: Any, value: Any, what: str, iteration: int) -> float:
+    """Validate ``loss.mean_loss(...)``: a finite number."""
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise PluginError(f"loss {label(loss)!r}: mean_loss() returned {type(value).__name__}; "
+                          "expected a float") from None
+    if not np.isfinite(out):
+        raise PluginError(f"loss {label(loss)!r}: mean loss on {what} is {out} at iteration "
+                          f"{iteration}")
+    return out
+
+
 def sample(sampler: Any, res: Any, n_rows: int, how: str) -> Optional[SampleResult]:
     """Validate a sampler's result (None, or sorted unique in-range rows and weights)."""
     if res is None:

@@ -72,6 +72,16 @@ class Loss(ABC):
     def loss(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
         """Pointwise loss values, shape ``(n_rows,)``."""
 
+    def mean_loss(self, y: np.ndarray, raw: np.ndarray, weight: Optional[np.ndarray] = None,
+                  n_threads: int = 1) -> float:
+        """Weighted mean of the pointwise loss (``weight`` None: plain mean).
+
+        The boosting loop calls it every iteration on the training and validation sets. The
+        default averages :meth:`loss`; a loss may override it with a faster reduction, which
+        must agree with :meth:`loss` up to rounding.
+        """
+        return float(np.average(self.loss(y, raw), weights=weight))
+
     def transform(self, raw: np.ndarray) -> np.ndarray:
         """Map raw scores to predictions (probabilities of class 1 for classification)."""
         return raw
@@ -181,6 +191,8 @@ class Context(Protocol):
     def raw(self) -> np.ndarray: ...
 
     def rng(self, stream: str) -> np.random.Generator: ...
+
+    def train_loss(self, raw: Optional[np.ndarray] = None) -> float: ...
 
     def gradients(self, raw: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray]: ...
 

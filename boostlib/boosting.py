@@ -82,6 +82,8 @@ class BoostingContext:
         self.evals = evals
         self.n_threads = n_threads
         self._raw = np.full(self.n_rows, ensemble.bias)
+        self._raw_version = 0           # bumped whenever the training scores change
+        self._train_loss: Tuple[int, float] = (-1, math.nan)
         self._all_rows = np.arange(self.n_rows, dtype=np.int32)
         # Trees fitted during the current iteration, with the leaf of every fitted row.
         self._fitted: Dict[int, Tuple[Any, _Fitted]] = {}
@@ -101,6 +103,18 @@ class BoostingContext:
     @property
     def coefficients(self) -> np.ndarray:
         return np.asarray(self.ensemble.coef, dtype=np.float64)
+
+    def train_loss(self, raw: Optional[np.ndarray] = None) -> float:
+        """Weighted mean training loss at ``raw`` (default: the current model, cached)."""
+        if raw is not None:
+            return mean_loss(self.loss, self._y_view, np.ascontiguousarray(raw, np.float64),
+                             self.sample_weight, self.n_threads, "the training set",
+                             self.iteration)
+        if self._train_loss[0] != self._raw_version:
+            self._train_loss = (self._raw_version, mean_loss(
+                self.loss, self._y_view, self.raw, self.sample_weight, self.n_threads,
+                "the training set", self.iteration))
+        return self._train_loss[1]
 
     def rng(self, stream: str) -> np.random.Generator:
         """The generator of a named random stream (e.g. "sampler", "split_noise").
@@ -243,6 +257,7 @@ class BoostingContext:
         if not np.all(np.isfinite(tree.value)):
             raise PluginError(f"tree at iteration {self.iteration} has non-finite leaf values")
         index = self.ensemble.add(tree, coefficient)
+        self._raw_version += 1
         fitted = self._fit_info(tree)
         if fitted is not None and fitted.full:
             _predictor.add_leaf_values(self._raw, fitted.rows, fitted.node, tree.value,
@@ -261,13 +276,24 @@ class BoostingContext:
             raise ValueError(f"factor={factor!r} must be finite")
         self.ensemble.scale(factor)
         self._raw *= factor
+        self._raw_version += 1
         for ev in self.evals:
             ev.raw *= factor
 
 
-def weighted_mean(values: np.ndarray, weight: Optional[np.ndarray]) -> float:
-    """Mean of ``values`` weighted by ``weight`` (plain mean for None)."""
-    return float(np.average(values, weights=weight))
+def mean_loss(loss: Loss, y: np.ndarray, raw: np.ndarray, weight: Optional[np.ndarray],
+              n_threads: int, what: str, iteration: int) -> float:
+    """The loss's weighted mean on one data set, validated.
+
+    A loss that keeps the default :meth:`Loss.mean_loss` gets its ``loss()`` output checked
+    for shape first (a wrong shape would otherwise broadcast silently).
+    """
+    if type(loss).mean_loss is Loss.mean_loss:
+        values = checks.pointwise_loss(loss, loss.loss(y, raw), y.shape[0])
+        value = float(np.average(values, weights=weight))
+    else:
+        value = loss.mean_loss(y, raw, weight, n_threads)
+    return checks.mean_loss(loss, value, what, iteration)
 
 
 def _check_consistent(ctx: BoostingContext, update_name: str) -> None:
@@ -286,13 +312,15 @@ def run(ctx: BoostingContext, update: UpdateRule, early_stopping_rounds: Optiona
 
     Returns
     -------
-    evals_result : ``{eval_name: {loss_name: [value per iteration]}}``.
+    evals_result : ``{"train": {loss_name: [...]}, eval_name: {loss_name: [...]}}``: the mean
+        loss after each iteration on the training rows (with their user weights) and on each
+        validation set.
     best_iteration : 0-based iteration of the best score on the last validation set (the
         model is truncated to it when early stopping triggers; ``evals_result`` keeps every
         iteration that ran), or the last iteration.
     """
     metric = ctx.loss.name or type(ctx.loss).__name__
-    result = {ev.name: {metric: []} for ev in ctx.evals}
+    result = {"train": {metric: []}, **{ev.name: {metric: []} for ev in ctx.evals}}
     best_score, best_iter, best_state = math.inf, -1, None
     update_name = update.name or type(update).__name__
     if ctx.sampler is not None:
@@ -308,9 +336,10 @@ def run(ctx: BoostingContext, update: UpdateRule, early_stopping_rounds: Optiona
             raise PluginError(f"update rule {update_name!r} removed trees at iteration {it}")
         if ctx.checks == "full":
             _check_consistent(ctx, update_name)
+        result["train"][metric].append(ctx.train_loss())
         for ev in ctx.evals:
-            values = checks.pointwise_loss(ctx.loss, ctx.loss.loss(ev.y, ev.raw), ev.y.shape[0])
-            result[ev.name][metric].append(weighted_mean(values, ev.weight))
+            result[ev.name][metric].append(mean_loss(ctx.loss, ev.y, ev.raw, ev.weight,
+                                                     ctx.n_threads, ev.name, it))
         if ctx.evals:
             score = result[ctx.evals[-1].name][metric][-1]
             if score < best_score:
@@ -322,8 +351,8 @@ def run(ctx: BoostingContext, update: UpdateRule, early_stopping_rounds: Optiona
                 break
         if verbose and (it % max(1, ctx.n_iterations // 10) == 0 or it == ctx.n_iterations - 1):
             msg = f"[boostlib] iteration {it + 1}/{ctx.n_iterations}"
-            for ev in ctx.evals:
-                msg += f"  {ev.name} {metric}={result[ev.name][metric][-1]:.6g}"
+            for name, curves in result.items():
+                msg += f"  {name} {metric}={curves[metric][-1]:.6g}"
             print(msg, file=sys.stderr)
     if not np.isfinite(ctx.raw.sum()):
         raise PluginError(f"update rule {update_name!r} produced non-finite raw scores")

@@ -28,6 +28,14 @@ from .api import Loss, hookimpl
 _EMPTY = np.empty(0, dtype=np.float64)
 
 
+def _mean(total: float, y: np.ndarray, weight: Optional[np.ndarray]) -> float:
+    return total / (y.shape[0] if weight is None else float(np.sum(weight)))
+
+
+def _weight(weight: Optional[np.ndarray]) -> np.ndarray:
+    return _EMPTY if weight is None else np.ascontiguousarray(weight, dtype=np.float64)
+
+
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(0.5 * x))
 
@@ -62,6 +70,9 @@ class LogLoss(_BinaryLoss):
     def loss(self, y, raw):
         return np.logaddexp(0.0, raw) - y * raw
 
+    def mean_loss(self, y, raw, weight=None, n_threads=1):
+        return _mean(_loss.logloss_sum(y, raw, _weight(weight), n_threads), y, weight)
+
 
 class MSELoss(Loss):
     """Half squared error; the raw score is the prediction."""
@@ -76,6 +87,9 @@ class MSELoss(Loss):
 
     def loss(self, y, raw):
         return 0.5 * (raw - y) ** 2
+
+    def mean_loss(self, y, raw, weight=None, n_threads=1):
+        return _mean(_loss.mse_sum(y, raw, _weight(weight), n_threads), y, weight)
 
 
 class SLALoss(_BinaryLoss):
@@ -102,6 +116,9 @@ class SLALoss(_BinaryLoss):
     def loss(self, y, raw):
         t = 2.0 * y - 1.0
         return _sigmoid(-t * raw / self.scale)
+
+    def mean_loss(self, y, raw, weight=None, n_threads=1):
+        return _mean(_loss.sla_sum(y, raw, _weight(weight), self.scale, n_threads), y, weight)
 
 
 @hookimpl

@@ -100,6 +100,28 @@ def test_eval_set_records_loss_and_matches_predictions(binary_data):
     assert curve[-1] < curve[0]
 
 
+@pytest.mark.parametrize("policy", ["symmetric", "depthwise"])
+def test_training_loss_is_recorded_every_iteration(binary_data, policy):
+    """``evals_result_["train"]`` is the weighted mean loss of the model after each iteration,
+    on the training rows (sampling on, so the recorded value is not a by-product of fitting)."""
+    X, y = binary_data
+    w = np.random.default_rng(1).uniform(0.2, 2.0, size=y.size)
+    kw = dict(grow_policy=policy, subsample=0.6, random_state=2, max_depth=3)
+    m = BoostClassifier(n_estimators=6, **kw).fit(X, y, sample_weight=w)
+    curve = m.evals_result_["train"]["logloss"]
+    assert len(curve) == 6 and list(m.evals_result_) == ["train"]
+    for k in (1, 6):
+        mk = BoostClassifier(n_estimators=k, **kw).fit(X, y, sample_weight=w)
+        p = mk.predict_proba(X)[:, 1]
+        expected = np.average(-(y * np.log(p) + (1 - y) * np.log1p(-p)), weights=w)
+        assert curve[k - 1] == pytest.approx(expected, rel=1e-9)
+    t = np.nan_to_num(X[:, 1])
+    r = BoostRegressor(n_estimators=4, max_depth=2).fit(X, t)
+    mse = r.evals_result_["train"]["mse"]
+    assert mse[-1] == pytest.approx(0.5 * np.mean((r.predict(X) - t) ** 2), rel=1e-9)
+    assert mse[-1] < mse[0]
+
+
 def test_early_stopping_truncates_to_best_iteration(binary_data):
     X, y = binary_data
     Xv, yv = X[:200], y[:200]

@@ -1,5 +1,7 @@
 """Loss kernels against the formulas of boostlib/losses.py and against finite differences
 of ``Loss.loss``."""
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -176,3 +178,56 @@ def test_mse_exact():
     g, h = kernel("mse", y, z)
     np.testing.assert_array_equal(g, [-0.5, 3.0, -0.25])
     np.testing.assert_array_equal(h, [1.0, 1.0, 1.0])
+
+
+def reference_loss(name, y, z, scale=0.1):
+    """Pointwise loss, written directly from the definitions (row by row)."""
+    out = []
+    for yi, zi in zip(map(float, y), map(float, z)):
+        if name == "logloss":
+            out.append(math.log(1.0 + math.exp(zi)) - yi * zi)
+        elif name == "mse":
+            out.append(0.5 * (zi - yi) ** 2)
+        else:
+            out.append(1.0 - 1.0 / (1.0 + math.exp(-(2 * yi - 1) * zi / scale)))
+    return np.array(out)
+
+
+def loss_sum(name, y, z, w=EMPTY, scale=0.1, n_threads=1):
+    if name == "sla":
+        return _loss.sla_sum(y, z, w, scale, n_threads)
+    return getattr(_loss, f"{name}_sum")(y, z, w, n_threads)
+
+
+@pytest.mark.parametrize("name", ["logloss", "mse", "sla"])
+@KERNEL_SETTINGS
+@given(data=st.data(), scale=st.sampled_from(SCALES), n_threads=st.sampled_from([1, 2]))
+def test_loss_sums_match_definitions(name, data, scale, n_threads):
+    y, z, w = data.draw(loss_case(name))
+    pointwise = reference_loss(name, y, z, scale)
+    ws = w if len(w) else np.ones(len(y))
+    expected = math.fsum(pointwise * ws)
+    got = loss_sum(name, y, z, w, scale, n_threads)
+    assert got == pytest.approx(expected, rel=1e-12, abs=1e-12 * math.fsum(ws))
+    obj = loss_object(name, scale)
+    np.testing.assert_allclose(obj.loss(y, z), pointwise, rtol=1e-12, atol=1e-12)
+    mean = obj.mean_loss(y, z, w if len(w) else None, n_threads)
+    assert mean == pytest.approx(expected / math.fsum(ws), rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("name", ["logloss", "mse", "sla"])
+def test_loss_sums_do_not_depend_on_threads(name):
+    """Several blocks of rows: bit-identical sums for 1, 2 and 3 threads."""
+    rng = np.random.default_rng(3)
+    n = 70_001
+    z = rng.normal(scale=4, size=n)
+    y = rng.normal(size=n) if name == "mse" else (rng.random(n) < 0.5).astype(float)
+    w = rng.random(n)
+    sums = {nt: loss_sum(name, y, z, w, 0.3, nt) for nt in (1, 2, 3)}
+    assert sums[1] == sums[2] == sums[3]
+    assert sums[1] == pytest.approx(math.fsum(reference_loss(name, y, z, 0.3) * w), rel=1e-11)
+    assert loss_sum(name, y[:0], z[:0], EMPTY) == 0.0
+    with pytest.raises(ValueError, match="same length"):
+        loss_sum(name, y, z[:-1])
+    with pytest.raises(ValueError, match="weight"):
+        loss_sum(name, y, z, w[:3])

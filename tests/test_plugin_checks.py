@@ -4,7 +4,7 @@ import pytest
 
 from boostlib import BoostClassifier, BoostRegressor
 from boostlib._plugin_checks import ENV, level
-from boostlib.api import SampleResult, Sampler, UpdateRule
+from boostlib.api import Loss, SampleResult, Sampler, UpdateRule
 from boostlib.losses import LogLoss, MSELoss
 from boostlib.registry import PluginError
 
@@ -81,15 +81,30 @@ def test_losses_get_read_only_scores_and_targets():
 
 class BadPointwise(LogLoss):
     name = "bad_pointwise"
+    mean_loss = Loss.mean_loss      # the default reduction, which goes through loss()
 
     def loss(self, y, raw):
         return np.zeros(3)
+
+
+class NaNMeanLoss(LogLoss):
+    name = "nan_mean"
+
+    def mean_loss(self, y, raw, weight=None, n_threads=1):
+        return float("nan")
 
 
 def test_pointwise_loss_shape_is_checked(binary_data):
     X, y = binary_data
     with pytest.raises(PluginError, match=r"loss 'bad_pointwise': loss\(\) returned shape"):
         BoostClassifier(loss=BadPointwise(), n_estimators=2).fit(X, y, eval_set=[(X, y)])
+
+
+def test_mean_loss_must_be_finite(binary_data):
+    X, y = binary_data
+    with pytest.raises(PluginError, match="loss 'nan_mean': mean loss on the training set is "
+                                          "nan at iteration 0"):
+        BoostClassifier(loss=NaNMeanLoss(), n_estimators=2).fit(X, y)
 
 
 class ScriptedSampler(Sampler):

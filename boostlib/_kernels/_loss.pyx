@@ -4,8 +4,12 @@ All derivatives are of the loss itself with respect to the raw score ``z`` (Ligh
 scikit-learn sign convention). When ``weight`` is non-empty, ``g`` and ``h`` are multiplied by
 it. Rows are independent, so the result does not depend on ``n_threads``.
 """
+import numpy as np
+
 from cython.parallel cimport prange
-from libc.math cimport exp
+from libc.math cimport exp, fabs, log1p
+
+from .common cimport block_stop
 
 
 cdef inline double _sigmoid(double z) noexcept nogil:
@@ -77,3 +81,71 @@ def sla_gradient(const double[::1] y, const double[::1] raw, const double[::1] w
             w = weight[i] if weighted else 1.0
             g[i] = -(t / scale) * q * (1.0 - q) * w
             h[i] = -(q * (1.0 - q) * (1.0 - 2.0 * q)) / (scale * scale) * w
+
+
+# -- loss values ---------------------------------------------------------------------------------
+# Sums are taken per fixed block of rows in parallel and the block sums added in block order,
+# so the result is bit-identical whatever ``n_threads``.
+
+DEF LOSS_BLOCK = 16384
+
+cdef enum:
+    K_LOGLOSS = 0
+    K_MSE = 1
+    K_SLA = 2
+
+
+cdef inline double _pointwise(int kind, double y, double z, double scale) noexcept nogil:
+    cdef double t
+    if kind == K_LOGLOSS:       # softplus(z) - y z, stable for large |z|
+        return (z if z > 0.0 else 0.0) + log1p(exp(-fabs(z))) - y * z
+    if kind == K_MSE:
+        return 0.5 * (z - y) * (z - y)
+    t = 2.0 * y - 1.0
+    return 1.0 - _sigmoid(t * z / scale)
+
+
+cdef double _loss_sum(int kind, const double[::1] y, const double[::1] raw,
+                      const double[::1] weight, double scale, int n_threads) except? -1.0:
+    cdef Py_ssize_t n = y.shape[0], nb, blk, i, lo, hi
+    if raw.shape[0] != n:
+        raise ValueError("y and raw must have the same length")
+    if weight.shape[0] not in (0, n):
+        raise ValueError("weight must be empty or have the length of y")
+    cdef bint weighted = weight.shape[0] > 0
+    nb = (n + LOSS_BLOCK - 1) // LOSS_BLOCK
+    partial = np.zeros(max(nb, 1))
+    cdef double[::1] part = partial
+    cdef double s, total = 0.0
+    with nogil:
+        for blk in prange(nb, schedule="static", num_threads=n_threads):
+            lo = blk * LOSS_BLOCK
+            hi = block_stop(blk, LOSS_BLOCK, n)
+            s = 0.0
+            for i in range(lo, hi):
+                if weighted:
+                    s = s + weight[i] * _pointwise(kind, y[i], raw[i], scale)
+                else:
+                    s = s + _pointwise(kind, y[i], raw[i], scale)
+            part[blk] = s
+        for blk in range(nb):
+            total = total + part[blk]
+    return total
+
+
+def logloss_sum(const double[::1] y, const double[::1] raw, const double[::1] weight,
+                int n_threads):
+    """``sum_i w_i (softplus(z_i) - y_i z_i)`` (weights empty: 1)."""
+    return _loss_sum(K_LOGLOSS, y, raw, weight, 1.0, n_threads)
+
+
+def mse_sum(const double[::1] y, const double[::1] raw, const double[::1] weight,
+            int n_threads):
+    """``sum_i w_i (z_i - y_i)^2 / 2`` (weights empty: 1)."""
+    return _loss_sum(K_MSE, y, raw, weight, 1.0, n_threads)
+
+
+def sla_sum(const double[::1] y, const double[::1] raw, const double[::1] weight,
+            double scale, int n_threads):
+    """``sum_i w_i (1 - sigmoid(t_i z_i / s))``, ``t = 2y - 1`` (weights empty: 1)."""
+    return _loss_sum(K_SLA, y, raw, weight, scale, n_threads)
