@@ -223,6 +223,16 @@ class _BaseBoost(BaseEstimator):
         self._check_fitted()
         return self.ensemble_.feature_importances()
 
+    # -- model files ---------------------------------------------------------------------------
+    def save_model(self, path: Any) -> None:
+        """Write the fitted model to ``path`` as a versioned JSON model file.
+
+        See ``docs/model_files.md`` for the format; :func:`boostlib.load_model` reads it back.
+        """
+        from .model_io import save_estimator
+        self._check_fitted()
+        save_estimator(self, path)
+
 
 class BoostRegressor(RegressorMixin, _BaseBoost):
     """Gradient-boosted trees for regression (default loss ``"mse"``).
