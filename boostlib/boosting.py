@@ -102,7 +102,7 @@ class BoostingContext:
 
     @property
     def coefficients(self) -> np.ndarray:
-        return np.asarray(self.ensemble.coef, dtype=np.float64)
+        return self.ensemble.coef.copy()
 
     def train_loss(self, raw: Optional[np.ndarray] = None) -> float:
         """Weighted mean training loss at ``raw`` (default: the current model, cached)."""
@@ -346,7 +346,7 @@ def run(ctx: BoostingContext, update: UpdateRule, early_stopping_rounds: Optiona
                 best_score, best_iter = score, it
                 if early_stopping_rounds:
                     best_state = (ctx.ensemble.n_trees, ctx.ensemble.bias,
-                                  np.asarray(ctx.ensemble.coef))
+                                  ctx.ensemble.coef.copy())
             elif early_stopping_rounds and it - best_iter >= early_stopping_rounds:
                 break
         if verbose and (it % max(1, ctx.n_iterations // 10) == 0 or it == ctx.n_iterations - 1):
