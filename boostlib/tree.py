@@ -169,15 +169,22 @@ class TreeGrower:
                 & (left[:, 1] >= p.min_child_weight) & (right[:, 1] >= p.min_child_weight)
                 & (left[:, 1] + lam > 0) & (right[:, 1] + lam > 0))
 
-    def _leaf_values(self, G, H, noise_scale, rng):
+    def _leaf_values(self, G, H, count, noise_scale, rng):
+        """``-G/(H+l2)``, plus ``noise_scale * N(0,1) / sqrt(H+l2)`` when asked.
+
+        A leaf no row reaches is exactly 0; it gets no noise, nor does a leaf whose rows
+        carry no hessian (weight) mass. One normal is drawn per leaf either way, so the
+        stream does not depend on which leaves are empty.
+        """
         lam = self.params.l2_regularization
         denom = H + lam
-        safe = denom > 0
+        safe = (denom > 0) & (count > 0)
         value = np.where(safe, -G / np.where(safe, denom, 1.0), 0.0)
         if noise_scale > 0.0:
             z = rng.standard_normal(value.size)
-            value = value + np.where(safe, noise_scale * z / np.sqrt(np.where(safe, denom, 1.0)),
-                                     0.0)
+            noisy = safe & (H > 0)
+            value = value + np.where(noisy, noise_scale * z / np.sqrt(np.where(noisy, denom,
+                                                                                1.0)), 0.0)
         return value
 
     # -- public ------------------------------------------------------------------------------
@@ -201,7 +208,8 @@ class TreeGrower:
             Std of the Gaussian noise added to every candidate's score (random strength).
         split_rng, leaf_rng : numpy Generators for the two noise streams.
         leaf_noise_scale : float
-            Adds ``leaf_noise_scale * N(0, 1) / sqrt(H_leaf + l2)`` to every leaf value.
+            Adds ``leaf_noise_scale * N(0, 1) / sqrt(H_leaf + l2)`` to every leaf value
+            (leaves no row reaches stay exactly 0, without noise).
         value_rows, value_gradient, value_hessian : optional
             Other rows to compute the leaf values on, with their gradient and hessian (e.g. all
             training rows when the structure was chosen on a sample, as CatBoost does). By
@@ -271,14 +279,15 @@ class TreeGrower:
         if group is None:
             leaves = np.flatnonzero(tree.left < 0)
             tree.value[leaves] = self._leaf_values(sums[leaves, 0], sums[leaves, 1],
-                                                   noise_scale, rng)
+                                                   sums[leaves, 2], noise_scale, rng)
             return
         n_leaves = tree.value.size
         G = np.bincount(group, sums[:, 0], minlength=n_leaves)
         H = np.bincount(group, sums[:, 1], minlength=n_leaves)
+        C = np.bincount(group, sums[:, 2], minlength=n_leaves)
         used = np.unique(group)
         group_value = np.zeros(n_leaves)
-        group_value[used] = self._leaf_values(G[used], H[used], noise_scale, rng)
+        group_value[used] = self._leaf_values(G[used], H[used], C[used], noise_scale, rng)
         tree.value[:] = group_value[group]
 
     def _root(self, rows, g, h):

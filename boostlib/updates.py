@@ -3,10 +3,13 @@
 ``sgb``: classic (stochastic) gradient boosting. Each iteration computes the loss
 derivatives at the current model, lets the sampler pick rows, fits one tree to them and adds
 it with coefficient ``learning_rate``.
+
+``sglb``: Stochastic Gradient Langevin Boosting (:mod:`boostlib.sglb`).
 """
 from __future__ import annotations
 
 from .api import Context, UpdateRule, hookimpl
+from .sglb import SGLB
 
 
 class SGB(UpdateRule):
@@ -24,4 +27,4 @@ class SGB(UpdateRule):
 @hookimpl
 def boostlib_add_updates():
     """Register the built-in update rules."""
-    return {"sgb": SGB}
+    return {"sgb": SGB, "sglb": SGLB}
