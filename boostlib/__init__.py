@@ -7,13 +7,14 @@ Public API::
 from typing import Any
 
 from .estimators import BoostClassifier, BoostRegressor
+from .model_io import ModelFileError
 from .hookspecs import hookimpl
 from .registry import PluginError, available, create
 
 __version__ = "0.1.0"
 
 __all__ = ["BoostClassifier", "BoostRegressor", "load_model", "available", "create",
-           "hookimpl", "PluginError", "__version__"]
+           "hookimpl", "PluginError", "ModelFileError", "__version__"]
 
 
 def load_model(path: Any):

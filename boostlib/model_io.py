@@ -1,0 +1,766 @@
+"""Model files: fitted estimators to and from versioned JSON documents.
+
+The format is described field by field in ``docs/model_files.md``. Writing uses Python's
+``json`` module, whose floats are the shortest ``repr`` that reads back to the same double,
+so a loaded model predicts bit-identically to the saved one. Reading validates the whole
+document before anything is built: types, sizes, index ranges, tree shapes (no cycles, no
+shared nodes), finiteness and sorted bin borders. Every failure raises
+:class:`ModelFileError`; loading never executes code from the file (a loss is re-created by
+its registered plugin name through :mod:`boostlib.registry`).
+"""
+from __future__ import annotations
+
+import inspect
+import json
+import math
+import os
+import tempfile
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from . import registry
+from .binning import MAX_BINS, BinMapper
+from .ensemble import Ensemble
+from .tree import GROW_POLICIES, DepthwiseTree, ObliviousTree
+
+__all__ = ["ModelFileError", "FORMAT", "FORMAT_VERSION", "save_estimator", "load_estimator",
+           "estimator_to_dict", "estimator_from_dict", "dumps", "loads", "ensemble_to_dict",
+           "ensemble_from_dict"]
+
+FORMAT = "boostlib-model"
+FORMAT_VERSION = 1
+#: Largest depth of an oblivious tree (its leaf table has ``2**depth`` entries).
+MAX_OBLIVIOUS_DEPTH = 30
+#: Largest ``|bias| + sum_k |c_k| max|leaf_k|`` accepted, so raw scores stay finite.
+MAX_RAW_BOUND = 1e300
+#: Border-table entries (``n_features * (max_bins - 1)``) always accepted; beyond it the
+#: table may be at most 16 times the number of borders in the file.
+MAX_EMPTY_TABLE = 1 << 22
+#: Largest ``|n_jobs|`` accepted from a file (a thread count, not a model property).
+MAX_N_JOBS = 1024
+#: Longest class label string (characters) accepted from a file.
+MAX_LABEL_CHARS = 10_000
+
+_TOP_KEYS = ("format", "format_version", "boostlib_version", "estimator", "params", "loss",
+             "n_features", "feature_names", "classes", "bins", "model", "training")
+_PLUGIN_KINDS = ("loss", "sampler", "update")
+
+
+class ModelFileError(ValueError):
+    """A model file cannot be read or written: unreadable, corrupt, truncated, of an
+    unsupported format version, hostile, or naming a plugin that is not installed.
+
+    The message says which field is wrong (e.g. ``model.trees[3].left[5]``) and why.
+    """
+
+
+# -- small typed readers ------------------------------------------------------------------------
+def _fail(path: str, message: str) -> ModelFileError:
+    return ModelFileError(f"invalid model file: {path}: {message}")
+
+
+def _field(doc: Dict[str, Any], key: str, path: str) -> Any:
+    if key not in doc:
+        raise _fail(path, f"missing field {key!r}")
+    return doc[key]
+
+
+def _check_keys(obj: Any, keys: Tuple[str, ...], path: str) -> Dict[str, Any]:
+    if not isinstance(obj, dict):
+        raise _fail(path, f"expected an object, got {_kind(obj)}")
+    unknown = sorted(set(obj) - set(keys))
+    if unknown:
+        raise _fail(path, f"unknown field(s) {unknown[:5]}")
+    for key in keys:
+        _field(obj, key, path)
+    return obj
+
+
+def _kind(value: Any) -> str:
+    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
+             int: "an integer", float: "a number", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
+def _int(value: Any, path: str, low: int, high: int) -> int:
+    if type(value) is not int:
+        raise _fail(path, f"expected an integer, got {_kind(value)}")
+    if not low <= value <= high:
+        raise _fail(path, f"{value} is out of range [{low}, {high}]")
+    return value
+
+
+def _float(value: Any, path: str) -> float:
+    if type(value) not in (int, float):
+        raise _fail(path, f"expected a number, got {_kind(value)}")
+    try:
+        result = float(value)
+    except OverflowError:
+        result = math.inf
+    if not math.isfinite(result):
+        raise _fail(path, "expected a finite number")
+    return result
+
+
+def _str(value: Any, path: str) -> str:
+    if type(value) is not str:
+        raise _fail(path, f"expected a string, got {_kind(value)}")
+    return value
+
+
+def _list(value: Any, path: str, max_len: Optional[int] = None) -> list:
+    if type(value) is not list:
+        raise _fail(path, f"expected an array, got {_kind(value)}")
+    if max_len is not None and len(value) > max_len:
+        raise _fail(path, f"has {len(value)} entries, at most {max_len} allowed")
+    return value
+
+
+def _int_array(value: Any, path: str, low: int, high: int) -> np.ndarray:
+    """An array of integers in ``[low, high]`` as int64."""
+    items = _list(value, path)
+    if not set(map(type, items)) <= {int}:
+        bad = next(v for v in items if type(v) is not int)
+        raise _fail(path, f"expected integers, found {_kind(bad)}")
+    try:
+        arr = np.array(items, dtype=np.int64)
+    except OverflowError:
+        raise _fail(path, f"integers must be in [{low}, {high}]") from None
+    out = (arr < low) | (arr > high)
+    if out.any():
+        k = int(np.argmax(out))
+        raise _fail(f"{path}[{k}]", f"{int(arr[k])} is out of range [{low}, {high}]")
+    return arr
+
+
+def _float_array(value: Any, path: str) -> np.ndarray:
+    """An array of finite numbers as float64."""
+    items = _list(value, path)
+    if not set(map(type, items)) <= {int, float}:
+        bad = next(v for v in items if type(v) not in (int, float))
+        raise _fail(path, f"expected numbers, found {_kind(bad)}")
+    try:
+        arr = np.array(items, dtype=np.float64)
+    except OverflowError:
+        raise _fail(path, "numbers must be finite") from None
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        raise _fail(f"{path}[{int(np.argmax(bad))}]", "expected a finite number")
+    return arr
+
+
+def _json_value(value: Any, path: str) -> Any:
+    """Check that ``value`` is plain JSON data (finite numbers, string keys); return it."""
+    if value is None or type(value) in (bool, int, str):
+        return value
+    if type(value) is float:
+        if not math.isfinite(value):
+            raise _fail(path, "expected a finite number")
+        return value
+    if type(value) is list:
+        return [_json_value(v, f"{path}[{i}]") for i, v in enumerate(value)]
+    if type(value) is dict:
+        return {_str(k, path): _json_value(v, f"{path}.{k}") for k, v in value.items()}
+    raise _fail(path, f"{_kind(value)} is not JSON data")
+
+
+# -- JSON text ------------------------------------------------------------------------------------
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not allowed (numbers must be finite)")
+
+
+def _no_duplicates(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise ValueError(f"duplicate key {dup!r}")
+    return obj
+
+
+def _parse(data: Any) -> Any:
+    if isinstance(data, (bytes, bytearray)):
+        try:
+            data = bytes(data).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ModelFileError(f"invalid model file: not UTF-8 text ({exc})") from None
+    if not isinstance(data, str):
+        raise ModelFileError(f"invalid model file: expected JSON text, got "
+                             f"{type(data).__name__}")
+    try:
+        return json.loads(data, parse_constant=_no_constant,
+                          object_pairs_hook=_no_duplicates)
+    except RecursionError:
+        raise ModelFileError("invalid model file: JSON nested too deeply") from None
+    except ValueError as exc:  # JSONDecodeError, duplicates, constants, huge integers
+        raise ModelFileError(f"invalid model file: not valid JSON ({exc})") from None
+
+
+def _encode(doc: Dict[str, Any]) -> str:
+    try:
+        return json.dumps(doc, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        raise ModelFileError(f"cannot write the model file: {exc}") from exc
+
+
+# -- the ensemble ---------------------------------------------------------------------------------
+def _tree_to_dict(tree: Any) -> Dict[str, list]:
+    keys = ("feature", "bin", "nan_right", "gain", "value")
+    if tree.policy == "depthwise":
+        keys = ("feature", "bin", "nan_right", "left", "right", "gain", "value")
+    return {k: np.asarray(getattr(tree, k)).tolist() for k in keys}
+
+
+def ensemble_to_dict(ensemble: Ensemble) -> Dict[str, Any]:
+    """The ``bins`` and ``model`` sections of a model file for ``ensemble``.
+
+    Parameters
+    ----------
+    ensemble : Ensemble
+
+    Returns
+    -------
+    dict
+        ``{"bins": {...}, "model": {...}}`` as described in ``docs/model_files.md``.
+    """
+    mapper = ensemble.bin_mapper
+    return {
+        "bins": {"max_bins": int(mapper.max_bins),
+                 "borders": [np.asarray(b, dtype=np.float64).tolist()
+                             for b in mapper.borders_]},
+        "model": {"grow_policy": ensemble.policy, "bias": float(ensemble.bias),
+                  "coefficients": [float(c) for c in ensemble.coef],
+                  "trees": [_tree_to_dict(t) for t in ensemble.trees]},
+    }
+
+
+def _read_bins(bins: Any, n_features: int) -> BinMapper:
+    path = "bins"
+    _check_keys(bins, ("max_bins", "borders"), path)
+    max_bins = _int(bins["max_bins"], f"{path}.max_bins", 2, MAX_BINS)
+    borders = _list(bins["borders"], f"{path}.borders")
+    if len(borders) != n_features:
+        raise _fail(f"{path}.borders", f"has {len(borders)} features, n_features is "
+                                       f"{n_features}")
+    n_values = sum(len(b) for b in borders if type(b) is list)
+    if n_features * (max_bins - 1) > max(MAX_EMPTY_TABLE, 16 * n_values):
+        raise _fail(path, f"{n_features} features x {max_bins - 1} borders would allocate a "
+                          f"table far larger than the {n_values} borders in the file")
+    arrays = []
+    for f, b in enumerate(borders):
+        where = f"{path}.borders[{f}]"
+        arr = _float_array(_list(b, where, max_bins - 1), where)
+        if arr.size > 1 and not np.all(np.diff(arr) > 0):
+            raise _fail(where, "borders must be strictly increasing")
+        arrays.append(arr)
+    return BinMapper(max_bins).set_borders(arrays)
+
+
+def _read_oblivious(tree: Any, path: str, n_borders: np.ndarray) -> ObliviousTree:
+    _check_keys(tree, ("feature", "bin", "nan_right", "gain", "value"), path)
+    depth = len(_list(tree["feature"], f"{path}.feature", MAX_OBLIVIOUS_DEPTH))
+    feature = _int_array(tree["feature"], f"{path}.feature", 0, n_borders.size - 1)
+    bins = _int_array(tree["bin"], f"{path}.bin", 0, MAX_BINS)
+    nan_right = _int_array(tree["nan_right"], f"{path}.nan_right", 0, 1)
+    gain = _float_array(tree["gain"], f"{path}.gain")
+    for name, arr in (("bin", bins), ("nan_right", nan_right), ("gain", gain)):
+        if arr.size != depth:
+            raise _fail(f"{path}.{name}", f"has {arr.size} entries, expected {depth} (one "
+                                          "per level)")
+    _check_bins(bins, feature, n_borders, f"{path}.bin")
+    value = _float_array(_list(tree["value"], f"{path}.value", 1 << depth), f"{path}.value")
+    if value.size != 1 << depth:
+        raise _fail(f"{path}.value", f"has {value.size} entries; a tree of depth {depth} has "
+                                     f"{1 << depth} leaves")
+    return ObliviousTree(feature=feature.astype(np.int32), bin=bins.astype(np.int32),
+                         nan_right=nan_right.astype(np.uint8), gain=gain, value=value)
+
+
+def _check_bins(bins: np.ndarray, feature: np.ndarray, n_borders: np.ndarray, path: str,
+                split: Optional[np.ndarray] = None) -> None:
+    """A split bin ``b`` of feature ``f`` is in ``[0, len(borders[f])]`` (the top: all left).
+
+    ``split`` masks the nodes that split (depthwise leaves have feature -1).
+    """
+    over = bins > n_borders[np.maximum(feature, 0)]
+    if split is not None:
+        over &= split
+    if over.any():
+        k = int(np.argmax(over))
+        raise _fail(f"{path}[{k}]", f"bin {int(bins[k])} is out of range for feature "
+                                    f"{int(feature[k])} ({int(n_borders[feature[k]])} borders)")
+
+
+def _read_depthwise(tree: Any, path: str, n_borders: np.ndarray) -> DepthwiseTree:
+    keys = ("feature", "bin", "nan_right", "left", "right", "gain", "value")
+    _check_keys(tree, keys, path)
+    n = len(_list(tree["value"], f"{path}.value"))
+    if n == 0:
+        raise _fail(f"{path}.value", "a tree needs at least one node")
+    arrays = {
+        "feature": _int_array(tree["feature"], f"{path}.feature", -1, n_borders.size - 1),
+        "bin": _int_array(tree["bin"], f"{path}.bin", 0, MAX_BINS),
+        "nan_right": _int_array(tree["nan_right"], f"{path}.nan_right", 0, 1),
+        "left": _int_array(tree["left"], f"{path}.left", -1, n - 1),
+        "right": _int_array(tree["right"], f"{path}.right", -1, n - 1),
+        "gain": _float_array(tree["gain"], f"{path}.gain"),
+        "value": _float_array(tree["value"], f"{path}.value"),
+    }
+    for name, arr in arrays.items():
+        if arr.size != n:
+            raise _fail(f"{path}.{name}", f"has {arr.size} entries, expected {n} (one per "
+                                          "node)")
+    _check_structure(arrays, path)
+    _check_bins(arrays["bin"], arrays["feature"], n_borders, f"{path}.bin",
+                arrays["left"] >= 0)
+    return DepthwiseTree(
+        feature=arrays["feature"].astype(np.int32), bin=arrays["bin"].astype(np.int32),
+        nan_right=arrays["nan_right"].astype(np.uint8), left=arrays["left"].astype(np.int32),
+        right=arrays["right"].astype(np.int32), gain=arrays["gain"], value=arrays["value"])
+
+
+def _check_structure(a: Dict[str, np.ndarray], path: str) -> None:
+    """Node 0 is the root; children come after their parent and have exactly one parent.
+
+    Every node then has a unique path from the root: no cycle, no shared node, no orphan.
+    """
+    left, right, feature = a["left"], a["right"], a["feature"]
+    node = np.arange(left.size)
+    leaf = left < 0
+    checks = [
+        ("right", leaf != (right < 0), "a node has both children or none"),
+        ("left", ~leaf & (left <= node), "a child must come after its parent"),
+        ("right", ~leaf & (right <= node), "a child must come after its parent"),
+        ("feature", leaf != (feature < 0), "leaves have feature -1, split nodes a feature"),
+    ]
+    for name, bad, message in checks:
+        if bad.any():
+            raise _fail(f"{path}.{name}[{int(np.argmax(bad))}]", message)
+    parents = np.bincount(np.concatenate([left[~leaf], right[~leaf]]), minlength=left.size)
+    parents[0] += 1  # the root has no parent: count it as having one
+    if np.any(parents != 1):
+        k = int(np.argmax(parents != 1))
+        what = "is not reachable from the root" if parents[k] == 0 else "has several parents"
+        raise _fail(f"{path}", f"node {k} {what}")
+
+
+def _raw_bound(bias: float, coef: np.ndarray, trees: List[Any]) -> float:
+    peak = np.array([np.max(np.abs(t.value[t.left < 0] if t.policy == "depthwise"
+                                   else t.value)) for t in trees])
+    with np.errstate(over="ignore", invalid="ignore"):
+        return float(abs(bias) + np.sum(np.abs(coef) * peak)) if trees else abs(bias)
+
+
+def ensemble_from_dict(bins: Any, model: Any, n_features: int) -> Ensemble:
+    """Validate the ``bins`` and ``model`` sections of a model file and build the ensemble.
+
+    Parameters
+    ----------
+    bins, model : dict
+        The sections as parsed from JSON.
+    n_features : int
+        Number of features the model expects.
+
+    Returns
+    -------
+    Ensemble
+
+    Raises
+    ------
+    ModelFileError
+        On any inconsistency, naming the offending field.
+    """
+    mapper = _read_bins(bins, n_features)
+    _check_keys(model, ("grow_policy", "bias", "coefficients", "trees"), "model")
+    policy = _str(model["grow_policy"], "model.grow_policy")
+    if policy not in GROW_POLICIES:
+        raise _fail("model.grow_policy", f"{policy!r} is not one of {list(GROW_POLICIES)}")
+    bias = _float(model["bias"], "model.bias")
+    raw_trees = _list(model["trees"], "model.trees")
+    coef = _float_array(model["coefficients"], "model.coefficients")
+    if coef.size != len(raw_trees):
+        raise _fail("model.coefficients", f"has {coef.size} entries for {len(raw_trees)} "
+                                          "trees")
+    n_borders = mapper.n_bins_nonmissing_.astype(np.int64) - 1
+    read = _read_oblivious if policy == "symmetric" else _read_depthwise
+    trees = [read(t, f"model.trees[{k}]", n_borders) for k, t in enumerate(raw_trees)]
+    if not _raw_bound(bias, coef, trees) <= MAX_RAW_BOUND:
+        raise _fail("model", f"raw scores could exceed {MAX_RAW_BOUND:g} (bias, coefficients "
+                             "or leaf values too large)")
+    ensemble = Ensemble(mapper, policy, bias)
+    for tree, c in zip(trees, coef.tolist()):
+        ensemble.add(tree, c)
+    return ensemble
+
+
+# -- plugins and parameters -----------------------------------------------------------------------
+def _init_params(obj: Any) -> Dict[str, Any]:
+    """Constructor arguments of a plugin instance, read back from same-named attributes."""
+    params = {}
+    for p in list(inspect.signature(type(obj).__init__).parameters.values())[1:]:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        if not hasattr(obj, p.name):
+            raise ModelFileError(
+                f"cannot save {type(obj).__name__}: its parameter {p.name!r} is not stored "
+                "as an attribute of the same name, so it cannot be written to the file; "
+                "pass the plugin by name with *_params instead")
+        params[p.name] = getattr(obj, p.name)
+    return params
+
+
+def _registered_name(kind: str, obj: Any) -> str:
+    """The name under which ``obj``'s class is registered."""
+    for entry in registry.entries(kind):
+        if entry.factory is type(obj):
+            return entry.name
+    name = getattr(obj, "name", "")
+    if name in registry.available(kind):
+        return name
+    raise ModelFileError(f"cannot save: {kind} {type(obj).__name__} is not a registered "
+                         "plugin, so a model file cannot name it (register it through the "
+                         "boostlib entry points or boostlib.registry.register_plugin)")
+
+
+def _loss_spec(est: Any) -> Dict[str, Any]:
+    """``{"name", "params"}`` that re-create the fitted loss through the registry."""
+    spec = est.loss if est.loss is not None else est._default_loss
+    if isinstance(spec, str):
+        name, params = spec, dict(est.loss_params or {})
+    else:
+        name, params = _registered_name("loss", spec), _init_params(spec)
+    try:
+        params = _json_value(params, "loss.params")
+    except ModelFileError as exc:
+        raise ModelFileError(f"cannot save the loss parameters: {exc}") from None
+    rebuilt = registry.create("loss", name, params)
+    if type(rebuilt) is not type(est.loss_):
+        raise ModelFileError(f"cannot save: loss {name!r} re-created from the registry is a "
+                             f"{type(rebuilt).__name__}, but the model was fitted with a "
+                             f"{type(est.loss_).__name__}")
+    return {"name": name, "params": params}
+
+
+def _params_to_dict(est: Any) -> Dict[str, Any]:
+    """``get_params()`` as JSON: plugin instances by registered name, the rest if JSON data."""
+    out = {}
+    for key, value in est.get_params(deep=False).items():
+        if key in _PLUGIN_KINDS and value is not None and not isinstance(value, str):
+            value = _registered_name(key, value)
+        try:
+            out[key] = _json_value(value, key)
+        except ModelFileError:
+            out[key] = None  # e.g. a numpy Generator as random_state
+    return out
+
+
+def _read_params(cls: type, params: Any) -> Dict[str, Any]:
+    from ._random import seed_sequence
+
+    names = set(cls().get_params(deep=False))
+    if not isinstance(params, dict):
+        raise _fail("params", f"expected an object, got {_kind(params)}")
+    unknown = sorted(set(params) - names)
+    if unknown:
+        raise _fail("params", f"unknown parameter(s) {unknown[:5]}")
+    params = _json_value(params, "params")
+    for key in _PLUGIN_KINDS:
+        if params.get(key) is not None:
+            _str(params[key], f"params.{key}")
+    n_jobs = params.get("n_jobs")
+    if n_jobs is not None:
+        _int(n_jobs, "params.n_jobs", -MAX_N_JOBS, MAX_N_JOBS)
+    est = cls(**params)
+    try:
+        est._check_params()
+        seed_sequence(est.random_state)
+        if n_jobs == 0:
+            raise ValueError("n_jobs=0 is invalid")
+    except (TypeError, ValueError) as exc:
+        raise _fail("params", str(exc)) from None
+    return params
+
+
+def _read_loss(spec: Any, classifier: bool) -> Any:
+    _check_keys(spec, ("name", "params"), "loss")
+    name = _str(spec["name"], "loss.name")
+    params = spec["params"]
+    if not isinstance(params, dict):
+        raise _fail("loss.params", f"expected an object, got {_kind(params)}")
+    if name not in registry.available("loss"):
+        raise ModelFileError(f"the model file needs the loss {name!r}, which is not "
+                             f"installed; available losses: "
+                             f"{', '.join(registry.available('loss'))}")
+    params = _json_value(params, "loss.params")
+    try:
+        loss = registry.create("loss", name, params)
+    except Exception as exc:  # noqa: BLE001 - any plugin failure is a loading failure
+        raise ModelFileError(f"invalid model file: loss {name!r} rejected its parameters: "
+                             f"{exc}") from None
+    if bool(loss.is_classification) != classifier:
+        raise _fail("loss.name", f"{name!r} is {'not ' if classifier else ''}a classification "
+                                 "loss, which does not fit the estimator")
+    return loss
+
+
+# -- classes, names, training record --------------------------------------------------------------
+def _classes_to_dict(classes: np.ndarray) -> Dict[str, Any]:
+    classes = np.asarray(classes)
+    values = classes.tolist()
+    if classes.dtype.kind not in "biufUO" or not all(
+            type(v) in (bool, int, float, str) for v in values):
+        raise ModelFileError(f"cannot save class labels {values!r}: only booleans, numbers "
+                             "and strings can be written")
+    return {"dtype": classes.dtype.str, "values": values}
+
+
+def _read_classes(spec: Any) -> np.ndarray:
+    path = "classes"
+    _check_keys(spec, ("dtype", "values"), path)
+    dtype_str = _str(spec["dtype"], f"{path}.dtype")
+    allowed = {"|b1", "|O"} | {f"{e}{k}{s}" for e in "<>|" for k in "iu" for s in "1248"} \
+        | {f"{e}f{s}" for e in "<>" for s in "248"}
+    if dtype_str not in allowed and not _is_unicode_dtype(dtype_str):
+        raise _fail(f"{path}.dtype", f"{dtype_str!r} is not a supported label type")
+    values = _list(spec["values"], f"{path}.values", 2)
+    if len(values) != 2:
+        raise _fail(f"{path}.values", "a binary classifier has exactly two classes")
+    kinds = {"b": (bool,), "i": (int,), "u": (int,), "f": (int, float), "U": (str,),
+             "O": (str,)}[np.dtype(dtype_str).kind]
+    for i, v in enumerate(values):
+        if type(v) not in kinds:
+            raise _fail(f"{path}.values[{i}]", f"{_kind(v)} does not match dtype {dtype_str}")
+    try:
+        classes = np.array(values, dtype=np.dtype(dtype_str))
+    except (OverflowError, ValueError):
+        raise _fail(f"{path}.values", f"does not fit dtype {dtype_str}") from None
+    if classes.tolist() != values or values[0] == values[1]:
+        raise _fail(f"{path}.values", f"must be two distinct labels of dtype {dtype_str}")
+    return classes
+
+
+def _is_unicode_dtype(text: str) -> bool:
+    digits = text[2:]
+    return (text[:2] in ("<U", ">U") and digits.isdigit() and digits[0] != "0"
+            and int(digits) <= MAX_LABEL_CHARS)
+
+
+def _read_names(names: Any, n_features: int) -> Optional[np.ndarray]:
+    if names is None:
+        return None
+    names = _list(names, "feature_names")
+    if len(names) != n_features:
+        raise _fail("feature_names", f"has {len(names)} names for {n_features} features")
+    for i, n in enumerate(names):
+        _str(n, f"feature_names[{i}]")
+    return np.asarray(names, dtype=object)
+
+
+def _training_to_dict(est: Any) -> Dict[str, Any]:
+    result = getattr(est, "evals_result_", None) or {}
+    curves = {str(s): {str(m): [float(v) if math.isfinite(v) else None for v in vals]
+                       for m, vals in metrics.items()} for s, metrics in result.items()}
+    best = getattr(est, "best_iteration_", None)
+    return {"best_iteration": None if best is None else int(best), "evals_result": curves}
+
+
+def _read_training(spec: Any) -> Tuple[Optional[int], Dict[str, Dict[str, List[float]]]]:
+    _check_keys(spec, ("best_iteration", "evals_result"), "training")
+    best = spec["best_iteration"]
+    if best is not None:
+        best = _int(best, "training.best_iteration", -1, 2 ** 31 - 1)
+    curves = spec["evals_result"]
+    if not isinstance(curves, dict):
+        raise _fail("training.evals_result", f"expected an object, got {_kind(curves)}")
+    result = {}
+    for name, metrics in curves.items():
+        path = f"training.evals_result.{name}"
+        if not isinstance(metrics, dict):
+            raise _fail(path, f"expected an object, got {_kind(metrics)}")
+        result[name] = {}
+        for metric, values in metrics.items():
+            where = f"{path}.{metric}"
+            items = _list(values, where)
+            if not set(map(type, items)) <= {int, float, type(None)}:
+                raise _fail(where, "expected numbers or null")
+            result[name][metric] = [math.nan if v is None else _float(v, where) for v in items]
+    return best, result
+
+
+# -- estimators -----------------------------------------------------------------------------------
+def _estimator_classes() -> Dict[str, type]:
+    from .estimators import BoostClassifier, BoostRegressor
+    return {"BoostClassifier": BoostClassifier, "BoostRegressor": BoostRegressor}
+
+
+def estimator_to_dict(est: Any) -> Dict[str, Any]:
+    """The model-file document of a fitted estimator (plain JSON data).
+
+    Parameters
+    ----------
+    est : BoostClassifier or BoostRegressor
+        A fitted estimator.
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    ModelFileError
+        When part of the model cannot be written (an unregistered loss instance, class
+        labels that are not booleans, numbers or strings).
+    """
+    from . import __version__
+
+    name = type(est).__name__
+    if name not in _estimator_classes():
+        raise ModelFileError(f"cannot save a {name}; expected BoostClassifier or "
+                             "BoostRegressor")
+    est._check_fitted()
+    names = getattr(est, "feature_names_in_", None)
+    classes = getattr(est, "classes_", None)
+    return {
+        "format": FORMAT, "format_version": FORMAT_VERSION, "boostlib_version": __version__,
+        "estimator": name, "params": _params_to_dict(est), "loss": _loss_spec(est),
+        "n_features": int(est.n_features_in_),
+        "feature_names": None if names is None else [str(n) for n in names],
+        "classes": None if classes is None else _classes_to_dict(classes),
+        **ensemble_to_dict(est.ensemble_), "training": _training_to_dict(est),
+    }
+
+
+def _read_header(doc: Any) -> type:
+    if not isinstance(doc, dict):
+        raise _fail("document", f"expected a JSON object, got {_kind(doc)}")
+    if doc.get("format") != FORMAT:
+        raise ModelFileError(f"not a boostlib model file (field 'format' is "
+                             f"{doc.get('format')!r}, expected {FORMAT!r})")
+    version = doc.get("format_version")
+    if type(version) is not int or not 1 <= version <= FORMAT_VERSION:
+        newer = type(version) is int and version > FORMAT_VERSION
+        raise ModelFileError(
+            f"unsupported model file format version {version!r}: this boostlib reads version "
+            f"{FORMAT_VERSION}" + ("; the file was written by a newer boostlib "
+                                   f"({doc.get('boostlib_version')!r}), upgrade boostlib"
+                                   if newer else ""))
+    _check_keys(doc, _TOP_KEYS, "document")
+    _str(doc["boostlib_version"], "boostlib_version")
+    cls = _estimator_classes().get(_str(doc["estimator"], "estimator"))
+    if cls is None:
+        raise _fail("estimator", f"{doc['estimator']!r} is not 'BoostClassifier' or "
+                                 "'BoostRegressor'")
+    return cls
+
+
+def estimator_from_dict(doc: Any) -> Any:
+    """Validate a parsed model-file document and build the fitted estimator.
+
+    Parameters
+    ----------
+    doc : dict
+        A document as produced by :func:`estimator_to_dict` (e.g. parsed from JSON).
+
+    Returns
+    -------
+    BoostClassifier or BoostRegressor
+
+    Raises
+    ------
+    ModelFileError
+        When the document is not a valid model file of a supported version, or its loss
+        plugin is not installed.
+    """
+    cls = _read_header(doc)
+    classifier = cls.__name__ == "BoostClassifier"
+    params = _read_params(cls, doc["params"])
+    loss = _read_loss(doc["loss"], classifier)
+    n_features = _int(doc["n_features"], "n_features", 1, 2 ** 31 - 1)
+    names = _read_names(doc["feature_names"], n_features)
+    if classifier == (doc["classes"] is None):
+        raise _fail("classes", "a classifier needs its classes, a regressor has none")
+    classes = _read_classes(doc["classes"]) if classifier else None
+    ensemble = ensemble_from_dict(doc["bins"], doc["model"], n_features)
+    best, curves = _read_training(doc["training"])
+    est = cls(**params)
+    est.ensemble_, est.loss_, est.n_features_in_ = ensemble, loss, n_features
+    est.evals_result_, est.best_iteration_ = curves, best
+    if names is not None:
+        est.feature_names_in_ = names
+    if classes is not None:
+        est.classes_ = classes
+    return est
+
+
+def dumps(est: Any) -> str:
+    """The model file of a fitted estimator as JSON text (see :func:`estimator_to_dict`)."""
+    return _encode(estimator_to_dict(est))
+
+
+def loads(data: Any) -> Any:
+    """Read a model from JSON text or UTF-8 bytes (see :func:`estimator_from_dict`).
+
+    Raises
+    ------
+    ModelFileError
+        For anything that is not a valid model file.
+    """
+    return estimator_from_dict(_parse(data))
+
+
+def save_estimator(est: Any, path: Any) -> None:
+    """Write a fitted estimator's model file to ``path`` (atomically: a temporary file in the
+    same folder is renamed over ``path``).
+
+    Parameters
+    ----------
+    est : BoostClassifier or BoostRegressor
+    path : str or os.PathLike
+
+    Raises
+    ------
+    ModelFileError
+        When the model cannot be written (see :func:`estimator_to_dict`).
+    OSError
+        When the file cannot be created.
+    """
+    text = dumps(est)
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".boostlib-model-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def load_estimator(path: Any) -> Any:
+    """Read the model file at ``path`` and return the fitted estimator.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+
+    Returns
+    -------
+    BoostClassifier or BoostRegressor
+
+    Raises
+    ------
+    ModelFileError
+        When the file cannot be read or is not a valid model file (see ``docs/model_files.md``).
+    """
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise ModelFileError(f"cannot read model file {os.fspath(path)!r}: "
+                             f"{exc.strerror or exc}") from exc
+    return loads(data)
+
