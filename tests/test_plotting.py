@@ -1,0 +1,304 @@
+"""boostlib.plotting: each plot is rendered to a PNG with the Agg backend and its content checked.
+
+The rendering tests skip when matplotlib is not installed; the error raised then is tested
+without it.
+"""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from boostlib import BoostClassifier, BoostRegressor, available
+from boostlib.plotting import plot_importance, plot_learning_curves, plot_tree
+
+
+@pytest.fixture
+def plt():
+    """matplotlib.pyplot on the Agg backend; figures are closed after the test."""
+    mpl = pytest.importorskip("matplotlib")
+    mpl.use("Agg")
+    import matplotlib.pyplot as pyplot
+
+    yield pyplot
+    pyplot.close("all")
+
+
+def _render(ax, path):
+    """Save the figure of ``ax`` as a PNG and check that it is a non-blank image."""
+    from matplotlib.image import imread
+
+    ax.figure.savefig(path, dpi=60)
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pixels = imread(path)
+    assert pixels.shape[0] > 50 and pixels.shape[1] > 50
+    assert pixels[..., :3].std() > 0.01          # something was drawn
+    return pixels
+
+
+@pytest.fixture(scope="module")
+def higgs_small():
+    from boostlib.datasets import load_higgs
+
+    X, y = load_higgs("train")
+    Xt, yt = load_higgs("test")
+    return X[:2000], y[:2000], Xt, yt
+
+
+def _texts(ax, gid):
+    return [t.get_text() for t in ax.texts if t.get_gid() == gid]
+
+
+# -- learning curves ---------------------------------------------------------------------------
+def test_learning_curves_of_update_rules_on_one_axes(plt, higgs_small, tmp_path):
+    X, y, Xt, yt = higgs_small
+    rules = [u for u in ("sgb", "sglb", "agbm") if u in available("update")]
+    models = [BoostClassifier(n_estimators=15, max_depth=3, update=u, random_state=0)
+              .fit(X, y, eval_set=[(Xt, yt)]) for u in rules]
+    ax = plot_learning_curves(models, title="update rules")
+    _render(ax, tmp_path / "curves.png")
+
+    lines = ax.get_lines()
+    assert len(lines) == 2 * len(rules)         # train + valid_0 per model
+    labels = [line.get_label() for line in lines]
+    assert labels == [f"{u}: {d}" for u in rules for d in ("train", "valid_0")]
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == labels
+    for line, (model, d) in zip(lines, [(m, d) for m in models for d in ("train", "valid_0")]):
+        curve = model.evals_result_[d]["logloss"]
+        np.testing.assert_array_equal(line.get_xdata(), np.arange(1, len(curve) + 1))
+        np.testing.assert_array_equal(line.get_ydata(), curve)
+        # train dashed, validation solid; one colour per model
+        assert line.get_linestyle() == ("--" if d == "train" else "-")
+    colors = [lines[2 * i].get_color() for i in range(len(rules))]
+    assert len(set(colors)) == len(rules)
+    assert all(lines[2 * i + 1].get_color() == colors[i] for i in range(len(rules)))
+    assert ax.get_ylabel() == "logloss" and ax.get_xlabel() == "iteration"
+    assert ax.get_title() == "update rules"
+
+
+def test_learning_curves_from_dicts_labels_and_dataset_selection(plt, higgs_small, tmp_path):
+    X, y, Xt, yt = higgs_small
+    fits = {lr: BoostClassifier(n_estimators=10 + i, max_depth=2, learning_rate=lr,
+                                random_state=0).fit(X, y, eval_set=[(Xt, yt), (X[:300], y[:300])])
+            for i, lr in enumerate((0.05, 0.3))}
+    # a mapping label -> evals_result_ dict
+    ax = plot_learning_curves({f"lr={lr}": m.evals_result_ for lr, m in fits.items()})
+    _render(ax, tmp_path / "dicts.png")
+    assert [line.get_label() for line in ax.get_lines()] == [
+        f"lr={lr}: {d}" for lr in (0.05, 0.3) for d in ("train", "valid_0", "valid_1")]
+    styles = [line.get_linestyle() for line in ax.get_lines()[:3]]
+    assert styles == ["--", "-", "-."]
+    assert [len(line.get_xdata()) for line in ax.get_lines()] == [10] * 3 + [11] * 3
+
+    # explicit labels, only the validation set, on a given axes
+    fig, ax2 = plt.subplots()
+    out = plot_learning_curves(list(fits.values()), ["slow", "fast"], datasets=["valid_0"],
+                               ax=ax2, logy=True)
+    assert out is ax2
+    assert [line.get_label() for line in ax2.get_lines()] == ["slow: valid_0", "fast: valid_0"]
+    assert ax2.get_yscale() == "log"
+
+    # a single model, and default labels that would collide get numbered
+    one = plot_learning_curves(fits[0.05])
+    assert [line.get_label() for line in one.get_lines()] == [
+        "sgb: train", "sgb: valid_0", "sgb: valid_1"]
+    both = plot_learning_curves(list(fits.values()), datasets=["train"])
+    assert [line.get_label() for line in both.get_lines()] == ["sgb (0): train",
+                                                              "sgb (1): train"]
+
+
+def test_learning_curves_errors(plt, higgs_small):
+    X, y, _, _ = higgs_small
+    model = BoostClassifier(n_estimators=3, max_depth=2).fit(X, y)
+    with pytest.raises(ValueError, match="metric 'auc'"):
+        plot_learning_curves(model, metric="auc")
+    with pytest.raises(ValueError, match="none of datasets"):
+        plot_learning_curves(model, datasets=["valid_0"])
+    with pytest.raises(ValueError, match="labels has 2 entries"):
+        plot_learning_curves([model], labels=["a", "b"])
+    with pytest.raises(ValueError, match="no evals_result_"):
+        plot_learning_curves([BoostClassifier()])
+    with pytest.raises(TypeError):
+        plot_learning_curves(42)
+
+
+# -- importance ----------------------------------------------------------------------------------
+def test_importance_bars_match_the_model_with_dataframe_names(plt, higgs_small, tmp_path):
+    pd = pytest.importorskip("pandas")
+    X, y, _, _ = higgs_small
+    names = [f"feat_{i}" for i in range(X.shape[1])]
+    model = BoostClassifier(n_estimators=20, max_depth=3, random_state=0).fit(
+        pd.DataFrame(X, columns=names), y)
+    imp = model.feature_importances_
+    ax = plot_importance(model, max_features=8)
+    _render(ax, tmp_path / "importance.png")
+
+    order = np.argsort(-imp, kind="stable")[:8]
+    assert len(ax.patches) == 8
+    widths = [p.get_width() for p in ax.patches]
+    np.testing.assert_allclose(widths, imp[order])
+    assert widths == sorted(widths, reverse=True)
+    tick_labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert tick_labels == [names[i] for i in order]
+    # the most important bar is drawn at the top
+    ys = [p.get_y() for p in ax.patches]
+    lo, hi = ax.get_ylim()
+    assert lo > hi and ys[0] < ys[-1]
+    assert ax.get_title() == "Feature importance"
+
+
+def test_importance_all_features_default_names_and_zero_filter(plt, tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 5))
+    y = 3 * X[:, 1] - X[:, 3] + 0.1 * rng.normal(size=500)
+    model = BoostRegressor(n_estimators=10, max_depth=2, random_state=0).fit(X, y)
+    used = np.flatnonzero(model.feature_importances_ > 0)
+    ax = plot_importance(model, max_features=None)
+    _render(ax, tmp_path / "imp.png")
+    assert len(ax.patches) == used.size
+    assert {t.get_text() for t in ax.get_yticklabels()} == {f"x{i}" for i in used}
+    assert [t.get_text() for t in ax.get_yticklabels()][0] == "x1"
+
+    ax = plot_importance(model, max_features=None, ignore_zero=False,
+                         feature_names=list("abcde"), title=None)
+    assert len(ax.patches) == 5
+    assert sorted(t.get_text() for t in ax.get_yticklabels()) == list("abcde")
+    with pytest.raises(ValueError, match="feature_names has 2 entries"):
+        plot_importance(model, feature_names=["a", "b"])
+    with pytest.raises(ValueError, match="max_features"):
+        plot_importance(model, max_features=0)
+    with pytest.raises(ValueError, match="not fitted"):
+        plot_importance(BoostRegressor())
+
+
+# -- trees ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("policy", ["symmetric", "depthwise"])
+def test_tree_drawing_matches_the_tree(plt, higgs_small, tmp_path, policy):
+    X, y, _, _ = higgs_small
+    model = BoostClassifier(n_estimators=4, max_depth=3, grow_policy=policy,
+                            learning_rate=0.2, random_state=0).fit(X, y)
+    ens = model.ensemble_
+    tree = ens.trees[2]
+    coef = float(np.asarray(ens.coef)[2])
+    ax = plot_tree(model, tree_index=2)
+    _render(ax, tmp_path / f"tree_{policy}.png")
+
+    splits, leaves, edges = _texts(ax, "split"), _texts(ax, "leaf"), _texts(ax, "edge")
+    # the root is drawn first; its threshold is the border of its bin, in raw units
+    f, b = int(tree.feature[0]), int(tree.bin[0])
+    assert splits[0] == f"x{f} <= {ens.bin_mapper.borders_[f][b]:.4g}"
+    if policy == "symmetric":
+        assert len(splits) == 2 ** tree.depth - 1
+        assert len(leaves) == 2 ** tree.depth
+        # drawing order of the leaves: bit v of the leaf index = "right at level v"
+        order = [sum(((k >> (tree.depth - 1 - v)) & 1) << v for v in range(tree.depth))
+                 for k in range(2 ** tree.depth)]
+        expected = [f"{coef * tree.value[i]:.4g}" for i in order]
+        for level in range(tree.depth):
+            fl, bl = int(tree.feature[level]), int(tree.bin[level])
+            text = f"x{fl} <= {ens.bin_mapper.borders_[fl][bl]:.4g}"
+            assert splits.count(text) >= 2 ** level
+    else:
+        is_leaf = tree.left < 0
+        assert len(splits) == int((~is_leaf).sum())
+        assert len(leaves) == int(is_leaf.sum())
+        expected = []
+
+        def walk(k):
+            if tree.left[k] < 0:
+                expected.append(f"{coef * tree.value[k]:.4g}")
+            else:
+                walk(tree.left[k])
+                walk(tree.right[k])
+
+        walk(0)
+    assert leaves == expected
+    # two labelled edges per split; exactly one of each pair carries "NaN"
+    assert len(edges) == 2 * len(splits)
+    assert sum("NaN" in e for e in edges) == len(splits)
+    assert {e.strip().split(",")[0] for e in edges} == {"yes", "no"}
+    assert "tree 2 of 4" in ax.get_title() and policy in ax.get_title()
+
+
+@pytest.mark.parametrize("policy", ["symmetric", "depthwise"])
+def test_printed_threshold_and_missing_direction_match_predictions(plt, policy):
+    # One stump on one feature: rows at the printed threshold go left, just above go right,
+    # and a missing value goes where the edge labelled "NaN" points.
+    rng = np.random.default_rng(1)
+    x = rng.uniform(0, 10, size=800)
+    y = (x > 6.0).astype(float) + 0.05 * rng.normal(size=800)
+    x[rng.random(800) < 0.1] = np.nan
+    y[np.isnan(x)] = 1.0                          # missing rows look like large x
+    X = x[:, None]
+    model = BoostRegressor(n_estimators=1, max_depth=1, learning_rate=0.5, grow_policy=policy,
+                           random_state=0).fit(X, y)
+    ax = plot_tree(model, precision=17, feature_names=["size"])
+    split, = _texts(ax, "split")
+    name, op, threshold = split.split(" ")
+    assert (name, op) == ("size", "<=")
+    threshold = float(threshold)
+    assert 5.5 < threshold < 6.5
+    left, right = (float(v) for v in _texts(ax, "leaf"))
+    bias = model.ensemble_.bias
+    probe = np.array([[threshold], [np.nextafter(threshold, np.inf)], [np.nan]])
+    raw = model.predict(probe)
+    np.testing.assert_allclose(raw[:2], [bias + left, bias + right], rtol=1e-12)
+    yes, no = _texts(ax, "edge")
+    assert "NaN" in no and "NaN" not in yes
+    np.testing.assert_allclose(raw[2], bias + right, rtol=1e-12)
+
+
+def test_tree_edge_cases(plt, tmp_path):
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(300, 3))
+    y = rng.normal(size=300)
+    # a tree without any split (pure noise, huge regularisation): one leaf
+    model = BoostRegressor(n_estimators=2, max_depth=2, min_samples_leaf=200,
+                           random_state=0).fit(X, y)
+    ax = plot_tree(model, tree_index=-1, title="stump")
+    _render(ax, tmp_path / "leaf.png")
+    assert _texts(ax, "split") == [] and len(_texts(ax, "leaf")) == 1
+    assert ax.get_title() == "stump"
+    with pytest.raises(IndexError, match="has 2 trees"):
+        plot_tree(model, tree_index=2)
+    with pytest.raises(ValueError, match="not fitted"):
+        plot_tree(BoostRegressor())
+    fig, ax = plt.subplots()
+    assert plot_tree(model, ax=ax, title=False) is ax and ax.get_title() == ""
+
+
+# -- without matplotlib --------------------------------------------------------------------------
+def test_clear_error_without_matplotlib(monkeypatch):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(100, 2))
+    model = BoostRegressor(n_estimators=2, max_depth=2).fit(X, X[:, 0])
+    for mod in ("matplotlib", "matplotlib.pyplot"):
+        monkeypatch.setitem(sys.modules, mod, None)     # makes the import fail
+    for call in (lambda: plot_importance(model), lambda: plot_tree(model),
+                 lambda: plot_learning_curves(model)):
+        with pytest.raises(ImportError, match=r"boostlib\[plot\]"):
+            call()
+
+
+def test_import_boostlib_does_not_import_matplotlib():
+    code = ("import sys, boostlib, boostlib.plotting; "
+            "assert 'matplotlib' not in sys.modules, 'matplotlib imported eagerly'")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_split_of_missing_against_non_missing(plt):
+    rng = np.random.default_rng(4)
+    x = rng.uniform(0, 10, size=600)
+    y = 0.05 * rng.normal(size=600)
+    x[::5] = np.nan
+    y[::5] = 3.0                                   # only missingness matters
+    model = BoostRegressor(n_estimators=1, max_depth=1, random_state=0).fit(x[:, None], y)
+    ax = plot_tree(model)
+    assert _texts(ax, "split") == ["x0 is not missing"]
+    assert [e.strip() for e in _texts(ax, "edge")] == ["yes", "no, NaN"]
+    left, right = (float(v) for v in _texts(ax, "leaf"))
+    raw = model.predict(np.array([[1e300], [-1e300], [np.nan]]))
+    bias = model.ensemble_.bias
+    np.testing.assert_allclose(raw, bias + np.array([left, left, right]), rtol=1e-3)
