@@ -55,7 +55,7 @@ class ModelFileError(ValueError):
     """
 
 
-# -- small typed readers ------------------------------------------------------------------------
+# -- small typed readers -----------------------------------------------------------------------
 def _fail(path: str, message: str) -> ModelFileError:
     return ModelFileError(f"invalid model file: {path}: {message}")
 
@@ -165,7 +165,7 @@ def _json_value(value: Any, path: str) -> Any:
     raise _fail(path, f"{_kind(value)} is not JSON data")
 
 
-# -- JSON text ------------------------------------------------------------------------------------
+# -- JSON text ---------------------------------------------------------------------------------
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not allowed (numbers must be finite)")
 
@@ -204,7 +204,7 @@ def _encode(doc: Dict[str, Any]) -> str:
         raise ModelFileError(f"cannot write the model file: {exc}") from exc
 
 
-# -- the ensemble ---------------------------------------------------------------------------------
+# -- the ensemble ------------------------------------------------------------------------------
 def _tree_to_dict(tree: Any) -> Dict[str, list]:
     keys = ("feature", "bin", "nan_right", "gain", "value")
     if tree.policy == "depthwise":
@@ -394,7 +394,7 @@ def ensemble_from_dict(bins: Any, model: Any, n_features: int) -> Ensemble:
     return ensemble
 
 
-# -- plugins and parameters -----------------------------------------------------------------------
+# -- plugins and parameters --------------------------------------------------------------------
 def _init_params(obj: Any) -> Dict[str, Any]:
     """Constructor arguments of a plugin instance, read back from same-named attributes."""
     params = {}
@@ -504,7 +504,7 @@ def _read_loss(spec: Any, classifier: bool) -> Any:
     return loss
 
 
-# -- classes, names, training record --------------------------------------------------------------
+# -- classes, names, training record -----------------------------------------------------------
 def _classes_to_dict(classes: np.ndarray) -> Dict[str, Any]:
     classes = np.asarray(classes)
     values = classes.tolist()
@@ -588,7 +588,7 @@ def _read_training(spec: Any) -> Tuple[Optional[int], Dict[str, Dict[str, List[f
     return best, result
 
 
-# -- estimators -----------------------------------------------------------------------------------
+# -- estimators --------------------------------------------------------------------------------
 def _estimator_classes() -> Dict[str, type]:
     from .estimators import BoostClassifier, BoostRegressor
     return {"BoostClassifier": BoostClassifier, "BoostRegressor": BoostRegressor}
