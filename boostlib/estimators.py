@@ -223,6 +223,21 @@ class _BaseBoost(BaseEstimator):
         self._check_fitted()
         return self.ensemble_.feature_importances()
 
+    # -- virtual ensembles -----------------------------------------------------------------------
+    def _virtual_raw(self, X: Any, n_members: int) -> np.ndarray:
+        """Raw scores of the ``n_members`` truncated models (see ``predict_virtual_ensembles``)."""
+        X = self._check_predict_X(X)
+        if isinstance(n_members, bool) or not isinstance(n_members, (int, np.integer)) \
+                or n_members < 1:
+            raise ValueError(f"n_members={n_members!r} is invalid; expected an int >= 1")
+        end = self.ensemble_.n_trees
+        period = end // (2 * int(n_members))
+        if period == 0:
+            raise ValueError(f"n_members={n_members} needs a model of at least "
+                             f"{2 * n_members} trees; this one has {end}")
+        ends = [end - (n_members - 1 - k) * period for k in range(n_members)]
+        return self.ensemble_.predict_states_raw(X, ends, effective_n_threads(self.n_jobs))
+
     # -- model files ---------------------------------------------------------------------------
     def save_model(self, path: Any) -> None:
         """Write the fitted model to ``path`` as a versioned JSON model file.
@@ -304,6 +319,29 @@ class BoostRegressor(RegressorMixin, _BaseBoost):
         raw = self._raw_predict(X)
         return self.loss_.transform(raw)
 
+    def predict_virtual_ensembles(self, X: Any, n_members: int = 10) -> np.ndarray:
+        """Predictions of ``n_members`` models taken along the training chain.
+
+        Member ``k`` is the model as it was after its first ``end - (K-1-k) * (end // 2K)``
+        trees (``end`` trees in all, ``K = n_members``): truncations spaced over the second
+        half of the chain, with the SGLB shrinkage applied after them undone, so each member
+        is exactly the model training had at that point (CatBoost's virtual ensembles).
+        Trained with ``update="sglb"`` (e.g. ``update_params={"posterior_sampling": True}``)
+        the members are approximate samples from the posterior: their mean is a prediction
+        and their variance the *knowledge* uncertainty (see ``docs/sglb.md``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        n_members : int, default 10
+            Needs a model of at least ``2 * n_members`` trees.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_members)
+        """
+        return self.loss_.transform(self._virtual_raw(X, n_members))
+
 
 class BoostClassifier(ClassifierMixin, _BaseBoost):
     """Gradient-boosted trees for binary classification (default loss ``"logloss"``).
@@ -376,6 +414,20 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
         raw = self._raw_predict(X)
         p = self.loss_.transform(raw)
         return np.column_stack([1.0 - p, p])
+
+    def predict_virtual_ensembles(self, X: Any, n_members: int = 10) -> np.ndarray:
+        """Probability of ``classes_[1]`` under ``n_members`` models taken along the chain.
+
+        See :meth:`BoostRegressor.predict_virtual_ensembles` for how the members are chosen.
+        With ``p_k`` the members' probabilities, the total uncertainty is the entropy of
+        their mean, the data uncertainty the mean of their entropies, and the knowledge
+        uncertainty the difference (see ``docs/sglb.md``).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_members)
+        """
+        return self.loss_.transform(self._virtual_raw(X, n_members))
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted labels (``classes_[1]`` where the raw score is positive)."""

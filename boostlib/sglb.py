@@ -36,20 +36,21 @@ from .api import Context, SampleResult, UpdateRule
 SHRINK_MODES = ("constant", "decreasing")
 DEFAULT_TEMPERATURE = 1e4               # CatBoost's default when Langevin is on
 DEFAULT_SHRINK = {"constant": 1e-3, "decreasing": 1e-2}
+MAX_NOISE_SCALE = 1e12          # beyond it the noisy gradients leave float32 histogram range
 
 
 def _number(name: str, value, *, low: float = 0.0, low_open: bool = False,
             allow_inf: bool = False) -> float:
     ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
     if ok:
-        value = float(value)
-        ok = (not math.isnan(value) and (allow_inf or math.isfinite(value))
-              and (value > low if low_open else value >= low))
+        x = float(value)
+        ok = (not math.isnan(x) and (allow_inf or math.isfinite(x))
+              and (x > low if low_open else x >= low))
     if not ok:
         bound = f"> {low:g}" if low_open else f">= {low:g}"
         raise ValueError(f"update 'sglb': {name}={value!r} is invalid; expected a number "
                          f"{bound}{' (inf allowed)' if allow_inf else ''}")
-    return value
+    return x
 
 
 class SGLB(UpdateRule):
@@ -145,6 +146,10 @@ class SGLB(UpdateRule):
             raise ValueError(f"update 'sglb': model_shrink_rate={self.shrink_rate_!r} times "
                              f"learning_rate={ctx.learning_rate!r} must be < 1 in constant mode")
         self.noise_scale_ = noise_scale(ctx.learning_rate, self.temperature_)
+        if self.noise_scale_ > MAX_NOISE_SCALE:
+            raise ValueError(f"update 'sglb': diffusion_temperature={self.temperature_!r} is "
+                             f"too small: the noise scale sqrt(2/(learning_rate*T)) = "
+                             f"{self.noise_scale_:.3g} exceeds {MAX_NOISE_SCALE:g}")
         self._learning_rate = float(ctx.learning_rate)
 
     def shrink_factor(self, iteration: int) -> float:
