@@ -21,19 +21,49 @@ def feature_names(X: Any) -> Optional[np.ndarray]:
     return None
 
 
+def _dtype_label(dtype: Any) -> str:
+    return str(getattr(dtype, "name", dtype))
+
+
+def check_numeric_columns(X: Any, name: str = "X") -> None:
+    """Raise ValueError naming every column of a DataFrame-like ``X`` that is not numeric.
+
+    Numbers and booleans are accepted (pandas' nullable ``Int64``, ``Float64`` and
+    ``boolean`` too, their missing values becoming NaN); strings, objects, categoricals,
+    dates and the like are not: categorical features are not supported yet.
+    """
+    bad = [(col, dt) for col, dt in zip(X.columns, X.dtypes)
+           if getattr(dt, "kind", "O") not in "biuf"]
+    if not bad:
+        return
+    listed = ", ".join(f"{col!r} ({_dtype_label(dt)})" for col, dt in bad[:10])
+    more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
+    raise ValueError(f"{name}: non-numeric column{'s' if len(bad) > 1 else ''} {listed}{more}: "
+                     "boostlib needs numeric features (categorical support comes later); "
+                     "encode these columns as numbers first, e.g. one-hot or integer codes")
+
+
+def _frame_to_array(X: Any) -> np.ndarray:
+    """A numeric DataFrame as float64, pandas' missing values (``pd.NA``) as NaN."""
+    to_numpy = getattr(X, "to_numpy", None)
+    if to_numpy is None:
+        return np.asarray(X)
+    try:
+        return to_numpy(dtype=np.float64, na_value=np.nan)
+    except TypeError:  # a DataFrame-like whose to_numpy has no na_value
+        return np.asarray(X)
+
+
 def check_X(X: Any, name: str = "X") -> np.ndarray:
     """``X`` as a 2-D float64 array; NaN allowed (missing), infinities rejected."""
     if hasattr(X, "toarray") or type(X).__module__.startswith("scipy.sparse"):
         raise TypeError(f"{name}: sparse input is not supported; pass a dense array "
                         f"(e.g. {name}.toarray())")
     if hasattr(X, "dtypes") and hasattr(X, "columns"):
-        bad = [c for c, dt in zip(X.columns, X.dtypes)
-               if not (np.issubdtype(np.dtype(dt), np.number)
-                       if isinstance(dt, np.dtype) else getattr(dt, "kind", "O") in "biuf")]
-        if bad:
-            raise ValueError(f"{name}: columns {bad[:5]} are not numeric; boostlib needs "
-                             "numeric features (encode categorical columns first)")
-    arr = np.asarray(X)
+        check_numeric_columns(X, name)
+        arr = _frame_to_array(X)
+    else:
+        arr = np.asarray(X)
     if np.iscomplexobj(arr):
         raise ValueError(f"{name}: Complex data not supported")
     if arr.ndim != 2:

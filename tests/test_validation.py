@@ -47,7 +47,8 @@ def test_unknown_plugin_names_list_available(kind, name):
 
 
 def test_plugin_parameter_errors_name_the_plugin():
-    with pytest.raises(PluginError, match=r"loss 'sla' .*rejected its parameters \['temperature'\]"):
+    with pytest.raises(PluginError,
+                       match=r"loss 'sla' .*rejected its parameters \['temperature'\]"):
         BoostClassifier(loss="sla", loss_params={"temperature": 1}).fit(X, Y_BIN)
     with pytest.raises(ValueError, match=r"loss 'sla': scale=-1 is invalid"):
         BoostClassifier(loss="sla", loss_params={"scale": -1}).fit(X, Y_BIN)
@@ -109,8 +110,43 @@ def test_shape_errors():
 def test_non_numeric_dataframe_column():
     pd = pytest.importorskip("pandas")
     df = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": ["x", "y", "z"]})
-    with pytest.raises(ValueError, match=r"columns \['b'\] are not numeric"):
+    with pytest.raises(ValueError, match=r"X: non-numeric column 'b' \((object|str)\): "
+                                         r"boostlib needs numeric features \(categorical "
+                                         r"support comes later\)"):
         BoostRegressor().fit(df, [1.0, 2.0, 3.0])
+
+
+def test_non_numeric_columns_are_all_named():
+    pd = pytest.importorskip("pandas")
+    n = len(X)
+    df = pd.DataFrame({"num": X[:, 0], "text": ["x"] * n,
+                       "cat": pd.Categorical(["u", "v"] * (n // 2)),
+                       "when": pd.to_datetime(["2020-01-01"] * n)})
+    with pytest.raises(ValueError) as err:
+        BoostClassifier().fit(df, Y_BIN)
+    message = str(err.value)
+    assert "\n" not in message and "categorical support comes later" in message
+    for col in ("'text'", "'cat' (category)", "'when' (datetime64"):
+        assert col in message
+    assert "'num'" not in message
+    model = BoostClassifier(n_estimators=2).fit(df[["num"]], Y_BIN)
+    with pytest.raises(ValueError, match="non-numeric column 'num' \\(category\\)"):
+        model.predict(df[["num"]].astype("category"))
+
+
+def test_nullable_and_boolean_columns_are_numeric():
+    pd = pytest.importorskip("pandas")
+    values = [1, None, 3, 4] * 10
+    df = pd.DataFrame({"ints": pd.array(values, dtype="Int64"),
+                       "flags": (X[:, 1] > 0), "nums": X[:, 2]})
+    model = BoostClassifier(n_estimators=3, random_state=0).fit(df, Y_BIN)
+    plain = np.column_stack([np.array(values, dtype=float), X[:, 1] > 0, X[:, 2]])
+    assert np.isnan(plain[1, 0])
+    reference = BoostClassifier(n_estimators=3, random_state=0).fit(plain, Y_BIN)
+    with pytest.warns(UserWarning, match="does not have valid feature names"):
+        expected = model.predict_proba(plain)
+    assert np.array_equal(model.predict_proba(df), expected)
+    assert np.array_equal(reference.predict_proba(plain), expected)
 
 
 def test_eval_set_errors():
