@@ -15,13 +15,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, ClassVar, Optional, Protocol, Tuple
+from typing import Any, ClassVar, Optional, Protocol, Sequence, Tuple
 
 import numpy as np
 
 from .hookspecs import hookimpl
 
-__all__ = ["hookimpl", "Loss", "Sampler", "SampleResult", "UpdateRule", "Context", "Tree"]
+__all__ = ["hookimpl", "Loss", "Sampler", "SampleResult", "UpdateRule", "Context", "Tree",
+           "TrackedModel"]
 
 
 class Loss(ABC):
@@ -174,21 +175,61 @@ class Tree(Protocol):
     def n_leaves(self) -> int: ...
 
 
+class TrackedModel(Protocol):
+    """An additive model over the context's trees whose scores the context keeps up to date.
+
+    ``bias + sum_k coefficients[k] * tree_k(x)``, where ``tree_k`` are the trees of the model
+    being trained (a tree added to one tracked model has coefficient 0 in the others). The
+    context keeps its raw scores on the training rows and on every validation set, so reading
+    them, combining tracked models (:meth:`Context.combine`) and adding a tree
+    (:meth:`Context.add_tree` with ``to=``) never cost a pass over the trees.
+
+    :attr:`Context.model` is the model being trained; :meth:`Context.track` makes auxiliary
+    ones (e.g. AGBM's momentum sequence ``h``). Only the context changes them.
+    """
+
+    @property
+    def name(self) -> str:
+        """``"model"`` for the model being trained, else the name given to ``track``."""
+
+    @property
+    def bias(self) -> float:
+        """The constant term."""
+
+    @property
+    def coefficients(self) -> np.ndarray:
+        """A copy of the coefficients, float64 of shape ``(n_trees,)`` (all trees so far)."""
+
+    @property
+    def raw(self) -> np.ndarray:
+        """Raw scores on the training rows, float64 ``(n_rows,)`` (read-only view)."""
+
+
 class Context(Protocol):
     """What the boosting loop hands to :meth:`UpdateRule.step` (see ``boostlib.boosting``).
 
     Attributes: ``iteration`` (0-based), ``n_iterations``, ``learning_rate``, ``n_rows``,
-    ``raw`` (current training raw scores, read-only), ``bias`` and ``coefficients``
-    (the model so far).
+    ``sample_weight`` (the user's row weights, float64 ``(n_rows,)``, or None for all 1;
+    do not modify), ``raw`` (current training raw scores, read-only), ``bias`` and
+    ``coefficients`` (the model so far), ``model`` (the model being trained as a
+    :class:`TrackedModel`).
+
+    The model changes only through :meth:`add_tree`, :meth:`scale_model` and
+    :meth:`combine`; each keeps the training and validation scores of every tracked model in
+    step with its coefficients, in ``O(n_rows + n_validation_rows + n_trees)`` time.
     """
 
     iteration: int
     n_iterations: int
     learning_rate: float
     n_rows: int
+    sample_weight: Optional[np.ndarray]
 
     @property
     def raw(self) -> np.ndarray: ...
+
+    @property
+    def model(self) -> TrackedModel: ...
 
     def rng(self, stream: str) -> np.random.Generator: ...
 
@@ -205,17 +246,43 @@ class Context(Protocol):
 
     def tree_output(self, tree: Any) -> np.ndarray: ...
 
-    def add_tree(self, tree: Any, coefficient: float) -> int: ...
+    def add_tree(self, tree: Any, coefficient: float,
+                 to: Optional[TrackedModel] = None) -> int:
+        """Add ``coefficient * tree`` to ``to`` (default: :attr:`model`); return the tree's
+        index.
+
+        A tree joins the shared list of trees the first time it is added to any tracked
+        model (with coefficient 0 in all the others); adding it again, to the same or
+        another tracked model, only changes that model's coefficient.
+        """
 
     def scale_model(self, factor: float) -> None: ...
+
+    def track(self, name: str, like: Optional[TrackedModel] = None) -> TrackedModel:
+        """A new auxiliary tracked model, a copy of ``like`` (default: :attr:`model`).
+
+        Typically called in :meth:`UpdateRule.begin`. ``name`` (unique per fit) appears in
+        error messages.
+        """
+
+    def combine(self, target: TrackedModel,
+                terms: Sequence[Tuple[float, TrackedModel]]) -> None:
+        """Set ``target`` to ``sum_i w_i * m_i`` over ``terms = [(w_i, m_i), ...]``.
+
+        Bias, coefficients, training and validation scores are combined alike, so the scores
+        stay exact without a prediction pass. ``target`` may appear among the terms (e.g.
+        AGBM's ``model <- (1 - theta) model + theta h``); when it is :attr:`model`, this
+        rewrites the model being trained.
+        """
 
 
 class UpdateRule(ABC):
     """One boosting iteration: how trees are fitted and combined into the model.
 
     Every rule produces the same kind of model, ``raw(x) = bias + sum_k c_k * tree_k(x)``,
-    through the context's :meth:`Context.add_tree` and :meth:`Context.scale_model`; so
-    prediction and model files never depend on the rule that trained it.
+    through the context's :meth:`Context.add_tree`, :meth:`Context.scale_model` and
+    :meth:`Context.combine`; so prediction and model files never depend on the rule that
+    trained it.
     """
 
     name: ClassVar[str] = ""

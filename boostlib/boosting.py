@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -36,6 +36,108 @@ class _Fitted:
     rows: np.ndarray
     node: np.ndarray
     full: bool
+    output: Optional[np.ndarray] = None     # training output, once computed (sampled fits)
+
+
+class Tracked:
+    """A tracked model of one fit (implements :class:`boostlib.api.TrackedModel`).
+
+    ``bias + sum_k coef[k] * tree_k`` over the context's trees, with its raw scores on the
+    training rows and on every validation set. The model being trained (``ctx.model``) keeps
+    its bias and coefficients in the ensemble and its scores in the context's arrays; an
+    auxiliary one (``ctx.track(name)``) owns them. Coefficients past the stored ones are 0
+    (trees added after the last change of this model).
+    """
+
+    def __init__(self, ctx: "BoostingContext", name: str):
+        self._ctx = ctx
+        self._name = name
+        self._bias = 0.0
+        self._coef = np.zeros(16)
+        self._train = np.empty(0)
+        self._evals: List[np.ndarray] = []
+
+    @property
+    def is_model(self) -> bool:
+        """Whether this is the model being trained."""
+        return self is self._ctx.model
+
+    @property
+    def name(self) -> str:
+        """``"model"`` or the name given to ``ctx.track``."""
+        return self._name
+
+    @property
+    def bias(self) -> float:
+        """The constant term."""
+        return self._ctx.ensemble.bias if self.is_model else self._bias
+
+    @property
+    def coefficients(self) -> np.ndarray:
+        """A copy of the coefficients, shape ``(n_trees,)``."""
+        return self.coef_array().copy()
+
+    @property
+    def raw(self) -> np.ndarray:
+        """Raw scores on the training rows (read-only view)."""
+        view = self.train_scores().view()
+        view.flags.writeable = False
+        return view
+
+    # -- used by the context (not part of the plugin interface) ----------------------------
+    def coef_array(self) -> np.ndarray:
+        """The coefficients of all ``n_trees`` trees (the storage itself; do not modify)."""
+        n = self._ctx.ensemble.n_trees
+        if self.is_model:
+            return self._ctx.ensemble.coef
+        if self._coef.size < n:
+            self._coef = np.concatenate([self._coef, np.zeros(max(n, 16))])
+        return self._coef[:n]
+
+    def train_scores(self) -> np.ndarray:
+        """Training scores (the storage itself)."""
+        return self._ctx._raw if self.is_model else self._train
+
+    def eval_scores(self) -> List[np.ndarray]:
+        """Scores on each validation set, in ``ctx.evals`` order (the storage itself)."""
+        return [ev.raw for ev in self._ctx.evals] if self.is_model else self._evals
+
+    def assign(self, bias: float, coef: np.ndarray, train: np.ndarray,
+               evals: Sequence[np.ndarray]) -> None:
+        """Replace bias, coefficients and scores (already consistent with each other)."""
+        if self.is_model:
+            self._ctx.ensemble.bias = float(bias)
+            self._ctx.ensemble.coef = coef
+            self._ctx._raw[...] = train
+            self._ctx._raw_version += 1
+            for ev, scores in zip(self._ctx.evals, evals):
+                ev.raw[...] = scores
+            return
+        self._bias = float(bias)
+        self.coef_array()[...] = coef
+        self._train = train             # owned from now on: callers pass new arrays
+        self._evals = list(evals)
+
+    def add_coefficient(self, index: int, value: float) -> None:
+        """``coef[index] += value`` (scores are updated by the caller)."""
+        if self.is_model:
+            coef = self._ctx.ensemble.coef.copy()
+            coef[index] += value
+            self._ctx.ensemble.coef = coef
+        else:
+            self.coef_array()[index] += value
+
+    def __repr__(self) -> str:
+        return f"<tracked model {self._name!r}>"
+
+
+def _lincomb(terms: Sequence[Tuple[float, np.ndarray]]) -> np.ndarray:
+    """``sum_i w_i * a_i`` in a new array, terms added in order."""
+    (w0, a0), rest = terms[0], terms[1:]
+    out = np.multiply(a0, w0)
+    for w, a in rest:
+        out += w * a
+    return out
 
 
 class BoostingContext:
@@ -87,6 +189,12 @@ class BoostingContext:
         self._all_rows = np.arange(self.n_rows, dtype=np.int32)
         # Trees fitted during the current iteration, with the leaf of every fitted row.
         self._fitted: Dict[int, Tuple[Any, _Fitted]] = {}
+        # Index of every tree in the ensemble, by identity (trees are never removed while
+        # training, so ids are unique).
+        self._index: Dict[int, Tuple[Any, int]] = {}
+        self.update_name = "update rule"     # set by run(), for error messages
+        self._model = Tracked(self, "model")
+        self._tracks: Dict[str, Tracked] = {}
 
     # -- state -------------------------------------------------------------------------------
     @property
@@ -95,6 +203,11 @@ class BoostingContext:
         view = self._raw.view()
         view.flags.writeable = False
         return view
+
+    @property
+    def model(self) -> Tracked:
+        """The model being trained, as a tracked model (see :meth:`combine`)."""
+        return self._model
 
     @property
     def bias(self) -> float:
@@ -242,33 +355,66 @@ class BoostingContext:
         return entry[1] if entry is not None and entry[0] is tree else None
 
     def tree_output(self, tree) -> np.ndarray:
-        """``tree(x)`` on every training row."""
+        """``tree(x)`` on every training row (a new array).
+
+        For a tree fitted in this iteration it is computed at most once (from the leaf of
+        every row when the fit covered all rows, else by one prediction pass, kept for
+        :meth:`add_tree`).
+        """
         fitted = self._fit_info(tree)
         if fitted is not None and fitted.full:
             return tree.value[fitted.node]
+        if fitted is not None and fitted.output is not None:
+            return fitted.output.copy()
         out = np.zeros(self.n_rows)
         self.ensemble.add_trees_binned(self.X_binned, out, [tree], np.ones(1), self.n_threads)
+        if fitted is not None:
+            fitted.output = out.copy()
         return out
 
-    def add_tree(self, tree, coefficient: float) -> int:
-        """Add ``coefficient * tree`` to the model; return the tree's index."""
+    def add_tree(self, tree, coefficient: float, to: Optional[Tracked] = None) -> int:
+        """Add ``coefficient * tree`` to ``to`` (default: the model); return the tree's index.
+
+        A tree joins the model's list of trees the first time it is added to any tracked
+        model (with coefficient 0 in every other one); adding it again only changes the
+        target's coefficient. The target's training and validation scores are updated from
+        the leaf of every fitted row when the fit covered all rows, else by a prediction pass.
+        """
+        target = self._tracked(to, "add_tree")
         if not math.isfinite(coefficient):
             raise ValueError(f"coefficient={coefficient!r} must be finite")
-        if not np.all(np.isfinite(tree.value)):
-            raise PluginError(f"tree at iteration {self.iteration} has non-finite leaf values")
-        index = self.ensemble.add(tree, coefficient)
-        self._raw_version += 1
-        fitted = self._fit_info(tree)
-        if fitted is not None and fitted.full:
-            _predictor.add_leaf_values(self._raw, fitted.rows, fitted.node, tree.value,
-                                       coefficient, self.n_threads)
+        entry = self._index.get(id(tree))
+        if entry is not None and entry[0] is tree:
+            index = entry[1]
+            target.add_coefficient(index, coefficient)
         else:
-            self.ensemble.add_trees_binned(self.X_binned, self._raw, [tree],
-                                           np.array([coefficient]), self.n_threads)
-        for ev in self.evals:
-            self.ensemble.add_trees_binned(ev.X_binned, ev.raw, [tree], np.array([coefficient]),
-                                           self.n_threads)
+            if not np.all(np.isfinite(tree.value)):
+                raise PluginError(f"tree at iteration {self.iteration} has non-finite leaf "
+                                  "values")
+            index = self.ensemble.add(tree, coefficient if target.is_model else 0.0)
+            self._index[id(tree)] = (tree, index)
+            if not target.is_model:
+                target.add_coefficient(index, coefficient)
+        if coefficient != 0.0:
+            self._add_scores(target, tree, coefficient)
         return index
+
+    def _add_scores(self, target: Tracked, tree, coefficient: float) -> None:
+        """``scores += coefficient * tree(x)`` on the training rows and validation sets."""
+        train = target.train_scores()
+        fitted = self._fit_info(tree)
+        coef = np.array([coefficient])
+        if fitted is not None and fitted.full:
+            _predictor.add_leaf_values(train, fitted.rows, fitted.node, tree.value,
+                                       coefficient, self.n_threads)
+        elif fitted is not None and fitted.output is not None:
+            train += coefficient * fitted.output
+        else:
+            self.ensemble.add_trees_binned(self.X_binned, train, [tree], coef, self.n_threads)
+        for ev, scores in zip(self.evals, target.eval_scores()):
+            self.ensemble.add_trees_binned(ev.X_binned, scores, [tree], coef, self.n_threads)
+        if target.is_model:
+            self._raw_version += 1
 
     def scale_model(self, factor: float) -> None:
         """Multiply the bias and every coefficient (and all running raw scores) by ``factor``."""
@@ -279,6 +425,67 @@ class BoostingContext:
         self._raw_version += 1
         for ev in self.evals:
             ev.raw *= factor
+
+    # -- tracked models ------------------------------------------------------------------------
+    def _tracked(self, obj: Any, what: str) -> Tracked:
+        """``obj`` as a tracked model of this fit (None: the model)."""
+        if obj is None:
+            return self._model
+        if not (isinstance(obj, Tracked) and obj._ctx is self):
+            raise TypeError(f"{self.update_name}: {what} got {obj!r}, which is not a tracked "
+                            "model of this fit; use ctx.model or one made by ctx.track()")
+        return obj
+
+    @property
+    def tracks(self) -> List[Tracked]:
+        """The auxiliary tracked models of this fit, in creation order."""
+        return list(self._tracks.values())
+
+    def track(self, name: str, like: Optional[Tracked] = None) -> Tracked:
+        """A new auxiliary tracked model, a copy of ``like`` (default: the model).
+
+        Parameters
+        ----------
+        name : str
+            Unique within the fit (``"model"`` is taken); used in error messages.
+        like : tracked model, optional
+            The model to copy (bias, coefficients and scores).
+        """
+        if not isinstance(name, str) or not name or name == "model" or name in self._tracks:
+            raise ValueError(f"{self.update_name}: track name {name!r} is invalid or already "
+                             "used; expected a new non-empty string other than 'model'")
+        source = self._tracked(like, "track")
+        new = self._tracks[name] = Tracked(self, name)
+        new.assign(source.bias, source.coef_array(), source.train_scores().copy(),
+                   [scores.copy() for scores in source.eval_scores()])
+        return new
+
+    def combine(self, target: Tracked, terms: Sequence[Tuple[float, Tracked]]) -> None:
+        """Set ``target`` to ``sum_i w_i * m_i`` over ``terms = [(w_i, m_i), ...]``.
+
+        Bias, coefficients, training and validation scores are combined alike, in
+        ``O(n_trees + n_rows + n_validation_rows)``: no prediction pass. ``target`` may be
+        one of the terms; when it is ``ctx.model`` the model being trained is rewritten.
+        """
+        target = self._tracked(target, "combine")
+        pairs = []
+        for term in terms:
+            if not (isinstance(term, tuple) and len(term) == 2):
+                raise TypeError(f"{self.update_name}: combine terms must be (weight, tracked "
+                                f"model) pairs, got {term!r}")
+            weight = float(term[0])
+            if not math.isfinite(weight):
+                raise ValueError(f"{self.update_name}: combine weight {term[0]!r} must be "
+                                 "finite")
+            pairs.append((weight, self._tracked(term[1], "combine")))
+        if not pairs:
+            raise ValueError(f"{self.update_name}: combine needs at least one term")
+        bias = sum(w * m.bias for w, m in pairs)
+        coef = _lincomb([(w, m.coef_array()) for w, m in pairs])
+        train = _lincomb([(w, m.train_scores()) for w, m in pairs])
+        evals = [_lincomb([(w, m.eval_scores()[i]) for w, m in pairs])
+                 for i in range(len(self.evals))]
+        target.assign(bias, coef, train, evals)
 
 
 def mean_loss(loss: Loss, y: np.ndarray, raw: np.ndarray, weight: Optional[np.ndarray],
@@ -297,13 +504,34 @@ def mean_loss(loss: Loss, y: np.ndarray, raw: np.ndarray, weight: Optional[np.nd
 
 
 def _check_consistent(ctx: BoostingContext, update_name: str) -> None:
-    """Training scores must equal the model's prediction (``BOOSTLIB_PLUGIN_CHECKS=full``)."""
-    expected = ctx.ensemble.predict_binned(ctx.X_binned, ctx.n_threads)
-    if not np.allclose(ctx.raw, expected, rtol=1e-9, atol=1e-9):
-        worst = float(np.max(np.abs(ctx.raw - expected)))
-        raise PluginError(f"update rule {update_name!r} left the model inconsistent at "
-                          f"iteration {ctx.iteration}: training scores differ from the "
-                          f"model's prediction by up to {worst:.3g}")
+    """Every tracked model's scores must equal its prediction (``BOOSTLIB_PLUGIN_CHECKS=full``).
+
+    Checks the model being trained on the training rows and on every validation set, then the
+    auxiliary tracked models (``ctx.track``) the same way.
+    """
+    trees = ctx.ensemble.trees
+    for tracked in [ctx.model, *ctx.tracks]:
+        sets = [("training", ctx.X_binned, tracked.train_scores())]
+        sets += [(f"validation set {ev.name!r}", ev.X_binned, scores)
+                 for ev, scores in zip(ctx.evals, tracked.eval_scores())]
+        coef = tracked.coef_array().copy()
+        for what, X_binned, scores in sets:
+            expected = np.full(X_binned.shape[1], tracked.bias)
+            if trees:
+                ctx.ensemble.add_trees_binned(X_binned, expected, trees, coef, ctx.n_threads)
+            if not np.allclose(scores, expected, rtol=1e-9, atol=1e-9):
+                worst = float(np.max(np.abs(scores - expected)))
+                whose = "model's" if tracked.is_model else f"tracked model {tracked.name!r}'s"
+                raise PluginError(f"update rule {update_name!r} left the model inconsistent "
+                                  f"at iteration {ctx.iteration}: {what} scores differ from "
+                                  f"the {whose} prediction by up to {worst:.3g}")
+
+
+def _without_zero_tail(n_trees: int, coef: np.ndarray) -> int:
+    """Number of trees once trailing trees of coefficient exactly 0 are dropped (e.g. the
+    momentum tree AGBM fitted in the best iteration, which the best model does not use)."""
+    nonzero = np.flatnonzero(np.asarray(coef[:n_trees]) != 0.0)
+    return int(nonzero[-1]) + 1 if nonzero.size else 0
 
 
 def run(ctx: BoostingContext, update: UpdateRule, early_stopping_rounds: Optional[int],
@@ -323,6 +551,7 @@ def run(ctx: BoostingContext, update: UpdateRule, early_stopping_rounds: Optiona
     result = {"train": {metric: []}, **{ev.name: {metric: []} for ev in ctx.evals}}
     best_score, best_iter, best_state = math.inf, -1, None
     update_name = update.name or type(update).__name__
+    ctx.update_name = f"update rule {update_name!r}"
     if ctx.sampler is not None:
         ctx.sampler.begin(ctx)
     update.begin(ctx)
@@ -357,7 +586,10 @@ def run(ctx: BoostingContext, update: UpdateRule, early_stopping_rounds: Optiona
     if not np.isfinite(ctx.raw.sum()):
         raise PluginError(f"update rule {update_name!r} produced non-finite raw scores")
     if early_stopping_rounds and best_state is not None and best_iter < it:
-        ctx.ensemble.truncate(*best_state)
+        n_trees, bias, coef = best_state
+        # the saved state is the whole coefficient vector (AGBM rewrites earlier trees'
+        # coefficients); trees the best model did not use yet are dropped
+        ctx.ensemble.truncate(_without_zero_tail(n_trees, coef), bias, coef)
     if best_iter < 0:
         best_iter = it
     return result, best_iter

@@ -8,6 +8,7 @@ it with coefficient ``learning_rate``.
 """
 from __future__ import annotations
 
+from .agbm import AGBM, AGBMR, VAGBM
 from .api import Context, UpdateRule, hookimpl
 from .sglb import SGLB
 
@@ -27,4 +28,4 @@ class SGB(UpdateRule):
 @hookimpl
 def boostlib_add_updates():
     """Register the built-in update rules."""
-    return {"sgb": SGB, "sglb": SGLB}
+    return {"sgb": SGB, "sglb": SGLB, "agbm": AGBM, "agbmr": AGBMR, "vagbm": VAGBM}
