@@ -443,3 +443,29 @@ def test_bad_parameters_are_named(params, match):
     X, y = _data(n=50)
     with pytest.raises(ValueError, match=match):
         BoostRegressor(n_estimators=2, update="sglb", update_params=params).fit(X, y)
+
+
+def test_structure_noise_variance_follows_the_hessian_and_sampling_weights():
+    """Per-row noise ``c sqrt(h_i / w_i) zeta'_i`` on the sampled rows: once the sampler's
+    weight multiplies it, a leaf's noise sum has variance ``c^2 sum_sampled w_i h_i`` (the
+    sampled hessian sum), and unsampled rows keep their gradient."""
+    from boostlib.api import SampleResult
+    from boostlib.sglb import structure_gradient
+
+    rng = np.random.default_rng(0)
+    n, c, reps = 50, 1.7, 4000
+    g = rng.normal(size=n)
+    h = rng.uniform(0.5, 3.0, size=n)
+    rows = np.arange(0, n, 2, dtype=np.int32)
+    w = rng.uniform(1.0, 4.0, size=rows.size)
+    sums, full_sums = [], []
+    draw = np.random.default_rng(1)
+    for _ in range(reps):
+        out = structure_gradient(g, h, SampleResult(rows, w), c, draw)
+        assert np.array_equal(out[1::2], g[1::2])
+        sums.append(np.sum(w * (out[rows] - g[rows])))
+        full_sums.append(np.sum(structure_gradient(g, h, None, c, draw) - g))
+    expected = c ** 2 * np.sum(w * h[rows])
+    # the sample variance of 4000 normals is within 10% of sigma^2 (> 6 SE)
+    assert np.var(sums) == pytest.approx(expected, rel=0.1)
+    assert np.var(full_sums) == pytest.approx(c ** 2 * h.sum(), rel=0.1)
