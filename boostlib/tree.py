@@ -1,7 +1,7 @@
 """Trees and the grower that fits them with the Cython kernels.
 
 Two grow policies share one level-by-level engine: every fitted row carries the id of its
-node (:mod:`boostlib._kernels._partition`); each level, the histograms of the smaller child of
+node (``boostlib._kernels._partition``); each level, the histograms of the smaller child of
 every split node are built in one pass over the rows and the sibling's come by subtraction.
 
 * ``symmetric`` (oblivious) trees use one split per level for all leaves, the candidate
