@@ -205,7 +205,8 @@ def test_s3_leaf_noise_agrees_with_catboost():
             iterations=1, depth=1, learning_rate=lr, l2_leaf_reg=lam,
             leaf_estimation_method="Gradient", leaf_estimation_iterations=1,
             random_strength=0, bootstrap_type="No", boost_from_average=False,
-            random_seed=seed, verbose=0, thread_count=1, **extra)
+            random_seed=seed, verbose=0, thread_count=1,
+            allow_writing_files=False, **extra)
         return cb.fit(X, y).predict(grid)
 
     clean = fit(0, False)
