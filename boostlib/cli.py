@@ -1,13 +1,32 @@
-"""The ``boostlib`` command: ``demo`` and ``plugins`` (``train``/``predict`` come later)."""
+"""The ``boostlib`` command: ``demo``, ``train``, ``predict`` and ``plugins``.
+
+``train`` exposes every estimator parameter as a ``--kebab-case`` option generated from the
+estimators' signature (types from the annotations, help from the numpydoc docstring), so a
+new parameter appears on the command line without changes here. User errors (missing file,
+unknown column or plugin, bad JSON or value) end with a one-line message on stderr and exit
+status 2, never a traceback.
+"""
 from __future__ import annotations
 
 import argparse
+import csv
+import inspect
 import json
+import os
+import re
 import sys
 import time
-from typing import List, Optional
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
 
 from . import __version__, registry
+from ._tables import HEADER_CHOICES, MISSING_TOKENS, Table, read_table
+
+PLUGIN_KINDS = ("loss", "sampler", "update")
+TASKS = ("classification", "regression")
+#: ``train``'s own options; an estimator parameter must not use these names.
+TRAIN_OPTIONS = ("data", "target", "output", "task", "eval_fraction", "header", "sep")
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -84,13 +103,347 @@ def _plugins(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- estimator options generated from the signature ------------------------------------------
+def _estimator_classes():
+    from .estimators import BoostClassifier, BoostRegressor
+    return BoostClassifier, BoostRegressor
+
+
+def _param_docs(doc: str) -> Dict[str, Tuple[str, str]]:
+    """``name -> (type line, first sentence)`` from a numpydoc ``Parameters`` section."""
+    section = re.split(r"\n\s*Parameters\n\s*-+\n", doc or "", maxsplit=1)[-1]
+    section = re.split(r"\n\s*\n\s*[A-Z][a-z]+\n\s*-+\n", section, maxsplit=1)[0]
+    docs: Dict[str, Tuple[str, str]] = {}
+    pattern = r"^    (\w+) : ([^\n]*)\n((?:        [^\n]*\n?)*)"
+    for match in re.finditer(pattern, section, re.M):
+        text = " ".join(match.group(3).replace("``", "").split())
+        first = re.split(r"(?<=\.)\s", text, maxsplit=1)[0]
+        docs[match.group(1)] = (match.group(2), first)
+    return docs
+
+
+def _choices(type_line: str) -> Optional[List[str]]:
+    """``["a", "b"]`` from a numpydoc type such as ``{"a", "b"}, default "a"``."""
+    match = re.match(r"\{([^}]*)\}", type_line)
+    return re.findall(r'"([^"]+)"', match.group(1)) if match else None
+
+
+def _json_object(text: str) -> Dict[str, Any]:
+    """argparse type: a JSON object (plugin parameters)."""
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"invalid JSON {text!r} ({exc})") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"expected a JSON object such as "
+                                         f"'{{\"name\": 1}}', got {text!r}")
+    return value
+
+
+def _json_or_text(text: str) -> Any:
+    """argparse type for untyped parameters: a JSON value (``0``, ``null``) or the text."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _boolean(text: str) -> bool:
+    """argparse type: true/false, yes/no, 1/0."""
+    value = text.strip().lower()
+    if value in ("true", "yes", "1"):
+        return True
+    if value in ("false", "no", "0"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+
+
+def _option_type(annotation: Any, default: Any,
+                 type_line: str) -> Tuple[Callable[[str], Any], str]:
+    """(argparse type, metavar) of a parameter from its (string) annotation, its default and
+    its documented type."""
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
+    if text in ("", inspect.Parameter.empty.__name__):
+        text = type(default).__name__ if default is not None else "Any"
+    inner = re.fullmatch(r"Optional\[(.*)\]", text)
+    text = inner.group(1) if inner else text
+    if re.match(r"(Dict|dict|Mapping)\b", text):
+        return _json_object, "JSON"
+    if text == "Any" and type_line.startswith("int"):
+        text = "int"
+    simple = {"bool": (_boolean, "BOOL"), "int": (int, "N"), "float": (float, "X"),
+              "str": (str, "TEXT")}
+    kind, metavar = simple.get(text, (_json_or_text, "VALUE"))
+    choices = _choices(type_line)
+    return kind, "{" + ",".join(choices) + "}" if choices else metavar
+
+
+def estimator_parameters() -> List[inspect.Parameter]:
+    """The estimators' constructor parameters (shared by both estimators)."""
+    sig = inspect.signature(_estimator_classes()[1].__init__)
+    return [p for p in sig.parameters.values() if p.name != "self"
+            and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+
+def _special_help(name: str) -> Optional[str]:
+    for kind in PLUGIN_KINDS:
+        if name == kind:
+            label = "update rule" if kind == "update" else kind
+            return (f"registered {label} name (see 'boostlib plugins')" +
+                    (", default: logloss for classification, mse for regression"
+                     if kind == "loss" else ""))
+        if name == f"{kind}_params":
+            return f"the {kind}'s parameters as a JSON object, e.g. '{{\"name\": value}}'"
+    return None
+
+
+def add_estimator_options(parser: argparse.ArgumentParser) -> List[str]:
+    """Add one ``--kebab-case`` option per estimator parameter; return the parameter names.
+
+    Options left out keep the estimator's default (argparse.SUPPRESS), so what the model
+    records is exactly what the user asked for.
+    """
+    docs = _param_docs(_estimator_classes()[1].__doc__)
+    group = parser.add_argument_group(
+        "estimator parameters", "every BoostClassifier / BoostRegressor parameter; plugin "
+                                "parameters are JSON objects")
+    names = []
+    for p in estimator_parameters():
+        if p.name in TRAIN_OPTIONS:
+            raise RuntimeError(f"estimator parameter {p.name!r} clashes with a train option")
+        type_line, sentence = docs.get(p.name, ("", ""))
+        kind, metavar = _option_type(p.annotation, p.default, type_line)
+        if p.name in PLUGIN_KINDS:
+            kind, metavar = str, "NAME"
+        help_text = _special_help(p.name) or sentence or p.name.replace("_", " ")
+        if p.name != "loss" and p.default is not inspect.Parameter.empty:
+            shown = "none" if p.default is None else json.dumps(p.default)
+            help_text = f"{help_text.rstrip('.')} (default: {shown})"
+        group.add_argument(f"--{p.name.replace('_', '-')}", dest=p.name, type=kind,
+                           metavar=metavar, default=argparse.SUPPRESS,
+                           help=help_text.replace("%", "%%"))
+        names.append(p.name)
+    return names
+
+
+# -- train -----------------------------------------------------------------------------------------
+def _target(table: Table, name: str, task: Optional[str]) -> Tuple[str, np.ndarray]:
+    """The task (inferred when None: two distinct values mean classification) and ``y``."""
+    col = table.column(name)
+    numeric = col.dtype.kind == "f"
+    missing = np.isnan(col) if numeric else np.array([v.lower() in MISSING_TOKENS for v in col])
+    if missing.any():
+        raise ValueError(f"target column {name!r} has {int(missing.sum())} missing values "
+                         f"(first in data row {int(np.argmax(missing)) + 1})")
+    n_values = np.unique(col).size
+    task = task or ("classification" if n_values == 2 else "regression")
+    if task == "regression" and not numeric:
+        raise ValueError(f"target column {name!r} is not numeric and has {n_values} distinct "
+                         "values: regression needs numbers, classification two classes")
+    if task == "classification" and numeric and np.all(col == np.round(col)):
+        col = col.astype(np.int64)
+    return task, col
+
+
+def _split(n_rows: int, fraction: float, seed: Any) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+    """Training rows and hold-out rows (None without hold-out), both in file order."""
+    rows = np.arange(n_rows)
+    if fraction == 0:
+        return rows, None
+    n_eval = int(round(fraction * n_rows))
+    if not 1 <= n_eval < n_rows:
+        raise ValueError(f"--eval-fraction {fraction} leaves {n_eval} of {n_rows} rows for "
+                         "evaluation; need at least one row on each side")
+    rng = np.random.default_rng(seed if isinstance(seed, int) and seed >= 0 else 0)
+    held = np.zeros(n_rows, dtype=bool)
+    held[rng.permutation(n_rows)[:n_eval]] = True
+    return rows[~held], rows[held]
+
+
+def _fraction(text: str) -> float:
+    """argparse type of --eval-fraction: a number in [0, 1)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}") from None
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}")
+    return value
+
+
+def evaluation(model: Any, X: Any, y: np.ndarray) -> str:
+    """Metrics of ``model`` on ``(X, y)``: logloss/AUC/accuracy or RMSE/MAE/R^2."""
+    from .metrics import accuracy, logloss, roc_auc
+
+    if hasattr(model, "classes_"):
+        p = model.predict_proba(X)[:, 1]
+        positive = y == model.classes_[1]
+        parts = [f"logloss {logloss(positive, p):.4f}"]
+        if 0 < positive.sum() < positive.size:
+            parts.append(f"AUC {roc_auc(positive, p):.4f}")
+        parts.append(f"accuracy {accuracy(y, model.predict(X)):.4f}")
+        return "  ".join(parts)
+    err = model.predict(X) - y
+    ss_tot = float(np.sum((y - y.mean()) ** 2))
+    r2 = 1.0 - float(np.sum(err ** 2)) / ss_tot if ss_tot > 0 else float("nan")
+    return (f"RMSE {float(np.sqrt(np.mean(err ** 2))):.6g}  MAE {float(np.mean(np.abs(err))):.6g}"
+            f"  R^2 {r2:.4f}")
+
+
+def _train(args: argparse.Namespace) -> int:
+    folder = os.path.dirname(os.path.abspath(args.output))
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"cannot write {args.output}: folder {folder} does not exist")
+    table = read_table(args.data, args.header, args.sep)
+    task, y = _target(table, args.target, args.task)
+    X = table.features([n for n in table.names if n != args.target])
+    classes = _estimator_classes()
+    cls = classes[0] if task == "classification" else classes[1]
+    model = cls(**{name: getattr(args, name) for name in args.estimator_params
+                   if hasattr(args, name)})
+    described = f"classes {', '.join(map(str, np.unique(y)))}" if task == "classification" \
+        else "numeric target"
+    print(f"{args.data}: {table.n_rows} rows, {X.shape[1]} features, target {args.target!r} "
+          f"-> {task} ({described})")
+    fit_rows, eval_rows = _split(table.n_rows, args.eval_fraction,
+                                 getattr(args, "random_state", None))
+    eval_set = None if eval_rows is None else [(X.take(eval_rows), y[eval_rows])]
+    start = time.perf_counter()
+    model.fit(X.take(fit_rows), y[fit_rows], eval_set=eval_set)
+    print(f"trained {cls.__name__} on {fit_rows.size} rows in "
+          f"{time.perf_counter() - start:.2f} s: {model.n_trees_} trees")
+    if eval_rows is None:
+        print(f"evaluation on the training rows: {evaluation(model, X, y)}")
+    else:
+        print(f"evaluation on {eval_rows.size} held-out rows: "
+              f"{evaluation(model, eval_set[0][0], eval_set[0][1])}")
+    model.save_model(args.output)
+    print(f"model written to {args.output}")
+    return 0
+
+
+# -- predict ---------------------------------------------------------------------------------------
+def _model_features(model: Any, table: Table) -> Any:
+    names = getattr(model, "feature_names_in_", None)
+    if names is not None:
+        return table.features([str(n) for n in names])
+    if len(table.names) != model.n_features_in_:
+        raise ValueError(f"the model has no feature names (it was trained on an array), so "
+                         f"{table.path} must hold exactly its {model.n_features_in_} feature "
+                         f"columns; it has {len(table.names)}")
+    return table.features(table.names).values
+
+
+def prediction_rows(model: Any, X: Any) -> Tuple[List[str], List[Sequence[str]]]:
+    """Header and rows of the predictions CSV (floats written exactly, as ``repr``)."""
+    if hasattr(model, "classes_"):
+        proba = model.predict_proba(X)[:, 1]
+        labels = model.predict(X)
+        return ["prediction", "probability"], [(str(c), repr(float(p)))
+                                               for c, p in zip(labels.tolist(), proba)]
+    return ["prediction"], [(repr(float(v)),) for v in model.predict(X)]
+
+
+def _predict(args: argparse.Namespace) -> int:
+    from . import load_model
+
+    model = load_model(args.model)
+    X = _model_features(model, read_table(args.data, args.header, args.sep))
+    header, rows = prediction_rows(model, X)
+    if args.output is None:
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(header)
+        writer.writerows(rows)
+        return 0
+    with open(args.output, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(header)
+        writer.writerows(rows)
+    print(f"{len(rows)} predictions written to {args.output}")
+    return 0
+
+
+# -- the parser ------------------------------------------------------------------------------------
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors are one line (the usage itself can be long)."""
+
+    def error(self, message: str):  # noqa: D401 - argparse's hook
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def _data_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--header", choices=HEADER_CHOICES, default="auto",
+                        help="whether the first CSV row names the columns; auto (default) "
+                             "says yes when a text field stands above a number. Without a "
+                             "header, columns are named 0, 1, 2, ...")
+    parser.add_argument("--sep", default=None, metavar="CHAR",
+                        help="CSV field separator (default: tab for .tsv/.tab, else comma)")
+
+
+_TRAIN_EPILOG = """examples:
+  boostlib train higgs.csv --target label --eval-fraction 0.2 --output higgs.json
+  boostlib train data.csv --target y --task regression --n-estimators 500 \\
+      --learning-rate 0.05 --sampler mvs --subsample 0.5
+  boostlib train data.csv --target y --update sglb \\
+      --update-params '{"diffusion_temperature": 1000}'
+
+DATA is a CSV/TSV file (.gz too) or Parquet (.parquet, .pq; needs pyarrow). Every column
+but the target is a feature and must be numeric; empty, NA, NaN, null and ? are missing
+values."""
+
+_PREDICT_EPILOG = """examples:
+  boostlib predict higgs.json test.csv --output predictions.csv
+  boostlib predict higgs.json test.csv | head
+
+The model's feature columns are taken from DATA by name; other columns (e.g. the target)
+are ignored. A classifier writes the predicted class and the probability of the positive
+class (classes_[1]); a regressor writes the prediction."""
+
+
+def _add_train(sub: Any) -> None:
+    train = sub.add_parser(
+        "train", help="train a model on a CSV or Parquet file and write a model file",
+        description="Train a BoostClassifier or BoostRegressor on DATA, print its evaluation "
+                    "and write the model file.", epilog=_TRAIN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    train.add_argument("data", metavar="DATA", help="training data (CSV, TSV or Parquet)")
+    train.add_argument("--target", required=True, metavar="COLUMN",
+                       help="name of the target column (its 0-based index without a header)")
+    train.add_argument("--output", "-o", default="model.json", metavar="MODEL.json",
+                       help="model file to write (default: model.json)")
+    train.add_argument("--task", choices=TASKS, default=None,
+                       help="default: classification when the target has exactly two "
+                            "distinct values, else regression")
+    train.add_argument("--eval-fraction", type=_fraction, default=0.0, metavar="F",
+                       help="hold out this fraction of the rows (drawn with --random-state) "
+                            "for evaluation and early stopping (default: 0, evaluate on the "
+                            "training rows)")
+    _data_options(train)
+    train.set_defaults(func=_train, estimator_params=add_estimator_options(train))
+
+
+def _add_predict(sub: Any) -> None:
+    predict = sub.add_parser(
+        "predict", help="predict DATA with a model file and write the predictions as CSV",
+        description="Predict every row of DATA with the model in MODEL.json.",
+        epilog=_PREDICT_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    predict.add_argument("model", metavar="MODEL.json", help="model file from 'boostlib train' "
+                                                             "or save_model()")
+    predict.add_argument("data", metavar="DATA", help="rows to predict (CSV, TSV or Parquet)")
+    predict.add_argument("--output", "-o", default=None, metavar="PRED.csv",
+                         help="predictions file (default: standard output)")
+    _data_options(predict)
+    predict.set_defaults(func=_predict)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``boostlib`` command."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="boostlib", description="Gradient boosting with pluggable losses, samplers and "
                                      "update rules.")
     parser.add_argument("--version", action="version", version=f"boostlib {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                parser_class=_Parser)
     demo = sub.add_parser("demo", help="train on the bundled HIGGS subset and compare the "
                                        "available update rules and samplers")
     demo.add_argument("--n-estimators", type=int, default=200)
@@ -99,6 +452,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--random-state", type=int, default=0)
     demo.add_argument("--n-jobs", type=int, default=None)
     demo.set_defaults(func=_demo)
+    _add_train(sub)
+    _add_predict(sub)
     plugins = sub.add_parser("plugins", help="list registered losses, samplers and update "
                                              "rules with the distribution (and version) "
                                              "providing each, and plugins that failed to load")
@@ -107,13 +462,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
 def main(argv: Optional[List[str]] = None) -> int:
-    """Entry point of the ``boostlib`` console script."""
+    """Entry point of the ``boostlib`` console script.
+
+    Returns
+    -------
+    int
+        0 on success, 2 for a user error (reported in one line on stderr), 130 when
+        interrupted.
+    """
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
+    except BrokenPipeError:  # e.g. ``boostlib predict ... | head``
+        sys.stderr.close()
+        return 0
+    except KeyboardInterrupt:
+        print("boostlib: interrupted", file=sys.stderr)
+        return 130
     except (ValueError, TypeError, OSError) as exc:
-        print(f"boostlib: error: {exc}", file=sys.stderr)
+        print(f"boostlib: error: {_one_line(exc)}", file=sys.stderr)
         return 2
 
 

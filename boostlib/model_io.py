@@ -728,7 +728,11 @@ def save_estimator(est: Any, path: Any) -> None:
     text = dumps(est)
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".boostlib-model-", suffix=".tmp", dir=folder)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".boostlib-model-", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise type(exc)(exc.errno, f"cannot write model file {path!r}: "
+                                   f"{exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
