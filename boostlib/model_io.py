@@ -269,12 +269,19 @@ def _read_oblivious(tree: Any, path: str, n_borders: np.ndarray) -> ObliviousTre
             raise _fail(f"{path}.{name}", f"has {arr.size} entries, expected {depth} (one "
                                           "per level)")
     _check_bins(bins, feature, n_borders, f"{path}.bin")
+    _check_gain(gain, f"{path}.gain")
     value = _float_array(_list(tree["value"], f"{path}.value", 1 << depth), f"{path}.value")
     if value.size != 1 << depth:
         raise _fail(f"{path}.value", f"has {value.size} entries; a tree of depth {depth} has "
                                      f"{1 << depth} leaves")
     return ObliviousTree(feature=feature.astype(np.int32), bin=bins.astype(np.int32),
                          nan_right=nan_right.astype(np.uint8), gain=gain, value=value)
+
+
+def _check_gain(gain: np.ndarray, path: str) -> None:
+    negative = gain < 0
+    if negative.any():
+        raise _fail(f"{path}[{int(np.argmax(negative))}]", "split gains are non-negative")
 
 
 def _check_bins(bins: np.ndarray, feature: np.ndarray, n_borders: np.ndarray, path: str,
@@ -312,6 +319,7 @@ def _read_depthwise(tree: Any, path: str, n_borders: np.ndarray) -> DepthwiseTre
             raise _fail(f"{path}.{name}", f"has {arr.size} entries, expected {n} (one per "
                                           "node)")
     _check_structure(arrays, path)
+    _check_gain(arrays["gain"], f"{path}.gain")
     _check_bins(arrays["bin"], arrays["feature"], n_borders, f"{path}.bin",
                 arrays["left"] >= 0)
     return DepthwiseTree(
@@ -388,6 +396,8 @@ def ensemble_from_dict(bins: Any, model: Any, n_features: int) -> Ensemble:
     if not _raw_bound(bias, coef, trees) <= MAX_RAW_BOUND:
         raise _fail("model", f"raw scores could exceed {MAX_RAW_BOUND:g} (bias, coefficients "
                              "or leaf values too large)")
+    if not sum(float(np.sum(t.gain)) for t in trees) <= MAX_RAW_BOUND:
+        raise _fail("model.trees", f"the split gains add up to more than {MAX_RAW_BOUND:g}")
     ensemble = Ensemble(mapper, policy, bias)
     for tree, c in zip(trees, coef.tolist()):
         ensemble.add(tree, c)
