@@ -165,6 +165,17 @@ def _json_value(value: Any, path: str) -> Any:
     raise _fail(path, f"{_kind(value)} is not JSON data")
 
 
+def _plain(value: Any) -> Any:
+    """numpy scalars and arrays as Python values, tuples as lists (before :func:`_json_value`)."""
+    if isinstance(value, (np.generic, np.ndarray)):
+        return value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
 # -- JSON text ---------------------------------------------------------------------------------
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not allowed (numbers must be finite)")
@@ -441,7 +452,7 @@ def _loss_spec(est: Any) -> Dict[str, Any]:
     else:
         name, params = _registered_name("loss", spec), _init_params(spec)
     try:
-        params = _json_value(params, "loss.params")
+        params = _json_value(_plain(params), "loss.params")
     except ModelFileError as exc:
         raise ModelFileError(f"cannot save the loss parameters: {exc}") from None
     rebuilt = registry.create("loss", name, params)
@@ -457,9 +468,12 @@ def _params_to_dict(est: Any) -> Dict[str, Any]:
     out = {}
     for key, value in est.get_params(deep=False).items():
         if key in _PLUGIN_KINDS and value is not None and not isinstance(value, str):
-            value = _registered_name(key, value)
+            try:
+                value = _registered_name(key, value)
+            except ModelFileError:  # only the loss matters for prediction (see _loss_spec)
+                value = getattr(value, "name", None) or None
         try:
-            out[key] = _json_value(value, key)
+            out[key] = _json_value(_plain(value), key)
         except ModelFileError:
             out[key] = None  # e.g. a numpy Generator as random_state
     return out

@@ -115,6 +115,26 @@ def test_plugin_instances_are_stored_by_name():
     assert np.array_equal(loaded.decision_function(X_TEST), model.decision_function(X_TEST))
 
 
+def test_numpy_scalars_in_parameters_are_saved_as_numbers():
+    model = BoostClassifier(n_estimators=np.int64(3), learning_rate=np.float64(0.2),
+                            loss="sla", loss_params={"scale": np.float64(0.5)}).fit(X, Y)
+    loaded = loads(dumps(model))
+    assert loaded.get_params()["n_estimators"] == 3 and loaded.learning_rate == 0.2
+    assert loaded.loss_params == {"scale": 0.5} and loaded.loss_.scale == 0.5
+
+
+def test_unregistered_sampler_instance_is_stored_by_its_name():
+    from boostlib.samplers import UniformSampler
+
+    class Halves(UniformSampler):
+        name = "halves_for_test"
+
+    model = _fit(sampler=Halves(subsample=0.5))
+    loaded = loads(dumps(model))
+    assert loaded.sampler == "halves_for_test"
+    assert np.array_equal(loaded.predict_proba(X_TEST), model.predict_proba(X_TEST))
+
+
 class _Scaled(Loss):
     name = "scaled_mse_for_test"
 
