@@ -22,6 +22,9 @@ def test_usage_examples_run():
     assert ns["clf"].n_trees_ >= 1
     exec(compile("from boostlib import BoostClassifier\n" + blocks[1], "README-sla", "exec"),
          {})
+    sglb = next(b for b in blocks if "predict_virtual_ensembles" in b)
+    exec(compile(sglb, "README-sglb", "exec"), ns)
+    assert ns["members"].shape == (ns["X_test"].shape[0], 10)
 
 
 def test_plugin_example_registers_and_trains():
