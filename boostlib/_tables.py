@@ -252,6 +252,9 @@ def read_table(path: Any, header: str = "auto", sep: Optional[str] = None) -> Ta
         When the file cannot be opened.
     """
     path = os.fspath(path)
+    sep = {"\\t": "\t", "tab": "\t"}.get(sep, sep) if sep else None
+    if sep is not None and len(sep) != 1:
+        raise ValueError(f"--sep {sep!r} is invalid; expected one character (or '\\t')")
     if header not in HEADER_CHOICES:
         raise ValueError(f"header={header!r} is invalid; expected one of {HEADER_CHOICES}")
     if path.lower().endswith(PARQUET_SUFFIXES):

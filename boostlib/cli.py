@@ -377,7 +377,8 @@ def _data_options(parser: argparse.ArgumentParser) -> None:
                              "says yes when a text field stands above a number. Without a "
                              "header, columns are named 0, 1, 2, ...")
     parser.add_argument("--sep", default=None, metavar="CHAR",
-                        help="CSV field separator (default: tab for .tsv/.tab, else comma)")
+                        help="CSV field separator, one character or '\\t' (default: tab for "
+                             ".tsv/.tab files, else comma)")
 
 
 _TRAIN_EPILOG = """examples:

@@ -191,6 +191,17 @@ def test_bundled_headerless_gzipped_tsv(tmp_path, capsys):
                                                                         range(1, 29)]
 
 
+def test_tab_separator_option(tmp_path, capsys):
+    X, y = load_higgs("test")
+    lines = ["\t".join([str(int(a))] + [repr(float(v)) for v in row]) for a, row in zip(y, X)]
+    (tmp_path / "data.txt").write_text("\n".join(lines) + "\n")
+    code, out, err = _run(capsys, "train", tmp_path / "data.txt", "--sep", "\\t", "--target",
+                          "0", "-o", tmp_path / "m.json", "--n-estimators", 2)
+    assert code == 0 and "500 rows, 28 features" in out, err
+    assert "--sep ';;' is invalid" in _error(capsys, "train", tmp_path / "data.txt", "--sep",
+                                             ";;", "--target", "0")
+
+
 def test_every_estimator_parameter_is_an_option(tmp_path, capsys):
     names = [p.name for p in estimator_parameters()]
     assert set(names) == set(BoostRegressor().get_params())
