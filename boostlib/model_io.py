@@ -39,6 +39,8 @@ MAX_RAW_BOUND = 1e300
 MAX_EMPTY_TABLE = 1 << 22
 #: Largest ``|n_jobs|`` accepted from a file (a thread count, not a model property).
 MAX_N_JOBS = 1024
+#: Deepest nesting of lists and objects accepted inside parameter values.
+MAX_NESTING = 32
 #: Longest class label string (characters) accepted from a file.
 MAX_LABEL_CHARS = 10_000
 
@@ -150,8 +152,11 @@ def _float_array(value: Any, path: str) -> np.ndarray:
     return arr
 
 
-def _json_value(value: Any, path: str) -> Any:
-    """Check that ``value`` is plain JSON data (finite numbers, string keys); return it."""
+def _json_value(value: Any, path: str, depth: int = 0) -> Any:
+    """Check that ``value`` is plain JSON data (finite numbers, string keys, nested at most
+    :data:`MAX_NESTING` levels); return it."""
+    if depth > MAX_NESTING:
+        raise _fail(path, f"nested more than {MAX_NESTING} levels deep")
     if value is None or type(value) in (bool, int, str):
         return value
     if type(value) is float:
@@ -159,9 +164,10 @@ def _json_value(value: Any, path: str) -> Any:
             raise _fail(path, "expected a finite number")
         return value
     if type(value) is list:
-        return [_json_value(v, f"{path}[{i}]") for i, v in enumerate(value)]
+        return [_json_value(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(value)]
     if type(value) is dict:
-        return {_str(k, path): _json_value(v, f"{path}.{k}") for k, v in value.items()}
+        return {_str(k, path): _json_value(v, f"{path}.{k}", depth + 1)
+                for k, v in value.items()}
     raise _fail(path, f"{_kind(value)} is not JSON data")
 
 

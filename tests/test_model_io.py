@@ -250,6 +250,13 @@ def _set_border(value):
     return change
 
 
+def _nested(depth):
+    value = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
 def _cycle(doc):
     tree = doc["model"]["trees"][0]
     inner = [k for k, c in enumerate(tree["left"]) if c > 0]
@@ -303,6 +310,10 @@ HOSTILE = {
     "huge n_jobs": (lambda d: d["params"].update(n_jobs=10 ** 6), r"n_jobs: 1000000 is out"),
     "bad param": (lambda d: d["params"].update(max_depth=0), "max_depth=0 is invalid"),
     "unknown param": (lambda d: d["params"].update(colour=1), r"unknown parameter\(s\)"),
+    "deep params": (lambda d: d["params"].update(loss_params={"a": _nested(900)}),
+                    "nested more than 32 levels"),
+    "deep loss params": (lambda d: d["loss"].update(params={"a": _nested(900)}),
+                         "nested more than 32 levels"),
     "names count": (lambda d: d.update(feature_names=["a"]), "has 1 names for 4 features"),
     "coefficients": (lambda d: d["model"]["coefficients"].pop(), "has 2 entries for 3 trees"),
     "estimator": (lambda d: d.update(estimator="os.system"), "is not 'BoostClassifier'"),
