@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -12,6 +11,7 @@ from . import _plugin_checks as checks
 from ._kernels import _predictor, _sampling
 from ._random import stream_rng
 from .api import Loss, SampleResult, Sampler, UpdateRule
+from .callbacks import Callback, IterationInfo
 from .ensemble import Ensemble
 from .registry import PluginError
 from .tree import TreeGrower
@@ -534,27 +534,47 @@ def _without_zero_tail(n_trees: int, coef: np.ndarray) -> int:
     return int(nonzero[-1]) + 1 if nonzero.size else 0
 
 
-def run(ctx: BoostingContext, update: UpdateRule, early_stopping_rounds: Optional[int],
-        verbose: int = 0) -> Tuple[Dict[str, Dict[str, List[float]]], int]:
-    """Run the boosting iterations.
+def run(ctx: BoostingContext, update: UpdateRule,
+        callbacks: Sequence[Callback] = ()) -> Tuple[Dict[str, Dict[str, List[float]]], int]:
+    """Run the boosting iterations, calling ``callbacks`` after each one.
+
+    Parameters
+    ----------
+    ctx : the fit's context.
+    update : the update rule.
+    callbacks : :class:`boostlib.callbacks.Callback` instances; training stops after an
+        iteration where one of them returns True. When a callback marked a best state
+        (:meth:`IterationInfo.mark_best`, as early stopping does) before the last iteration,
+        the model is truncated to it.
 
     Returns
     -------
     evals_result : ``{"train": {loss_name: [...]}, eval_name: {loss_name: [...]}}``: the mean
         loss after each iteration on the training rows (with their user weights) and on each
-        validation set.
-    best_iteration : 0-based iteration of the best score on the last validation set (the
-        model is truncated to it when early stopping triggers; ``evals_result`` keeps every
-        iteration that ran), or the last iteration.
+        validation set (every iteration that ran, also after a truncation).
+    best_iteration : 0-based iteration of the best score on the last validation set, or the
+        last iteration without validation sets.
     """
     metric = ctx.loss.name or type(ctx.loss).__name__
     result = {"train": {metric: []}, **{ev.name: {metric: []} for ev in ctx.evals}}
-    best_score, best_iter, best_state = math.inf, -1, None
+    best_score, best_iter = math.inf, -1
+    marked: List[Any] = [None]
+
+    def mark_best() -> None:
+        marked[0] = (ctx.iteration, ctx.ensemble.n_trees, ctx.ensemble.bias,
+                     ctx.ensemble.coef.copy())
+
+    def info(it: int) -> IterationInfo:
+        return IterationInfo(it, ctx.n_iterations, metric, result, ctx.ensemble.n_trees,
+                             mark_best)
+
     update_name = update.name or type(update).__name__
     ctx.update_name = f"update rule {update_name!r}"
     if ctx.sampler is not None:
         ctx.sampler.begin(ctx)
     update.begin(ctx)
+    for cb in callbacks:
+        cb.on_fit_begin(info(-1))
     it = -1
     for it in range(ctx.n_iterations):
         ctx.iteration = it
@@ -573,23 +593,19 @@ def run(ctx: BoostingContext, update: UpdateRule, early_stopping_rounds: Optiona
             score = result[ctx.evals[-1].name][metric][-1]
             if score < best_score:
                 best_score, best_iter = score, it
-                if early_stopping_rounds:
-                    best_state = (ctx.ensemble.n_trees, ctx.ensemble.bias,
-                                  ctx.ensemble.coef.copy())
-            elif early_stopping_rounds and it - best_iter >= early_stopping_rounds:
-                break
-        if verbose and (it % max(1, ctx.n_iterations // 10) == 0 or it == ctx.n_iterations - 1):
-            msg = f"[boostlib] iteration {it + 1}/{ctx.n_iterations}"
-            for name, curves in result.items():
-                msg += f"  {name} {metric}={curves[metric][-1]:.6g}"
-            print(msg, file=sys.stderr)
+        current = info(it)
+        stop = [bool(cb.on_iteration(current)) for cb in callbacks]   # every callback runs
+        if any(stop):
+            break
     if not np.isfinite(ctx.raw.sum()):
         raise PluginError(f"update rule {update_name!r} produced non-finite raw scores")
-    if early_stopping_rounds and best_state is not None and best_iter < it:
-        n_trees, bias, coef = best_state
+    if marked[0] is not None and marked[0][0] < it:
+        _, n_trees, bias, coef = marked[0]
         # the saved state is the whole coefficient vector (AGBM rewrites earlier trees'
         # coefficients); trees the best model did not use yet are dropped
         ctx.ensemble.truncate(_without_zero_tail(n_trees, coef), bias, coef)
+    for cb in callbacks:
+        cb.on_fit_end(info(it))
     if best_iter < 0:
         best_iter = it
     return result, best_iter

@@ -14,6 +14,7 @@ from ._validation import (check_choice, check_number, check_sample_weight, check
                           feature_names)
 from .binning import BinMapper
 from .boosting import LEAF_ESTIMATIONS, BoostingContext, EvalSet, run
+from .callbacks import Callback, CallbackLike, EarlyStopping, ProgressBar, as_callback
 from .ensemble import Ensemble
 from .tree import GROW_POLICIES, GrowParams, TreeGrower
 
@@ -118,7 +119,8 @@ class _BaseBoost(BaseEstimator):
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None,
             eval_set: Optional[Sequence[Tuple[Any, Any]]] = None,
-            eval_sample_weight: Optional[Sequence[Any]] = None):
+            eval_sample_weight: Optional[Sequence[Any]] = None,
+            callbacks: Optional[Sequence[CallbackLike]] = None):
         """Fit the model.
 
         Parameters
@@ -133,12 +135,18 @@ class _BaseBoost(BaseEstimator):
             the last one drives ``early_stopping_rounds``.
         eval_sample_weight : list of array-like, optional
             Weights of the validation sets.
+        callbacks : list, optional
+            :class:`boostlib.callbacks.Callback` instances or callables ``fn(info)``, called
+            after every iteration with an :class:`boostlib.callbacks.IterationInfo`; one
+            returning True stops training. ``verbose=1`` adds a progress bar and
+            ``early_stopping_rounds`` an :class:`boostlib.callbacks.EarlyStopping`.
 
         Returns
         -------
         self
         """
         self._check_params()
+        callback_list = self._callbacks(callbacks)
         n_threads = effective_n_threads(self.n_jobs)
         names = feature_names(X)
         X = check_X(X)
@@ -170,8 +178,7 @@ class _BaseBoost(BaseEstimator):
         ctx = BoostingContext(X_binned, y_enc, w, loss, sampler, grower, ensemble, seed,
                               self.learning_rate, self.n_estimators, self.leaf_estimation,
                               self.random_strength, evals, n_threads)
-        self.evals_result_, self.best_iteration_ = run(ctx, update, self.early_stopping_rounds,
-                                                       self.verbose)
+        self.evals_result_, self.best_iteration_ = run(ctx, update, callback_list)
         self.ensemble_ = ensemble
         self.loss_ = loss
         self.n_features_in_ = X.shape[1]
@@ -180,6 +187,21 @@ class _BaseBoost(BaseEstimator):
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
         return self
+
+    def _callbacks(self, callbacks: Any) -> List[Callback]:
+        """The callbacks of one fit: progress and early stopping from the parameters, then the
+        user's."""
+        if callbacks is None:
+            callbacks = []
+        elif isinstance(callbacks, (str, bytes)) or not isinstance(callbacks, (list, tuple)):
+            raise TypeError(f"callbacks={callbacks!r} is invalid; expected a list of "
+                            "Callback instances or callables")
+        out: List[Callback] = []
+        if self.verbose:
+            out.append(ProgressBar())
+        if self.early_stopping_rounds:
+            out.append(EarlyStopping(int(self.early_stopping_rounds)))
+        return out + [as_callback(cb, i) for i, cb in enumerate(callbacks)]
 
     def _check_loss(self, loss) -> None:
         if loss.is_classification:
@@ -301,7 +323,8 @@ class BoostRegressor(RegressorMixin, _BaseBoost):
     n_jobs : int, optional
         Threads for the kernels (None: all cores; negative counts back from all cores).
     verbose : int, default 0
-        Print progress lines to stderr when > 0.
+        When > 0, show the progress of the fit on stderr with the current losses (a tqdm bar
+        when tqdm is installed, otherwise a log line every tenth of the iterations).
 
     Attributes
     ----------
@@ -388,10 +411,11 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None,
             eval_set: Optional[Sequence[Tuple[Any, Any]]] = None,
-            eval_sample_weight: Optional[Sequence[Any]] = None):
+            eval_sample_weight: Optional[Sequence[Any]] = None,
+            callbacks: Optional[Sequence[CallbackLike]] = None):
         self._fitting_classes = None
         try:
-            super().fit(X, y, sample_weight, eval_set, eval_sample_weight)
+            super().fit(X, y, sample_weight, eval_set, eval_sample_weight, callbacks)
             self.classes_ = self._fitting_classes
         finally:
             del self._fitting_classes
