@@ -248,6 +248,8 @@ def ensemble_to_dict(ensemble: Ensemble) -> Dict[str, Any]:
                              for b in mapper.borders_]},
         "model": {"grow_policy": ensemble.policy, "bias": float(ensemble.bias),
                   "coefficients": [float(c) for c in ensemble.coef],
+                  "scale_history": None if ensemble.scale_history is None else
+                  [[int(m), float(f)] for m, f in ensemble.scale_history],
                   "trees": [_tree_to_dict(t) for t in ensemble.trees]},
     }
 
@@ -397,7 +399,8 @@ def ensemble_from_dict(bins: Any, model: Any, n_features: int) -> Ensemble:
         On any inconsistency, naming the offending field.
     """
     mapper = _read_bins(bins, n_features)
-    _check_keys(model, ("grow_policy", "bias", "coefficients", "trees"), "model")
+    _check_keys(model, ("grow_policy", "bias", "coefficients", "scale_history", "trees"),
+                "model")
     policy = _str(model["grow_policy"], "model.grow_policy")
     if policy not in GROW_POLICIES:
         raise _fail("model.grow_policy", f"{policy!r} is not one of {list(GROW_POLICIES)}")
@@ -415,10 +418,33 @@ def ensemble_from_dict(bins: Any, model: Any, n_features: int) -> Ensemble:
                              "or leaf values too large)")
     if not sum(float(np.sum(t.gain)) for t in trees) <= MAX_RAW_BOUND:
         raise _fail("model.trees", f"the split gains add up to more than {MAX_RAW_BOUND:g}")
+    history = _read_scale_history(model["scale_history"], len(trees))
     ensemble = Ensemble(mapper, policy, bias)
     for tree, c in zip(trees, coef.tolist()):
         ensemble.add(tree, c)
+    ensemble.scale_history = history
     return ensemble
+
+
+def _read_scale_history(value: Any, n_trees: int) -> Optional[List[Tuple[int, float]]]:
+    """``null``, or ``[[n_trees_at_the_time, factor], ...]`` in training order."""
+    if value is None:
+        return None
+    path = "model.scale_history"
+    entries = _list(value, path)
+    out: List[Tuple[int, float]] = []
+    for k, entry in enumerate(entries):
+        where = f"{path}[{k}]"
+        pair = _list(entry, where)
+        if len(pair) != 2:
+            raise _fail(where, f"expected [n_trees, factor], got {len(pair)} entries")
+        m = _int(pair[0], f"{where}[0]", out[-1][0] if out else 0, n_trees)
+        f = _float(pair[1], f"{where}[1]")
+        if not 0.0 < f <= MAX_RAW_BOUND:
+            raise _fail(f"{where}[1]", f"a scale factor must be in (0, {MAX_RAW_BOUND:g}], "
+                                       f"got {f!r}")
+        out.append((m, f))
+    return out
 
 
 # -- plugins and parameters --------------------------------------------------------------------

@@ -62,6 +62,25 @@ def test_loaded_model_predicts_bit_identically(tmp_path, cls, policy):
     assert loaded.evals_result_ == model.evals_result_
 
 
+@pytest.mark.parametrize("mode", ["constant", "decreasing"])
+def test_sglb_virtual_ensembles_survive_a_round_trip(tmp_path, mode):
+    """The shrink history is saved, so a loaded SGLB model gives the same virtual-ensemble
+    members (earlier states of the chain); a model whose coefficients were rewritten (AGBM)
+    saves none and keeps refusing."""
+    model = _fit(update="sglb", n_estimators=20,
+                 update_params={"diffusion_temperature": 100.0, "model_shrink_rate": 0.3,
+                                "model_shrink_mode": mode})
+    loaded = _round_trip(model, tmp_path)
+    assert loaded.ensemble_.scale_history == model.ensemble_.scale_history
+    assert len(model.ensemble_.scale_history) >= 19
+    assert np.array_equal(model.predict_virtual_ensembles(X_TEST, 5),
+                          loaded.predict_virtual_ensembles(X_TEST, 5))
+    agbm = _round_trip(_fit(update="agbm", n_estimators=6), tmp_path)
+    assert agbm.ensemble_.scale_history is None
+    with pytest.raises(ValueError, match="earlier states cannot be recovered"):
+        agbm.predict_virtual_ensembles(X_TEST, 2)
+
+
 def test_floats_round_trip_exactly(tmp_path):
     model = _fit(grow_policy="depthwise")
     loaded = _round_trip(model, tmp_path)
@@ -317,6 +336,11 @@ HOSTILE = {
     "names count": (lambda d: d.update(feature_names=["a"]), "has 1 names for 4 features"),
     "coefficients": (lambda d: d["model"]["coefficients"].pop(), "has 2 entries for 3 trees"),
     "estimator": (lambda d: d.update(estimator="os.system"), "is not 'BoostClassifier'"),
+    "scale factor 0": (lambda d: d["model"].update(scale_history=[[1, 0.0]]),
+                       r"scale_history\[0\]\[1\]: a scale factor must be in"),
+    "scale tree count": (lambda d: d["model"].update(scale_history=[[2, 0.5], [1, 0.5]]),
+                         r"scale_history\[1\]\[0\]: 1 is out of range \[2, 3\]"),
+    "scale pair": (lambda d: d["model"].update(scale_history=[[1]]), "expected \\[n_trees"),
 }
 
 
