@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from numbers import Real
-from typing import Any, Optional, Sequence
+from typing import Any, ClassVar, Optional, Sequence
 
 import numpy as np
 
@@ -122,6 +122,10 @@ class AGBM(_Momentum):
     """
 
     name = "agbm"
+    #: Sign of the carried error in ``c``: +1 is the paper's (error feedback: ``h`` tracks
+    #: the accumulated residuals, property A2); the paper's published code uses -1. Only for
+    #: experiments (``benchmarks/agbm_figure2.py``); not a user parameter.
+    CORRECTION_SIGN: ClassVar[float] = 1.0
 
     def __init__(self, momentum: float = 0.1, **unknown: Any):
         super().__init__(momentum, **unknown)
@@ -157,7 +161,7 @@ class AGBM(_Momentum):
         weight = ctx.sample_weight
         corrected = residual(gradient, weight)
         if self._error is not None:
-            corrected += (self._m + 1.0) / (self._m + 2.0) * self._error
+            corrected += self.CORRECTION_SIGN * (self._m + 1.0) / (self._m + 2.0) * self._error
         if weight is None:
             weight = self._ones(ctx.n_rows)
             b2 = ctx.fit_tree(-corrected, weight, sample)

@@ -463,3 +463,21 @@ def test_full_checks_catch_validation_scores_changed_behind_the_context():
     with pytest.raises(PluginError, match="update rule 'body' left the model inconsistent at "
                                           "iteration 0: validation set 'valid_0' scores"):
         BoostRegressor(n_estimators=2, update=_Body(body)).fit(X, y, eval_set=[(X, y)])
+
+
+def test_the_plugin_guide_momentum_example_runs():
+    """docs/plugins.md's tracked-model example works as written (scores exact: full checks)."""
+    from pathlib import Path
+
+    guide = Path(__file__).resolve().parents[1] / "docs" / "plugins.md"
+    if not guide.exists():
+        pytest.skip("docs/plugins.md is not next to the tests")
+    text = guide.read_text()
+    start = text.index("```python\nclass Momentum(UpdateRule):") + len("```python\n")
+    namespace = {"UpdateRule": UpdateRule}
+    exec(text[start:text.index("```", start)], namespace)
+    X, y = _real_data()
+    model = BoostRegressor(n_estimators=8, update=namespace["Momentum"](), random_state=0)
+    model.fit(X, y, eval_set=[(X[:50], y[:50])])
+    curve = model.evals_result_["train"]["mse"]
+    assert curve[-1] < curve[0] and model.n_trees_ == 8
