@@ -152,3 +152,21 @@ def test_nullable_and_boolean_columns_are_numeric():
 def test_eval_set_errors():
     with pytest.raises(ValueError, match=r"eval_set\[0\] has 2 features, expected 3"):
         BoostRegressor().fit(X, X[:, 0], eval_set=[(X[:, :2], X[:, 0])])
+
+
+def test_thread_counts_are_capped_at_the_cores():
+    """A positive n_jobs above the core count uses every core, never more threads."""
+    import os
+
+    from boostlib._kernels._openmp import boostlib_openmp_enabled, effective_n_threads
+
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cores = os.cpu_count() or 1
+    if not boostlib_openmp_enabled():
+        assert effective_n_threads(10 ** 6) == 1
+        return
+    assert effective_n_threads(10 ** 6) == cores
+    assert effective_n_threads(1) == 1
+    assert effective_n_threads(-1) == cores

@@ -41,8 +41,10 @@ def effective_n_threads(n_jobs=None):
     ----------
     n_jobs : int or None
         ``None`` means every core the process may use (``OMP_NUM_THREADS`` caps it);
-        a positive number is a count; a negative number counts back from the number of
-        cores (``-1`` = all, ``-2`` = all but one), as in joblib.
+        a positive number is a count, capped at the number of cores the process may use
+        (more threads than cores only make OpenMP's threads wait for each other); a negative
+        number counts back from the number of cores (``-1`` = all, ``-2`` = all but one), as
+        in joblib.
 
     Returns
     -------
@@ -62,4 +64,4 @@ def effective_n_threads(n_jobs=None):
         return max(1, min(n_cpus, boostlib_omp_max_threads()))
     if n_jobs < 0:
         return max(1, n_cpus + 1 + int(n_jobs))
-    return int(n_jobs)
+    return min(int(n_jobs), n_cpus)
