@@ -158,13 +158,13 @@ def test_thread_counts_are_capped_at_the_cores():
     """A positive n_jobs above the core count uses every core, never more threads."""
     import os
 
-    from boostlib._kernels._openmp import boostlib_openmp_enabled, effective_n_threads
+    from boostlib._kernels._openmp import effective_n_threads, openmp_enabled
 
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:
         cores = os.cpu_count() or 1
-    if not boostlib_openmp_enabled():
+    if not openmp_enabled():
         assert effective_n_threads(10 ** 6) == 1
         return
     assert effective_n_threads(10 ** 6) == cores
