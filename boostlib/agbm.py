@@ -56,8 +56,20 @@ def _no_unknown(rule: str, unknown: dict, known: Sequence[str]) -> None:
 
 
 def residual(gradient: np.ndarray, weight: Optional[np.ndarray]) -> np.ndarray:
-    """The pseudo-residual ``r = -dL/dz`` of every row from the weighted gradient ``g * w``
-    the context returns (0 where ``w == 0``)."""
+    """The pseudo-residual ``r = -dL/dz`` of every row.
+
+    Parameters
+    ----------
+    gradient : float64 (n_rows,)
+        The weighted gradient ``g * w`` that ``ctx.gradients()`` returns.
+    weight : float64 (n_rows,) or None
+        The row weights ``w`` (None: all 1).
+
+    Returns
+    -------
+    ndarray
+        ``-g`` per row, without the weight (0 where ``w == 0``).
+    """
     if weight is None:
         return -gradient
     out = np.zeros_like(gradient)
@@ -118,7 +130,9 @@ class AGBM(_Momentum):
     ----------
     momentum : float, default 0.1
         ``gamma`` in (0, 1]. The paper's theory asks for ``gamma <= Theta^4 / (4 + Theta^2)``
-        (``Theta``: how well a tree can fit a residual); in practice 0.1 to 0.5.
+        (``Theta``: how well a tree can fit a residual), far below the 0.1 to 0.5 of its
+        experiments; with such values long runs can diverge (``docs/agbm.md``, section 6.2):
+        prefer ``agbmr`` or early stopping.
     """
 
     name = "agbm"
@@ -292,7 +306,3 @@ class VAGBM(_Momentum):
         if ctx.iteration < ctx.n_iterations - 1:
             ctx.add_tree(tree, self.momentum * ctx.learning_rate / theta, to=self._h)
         self._m += 1
-
-
-#: The rules this module provides, by registered name.
-RULES = {"agbm": AGBM, "agbmr": AGBMR, "vagbm": VAGBM}
