@@ -8,10 +8,11 @@ thoroughness is set by the environment variable ``BOOSTLIB_PLUGIN_CHECKS``:
     that overflows, which only values near 1e308 can cause). About 0.3 ms per million rows.
 ``full``
     Gradient buffers are filled with NaN before the loss writes them (so a loss that skips
-    entries is caught), every value is checked, and after every iteration the training
-    scores are compared with a fresh prediction of the model (an update rule that changes
-    the model without the context, or the scores without the model, is caught). For
-    debugging plugins; it costs a prediction pass per iteration.
+    entries is caught), every value is checked, and after every iteration the training and
+    validation scores of the model and of every tracked model (``ctx.track``) are compared
+    with fresh predictions (an update rule that changes a model without the context, or the
+    scores without the model, is caught). For debugging plugins; it costs prediction passes
+    every iteration.
 ``off``
     No finiteness checks (shape and dtype checks stay); measured by
     ``benchmarks/bench_plugin_checks.py`` as the baseline of the other two.

@@ -523,7 +523,7 @@ def check_update_rule(update: UpdateRule | str, update_params: Mapping[str, Any]
         c.require(abs(final - recorded) <= 1e-8 * (1 + abs(final)),
                   f"{what}: the training loss of the final model ({final!r}) differs from the "
                   f"running one the loop tracked ({recorded!r}); change the model only through "
-                  "ctx.add_tree and ctx.scale_model")
+                  "the context (add_tree, scale_model, combine)")
         constant = float(np.mean(loss.loss(enc, np.full(n_rows, loss.init_raw(enc, None)))))
         c.require(final < constant, f"{what}: the training loss {final!r} after "
                                     f"{n_estimators} iterations is not below the constant "
