@@ -21,6 +21,9 @@ from typing import Any, List
 # environment must not change what the examples print.
 os.environ["BOOSTLIB_DISABLE_PLUGIN_AUTOLOAD"] = "1"
 os.environ.setdefault("MPLBACKEND", "Agg")
+# The examples train on a few thousand rows, where one thread is as fast as two and immune to
+# busy-waiting OpenMP threads on a loaded machine (results never depend on the thread count).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import boostlib  # noqa: E402  (installed, with its compiled kernels)
 
@@ -47,7 +50,9 @@ extensions = [
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "**/.ipynb_checkpoints", "Thumbs.db", ".DS_Store"]
+# Markdown files in sub-folders are data of a page (e.g. the result tables of docs/agbm/),
+# not pages of the site.
+exclude_patterns = ["_build", "*/**.md", "**/.ipynb_checkpoints", "Thumbs.db", ".DS_Store"]
 templates_path = ["_templates"]
 html_theme = "alabaster"
 html_title = f"boostlib {release}"
@@ -94,8 +99,8 @@ nitpick_ignore_regex = [
 
 # -- pages written by others, included when present --------------------------------------------
 #: Toctree entries of docs/index.md and modules of docs/api.rst that may not exist yet.
-OPTIONAL_PAGES = ("sglb", "agbm", "model_files", "cli")
-OPTIONAL_MODULES = ("boostlib.sglb", "boostlib.agbm", "boostlib.model_io")
+OPTIONAL_PAGES = ("callbacks", "sglb", "agbm", "model_files", "cli")
+OPTIONAL_MODULES = ("boostlib.sglb", "boostlib.agbm")
 
 
 def _page_exists(name: str) -> bool:
