@@ -120,6 +120,7 @@ class TreeGrower:
         self._n_valid = np.empty((n_features, 2, self.n_bins), dtype=np.int32)
         self._scratch = np.empty((n_features, 4))
         self._no_noise = np.empty((0, self.n_bins))
+        self._no_noise3 = np.empty((0, n_features, self.n_bins))
         self._no_rows = np.empty(0, dtype=np.int32)
         self._pool = [np.empty(0), np.empty(0)]
         self._compact = np.empty((0, n_features), dtype=np.uint8)
@@ -373,18 +374,22 @@ class TreeGrower:
         feature, bin_, nanr, left_c, right_c, gain = [-1], [0], [0], [-1], [-1], [0.0]
         level_nodes, level_slots = [0], [0]
         for depth in range(p.max_depth):
+            k = len(level_nodes)
+            noise = (split_rng.normal(0.0, noise_std, size=(k, self.X.shape[0], self.n_bins))
+                     if noise_std > 0.0 else self._no_noise3)
+            best = np.empty((k, 7))
+            _splitting.find_split_nodes(
+                hist, np.asarray(level_slots, dtype=np.int32), self.nbnm, self.missing_bin,
+                p.l2_regularization, self._msl, p.min_child_weight, noise,
+                np.empty((k, self.X.shape[0], 4)), best, self.n_threads)
             splits = []
-            for k, s in zip(level_nodes, level_slots):
-                f, b, d, gn = _splitting.find_split_node(
-                    hist[s], self.nbnm, self.missing_bin, p.l2_regularization,
-                    self._msl, p.min_child_weight, self._noise(split_rng, noise_std),
-                    self._scratch, self.n_threads)
+            for j, (k_node, s_slot) in enumerate(zip(level_nodes, level_slots)):
+                f, b, d, gn, cl, cr, has_missing = best[j]
                 if f < 0:
                     continue
-                left, right = self._split_stats(hist, np.array([s], np.int32), f, b, d)
-                if not self._has_missing(hist[s, f, self.missing_bin]):
-                    d = int(right[0, 2] > left[0, 2])
-                splits.append((k, s, f, b, d, gn, left[0, 2], right[0, 2]))
+                if not has_missing:        # no missing rows seen: they follow the majority
+                    d = float(cr > cl)
+                splits.append((k_node, s_slot, int(f), int(b), int(d), float(gn), cl, cr))
             if not splits:
                 break
             for k, s, f, b, d, gn, cl, cr in splits:

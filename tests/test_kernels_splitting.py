@@ -234,6 +234,72 @@ def test_level_gain_sums_only_valid_leaves():
 
 
 # --------------------------------------------------------------------------------------------
+# find_split_nodes (a level of a depthwise tree in one call)
+# --------------------------------------------------------------------------------------------
+
+
+def nodes_split(hist, slots, nbnm, missing_bin, l2, msl, mcw, noise=None, n_threads=1):
+    k = len(slots)
+    noise3 = (np.empty((0, hist.shape[1], hist.shape[2])) if noise is None
+              else np.ascontiguousarray(noise, np.float64))
+    out = np.full((k, 7), np.nan)
+    _splitting.find_split_nodes(hist, np.asarray(slots, np.int32), np.asarray(nbnm, np.int32),
+                                missing_bin, l2, msl, mcw, noise3,
+                                np.empty((k, hist.shape[1], 4)), out, n_threads)
+    return out
+
+
+@KERNEL_SETTINGS
+@given(case=level_case(), two_channels=st.booleans(), seed=st.integers(0, 2 ** 16))
+def test_find_split_nodes_matches_brute_force_node_by_node(case, two_channels, seed):
+    """Every node's split is the brute force's choice, and (feature, bin, direction, gain,
+    child counts, missing flag) equal find_split_node + split_stats bit for bit."""
+    data, g, h, exact, (l2, msl, mcw), noise, node, n_nodes, slots = case
+    hist = hist_of(data, g, h, node, n_nodes)
+    if two_channels:
+        hist, msl, mcw = np.ascontiguousarray(hist[..., :2]), 0, max(mcw, 1e-3)
+    noise3 = None
+    if noise is not None:        # a different noise table per node
+        rng = np.random.default_rng(seed)
+        noise3 = np.stack([noise * rng.uniform(0.5, 2.0) for _ in slots])
+    out = nodes_split(hist, slots, data.nbnm, data.missing_bin, l2, msl, mcw, noise3)
+    for j, s in enumerate(slots):
+        nz = None if noise3 is None else noise3[j]
+        res, _ = node_split(hist[s], data.nbnm, data.missing_bin, l2, msl, mcw, nz)
+        f, b, d, gain = int(out[j, 0]), int(out[j, 1]), int(out[j, 2]), out[j, 3]
+        assert (f, b, d, gain) == res
+        if f < 0:
+            continue
+        hist3 = hist_of(data, g, h, node, n_nodes)[s]
+        best, cands = ref.find_split_node(hist3, data.nbnm, data.missing_bin, l2,
+                                          1 if two_channels else msl, mcw, nz)
+        err = ref.choice_is_consistent(res, best, cands, exact, noise=nz)
+        assert err is None, err
+        left, right = np.empty((1, 3)), np.empty((1, 3))
+        _splitting.split_stats(hist, np.array([s], np.int32), f, b, d, int(data.nbnm[f]),
+                               data.missing_bin, left, right)
+        assert (out[j, 4], out[j, 5]) == (left[0, 2], right[0, 2])
+        miss = hist[s, f, data.missing_bin]
+        has = miss[2] > 0 if hist.shape[3] == 3 else (miss[0] != 0 or miss[1] != 0)
+        assert out[j, 6] == float(has)
+    for n_threads in (2, 3):
+        again = nodes_split(hist, slots, data.nbnm, data.missing_bin, l2, msl, mcw, noise3,
+                            n_threads)
+        assert np.array_equal(again, out, equal_nan=True)
+
+
+def test_find_split_nodes_checks_shapes():
+    hist = np.zeros((2, 3, 4, 3))
+    nbnm = np.array([3, 3, 3], np.int32)
+    with pytest.raises(ValueError, match="slot out of range"):
+        nodes_split(hist, [2], nbnm, 3, 1.0, 1, 1e-3)
+    with pytest.raises(ValueError, match="noise must have shape"):
+        nodes_split(hist, [0, 1], nbnm, 3, 1.0, 1, 1e-3, np.zeros((1, 3, 4)))
+    out = nodes_split(hist, [0, 1], nbnm, 3, 1.0, 1, 1e-3)     # all-zero: no split anywhere
+    assert np.all(out[:, 0] == -1)
+
+
+# --------------------------------------------------------------------------------------------
 # split_stats
 # --------------------------------------------------------------------------------------------
 
