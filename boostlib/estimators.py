@@ -128,6 +128,7 @@ class _BaseBoost(BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             Numeric features; NaN marks a missing value.
         y : array-like of shape (n_samples,)
+            Targets: numbers for a regressor, two class labels for a classifier.
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative row weights (multiply gradients and hessians).
         eval_set : list of (X, y) pairs, optional
@@ -299,7 +300,10 @@ class BoostRegressor(RegressorMixin, _BaseBoost):
         Gaussian noise on split scores: std ``random_strength * RMS(g) / (1 + e^{t lr}/N)``
         at iteration ``t`` (CatBoost's schedule, SGLB supplement B).
     loss : str or Loss, default "mse"
+        A registered loss name (``"mse"``; ``"logloss"`` and ``"sla"`` for the classifier)
+        or an instance of :class:`boostlib.api.Loss`.
     loss_params : dict, optional
+        Keyword arguments of the loss, e.g. ``{"scale": 0.1}`` for ``"sla"``.
     sampler : str or Sampler, optional
         Row sampler: ``"uniform"`` (Bernoulli, weight 1), ``"goss"`` (LightGBM's
         gradient-based one-side sampling), ``"mvs"`` (CatBoost's Minimal Variance
@@ -313,7 +317,10 @@ class BoostRegressor(RegressorMixin, _BaseBoost):
         every row, the sample choosing only the structure, as CatBoost does), GOSS's
         ``top_rate``, ``other_rate``, ``score`` and ``warmup``, MVS's ``mvs_reg``.
     update : str or UpdateRule, default "sgb"
+        The update rule (what one iteration does): a registered name or an instance of
+        :class:`boostlib.api.UpdateRule`.
     update_params : dict, optional
+        Keyword arguments of the update rule.
     early_stopping_rounds : int, optional
         Stop when the last eval set's loss has not improved for this many iterations; the
         model is truncated to the best iteration.
