@@ -218,8 +218,11 @@ class TreeGrower:
 
         Returns
         -------
-        (tree, node_of_row) : the tree, and the leaf (oblivious: leaf index; depthwise: node
-            id) of every fitted row, or of every value row when ``value_rows`` is given.
+        tree : ObliviousTree or DepthwiseTree
+            The fitted tree, with its leaf values.
+        node_of_row : ndarray of int32
+            The leaf (oblivious: leaf index; depthwise: node id) of every fitted row, or of
+            every value row when ``value_rows`` is given.
         """
         rows = np.ascontiguousarray(rows, dtype=np.int32)
         g = np.ascontiguousarray(gradient, dtype=np.float64)
