@@ -57,7 +57,8 @@ templates_path = ["_templates"]
 html_theme = "alabaster"
 html_title = f"boostlib {release}"
 html_theme_options = {"description": "Gradient boosting with Cython kernels and pluggy plugins",
-                      "sidebar_collapse": True}
+                      "sidebar_collapse": True, "page_width": "1180px",
+                      "body_max_width": "none"}
 html_static_path: List[str] = []
 pygments_style = "sphinx"
 
@@ -73,6 +74,9 @@ numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_attributes_as_param_list = True
 numpydoc_xref_param_type = False
+# Docstrings that document a parameter the function does not have, or format one badly,
+# fail the build.
+numpydoc_validation_checks = {"PR02", "PR10"}
 
 # -- executed examples -------------------------------------------------------------------------
 doctest_global_setup = """
