@@ -65,6 +65,8 @@ pygments_style = "sphinx"
 # -- Markdown (MyST): the pages stay readable on a code host as they are ----------------------
 myst_enable_extensions = ["dollarmath", "colon_fence"]
 myst_heading_anchors = 3          # [text](#section-title) links, as on GitHub
+# Pages written for the code host may skip heading levels (## then ####); that renders fine.
+suppress_warnings = ["myst.header"]
 
 # -- API reference -----------------------------------------------------------------------------
 autosummary_generate = True
