@@ -247,6 +247,7 @@ class BoostingContext:
         boosting: split scores ``G^2/(W+l2)`` and leaves ``-G/(W+l2)``); with Newton leaves a
         loss whose hessian can be negative is floored at its ``hessian_floor``.
         """
+        current = raw is None
         raw = self.raw if raw is None else np.ascontiguousarray(raw, dtype=np.float64)
         if raw.shape != (self.n_rows,):
             raise ValueError(f"raw must have shape ({self.n_rows},), got {raw.shape}")
@@ -257,7 +258,16 @@ class BoostingContext:
             g, h = np.full(self.n_rows, np.nan), np.full(self.n_rows, np.nan)
         else:
             g, h = np.empty(self.n_rows), np.empty(self.n_rows)
-        returned = self.loss.gradient_hessian(self._y_view, raw, g, h, self.n_threads)
+        if current and _fast_path(self.loss, "gradient_hessian_loss", "gradient_hessian",
+                                  "mean_loss", "loss"):
+            # the loss at the current model comes with the derivatives (one pass)
+            value = self.loss.gradient_hessian_loss(self._y_view, raw, g, h, self.sample_weight,
+                                                    self.n_threads)
+            self._train_loss = (self._raw_version, checks.mean_loss(
+                self.loss, value, "the training set", self.iteration))
+            returned = None
+        else:
+            returned = self.loss.gradient_hessian(self._y_view, raw, g, h, self.n_threads)
         g, h = checks.derivatives(self.loss, returned, g, h, self.iteration, self.checks)
         w = self.sample_weight
         if self.leaf_estimation == "gradient":
@@ -488,6 +498,21 @@ class BoostingContext:
         target.assign(bias, coef, train, evals)
 
 
+def _owner(cls: type, name: str) -> type:
+    return next(k for k in cls.__mro__ if name in k.__dict__)
+
+
+def _fast_path(loss: Loss, fast: str, *bases: str) -> bool:
+    """Whether ``loss`` has its own ``fast`` method (e.g. a compiled ``mean_loss``) that
+    belongs with its ``bases`` methods (``loss``): a subclass that overrides one of them but
+    inherits ``fast`` from a built-in would otherwise get the built-in's values."""
+    cls = type(loss)
+    if getattr(cls, fast) is getattr(Loss, fast):
+        return False
+    owner = _owner(cls, fast)
+    return all(issubclass(owner, _owner(cls, base)) for base in bases)
+
+
 def mean_loss(loss: Loss, y: np.ndarray, raw: np.ndarray, weight: Optional[np.ndarray],
               n_threads: int, what: str, iteration: int) -> float:
     """The loss's weighted mean on one data set, validated.
@@ -495,7 +520,7 @@ def mean_loss(loss: Loss, y: np.ndarray, raw: np.ndarray, weight: Optional[np.nd
     A loss that keeps the default :meth:`Loss.mean_loss` gets its ``loss()`` output checked
     for shape first (a wrong shape would otherwise broadcast silently).
     """
-    if type(loss).mean_loss is Loss.mean_loss:
+    if not _fast_path(loss, "mean_loss", "loss"):
         values = checks.pointwise_loss(loss, loss.loss(y, raw), y.shape[0])
         value = float(np.average(values, weights=weight))
     else:
@@ -525,6 +550,18 @@ def _check_consistent(ctx: BoostingContext, update_name: str) -> None:
                 raise PluginError(f"update rule {update_name!r} left the model inconsistent "
                                   f"at iteration {ctx.iteration}: {what} scores differ from "
                                   f"the {whose} prediction by up to {worst:.3g}")
+
+
+def pending_loss(ctx: BoostingContext, pending: Tuple[int, int, np.ndarray]) -> float:
+    """The training loss of an earlier iteration: cached when the context computed it at
+    those scores (same version), else computed from the copy of the scores."""
+    iteration, version, raw = pending
+    if ctx._train_loss[0] == version:
+        return ctx._train_loss[1]
+    if ctx._raw_version == version:
+        return ctx.train_loss()
+    return mean_loss(ctx.loss, ctx._y_view, raw, ctx.sample_weight, ctx.n_threads,
+                     "the training set", iteration)
 
 
 def _without_zero_tail(n_trees: int, coef: np.ndarray) -> int:
@@ -576,6 +613,7 @@ def run(ctx: BoostingContext, update: UpdateRule,
     for cb in callbacks:
         cb.on_fit_begin(info(-1))
     it = -1
+    pending: Optional[Tuple[int, int, np.ndarray]] = None
     for it in range(ctx.n_iterations):
         ctx.iteration = it
         ctx._fitted.clear()
@@ -585,7 +623,18 @@ def run(ctx: BoostingContext, update: UpdateRule,
             raise PluginError(f"update rule {update_name!r} removed trees at iteration {it}")
         if ctx.checks == "full":
             _check_consistent(ctx, update_name)
-        result["train"][metric].append(ctx.train_loss())
+        train = result["train"][metric]
+        if pending is not None:
+            train[pending[0]] = pending_loss(ctx, pending)
+            pending = None
+        if callbacks:               # they may read it now
+            train.append(ctx.train_loss())
+        else:
+            # Recorded lazily: a rule that starts the next iteration with the derivatives at
+            # the model gets this loss from the same pass (gradient_hessian_loss); otherwise
+            # it is computed from a copy of the scores.
+            train.append(math.nan)
+            pending = (it, ctx._raw_version, ctx.raw.copy())
         for ev in ctx.evals:
             result[ev.name][metric].append(mean_loss(ctx.loss, ev.y, ev.raw, ev.weight,
                                                      ctx.n_threads, ev.name, it))
@@ -597,6 +646,8 @@ def run(ctx: BoostingContext, update: UpdateRule,
         stop = [bool(cb.on_iteration(current)) for cb in callbacks]   # every callback runs
         if any(stop):
             break
+    if pending is not None:
+        result["train"][metric][pending[0]] = pending_loss(ctx, pending)
     if not np.isfinite(ctx.raw.sum()):
         raise PluginError(f"update rule {update_name!r} produced non-finite raw scores")
     if marked[0] is not None and marked[0][0] < it:

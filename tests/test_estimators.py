@@ -122,6 +122,22 @@ def test_training_loss_is_recorded_every_iteration(binary_data, policy):
     assert mse[-1] < mse[0]
 
 
+@pytest.mark.parametrize("update", ["sgb", "sglb", "agbm"])
+def test_training_loss_is_the_same_recorded_lazily_or_at_once(binary_data, update):
+    """Without callbacks the training loss comes with the next iteration's derivatives (or
+    from a copy of the scores, for AGBM's derivatives at another sequence); with a callback
+    it is computed at once. Both give the same numbers, bit for bit."""
+    X, y = binary_data
+    kw = dict(n_estimators=6, update=update, random_state=0, max_depth=3)
+    lazy = BoostClassifier(**kw).fit(X, y).evals_result_["train"]["logloss"]
+    now = BoostClassifier(**kw).fit(X, y, callbacks=[lambda info: None])
+    assert lazy == now.evals_result_["train"]["logloss"]
+    assert not np.any(np.isnan(lazy))
+    p = now.predict_proba(X)[:, 1]
+    assert lazy[-1] == pytest.approx(np.mean(-(y * np.log(p) + (1 - y) * np.log1p(-p))),
+                                     rel=1e-9)
+
+
 def test_early_stopping_truncates_to_best_iteration(binary_data):
     X, y = binary_data
     Xv, yv = X[:200], y[:200]

@@ -149,3 +149,60 @@ def sla_sum(const double[::1] y, const double[::1] raw, const double[::1] weight
             double scale, int n_threads):
     """``sum_i w_i (1 - sigmoid(t_i z_i / s))``, ``t = 2y - 1`` (weights empty: 1)."""
     return _loss_sum(K_SLA, y, raw, weight, scale, n_threads)
+
+
+# -- derivatives and the loss value in one pass ---------------------------------------------------
+
+def gradient_loss_sum(int kind, const double[::1] y, const double[::1] raw,
+                      const double[::1] loss_weight, double scale, double[::1] g,
+                      double[::1] h, int n_threads):
+    """Unweighted ``g`` and ``h`` of loss ``kind`` (0 logloss, 1 mse, 2 sla) written in place,
+    and the ``loss_weight``-weighted sum of the pointwise loss returned, in one pass.
+
+    The derivatives equal those of the ``*_gradient`` kernels bit for bit and the sum equals
+    the ``*_sum`` kernels' (same fixed blocks, added in block order), so the result does not
+    depend on ``n_threads``. Logloss shares one ``exp`` between its derivatives and its loss.
+    """
+    cdef Py_ssize_t n = y.shape[0], nb, blk, i, lo, hi
+    if raw.shape[0] != n or g.shape[0] != n or h.shape[0] != n:
+        raise ValueError("y, raw, gradient and hessian must have the same length")
+    if loss_weight.shape[0] not in (0, n):
+        raise ValueError("weight must be empty or have the length of y")
+    if kind not in (K_LOGLOSS, K_MSE, K_SLA):
+        raise ValueError(f"unknown loss kind {kind}")
+    cdef bint weighted = loss_weight.shape[0] > 0
+    nb = (n + LOSS_BLOCK - 1) // LOSS_BLOCK
+    partial = np.zeros(max(nb, 1))
+    cdef double[::1] part = partial
+    cdef double s, total = 0.0, z, e, p, q, t, v
+    with nogil:
+        for blk in prange(nb, schedule="static", num_threads=n_threads):
+            lo = blk * LOSS_BLOCK
+            hi = block_stop(blk, LOSS_BLOCK, n)
+            s = 0.0
+            for i in range(lo, hi):
+                z = raw[i]
+                if kind == K_LOGLOSS:
+                    e = exp(-fabs(z))
+                    p = 1.0 / (1.0 + e) if z >= 0.0 else e / (1.0 + e)
+                    g[i] = p - y[i]
+                    h[i] = p * (1.0 - p)
+                    v = (z if z > 0.0 else 0.0) + log1p(e) - y[i] * z
+                elif kind == K_MSE:
+                    g[i] = z - y[i]
+                    h[i] = 1.0
+                    v = 0.5 * (z - y[i]) * (z - y[i])
+                else:
+                    t = 2.0 * y[i] - 1.0
+                    q = _sigmoid(t * z / scale)
+                    g[i] = -(t / scale) * q * (1.0 - q)
+                    h[i] = -(q * (1.0 - q) * (1.0 - 2.0 * q)) / (scale * scale)
+                    v = 1.0 - _sigmoid(t * z / scale)
+                if weighted:
+                    s = s + loss_weight[i] * v
+                else:
+                    s = s + v
+            part[blk] = s
+        for blk in range(nb):
+            total = total + part[blk]
+    return total
