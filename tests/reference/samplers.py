@@ -15,8 +15,9 @@ def mvs_threshold(score: np.ndarray, target: float) -> float:
 
     Sort the positive scores in decreasing order ``r_1 >= r_2 >= ...``. If the ``k`` largest
     have probability 1, ``mu = (sum of the others) / (target - k)``; the right ``k`` is the
-    smallest one for which that ``mu`` is consistent, i.e. ``r_k >= mu > r_{k+1}`` (with
-    ``r_0 = +inf``).
+    smallest one for which that ``mu`` is consistent, i.e. ``r_k >= mu >= r_{k+1}`` (with
+    ``r_0 = +inf``). ``mu == r_{k+1}`` (a tie at the threshold, or a rounding of tiny
+    subnormal scores) is consistent too: that row then has probability exactly 1.
     """
     r = np.sort(score[score > 0])[::-1]
     assert 0 < target < r.size
@@ -25,7 +26,7 @@ def mvs_threshold(score: np.ndarray, target: float) -> float:
         if target - k <= 0:
             break
         mu = tail[k] / (target - k)
-        if (k == 0 or r[k - 1] >= mu) and r[k] < mu:
+        if (k == 0 or r[k - 1] >= mu) and r[k] <= mu:
             return float(mu)
     raise AssertionError("no consistent threshold")
 
