@@ -258,3 +258,23 @@ def test_fused_loss_over_many_blocks_and_bad_input():
         _loss.gradient_loss_sum(7, y, z, EMPTY, 1.0, g, h, 1)
     with pytest.raises(ValueError, match="same length"):
         _loss.gradient_loss_sum(0, y, z[:-1], EMPTY, 1.0, g, h, 1)
+
+
+@pytest.mark.parametrize("center", [0.0, 5.0, -30.0, 700.0])
+def test_logloss_sum_product_form_keeps_its_accuracy(center):
+    """The unweighted logloss sum takes one log per block of the product of ``1 + e^-|z|``:
+    near z = 0 the product needs rescaling every ~1000 rows, far from 0 its factors are ~1.
+    Both must match the row-by-row definition (fsum of logaddexp) to 1e-13."""
+    rng = np.random.default_rng(2)
+    n = 40_000                     # three blocks
+    z = center + rng.normal(scale=0.5, size=n)
+    y = (rng.random(n) < 0.5).astype(float)
+    expected = math.fsum(np.logaddexp(0.0, z) - y * z)
+    g, h = np.empty(n), np.empty(n)
+    for nt in (1, 2):
+        got = _loss.logloss_sum(y, z, EMPTY, nt)
+        assert got == pytest.approx(expected, rel=1e-13, abs=1e-9)
+        assert _loss.gradient_loss_sum(0, y, z, EMPTY, 1.0, g, h, nt) == got
+    ones = np.zeros(n)
+    assert _loss.logloss_sum(ones, np.zeros(n), EMPTY, 2) == pytest.approx(n * math.log(2),
+                                                                          rel=1e-14)
