@@ -95,6 +95,17 @@ DEF BIG = 1e300
 # product of ``1 + e_i``, kept in range with frexp: one log per block instead of one log1p
 # per row (the product's rounding error, about 1e-16 per row, is far below the loss's own).
 
+cdef inline double _times_rescaled(double prod, double factor, long* expo) noexcept nogil:
+    """``prod * factor``, brought back to [0.5, 1) with frexp (exponent added to ``expo``)
+    once it exceeds BIG; factors are at most 2, so it never overflows."""
+    cdef int ex
+    prod = prod * factor
+    if prod > BIG:
+        prod = frexp(prod, &ex)
+        expo[0] = expo[0] + ex
+    return prod
+
+
 cdef enum:
     K_LOGLOSS = 0
     K_MSE = 1
@@ -124,7 +135,6 @@ cdef double _loss_sum(int kind, const double[::1] y, const double[::1] raw,
     partial = np.zeros(max(nb, 1))
     cdef double[::1] part = partial
     cdef double s, total = 0.0, z, prod
-    cdef int ex
     cdef long expo
     with nogil:
         for blk in prange(nb, schedule="static", num_threads=n_threads):
@@ -137,10 +147,7 @@ cdef double _loss_sum(int kind, const double[::1] y, const double[::1] raw,
                 if product_log:
                     z = raw[i]
                     s = s + ((z if z > 0.0 else 0.0) - y[i] * z)
-                    prod = prod * (1.0 + exp(-fabs(z)))
-                    if prod > BIG:
-                        prod = frexp(prod, &ex)
-                        expo = expo + ex
+                    prod = _times_rescaled(prod, 1.0 + exp(-fabs(z)), &expo)
                 elif weighted:
                     s = s + weight[i] * _pointwise(kind, y[i], raw[i], scale)
                 else:
@@ -196,7 +203,6 @@ def gradient_loss_sum(int kind, const double[::1] y, const double[::1] raw,
     partial = np.zeros(max(nb, 1))
     cdef double[::1] part = partial
     cdef double s, total = 0.0, z, e, p, q, t, v, prod
-    cdef int ex
     cdef long expo
     with nogil:
         for blk in prange(nb, schedule="static", num_threads=n_threads):
@@ -214,10 +220,7 @@ def gradient_loss_sum(int kind, const double[::1] y, const double[::1] raw,
                     h[i] = p * (1.0 - p)
                     if product_log:
                         s = s + ((z if z > 0.0 else 0.0) - y[i] * z)
-                        prod = prod * (1.0 + e)
-                        if prod > BIG:
-                            prod = frexp(prod, &ex)
-                            expo = expo + ex
+                        prod = _times_rescaled(prod, 1.0 + e, &expo)
                         continue
                     v = (z if z > 0.0 else 0.0) + log1p(e) - y[i] * z
                 elif kind == K_MSE:
