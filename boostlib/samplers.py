@@ -43,12 +43,19 @@ class _Buffers:
         return arr[:n]
 
 
-def _bernoulli(n: int, p: float, rng: np.random.Generator) -> np.ndarray:
+def draw_seed(rng: np.random.Generator) -> int:
+    """One 64-bit seed for a compiled draw (one step of the sampler's stream)."""
+    return int(rng.integers(0, 2**64, dtype=np.uint64))
+
+
+def _bernoulli(n: int, p: float, rng: np.random.Generator, buffers: "_Buffers",
+               n_threads: int) -> np.ndarray:
     """Rows kept independently with probability ``p``; one uniform row if none is."""
-    idx = np.flatnonzero(rng.random(n) < p).astype(np.int32)
-    if idx.size == 0:
-        idx = np.array([rng.integers(n)], dtype=np.int32)
-    return idx
+    rows = buffers.get("rows", n, np.int32)
+    k = _sampling.bernoulli_select(p, draw_seed(rng), rows, n_threads)
+    if k == 0:
+        return np.array([rng.integers(n)], dtype=np.int32)
+    return rows[:k].copy()
 
 
 def _check_rate(sampler: str, name: str, value: Optional[float], upper_open: bool = False):
@@ -61,7 +68,21 @@ def _check_rate(sampler: str, name: str, value: Optional[float], upper_open: boo
                          f"number in {interval}")
 
 
-class UniformSampler(Sampler):
+class _CompiledSampler(Sampler):
+    """Base of the built-ins: the kernels' thread count (from :meth:`begin`) and reused
+    work arrays."""
+
+    def __init__(self, subsample: float = 1.0, leaf_values: str = "sample"):
+        super().__init__(subsample, leaf_values)
+        self._n_threads = 1
+        self._buffers = _Buffers()
+
+    def begin(self, ctx: Context) -> None:
+        """Take the kernels' thread count from the fit (``ctx.n_threads``)."""
+        self._n_threads = int(getattr(ctx, "n_threads", 1))
+
+
+class UniformSampler(_CompiledSampler):
     """Bernoulli row sampling: each row kept with probability ``subsample``, weight 1.
 
     Stochastic gradient boosting (Friedman 2002). The expected sample size is
@@ -84,10 +105,11 @@ class UniformSampler(Sampler):
         n = gradient.shape[0]
         if self.subsample >= 1.0:
             return None
-        return SampleResult(indices=_bernoulli(n, self.subsample, rng))
+        return SampleResult(indices=_bernoulli(n, self.subsample, rng, self._buffers,
+                                               self._n_threads))
 
 
-class GOSSSampler(Sampler):
+class GOSSSampler(_CompiledSampler):
     """Gradient-based one-side sampling, as LightGBM does it.
 
     Each iteration keeps the ``top_k = max(1, floor(n * top_rate))`` rows of largest score,
@@ -155,13 +177,11 @@ class GOSSSampler(Sampler):
         self.score = score
         self.warmup = bool(warmup)
         self._warmup_iterations = 0
-        self._n_threads = 1
-        self._buffers = _Buffers()
 
     def begin(self, ctx: Context) -> None:
         """Set the warm-up length from ``ctx.learning_rate`` and the kernels' threads."""
+        super().begin(ctx)
         self._warmup_iterations = int(1.0 / ctx.learning_rate) if self.warmup else 0
-        self._n_threads = int(getattr(ctx, "n_threads", 1))
 
     def sample(self, gradient: np.ndarray, hessian: np.ndarray, rng: np.random.Generator,
                iteration: int) -> Optional[SampleResult]:
@@ -180,17 +200,22 @@ class GOSSSampler(Sampler):
         work[:] = score
         work.partition(n - top_k)
         threshold = work[n - top_k]
-        n_rest = int(np.count_nonzero(score < threshold))  # ties at the threshold are "top"
+        rest = _sampling.goss_rest_counts(score, threshold, self._n_threads)
+        n_rest = int(rest.sum())                         # ties at the threshold are "top"
         if n_rest == 0:                                  # all scores tied: keep every row
             return None
         other_k = min(other_k, n_rest)
+        # A uniform subset of other_k rest rows: its count in each block of rows is one
+        # multivariate hypergeometric draw; the kernel draws within the blocks in parallel.
+        take = rng.multivariate_hypergeometric(rest, other_k).astype(np.int64)
+        factor = n_rest / other_k if other_k else 1.0
         rows, weights = buf.get("rows", n, np.int32), buf.get("weights", n)
-        uniform = rng.random(out=buf.get("uniform", n))
-        k = _sampling.goss_select(score, threshold, uniform, n_rest, other_k, rows, weights)
+        k = _sampling.goss_select(score, threshold, take, factor, draw_seed(rng), rows, weights,
+                                  self._n_threads)
         return SampleResult(indices=rows[:k].copy(), weights=weights[:k].copy())
 
 
-class MVSSampler(Sampler):
+class MVSSampler(_CompiledSampler):
     """Minimal Variance Sampling (Ibragimov & Gusev, NeurIPS 2019), as in CatBoost.
 
     Row ``i`` gets the score ``r_i = sqrt(g_i^2 + lambda * h_i^2)`` and is kept with
@@ -240,13 +265,11 @@ class MVSSampler(Sampler):
                              "(adaptive) or a finite number >= 0")
         self.mvs_reg = None if mvs_reg is None else float(mvs_reg)
         self._learning_rate = 1.0
-        self._n_threads = 1
-        self._buffers = _Buffers()
 
     def begin(self, ctx: Context) -> None:
         """Take the learning rate of the adaptive ``lambda`` and the kernels' threads."""
+        super().begin(ctx)
         self._learning_rate = float(ctx.learning_rate)
-        self._n_threads = int(getattr(ctx, "n_threads", 1))
 
     def regularization(self, gradient: np.ndarray, hessian: np.ndarray) -> float:
         """The ``lambda`` of this iteration (``mvs_reg``, or the adaptive rule)."""
@@ -288,15 +311,14 @@ class MVSSampler(Sampler):
             return None
         score, mu = self._score_threshold(gradient, hessian)
         if mu is None:                                   # nothing to rank: uniform
-            idx = _bernoulli(n, self.subsample, rng)
+            idx = _bernoulli(n, self.subsample, rng, self._buffers, self._n_threads)
             return SampleResult(indices=idx, weights=np.full(idx.size, 1.0 / self.subsample))
         if mu == 0.0:                                    # every positive score kept
             idx = np.flatnonzero(score).astype(np.int32)
             return SampleResult(indices=idx, weights=np.ones(idx.size))
         buf = self._buffers
         rows, weights = buf.get("rows", n, np.int32), buf.get("weights", n)
-        uniform = rng.random(out=buf.get("uniform", n))
-        k = _sampling.mvs_select(score, mu, uniform, rows, weights, self._n_threads)
+        k = _sampling.mvs_select(score, mu, draw_seed(rng), rows, weights, self._n_threads)
         if k == 0:
             p = np.minimum(1.0, score / mu)
             i = int(rng.choice(n, p=p / p.sum()))

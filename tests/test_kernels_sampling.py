@@ -64,18 +64,51 @@ def test_mvs_threshold_rejects_bad_input(score, target):
 
 
 @KERNEL_SETTINGS
-@given(threshold_case(), st.integers(0, 2**32 - 1))
+@given(threshold_case(), st.integers(0, 2**64 - 1))
 def test_mvs_select_matches_reference(case, seed):
     score, target = case
     mu = ref.mvs_threshold(score, target)
-    u = np.random.default_rng(seed).random(score.size)
     rows = np.empty(score.size, np.int32)
     w = np.empty(score.size)
-    k = _sampling.mvs_select(score, mu, u, rows, w)
-    idx, weight = ref.bernoulli_select(np.minimum(1.0, score / mu), u)
+    k = _sampling.mvs_select(score, mu, seed, rows, w)
+    idx, weight = ref.mvs_select(score, mu, ref.splitmix64_uniforms(seed, score.size))
     np.testing.assert_array_equal(rows[:k], idx)
     np.testing.assert_array_equal(w[:k], weight)
     assert np.all(w[:k][score[rows[:k]] >= mu] == 1.0)
+
+
+# -- the counter-based uniforms -------------------------------------------------------------
+@KERNEL_SETTINGS
+@given(st.integers(0, 2**64 - 1), st.integers(0, 300), st.integers(0, 2**40))
+def test_uniforms_match_splitmix64_reference(seed, n, start):
+    for threads in (1, 2):
+        out = _sampling.uniforms(seed, np.empty(n), start, threads)
+        np.testing.assert_array_equal(out, ref.splitmix64_uniforms(seed, n, start))
+
+
+def test_uniforms_known_values_and_law():
+    # SplitMix64 seeded with 1234567: the published reference outputs (Rosetta Code,
+    # "Pseudo-random numbers/Splitmix64": 6457827717110365317, 3203168211198807973, ...).
+    first = [0x599ED017FB08FC85, 0x2C73F08458540FA5, 0x883EBCE5A3F27C77]
+    u = _sampling.uniforms(1234567, np.empty(3))
+    np.testing.assert_array_equal(u, [(x >> 11) * 2.0 ** -53 for x in first])
+    u = _sampling.uniforms(2024, np.empty(1_000_000), 0, 2)
+    assert u.min() >= 0.0 and u.max() < 1.0
+    counts = np.bincount((u * 100).astype(int), minlength=100)
+    chi2 = ((counts - 1e4) ** 2 / 1e4).sum()
+    assert chi2 < 180.0                        # 99.99th percentile of chi2(99) is ~157
+    assert abs(np.corrcoef(u[:-1], u[1:])[0, 1]) < 5e-3       # 5 SE of lag-1 correlation
+    # a different seed is a different stream
+    assert np.corrcoef(u[:1000], _sampling.uniforms(2025, np.empty(1000)))[0, 1] < 0.15
+
+
+@KERNEL_SETTINGS
+@given(st.integers(0, 300), st.floats(0.0, 1.0), st.integers(0, 2**64 - 1))
+def test_bernoulli_select_matches_reference(n, p, seed):
+    rows = np.full(n, -1, np.int32)
+    k = _sampling.bernoulli_select(p, seed, rows)
+    idx, _ = ref.bernoulli_select(np.full(n, p), ref.splitmix64_uniforms(seed, n))
+    np.testing.assert_array_equal(rows[:k], idx)
 
 
 @KERNEL_SETTINGS
@@ -105,13 +138,25 @@ def test_block_parallel_kernels_match_reference_for_any_thread_count(n):
     g, h = rng.normal(size=n), rng.random(n)
     score = np.where(rng.random(n) < 0.2, 0.0, np.abs(g))
     mu = float(np.quantile(score, 0.7)) or 1.0
-    u = rng.random(n)
-    idx, weight = ref.bernoulli_select(np.minimum(1.0, score / mu), u)
+    u = ref.splitmix64_uniforms(99, n)
+    idx, weight = ref.mvs_select(score, mu, u)
+    b_idx, _ = ref.bernoulli_select(np.full(n, 0.3), u)
+    threshold = float(np.quantile(score, 0.6))
+    rest = np.add.reduceat(score < threshold, np.arange(0, n, ref.GOSS_BLOCK))
+    take = rng.multivariate_hypergeometric(rest, int(0.3 * rest.sum()))
+    factor = rest.sum() / take.sum() if take.sum() else 1.0
+    g_idx, g_weight = ref.goss_select(score, threshold, u, take)
     for threads in (1, 2):
         rows, w = np.empty(n, np.int32), np.empty(n)
-        k = _sampling.mvs_select(score, mu, u, rows, w, threads)
+        k = _sampling.mvs_select(score, mu, 99, rows, w, threads)
         np.testing.assert_array_equal(rows[:k], idx)
         np.testing.assert_array_equal(w[:k], weight)
+        k = _sampling.bernoulli_select(0.3, 99, rows, threads)
+        np.testing.assert_array_equal(rows[:k], b_idx)
+        np.testing.assert_array_equal(_sampling.goss_rest_counts(score, threshold, threads), rest)
+        k = _sampling.goss_select(score, threshold, take, factor, 99, rows, w, threads)
+        np.testing.assert_array_equal(rows[:k], g_idx)
+        np.testing.assert_array_equal(w[:k], g_weight)
         sa, sb = _sampling.abs_sums(g, h, threads)
         assert (sa, sb) == _sampling.abs_sums(g, h, 1)
         assert sa == pytest.approx(np.abs(g).sum(), rel=1e-12)
@@ -128,10 +173,22 @@ def test_goss_select_matches_sequential_reference(n, seed, frac):
     threshold = float(np.sort(score)[::-1][max(0, n // 3 - 1)])
     n_rest = int(np.count_nonzero(score < threshold))
     other_k = int(frac * n_rest)
-    u = rng.random(n)
+    rest = _sampling.goss_rest_counts(score, threshold)
+    assert rest.tolist() == [n_rest]
+    take = np.array([other_k], np.int64)
+    factor = n_rest / other_k if other_k else 1.0
     rows, w = np.empty(n, np.int32), np.empty(n)
-    k = _sampling.goss_select(score, threshold, u, n_rest, other_k, rows, w)
-    idx, weight = ref.goss_select(score, threshold, u, other_k)
+    k = _sampling.goss_select(score, threshold, take, factor, seed, rows, w)
+    idx, weight = ref.goss_select(score, threshold, ref.splitmix64_uniforms(seed, n), take)
     np.testing.assert_array_equal(rows[:k], idx)
     np.testing.assert_array_equal(w[:k], weight)
     assert np.count_nonzero(w[:k] != 1.0) == (other_k if other_k and n_rest != other_k else 0)
+
+
+def test_goss_select_rejects_bad_take():
+    score = np.arange(10.0)
+    rows, w = np.empty(10, np.int32), np.empty(10)
+    with pytest.raises(ValueError, match="one count per block"):
+        _sampling.goss_select(score, 5.0, np.array([1, 1], np.int64), 1.0, 0, rows, w)
+    with pytest.raises(ValueError, match=r"take\[0\]=6 must be in \[0, 5\]"):
+        _sampling.goss_select(score, 5.0, np.array([6], np.int64), 1.0, 0, rows, w)

@@ -9,9 +9,10 @@ from cython.parallel cimport prange
 from libc.math cimport fabs, isfinite, sqrt
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport calloc, free
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memmove
 
 from .common cimport idx_t
+from .counter_rng cimport uniform01
 
 
 cdef enum:
@@ -193,23 +194,87 @@ cdef inline Py_ssize_t _n_blocks(Py_ssize_t n) noexcept nogil:
     return (n + BLOCK - 1) // BLOCK
 
 
-cdef inline bint _mvs_keep(double s, double mu, double u) noexcept nogil:
-    return (s >= mu) | (u < s / mu)
+cdef Py_ssize_t _compact(idx_t* rows, double* weight, const Py_ssize_t* count,
+                         Py_ssize_t nb) noexcept nogil:
+    """Join the blocks' selections: block ``b`` wrote its ``count[b]`` rows (and weights, if
+    ``weight`` is not NULL) from position ``b * BLOCK``; move them, in block order, to follow
+    each other. Moving in order never overwrites a block not yet moved."""
+    cdef Py_ssize_t blk, k = 0
+    for blk in range(nb):
+        if k != blk * BLOCK:
+            memmove(rows + k, rows + blk * BLOCK, count[blk] * sizeof(idx_t))
+            if weight != NULL:
+                memmove(weight + k, weight + blk * BLOCK, count[blk] * sizeof(double))
+        k += count[blk]
+    return k
 
 
-def mvs_select(const double[::1] score, double mu, const double[::1] uniform,
-               idx_t[::1] out_rows, double[::1] out_weight, int n_threads=1):
-    """Keep row ``i`` when ``uniform[i] < p_i = min(1, score_i / mu)``, with weight ``1/p_i``.
+def uniforms(uint64_t seed, double[::1] out, Py_ssize_t start=0, int n_threads=1):
+    """``out[j]`` = the uniform draw of row ``start + j`` under ``seed``, in [0, 1).
 
-    Two passes over fixed blocks of rows, in parallel: count the kept rows of each block,
-    then write each block's rows at its offset (branch-free until the block's count is
-    reached). The output does not depend on ``n_threads``.
+    These are the numbers :func:`bernoulli_select`, :func:`mvs_select` and
+    :func:`goss_select` compare with (see ``counter_rng.pxd``): exposed for the reference
+    implementations and for samplers written in Python.
+    """
+    cdef Py_ssize_t j, n = out.shape[0]
+    if start < 0:
+        raise ValueError(f"start={start!r} must be >= 0")
+    with nogil:
+        for j in prange(n, schedule="static", num_threads=n_threads):
+            out[j] = uniform01(seed, <uint64_t>(start + j))
+    return np.asarray(out)
+
+
+def bernoulli_select(double p, uint64_t seed, idx_t[::1] out_rows, int n_threads=1):
+    """Keep each row ``i < n = len(out_rows)`` when its uniform draw is below ``p``.
+
+    One pass over fixed blocks of rows, in parallel: each block writes its kept rows, branch
+    free, from its own start; the blocks are then joined in order. The output does not depend
+    on ``n_threads``.
+
+    Parameters
+    ----------
+    p : keep probability.
+    seed : the draw's seed (see :func:`uniforms`).
+    out_rows : OUT int32 (n,): the kept rows, in increasing order, in the first ``k`` entries.
+    n_threads : OpenMP threads.
+
+    Returns
+    -------
+    k : number of kept rows.
+    """
+    cdef Py_ssize_t n = out_rows.shape[0]
+    cdef Py_ssize_t blk, i, lo, hi, c, nb = _n_blocks(n)
+    if nb == 0:
+        return 0
+    cdef Py_ssize_t[::1] count = np.zeros(nb, dtype=np.intp)
+    with nogil:
+        for blk in prange(nb, schedule="static", num_threads=n_threads):
+            lo = blk * BLOCK
+            hi = lo + BLOCK if lo + BLOCK < n else n
+            c = lo
+            for i in range(lo, hi):
+                out_rows[c] = <idx_t>i
+                c = c + (uniform01(seed, <uint64_t>i) < p)
+            count[blk] = c - lo
+        c = _compact(&out_rows[0], NULL, &count[0], nb)
+    return c
+
+
+def mvs_select(const double[::1] score, double mu, uint64_t seed, idx_t[::1] out_rows,
+               double[::1] out_weight, int n_threads=1):
+    """Keep row ``i`` when ``score_i >= mu`` or its uniform draw ``u_i`` has
+    ``u_i * mu < score_i`` (probability ``p_i = min(1, score_i / mu)``), with weight
+    ``1/p_i``, computed as ``mu / score_i`` (exactly 1 when ``score_i >= mu``).
+
+    One pass over fixed blocks of rows, in parallel (branch free), then the blocks are joined
+    in order (see :func:`bernoulli_select`). The output does not depend on ``n_threads``.
 
     Parameters
     ----------
     score : IN float64 (n,), >= 0.
     mu : threshold (> 0), e.g. from :func:`mvs_threshold`.
-    uniform : IN float64 (n,) draws in [0, 1).
+    seed : the draw's seed (see :func:`uniforms`).
     out_rows : OUT int32 (n,): the kept rows, in increasing order, in the first ``k`` entries.
     out_weight : OUT float64 (n,): their weights (exactly 1 where ``p_i == 1``).
     n_threads : OpenMP threads.
@@ -219,36 +284,30 @@ def mvs_select(const double[::1] score, double mu, const double[::1] uniform,
     k : number of kept rows.
     """
     cdef Py_ssize_t n = score.shape[0]
-    cdef Py_ssize_t blk, i, lo, hi, k, cnt, nb = _n_blocks(n)
-    cdef double s, prob
-    if uniform.shape[0] != n or out_rows.shape[0] < n or out_weight.shape[0] < n:
-        raise ValueError("uniform and the outputs must hold n values")
+    cdef Py_ssize_t blk, i, j, lo, hi, c, nb = _n_blocks(n)
+    cdef double s
+    if out_rows.shape[0] < n or out_weight.shape[0] < n:
+        raise ValueError("the outputs must hold n values")
     if not mu > 0.0:
         raise ValueError(f"mu={mu!r} must be positive")
-    cdef Py_ssize_t[::1] offset = np.zeros(nb + 1, dtype=np.intp)
+    if nb == 0:
+        return 0
+    cdef Py_ssize_t[::1] count = np.zeros(nb, dtype=np.intp)
     with nogil:
         for blk in prange(nb, schedule="static", num_threads=n_threads):
             lo = blk * BLOCK
             hi = lo + BLOCK if lo + BLOCK < n else n
-            cnt = 0
-            for i in range(lo, hi):
-                cnt = cnt + _mvs_keep(score[i], mu, uniform[i])
-            offset[blk + 1] = cnt
-        for blk in range(nb):
-            offset[blk + 1] += offset[blk]
-        for blk in prange(nb, schedule="static", num_threads=n_threads):
-            lo = blk * BLOCK
-            hi = lo + BLOCK if lo + BLOCK < n else n
-            k = offset[blk]
-            for i in range(lo, hi):
-                if k == offset[blk + 1]:
-                    break
+            c = lo
+            for i in range(lo, hi):       # p_i = min(1, s / mu) > u, division-free
                 s = score[i]
-                prob = s / mu
-                out_rows[k] = <idx_t>i
-                out_weight[k] = 1.0 if s >= mu else 1.0 / prob
-                k = k + _mvs_keep(s, mu, uniform[i])
-    return offset[nb]
+                out_rows[c] = <idx_t>i
+                c = c + ((s >= mu) | (uniform01(seed, <uint64_t>i) * mu < s))
+            count[blk] = c - lo
+            for j in range(lo, c):          # the kept rows' weights 1 / p_i
+                s = score[out_rows[j]]
+                out_weight[j] = mu / (s if s < mu else mu)
+        c = _compact(&out_rows[0], &out_weight[0], &count[0], nb)
+    return c
 
 
 def abs_sums(const double[::1] a, const double[::1] b, int n_threads=1):
@@ -344,46 +403,88 @@ def gather_scaled(const double[::1] values, const idx_t[::1] rows, const double[
                 out[p] = values[rows[p]]
 
 
-def goss_select(const double[::1] score, double threshold, const double[::1] uniform,
-                Py_ssize_t n_rest, Py_ssize_t other_k, idx_t[::1] out_rows,
-                double[::1] out_weight):
-    """GOSS in one pass: every row with ``score >= threshold`` (weight 1), plus exactly
-    ``other_k`` of the ``n_rest`` others, uniformly without replacement, weight
-    ``n_rest / other_k``.
+def goss_rest_counts(const double[::1] score, double threshold, int n_threads=1):
+    """Per fixed block of rows, the number of rows with ``score < threshold`` (GOSS's "rest").
 
-    The draw is Knuth's selection sampling (Algorithm S): the ``j``-th other row is kept with
-    probability ``(other_k - kept so far) / (n_rest - j)``, which yields every subset of
-    ``other_k`` rows with the same probability and exactly ``other_k`` rows. Branch-free;
-    sequential (each decision depends on the previous ones).
+    Returns
+    -------
+    counts : int64 (n_blocks,), blocks of 65536 rows (the blocks of :func:`goss_select`).
+    """
+    cdef Py_ssize_t n = score.shape[0], blk, i, lo, hi, c, nb = _n_blocks(score.shape[0])
+    counts = np.zeros(nb, dtype=np.int64)
+    cdef int64_t[::1] cnt = counts
+    with nogil:
+        for blk in prange(nb, schedule="static", num_threads=n_threads):
+            lo = blk * BLOCK
+            hi = lo + BLOCK if lo + BLOCK < n else n
+            c = 0
+            for i in range(lo, hi):
+                c = c + (score[i] < threshold)
+            cnt[blk] = c
+    return counts
+
+
+def goss_select(const double[::1] score, double threshold, const int64_t[::1] take,
+                double factor, uint64_t seed, idx_t[::1] out_rows, double[::1] out_weight,
+                int n_threads=1):
+    """GOSS: every row with ``score >= threshold`` (weight 1), plus, in each fixed block of
+    rows, exactly ``take[b]`` of the block's rows below the threshold, uniformly without
+    replacement, with weight ``factor``.
+
+    Within a block the draw is Knuth's selection sampling (Algorithm S): the ``j``-th row
+    below the threshold is kept when its uniform draw times the number of such rows still to
+    come is below the number still needed, which yields every subset of ``take[b]`` rows with
+    the same probability. When ``take`` is a multivariate hypergeometric draw of the total
+    over the blocks' counts (:func:`goss_rest_counts`), the union is a uniform subset of that
+    total over all the rows below the threshold. Blocks run in parallel and are joined in
+    order: the output does not depend on ``n_threads``.
 
     Parameters
     ----------
     score : IN float64 (n,).
     threshold : the ``top_k``-th largest score.
-    uniform : IN float64 (n,) draws in [0, 1) (only the other rows' are used).
-    n_rest : number of rows with ``score < threshold``.
-    other_k : rows to draw among them, ``0 <= other_k <= n_rest``.
+    take : IN int64 (n_blocks,) rows to draw per block, at most the block's count.
+    factor : weight of the drawn rows (``n_rest / other_k``).
+    seed : the draw's seed (see :func:`uniforms`).
     out_rows, out_weight : OUT (n,), the kept rows in increasing order and their weights.
+    n_threads : OpenMP threads.
 
     Returns
     -------
     k : number of kept rows.
     """
-    cdef Py_ssize_t i, n = score.shape[0], k = 0
-    cdef Py_ssize_t need = other_k, left = n_rest
-    cdef double factor = (<double>n_rest) / other_k if other_k > 0 else 1.0
+    cdef Py_ssize_t n = score.shape[0], nb = _n_blocks(score.shape[0])
+    cdef Py_ssize_t blk, i, lo, hi, c
+    cdef int64_t need, left
     cdef bint top, other
-    if uniform.shape[0] != n or out_rows.shape[0] < n or out_weight.shape[0] < n:
-        raise ValueError("uniform and the outputs must hold n values")
-    if not 0 <= other_k <= n_rest <= n:
-        raise ValueError("need 0 <= other_k <= n_rest <= n")
+    if out_rows.shape[0] < n or out_weight.shape[0] < n:
+        raise ValueError("the outputs must hold n values")
+    if take.shape[0] != nb:
+        raise ValueError(f"take must hold one count per block of {BLOCK} rows ({nb})")
+    if nb == 0:
+        return 0
+    counts = goss_rest_counts(score, threshold, n_threads)
+    cdef int64_t[::1] rest = counts
+    for blk in range(nb):
+        if not 0 <= take[blk] <= rest[blk]:
+            raise ValueError(f"take[{blk}]={take[blk]} must be in [0, {rest[blk]}], the "
+                             "block's rows below the threshold")
+    cdef Py_ssize_t[::1] count = np.zeros(nb, dtype=np.intp)
     with nogil:
-        for i in range(n):
-            top = score[i] >= threshold
-            other = (not top) & (uniform[i] * left < need)
-            need -= other
-            left -= not top
-            out_rows[k] = <idx_t>i
-            out_weight[k] = 1.0 if top else factor
-            k += top | other
-    return k
+        for blk in prange(nb, schedule="static", num_threads=n_threads):
+            lo = blk * BLOCK
+            hi = lo + BLOCK if lo + BLOCK < n else n
+            need = take[blk]
+            left = rest[blk]
+            c = lo
+            for i in range(lo, hi):
+                top = score[i] >= threshold
+                other = (not top) & (uniform01(seed, <uint64_t>i) * left < need)
+                need = need - other
+                left = left - (not top)
+                out_rows[c] = <idx_t>i
+                out_weight[c] = 1.0 if top else factor
+                c = c + (top | other)
+            count[blk] = c - lo
+        c = _compact(&out_rows[0], &out_weight[0], &count[0], nb)
+    return c

@@ -56,6 +56,39 @@ def mvs_score(g: np.ndarray, h: np.ndarray, lam: Optional[float],
     return np.sqrt(g * g + lam * (h * h))
 
 
+_GAMMA = np.uint64(0x9E3779B97F4A7C15)
+GOSS_BLOCK = 1 << 16      # rows per block of the GOSS draw
+
+
+def splitmix64_uniforms(seed: int, n: int, start: int = 0) -> np.ndarray:
+    """Uniforms in [0, 1) of rows ``start .. start + n`` under ``seed``, written out from
+    SplitMix64's definition (Steele, Lea & Flood 2014) in wrapping uint64 arithmetic: state
+    ``seed + (i + 1) * gamma``, the three xor-shift-multiply steps, the top 53 bits."""
+    with np.errstate(over="ignore"):
+        i = np.arange(start, start + n, dtype=np.uint64)
+        z = np.uint64(seed) + (i + np.uint64(1)) * _GAMMA
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+    return (z >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
+
+
+def sampler_uniforms(rng: np.random.Generator, n: int) -> np.ndarray:
+    """The uniforms a built-in sampler's draw compares with: one 64-bit seed from ``rng``
+    (as ``boostlib.samplers.draw_seed``), then the counter-based stream of that seed."""
+    return splitmix64_uniforms(int(rng.integers(0, 2**64, dtype=np.uint64)), n)
+
+
+def mvs_select(score: np.ndarray, mu: float, u: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """MVS's draw: row ``i`` is kept when ``score_i >= mu`` or ``u_i * mu < score_i`` (that
+    is ``u_i < p_i = min(1, score_i / mu)``, without a division), weight ``mu / score_i``,
+    or 1 when ``p_i == 1``."""
+    keep = (score >= mu) | (u * mu < score)
+    idx = np.flatnonzero(keep)
+    s = score[idx]
+    return idx, np.where(s >= mu, 1.0, mu / np.where(s >= mu, 1.0, s))
+
+
 def bernoulli_select(p: np.ndarray, u: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     """Rows with ``u < p`` and their weights ``1/p``."""
     keep = u < p
@@ -77,22 +110,26 @@ def goss_split(score: np.ndarray, top_rate: float, other_rate: float):
     return top, rest, other_k, weight
 
 
-def goss_select(score: np.ndarray, threshold: float, u: np.ndarray, other_k: int):
-    """GOSS's draw, row by row: rows at or above the threshold are kept with weight 1; the
-    j-th row below it is kept with probability (still needed) / (rows below still to come),
-    Knuth's selection sampling, with weight n_rest / other_k."""
-    n_rest = int(np.sum(score < threshold))
-    need, left = other_k, n_rest
+def goss_select(score: np.ndarray, threshold: float, u: np.ndarray, take: np.ndarray):
+    """GOSS's draw, row by row: rows at or above the threshold are kept with weight 1; in each
+    block of ``GOSS_BLOCK`` rows, the j-th row below the threshold is kept with probability
+    (still needed in the block) / (block's rows below still to come), Knuth's selection
+    sampling, and weighted n_rest / other_k (``take[b]`` rows are drawn in block b)."""
+    below = score < threshold
+    n_rest, other_k = int(below.sum()), int(np.sum(take))
     idx, weight = [], []
-    for i in range(score.size):
-        if score[i] >= threshold:
-            idx.append(i)
-            weight.append(1.0)
-        else:
-            if u[i] * left < need:
+    for b, start in enumerate(range(0, score.size, GOSS_BLOCK)):
+        block = range(start, min(start + GOSS_BLOCK, score.size))
+        need, left = int(take[b]), int(below[start:block.stop].sum())
+        for i in block:
+            if not below[i]:
                 idx.append(i)
-                weight.append(n_rest / other_k)
-                need -= 1
-            left -= 1
-    assert need == 0
+                weight.append(1.0)
+            else:
+                if u[i] * left < need:
+                    idx.append(i)
+                    weight.append(n_rest / other_k)
+                    need -= 1
+                left -= 1
+        assert need == 0
     return np.array(idx, dtype=np.int64), np.array(weight)
