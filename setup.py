@@ -23,7 +23,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 KERNELS = ["_openmp", "_binning", "_histogram", "_splitting", "_partition", "_predictor", "_loss",
-           "_sampling"]
+           "_sampling", "_order_stats"]
 DEBUG = os.environ.get("BOOSTLIB_DEBUG_CYTHON", "0") not in ("", "0")
 
 

@@ -345,9 +345,10 @@ class BoostingContext:
             value_gradient=gradient, value_hessian=hessian)
         full = sample is None or values_on_all or rows.shape[0] == self.n_rows
         if not full and self.grower.policy == "depthwise":
-            # every row's leaf in one row-major pass: cheaper than a prediction pass over
-            # the feature-major matrix, and the scores then come from the leaf values
-            node, full = self.grower.apply(tree), True
+            # every row's leaf in one row-major pass over the rows not fitted (the fitted
+            # ones' leaves are known): cheaper than a prediction pass over the feature-major
+            # matrix, and the scores then come from the leaf values
+            node, full = self.grower.apply(tree, known=(rows, node)), True
         if full:
             rows = self._all_rows
         self._fitted[id(tree)] = (tree, _Fitted(rows, node, full))

@@ -26,7 +26,7 @@ from typing import Optional
 
 import numpy as np
 
-from ._kernels import _sampling
+from ._kernels import _order_stats, _sampling
 from .api import Context, SampleResult, Sampler, hookimpl
 
 
@@ -196,10 +196,7 @@ class GOSSSampler(_CompiledSampler):
         buf = self._buffers
         score = buf.get("score", n)
         _sampling.goss_scores(gradient, hessian, self.score == "gh", score, self._n_threads)
-        work = buf.get("work", n)
-        work[:] = score
-        work.partition(n - top_k)
-        threshold = work[n - top_k]
+        threshold = _order_stats.kth_largest(score, top_k, buf.get("work", n), self._n_threads)
         rest = _sampling.goss_rest_counts(score, threshold, self._n_threads)
         n_rest = int(rest.sum())                         # ties at the threshold are "top"
         if n_rest == 0:                                  # all scores tied: keep every row
@@ -301,7 +298,8 @@ class MVSSampler(_CompiledSampler):
             return score, None
         if target >= n_pos:
             return score, 0.0
-        return score, _sampling.mvs_threshold(score, target, self._buffers.get("work", n))
+        return score, _order_stats.mvs_threshold(score, target, self._buffers.get("work", n),
+                                                 self._n_threads)
 
     def sample(self, gradient: np.ndarray, hessian: np.ndarray, rng: np.random.Generator,
                iteration: int) -> Optional[SampleResult]:

@@ -247,15 +247,23 @@ class TreeGrower:
         self._set_values(tree, node, lg, h, group, leaf_noise_scale, leaf_rng)
         return tree, node
 
-    def apply(self, tree, rows: Optional[np.ndarray] = None) -> np.ndarray:
+    def apply(self, tree, rows: Optional[np.ndarray] = None,
+              known: Optional[tuple] = None) -> np.ndarray:
         """Leaf (oblivious: leaf index; depthwise: node id) of the training rows ``rows``
-        (default: all)."""
+        (default: all).
+
+        ``known`` is an optional pair ``(rows, leaves)`` of sorted rows whose leaves are
+        already known (the rows the tree was grown on): a depthwise tree then walks only the
+        others.
+        """
         if rows is None or rows.size == self.X_rows.shape[0]:
             if tree.policy == "depthwise":      # one pass over the row-major data
                 node = np.empty(self.X_rows.shape[0], dtype=np.int32)
+                k_rows, k_leaves = known if known is not None else (None, None)
                 _partition.leaves_depthwise(self.X_rows, tree.feature, tree.bin,
                                             tree.nan_right, tree.left, tree.right,
-                                            self.missing_bin, node, self.n_threads)
+                                            self.missing_bin, node, self.n_threads,
+                                            k_rows, k_leaves)
                 return node
             rows = np.arange(self.X_rows.shape[0], dtype=np.int32)
         rows = np.ascontiguousarray(rows, dtype=np.int32)

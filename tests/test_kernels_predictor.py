@@ -239,6 +239,50 @@ def test_leaves_depthwise_matches_traversal(data, draw, n_threads):
     np.testing.assert_array_equal(out, expected)
 
 
+@KERNEL_SETTINGS
+@given(binned_data(max_rows=80, max_features=4), st.data(), st.sampled_from([1, 2]))
+def test_leaves_depthwise_walks_only_unknown_rows(data, draw, n_threads):
+    # With known (rows, leaves) the known rows get the given leaves as they are (here any
+    # node id, not necessarily the true leaf, to see they are copied) and only the other rows
+    # are walked.
+    from boostlib._kernels import _partition
+
+    tree = draw.draw(depthwise_tree(data.nbnm))
+    keep = draw.draw(hnp.arrays(np.bool_, data.n_rows))
+    rows = np.flatnonzero(keep).astype(np.int32)
+    given_leaves = draw.draw(hnp.arrays(np.int32, rows.size,
+                                        elements=st.integers(0, tree.feature.size - 1)))
+    out = np.full(data.n_rows, -7, np.int32)
+    _partition.leaves_depthwise(data.X_rows, tree.feature, tree.bin, tree.nan_right,
+                                tree.left, tree.right, data.missing_bin, out, n_threads,
+                                rows, given_leaves)
+    expected = np.array([ref.depthwise_leaf_binned(data.X_rows[i], tree.feature, tree.bin,
+                                                   tree.nan_right, tree.left, tree.right,
+                                                   data.missing_bin)
+                         for i in range(data.n_rows)], dtype=np.int32)
+    expected[rows] = given_leaves
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_leaves_depthwise_rejects_bad_known_rows():
+    from boostlib._kernels import _partition
+
+    X = np.zeros((3, 2), np.uint8)
+    tree = (np.array([0, -1, -1], np.int32), np.zeros(3, np.int32), np.zeros(3, np.uint8),
+            np.array([1, -1, -1], np.int32), np.array([2, -1, -1], np.int32))
+    out = np.empty(3, np.int32)
+    rows = np.array([0, 2], np.int32)
+    with pytest.raises(ValueError, match="go together"):
+        _partition.leaves_depthwise(X, *tree, 255, out, 1, rows, None)
+    with pytest.raises(ValueError, match="go together"):
+        _partition.leaves_depthwise(X, *tree, 255, out, 1, rows, np.zeros(1, np.int32))
+    with pytest.raises(ValueError, match="row id"):
+        _partition.leaves_depthwise(X, *tree, 255, out, 1, np.array([0, 3], np.int32),
+                                    np.zeros(2, np.int32))
+    with pytest.raises(ValueError, match="leaf id"):
+        _partition.leaves_depthwise(X, *tree, 255, out, 1, rows, np.array([1, 3], np.int32))
+
+
 def test_leaves_depthwise_rejects_malformed_trees():
     from boostlib._kernels import _partition
 

@@ -1,10 +1,11 @@
-"""Differential tests of the sampling kernels (MVS threshold and selection, row gathering)."""
+"""Differential tests of the sampling kernels (counter-based draws, MVS and GOSS thresholds and
+selections, row gathering)."""
 import numpy as np
 import pytest
 from hypothesis import assume, given, strategies as st
 from hypothesis.extra import numpy as hnp
 
-from boostlib._kernels import _partition, _sampling
+from boostlib._kernels import _order_stats, _partition, _sampling
 from reference import samplers as ref
 from reference.strategies import KERNEL_SETTINGS, binned_data
 
@@ -29,7 +30,7 @@ def threshold_case(draw):
 @given(threshold_case())
 def test_mvs_threshold_matches_sort_reference(case):
     score, target = case
-    mu = _sampling.mvs_threshold(score, target, np.empty(score.size))
+    mu = _order_stats.mvs_threshold(score, target, np.empty(score.size))
     assert mu == pytest.approx(ref.mvs_threshold(score, target), rel=1e-9)
     assert np.minimum(1.0, score / mu).sum() == pytest.approx(target, rel=1e-9)
 
@@ -44,23 +45,58 @@ def test_mvs_threshold_large_and_adversarial_inputs():
     for score in cases:
         for frac in (0.01, 0.3, 0.5, 0.9):
             target = frac * np.count_nonzero(score)
-            mu = _sampling.mvs_threshold(score, target, np.empty(score.size))
+            mu = _order_stats.mvs_threshold(score, target, np.empty(score.size))
             assert mu == pytest.approx(ref.mvs_threshold(score, target), rel=1e-9)
 
 
 def test_mvs_threshold_catboost_oracle():
     # algorithms.md M1 (CatBoost's unit test): scores 1..20 tiled, s = 0.75 gives mu = 11.
     score = np.tile(np.arange(1.0, 21.0), 128)
-    assert _sampling.mvs_threshold(score, 0.75 * score.size, np.empty(score.size)) == 11.0
+    assert _order_stats.mvs_threshold(score, 0.75 * score.size, np.empty(score.size)) == 11.0
+
+
+@pytest.mark.parametrize("n_threads", [2, 3])
+def test_order_stats_do_not_depend_on_the_thread_count(n_threads):
+    # Each thread's chunk of rows has its own tables; the sums are exact, so any split
+    # merges to the same totals and the same answers, bit for bit.
+    rng = np.random.default_rng(n_threads)
+    for score in (np.abs(rng.standard_cauchy(300_001)), rng.random(70_000) * 1e-310,
+                  np.where(rng.random(100_000) < 0.3, 0.0, rng.exponential(size=100_000))):
+        target = 0.37 * np.count_nonzero(score)
+        mu1 = _order_stats.mvs_threshold(score, target, np.empty(score.size), 1)
+        assert _order_stats.mvs_threshold(score, target, np.empty(score.size), n_threads) == mu1
+        assert mu1 == pytest.approx(ref.mvs_threshold(score, target), rel=1e-12)
+        for k in (1, 17, score.size // 3, score.size):
+            v = _order_stats.kth_largest(score, k, np.empty(score.size), n_threads)
+            assert v == np.sort(score)[::-1][k - 1]
+
+
+@KERNEL_SETTINGS
+@given(hnp.arrays(np.float64, st.integers(1, 150),
+                  elements=st.one_of(score_values, st.just(-0.0),
+                                     st.floats(0.0, 1e-300, allow_subnormal=True))),
+       st.data())
+def test_kth_largest_matches_sort(score, data):
+    k = data.draw(st.integers(1, score.size))
+    v = _order_stats.kth_largest(score, k, np.empty(score.size), data.draw(st.sampled_from([1, 2])))
+    assert v == np.sort(score)[::-1][k - 1]
+
+
+@pytest.mark.parametrize("score,k", [(np.array([1.0, -1.0]), 1), (np.array([1.0, np.nan]), 1),
+                                     (np.array([1.0, np.inf]), 1), (np.array([1.0, 2.0]), 0),
+                                     (np.array([1.0, 2.0]), 3)])
+def test_kth_largest_rejects_bad_input(score, k):
+    with pytest.raises(ValueError):
+        _order_stats.kth_largest(score, k, np.empty(score.size))
 
 
 @pytest.mark.parametrize("score,target", [
     (np.array([1.0, -1.0]), 1.0), (np.array([1.0, np.nan]), 1.0),
     (np.array([1.0, np.inf]), 1.0), (np.array([1.0, 2.0]), 2.0),
-    (np.array([0.0, 2.0]), 1.0), (np.array([1.0, 2.0]), 0.0)])
+    (np.array([0.0, 2.0]), 1.0), (np.array([1.0, 2.0]), 0.0), (np.zeros(0), 1.0)])
 def test_mvs_threshold_rejects_bad_input(score, target):
     with pytest.raises(ValueError):
-        _sampling.mvs_threshold(score, target, np.empty(score.size))
+        _order_stats.mvs_threshold(score, target, np.empty(score.size))
 
 
 @KERNEL_SETTINGS

@@ -62,6 +62,23 @@ def test_same_seed_same_model_whatever_n_jobs(sampler, policy):
 
 @pytest.mark.parametrize("policy", POLICIES)
 @pytest.mark.parametrize("sampler", SAMPLERS)
+def test_training_scores_of_sampled_fits_equal_predictions(sampler, policy):
+    # The training scores are updated from each row's leaf: rows in the sample take the leaf
+    # the grower put them in, the others are walked (depthwise) or predicted. The recorded
+    # training loss after each iteration must equal the loss of that model's predictions.
+    X, y = _data(3000, seed=4)
+    kw = dict(grow_policy=policy, sampler=sampler, subsample=0.3, random_state=2,
+              sampler_params={"warmup": False} if sampler == "goss" else None)
+    model = BoostRegressor(n_estimators=12, **kw).fit(X, y)
+    for n_trees in (1, 5, 12):
+        pred = BoostRegressor(n_estimators=n_trees, **kw).fit(X, y).predict(X)
+        expected = np.mean((pred - y) ** 2) / 2.0
+        assert model.evals_result_["train"]["mse"][n_trees - 1] == pytest.approx(expected,
+                                                                               rel=1e-9)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("sampler", SAMPLERS)
 def test_sampled_tree_equals_tree_on_masked_gradients(sampler, policy):
     # Fitting on the sample is fitting on every row with the unsampled rows' gradient and
     # hessian set to 0 and the others multiplied by their weights: same splits, same leaves.

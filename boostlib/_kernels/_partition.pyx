@@ -197,7 +197,8 @@ def gather_rows(const bin_t[:, ::1] X_rows, const idx_t[::1] rows, bin_t[:, ::1]
 def leaves_depthwise(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
                      const idx_t[::1] split_bin, const unsigned char[::1] nan_right,
                      const idx_t[::1] left_child, const idx_t[::1] right_child, int missing_bin,
-                     idx_t[::1] out, int n_threads):
+                     idx_t[::1] out, int n_threads, const idx_t[::1] known_rows=None,
+                     const idx_t[::1] known_leaves=None):
     """Leaf node id of every row of a depthwise tree, in one pass over row-major data.
 
     Each row is walked from the root to its leaf reading only its own ``n_features`` bytes
@@ -214,11 +215,18 @@ def leaves_depthwise(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
     missing_bin : bin of missing values.
     out : OUT int32 (n_rows,) leaf node ids.
     n_threads : OpenMP threads (parallel over rows).
+    known_rows, known_leaves : IN int32 (k,), optional
+        Rows whose leaves are already known (sorted, unique; e.g. the sample the tree was
+        grown on) and those leaves: they are copied, and only the other rows are walked.
     """
     cdef Py_ssize_t n = X_rows.shape[0], n_nodes = split_feature.shape[0]
     cdef Py_ssize_t p, k, depth = 0
+    cdef bint known = known_rows is not None
     if out.shape[0] != n:
         raise ValueError("out must hold one entry per row")
+    if known != (known_leaves is not None) or (
+            known and known_rows.shape[0] != known_leaves.shape[0]):
+        raise ValueError("known_rows and known_leaves go together, with the same length")
     if n == 0:
         return
     cdef idx_t[:, ::1] child
@@ -235,12 +243,26 @@ def leaves_depthwise(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
             node_depth[right_child[k]] = node_depth[k] + 1
         if node_depth[k] > depth:
             depth = node_depth[k]
+    cdef unsigned char[::1] is_known
+    if known:
+        _check_rows(known_rows, n)
+        for p in range(known_leaves.shape[0]):
+            if not 0 <= known_leaves[p] < n_nodes:
+                raise ValueError("known leaf id out of range")
+        is_known = np.zeros(n, dtype=np.uint8)
+    else:
+        is_known = np.zeros(1, dtype=np.uint8)      # unused
     cdef Py_ssize_t n_groups = (n + WALK - 1) // WALK
     with nogil:
+        if known:
+            for p in prange(known_rows.shape[0], schedule="static", num_threads=n_threads):
+                is_known[known_rows[p]] = 1
+                out[known_rows[p]] = known_leaves[p]
         for p in prange(n_groups, schedule="static", num_threads=n_threads):
             _walk_group(&X_rows[0, 0], X_rows.shape[1], p * WALK,
                         WALK if (p + 1) * WALK <= n else n - p * WALK, depth, &child[0, 0],
-                        &feat[0], &thr[0], &nan_side[0], missing_bin, &out[0])
+                        &feat[0], &thr[0], &nan_side[0], missing_bin,
+                        &is_known[0] if known else NULL, &out[0])
 
 
 cdef enum:
@@ -250,20 +272,26 @@ cdef enum:
 cdef inline void _walk_group(const bin_t* X, Py_ssize_t n_features, Py_ssize_t start,
                              Py_ssize_t count, Py_ssize_t depth, const idx_t* child,
                              const idx_t* feat, const idx_t* thr, const idx_t* nan_side,
-                             int missing_bin, idx_t* out) noexcept nogil:
-    """Walk rows ``start .. start + count`` (count <= WALK) down ``depth`` levels at once."""
+                             int missing_bin, const unsigned char* skip,
+                             idx_t* out) noexcept nogil:
+    """Walk rows ``start .. start + count`` (count <= WALK) down ``depth`` levels at once,
+    except the rows flagged in ``skip`` (when not NULL)."""
     cdef idx_t node[WALK]
-    cdef Py_ssize_t j, level
+    cdef Py_ssize_t row_id[WALK]
+    cdef Py_ssize_t j, level, m = 0
     cdef int b, go_right
     cdef const bin_t* row
-    for j in range(count):
+    for j in range(count):              # the rows to walk, compacted without branches
+        row_id[m] = start + j
+        m += 1 if skip == NULL else 1 - skip[start + j]
+    for j in range(m):
         node[j] = 0
     for level in range(depth):
-        for j in range(count):
-            row = X + (start + j) * n_features
+        for j in range(m):
+            row = X + row_id[j] * n_features
             b = row[feat[node[j]]]
             go_right = ((b > thr[node[j]]) & (b != missing_bin)) | (
                 (b == missing_bin) & nan_side[node[j]])
             node[j] = child[2 * node[j] + go_right]
-    for j in range(count):
-        out[start + j] = node[j]
+    for j in range(m):
+        out[row_id[j]] = node[j]

@@ -1,189 +1,18 @@
-"""Row-sampling kernels: scores, the Minimal Variance Sampling threshold, row selection.
+"""Row-sampling kernels: scores and row selection (the thresholds are in ``_order_stats``).
 
-Every kernel is one pass (the threshold: a few passes over shrinking arrays), branch-free in
-its inner loop, so a sampler costs a small fraction of the tree it saves work on.
+Every kernel is one pass over fixed blocks of rows, in parallel and branch-free in its inner
+loop, so a sampler costs a small fraction of the tree it saves work on; the random draws come
+from a counter-based stream (``counter_rng.pxd``), so no kernel depends on the thread count.
 """
 import numpy as np
 
 from cython.parallel cimport prange
 from libc.math cimport fabs, isfinite, sqrt
 from libc.stdint cimport int64_t, uint64_t
-from libc.stdlib cimport calloc, free
-from libc.string cimport memcpy, memmove
+from libc.string cimport memmove
 
 from .common cimport idx_t
 from .counter_rng cimport uniform01
-
-
-cdef enum:
-    BUCKET_SHIFT = 48                  # keep the top 16 bits of a positive double
-    N_BUCKETS = 1 << 15                # the sign bit is 0 for positive scores
-
-
-cdef inline void _swap(double* a, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
-    cdef double t = a[i]
-    a[i] = a[j]
-    a[j] = t
-
-
-cdef inline double _median3(double a, double b, double c) noexcept nogil:
-    if a < b:
-        if b < c:
-            return b
-        return c if a < c else a
-    if a < c:
-        return a
-    return c if b < c else b
-
-
-def mvs_threshold(const double[::1] score, double target, double[::1] scratch):
-    """The ``mu`` solving ``sum_i min(1, score_i / mu) == target``, exactly.
-
-    The left-hand side decreases in ``mu``. One pass buckets the positive scores by the top
-    16 bits of their IEEE-754 representation (monotone in the value for positive doubles:
-    sign, exponent and 4 mantissa bits, so a bucket spans a factor of at most 1 + 1/16),
-    with per-bucket counts and sums. Scanning the buckets from the top finds the one holding
-    ``mu``: every score above it has probability 1, every score below it contributes
-    ``score / mu``. A second pass copies that bucket's scores to ``scratch``, and a three-way
-    quickselect among them finishes the job: expected O(n) on any input.
-
-    Parameters
-    ----------
-    score : IN float64 (n,), finite and >= 0.
-    target : expected sample size, ``0 < target < #{score > 0}``.
-    scratch : OUT float64 (n,) work buffer (overwritten).
-
-    Returns
-    -------
-    mu : float, > 0. Rows with ``score >= mu`` have probability 1, the others ``score/mu``.
-    """
-    cdef Py_ssize_t n = score.shape[0]
-    cdef Py_ssize_t m = 0
-    cdef double mu = 0.0
-    cdef bint bad = False
-    cdef double* sums
-    cdef int64_t* counts
-    if scratch.shape[0] < n:
-        raise ValueError("scratch must hold n values")
-    sums = <double*>calloc(N_BUCKETS, sizeof(double))
-    counts = <int64_t*>calloc(N_BUCKETS, sizeof(int64_t))
-    if sums == NULL or counts == NULL:
-        free(sums)
-        free(counts)
-        raise MemoryError()
-    with nogil:
-        m = _bucket(score, counts, sums, &bad)
-        if not bad and 0.0 < target < m:
-            mu = _threshold(score, counts, sums, target, &scratch[0])
-    free(sums)
-    free(counts)
-    if bad:
-        raise ValueError("scores must be finite and non-negative")
-    if not 0.0 < target < m:
-        raise ValueError(f"target={target!r} must be in (0, {m}), the number of rows "
-                         "with a positive score")
-    return mu
-
-
-cdef inline Py_ssize_t _bucket_of(double x) noexcept nogil:
-    cdef uint64_t bits
-    memcpy(&bits, &x, sizeof(double))
-    return <Py_ssize_t>(bits >> BUCKET_SHIFT)
-
-
-cdef inline double _bucket_floor(Py_ssize_t b) noexcept nogil:
-    """The smallest double of bucket ``b``."""
-    cdef uint64_t bits = (<uint64_t>b) << BUCKET_SHIFT
-    cdef double x
-    memcpy(&x, &bits, sizeof(double))
-    return x
-
-
-cdef Py_ssize_t _bucket(const double[::1] score, int64_t* counts, double* sums,
-                        bint* bad) noexcept nogil:
-    """Count and sum the positive scores per bucket; flag negative or non-finite ones."""
-    cdef Py_ssize_t i, b, m = 0
-    cdef double x
-    cdef bint ok = True
-    for i in range(score.shape[0]):
-        x = score[i]
-        if x > 0.0 and isfinite(x):
-            b = _bucket_of(x)
-            counts[b] += 1
-            sums[b] += x
-            m += 1
-        elif not x == 0.0:              # negative, NaN or infinite
-            ok = False
-    bad[0] = not ok
-    return m
-
-
-cdef double _threshold(const double[::1] score, const int64_t* counts, double* sums,
-                       double target, double* a) noexcept nogil:
-    """The body of :func:`mvs_threshold`, given the per-bucket counts and sums."""
-    cdef Py_ssize_t i, b, j = 0, k = 0
-    cdef double below = 0.0, n_above = 0.0, x
-    # sums[b] <- sum of the scores in the buckets below b (accumulated bottom-up, so small
-    # scores are not swamped by large ones)
-    for b in range(N_BUCKETS):
-        x = sums[b]
-        sums[b] = below
-        below += x
-    # The largest bucket j whose floor gives sum_i min(1, score_i / floor) >= target.
-    for b in range(N_BUCKETS - 1, -1, -1):
-        if counts[b] == 0:
-            continue
-        n_above += counts[b]
-        if sums[b] / _bucket_floor(b) + n_above >= target:
-            j = b
-            n_above -= counts[b]
-            break
-    for i in range(score.shape[0]):     # the candidates: bucket j's scores
-        x = score[i]
-        a[k] = x
-        k += (x > 0.0) & (_bucket_of(x) == j)
-    return _quickselect(a, k, target, n_above, sums[j])
-
-
-cdef double _quickselect(double* a, Py_ssize_t m, double target, double n_large,
-                         double sum_small) noexcept nogil:
-    """Solve for ``mu`` among candidates ``a[:m]`` by three-way quickselect.
-
-    Each round takes a pivot ``v`` (median of three), partitions the candidates into
-    ``< v``, ``== v`` and ``> v``, and evaluates the left-hand side at ``mu = v`` with
-    everything already decided (``n_large`` rows with probability 1, ``sum_small`` the sum of
-    the scores known to be below ``mu``); as it decreases in ``mu``, one side is settled per
-    round.
-    """
-    cdef Py_ssize_t i, lo = 0, hi = m, lt, gt
-    cdef double v, s_lt, estimate
-    while lo < hi:
-        v = _median3(a[lo], a[lo + (hi - lo) // 2], a[hi - 1])
-        lt = lo                     # [lo, lt) < v, [lt, gt) == v, [gt, hi) > v
-        gt = hi
-        i = lo
-        s_lt = 0.0
-        while i < gt:
-            if a[i] < v:
-                s_lt += a[i]
-                _swap(a, i, lt)
-                lt += 1
-                i += 1
-            elif a[i] > v:
-                gt -= 1
-                _swap(a, i, gt)
-            else:
-                i += 1
-        estimate = (sum_small + s_lt) / v + n_large + (hi - lt)
-        if estimate > target:       # mu > v: everything <= v is below mu
-            sum_small += s_lt + v * (gt - lt)
-            lo = gt
-        elif estimate < target:     # mu < v: everything >= v has probability 1
-            n_large += hi - lt
-            hi = lt
-        else:                       # mu == v exactly
-            return v
-    return sum_small / (target - n_large)
 
 
 cdef enum:
@@ -455,8 +284,9 @@ def goss_select(const double[::1] score, double threshold, const int64_t[::1] ta
     """
     cdef Py_ssize_t n = score.shape[0], nb = _n_blocks(score.shape[0])
     cdef Py_ssize_t blk, i, lo, hi, c
-    cdef int64_t need, left
-    cdef bint top, other
+    cdef double need, left          # exact integers; doubles spare a conversion per row
+    cdef int top, other
+    cdef double weight_of[2]        # indexed by "top": no branch per row
     if out_rows.shape[0] < n or out_weight.shape[0] < n:
         raise ValueError("the outputs must hold n values")
     if take.shape[0] != nb:
@@ -470,20 +300,22 @@ def goss_select(const double[::1] score, double threshold, const int64_t[::1] ta
             raise ValueError(f"take[{blk}]={take[blk]} must be in [0, {rest[blk]}], the "
                              "block's rows below the threshold")
     cdef Py_ssize_t[::1] count = np.zeros(nb, dtype=np.intp)
+    weight_of[0] = factor
+    weight_of[1] = 1.0
     with nogil:
         for blk in prange(nb, schedule="static", num_threads=n_threads):
             lo = blk * BLOCK
             hi = lo + BLOCK if lo + BLOCK < n else n
-            need = take[blk]
-            left = rest[blk]
+            need = <double>take[blk]
+            left = <double>rest[blk]
             c = lo
             for i in range(lo, hi):
                 top = score[i] >= threshold
-                other = (not top) & (uniform01(seed, <uint64_t>i) * left < need)
+                other = (1 - top) & (uniform01(seed, <uint64_t>i) * left < need)
                 need = need - other
-                left = left - (not top)
+                left = left - (1 - top)
                 out_rows[c] = <idx_t>i
-                out_weight[c] = 1.0 if top else factor
+                out_weight[c] = weight_of[top]
                 c = c + (top | other)
             count[blk] = c - lo
         c = _compact(&out_rows[0], &out_weight[0], &count[0], nb)

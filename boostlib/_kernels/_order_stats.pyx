@@ -1,0 +1,351 @@
+"""Order statistics of non-negative scores: the MVS threshold and the k-th largest score.
+
+Both bucket the scores by the top 16 bits of their IEEE-754 representation, which is monotone
+in the value for non-negative doubles (sign, exponent and 4 mantissa bits: a bucket spans a
+factor of at most 1 + 1/16). One parallel pass counts the scores per bucket (and, for MVS,
+sums them); a scan of the buckets finds the one holding the answer; a second parallel pass
+copies that bucket's scores out, and a three-way quickselect among them finishes: expected
+O(n) on any input.
+
+Determinism: each of the fixed chunks of rows has its own tables. Counts are integers and the
+sums are kept exactly, as integer sums of the 53-bit significands (every score of a bucket
+has the same exponent), so the tables merge to the same totals whatever the number of
+threads, and so does the answer.
+"""
+import numpy as np
+
+from cython.parallel cimport prange
+from libc.math cimport isfinite, ldexp
+from libc.stdint cimport int64_t, uint64_t
+from libc.stdlib cimport calloc, free
+from libc.string cimport memcpy, memmove
+
+cdef enum:
+    BUCKET_SHIFT = 48                  # keep the top 16 bits of a non-negative double
+    N_BUCKETS = 1 << 15                # the sign bit is 0
+    BLOCK = 1 << 16                    # rows per block of the candidate pass
+
+
+cdef uint64_t SIGN_BIT = (<uint64_t>1) << 63
+
+
+cdef struct Tables:
+    int64_t* count
+    uint64_t* sig_hi                   # sums of the significands' bits 32..52
+    uint64_t* sig_lo                   # sums of their bits 0..31
+
+
+cdef inline uint64_t _bits(double x) noexcept nogil:
+    cdef uint64_t b
+    memcpy(&b, &x, sizeof(double))
+    return b
+
+
+cdef inline double _bucket_floor(Py_ssize_t b) noexcept nogil:
+    """The smallest double of bucket ``b``."""
+    cdef uint64_t bits = (<uint64_t>b) << BUCKET_SHIFT
+    cdef double x
+    memcpy(&x, &bits, sizeof(double))
+    return x
+
+
+cdef inline double _bucket_sum(Py_ssize_t b, uint64_t hi, uint64_t lo) noexcept nogil:
+    """The sum of bucket ``b``'s scores from the sums of their significands' two halves."""
+    cdef int e = <int>(b >> 4)                     # the biased exponent of every score in b
+    cdef int scale = (e if e > 0 else 1) - 1075    # value = significand * 2**scale
+    return ldexp(<double>hi, 32 + scale) + ldexp(<double>lo, scale)
+
+
+cdef int _alloc(Tables* t, Py_ssize_t n_tables, bint sums) except -1:
+    t.count = <int64_t*>calloc(n_tables * N_BUCKETS, sizeof(int64_t))
+    t.sig_hi = <uint64_t*>calloc(n_tables * N_BUCKETS if sums else 1, sizeof(uint64_t))
+    t.sig_lo = <uint64_t*>calloc(n_tables * N_BUCKETS if sums else 1, sizeof(uint64_t))
+    if t.count == NULL or t.sig_hi == NULL or t.sig_lo == NULL:
+        _free(t)
+        raise MemoryError()
+    return 0
+
+
+cdef void _free(Tables* t) noexcept nogil:
+    free(t.count)
+    free(t.sig_hi)
+    free(t.sig_lo)
+    t.count = NULL
+    t.sig_hi = NULL
+    t.sig_lo = NULL
+
+
+cdef bint _bucket_pass(const double* score, Py_ssize_t n, Tables* t, Py_ssize_t n_chunks,
+                       bint sums, Py_ssize_t* zeros, int n_threads) noexcept nogil:
+    """Count (and sum) the scores per bucket, chunk ``c`` into table ``c``, then merge the
+    tables into table 0; ``zeros`` gets the number of zero scores (they are counted in bucket
+    0 too, with the smallest subnormals). Returns False when a score is negative, NaN or
+    infinite."""
+    cdef Py_ssize_t c, i, lo, hi, b, n_zero = 0
+    cdef uint64_t bits, sig
+    cdef int64_t* cnt
+    cdef uint64_t* shi
+    cdef uint64_t* slo
+    cdef int bad = 0
+    for c in prange(n_chunks, schedule="static", num_threads=n_threads):
+        lo = c * n // n_chunks
+        hi = (c + 1) * n // n_chunks
+        cnt = t.count + c * N_BUCKETS
+        shi = t.sig_hi + c * N_BUCKETS
+        slo = t.sig_lo + c * N_BUCKETS
+        for i in range(lo, hi):
+            bits = _bits(score[i])
+            if bits >= (<uint64_t>0x7FF) << 52:        # negative (sign set), inf or NaN
+                if bits != SIGN_BIT:
+                    bad += 1
+                    continue
+                bits = 0                                # -0.0 is a zero
+            n_zero += bits == 0
+            b = <Py_ssize_t>(bits >> BUCKET_SHIFT)
+            cnt[b] += 1
+            if sums:
+                sig = bits & ((<uint64_t>1 << 52) - 1)
+                if bits >> 52:                          # normal: the implicit leading 1
+                    sig = sig | (<uint64_t>1 << 52)
+                shi[b] += sig >> 32
+                slo[b] += sig & <uint64_t>0xFFFFFFFF
+    for c in range(1, n_chunks):
+        for b in range(N_BUCKETS):
+            t.count[b] += t.count[c * N_BUCKETS + b]
+            if sums:
+                t.sig_hi[b] += t.sig_hi[c * N_BUCKETS + b]
+                t.sig_lo[b] += t.sig_lo[c * N_BUCKETS + b]
+    zeros[0] = n_zero
+    return bad == 0
+
+
+cdef Py_ssize_t _candidates(const double* score, Py_ssize_t n, Py_ssize_t bucket,
+                            bint positive, double* out, int n_threads) noexcept nogil:
+    """Copy the scores of ``bucket`` (only the positive ones when ``positive``) to ``out``, in
+    row order; return their number (-1: out of memory)."""
+    cdef Py_ssize_t nb = (n + BLOCK - 1) // BLOCK
+    cdef Py_ssize_t blk, i, lo, hi, c, k = 0
+    cdef double x
+    cdef Py_ssize_t* count = <Py_ssize_t*>calloc(nb if nb > 0 else 1, sizeof(Py_ssize_t))
+    if count == NULL:
+        return -1
+    for blk in prange(nb, schedule="static", num_threads=n_threads):
+        lo = blk * BLOCK
+        hi = lo + BLOCK if lo + BLOCK < n else n
+        c = lo
+        for i in range(lo, hi):
+            x = score[i]
+            out[c] = x
+            c = c + ((<Py_ssize_t>((_bits(x) & ~SIGN_BIT) >> BUCKET_SHIFT) == bucket)
+                     & ((not positive) | (x > 0.0)))
+        count[blk] = c - lo
+    for blk in range(nb):
+        if k != blk * BLOCK:
+            memmove(out + k, out + blk * BLOCK, count[blk] * sizeof(double))
+        k += count[blk]
+    free(count)
+    return k
+
+
+cdef inline void _swap(double* a, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
+    cdef double t = a[i]
+    a[i] = a[j]
+    a[j] = t
+
+
+cdef inline double _median3(double a, double b, double c) noexcept nogil:
+    if a < b:
+        if b < c:
+            return b
+        return c if a < c else a
+    if a < c:
+        return a
+    return c if b < c else b
+
+
+cdef inline void _partition3(double* a, Py_ssize_t lo, Py_ssize_t hi, double v,
+                             Py_ssize_t* lt_out, Py_ssize_t* gt_out,
+                             double* sum_lt) noexcept nogil:
+    """Three-way partition of ``a[lo:hi]`` around ``v``: ``[lo, lt) < v``, ``[lt, gt) == v``,
+    ``[gt, hi) > v``; ``sum_lt`` gets the sum of the part below ``v``."""
+    cdef Py_ssize_t i = lo, lt = lo, gt = hi
+    cdef double s = 0.0
+    while i < gt:
+        if a[i] < v:
+            s += a[i]
+            _swap(a, i, lt)
+            lt += 1
+            i += 1
+        elif a[i] > v:
+            gt -= 1
+            _swap(a, i, gt)
+        else:
+            i += 1
+    lt_out[0] = lt
+    gt_out[0] = gt
+    sum_lt[0] = s
+
+
+# -- MVS threshold ----------------------------------------------------------------------------
+def mvs_threshold(const double[::1] score, double target, double[::1] scratch,
+                  int n_threads=1):
+    """The ``mu`` solving ``sum_i min(1, score_i / mu) == target``, exactly.
+
+    The left-hand side decreases in ``mu``. Scanning the buckets from the top finds the one
+    holding ``mu``: every score above it has probability 1, every score below it contributes
+    ``score / mu``; a quickselect among that bucket's scores finishes (see the module notes).
+
+    Parameters
+    ----------
+    score : IN float64 (n,), finite and >= 0.
+    target : expected sample size, ``0 < target < #{score > 0}``.
+    scratch : OUT float64 (n,) work buffer (overwritten).
+    n_threads : OpenMP threads; the result does not depend on it.
+
+    Returns
+    -------
+    mu : float, > 0. Rows with ``score >= mu`` have probability 1, the others ``score/mu``.
+    """
+    cdef Py_ssize_t n = score.shape[0]
+    cdef Py_ssize_t n_chunks = n_threads if n_threads > 1 else 1
+    cdef Py_ssize_t m = 0, zeros = 0
+    cdef double mu = 0.0
+    cdef bint ok = True
+    cdef Tables t
+    if scratch.shape[0] < n:
+        raise ValueError("scratch must hold n values")
+    if n == 0:
+        raise ValueError(f"target={target!r} must be in (0, 0), the number of rows with a "
+                         "positive score")
+    _alloc(&t, n_chunks, True)
+    with nogil:
+        ok = _bucket_pass(&score[0], n, &t, n_chunks, True, &zeros, n_threads)
+        m = n - zeros if ok else 0
+        if ok and 0.0 < target < m:
+            mu = _threshold(&score[0], n, &t, zeros, target, &scratch[0], n_threads)
+    _free(&t)
+    if not ok:
+        raise ValueError("scores must be finite and non-negative")
+    if not 0.0 < target < m:
+        raise ValueError(f"target={target!r} must be in (0, {m}), the number of rows "
+                         "with a positive score")
+    if mu < 0.0:
+        raise MemoryError()
+    return mu
+
+
+cdef double _threshold(const double* score, Py_ssize_t n, Tables* t, Py_ssize_t zeros,
+                       double target, double* a, int n_threads) noexcept nogil:
+    """The body of :func:`mvs_threshold`, given the merged tables (-1: out of memory)."""
+    cdef Py_ssize_t b, j = 0, k
+    cdef double below = 0.0, n_above = 0.0, x
+    cdef double* sums = <double*>calloc(N_BUCKETS, sizeof(double))
+    if sums == NULL:
+        return -1.0
+    # sums[b] <- sum of the scores in the buckets below b (accumulated bottom-up, so small
+    # scores are not swamped by large ones)
+    for b in range(N_BUCKETS):
+        x = _bucket_sum(b, t.sig_hi[b], t.sig_lo[b]) if t.count[b] else 0.0
+        sums[b] = below
+        below += x
+    # The largest bucket j whose floor gives sum_i min(1, score_i / floor) >= target: bucket
+    # 0 (floor 0+, every positive score with probability 1) if no other does, as
+    # #{score > 0} > target.
+    for b in range(N_BUCKETS - 1, -1, -1):
+        if t.count[b] == 0:
+            continue
+        n_above += t.count[b]
+        if b == 0 or sums[b] / _bucket_floor(b) + n_above >= target:
+            j = b
+            n_above -= t.count[b]
+            break
+    below = sums[j]
+    free(sums)
+    k = _candidates(score, n, j, True, a, n_threads)
+    if k < 0:
+        return -1.0
+    return _mvs_quickselect(a, k, target, n_above, below)
+
+
+cdef double _mvs_quickselect(double* a, Py_ssize_t m, double target, double n_large,
+                             double sum_small) noexcept nogil:
+    """Solve for ``mu`` among candidates ``a[:m]`` by three-way quickselect.
+
+    Each round takes a pivot ``v`` (median of three), partitions the candidates into
+    ``< v``, ``== v`` and ``> v``, and evaluates the left-hand side at ``mu = v`` with
+    everything already decided (``n_large`` rows with probability 1, ``sum_small`` the sum of
+    the scores known to be below ``mu``); as it decreases in ``mu``, one side is settled per
+    round.
+    """
+    cdef Py_ssize_t lo = 0, hi = m, lt, gt
+    cdef double v, s_lt, estimate
+    while lo < hi:
+        v = _median3(a[lo], a[lo + (hi - lo) // 2], a[hi - 1])
+        _partition3(a, lo, hi, v, &lt, &gt, &s_lt)
+        estimate = (sum_small + s_lt) / v + n_large + (hi - lt)
+        if estimate > target:       # mu > v: everything <= v is below mu
+            sum_small += s_lt + v * (gt - lt)
+            lo = gt
+        elif estimate < target:     # mu < v: everything >= v has probability 1
+            n_large += hi - lt
+            hi = lt
+        else:                       # mu == v exactly
+            return v
+    return sum_small / (target - n_large)
+
+
+# -- k-th largest -----------------------------------------------------------------------------
+def kth_largest(const double[::1] score, Py_ssize_t k, double[::1] scratch, int n_threads=1):
+    """The ``k``-th largest score (``k = 1``: the maximum), in expected O(n).
+
+    Parameters
+    ----------
+    score : IN float64 (n,), finite and >= 0.
+    k : rank, ``1 <= k <= n``.
+    scratch : OUT float64 (n,) work buffer (overwritten).
+    n_threads : OpenMP threads; the result does not depend on it.
+    """
+    cdef Py_ssize_t n = score.shape[0]
+    cdef Py_ssize_t n_chunks = n_threads if n_threads > 1 else 1
+    cdef Py_ssize_t b, j = 0, m = 0, above = 0, zeros = 0
+    cdef double v = 0.0
+    cdef bint ok = True
+    cdef Tables t
+    if scratch.shape[0] < n:
+        raise ValueError("scratch must hold n values")
+    if not 1 <= k <= n:
+        raise ValueError(f"k={k!r} must be in [1, {n}]")
+    _alloc(&t, n_chunks, False)
+    with nogil:
+        ok = _bucket_pass(&score[0], n, &t, n_chunks, False, &zeros, n_threads)
+        if ok:
+            for b in range(N_BUCKETS - 1, -1, -1):   # the bucket holding the k-th largest
+                if above + t.count[b] >= k:
+                    j = b
+                    break
+                above += t.count[b]
+            m = _candidates(&score[0], n, j, False, &scratch[0], n_threads)
+            if m >= 0:
+                v = _kth_largest(&scratch[0], m, k - above)
+    _free(&t)
+    if not ok:
+        raise ValueError("scores must be finite and non-negative")
+    if m < 0:
+        raise MemoryError()
+    return v
+
+
+cdef double _kth_largest(double* a, Py_ssize_t m, Py_ssize_t k) noexcept nogil:
+    """The ``k``-th largest of ``a[:m]`` (``1 <= k <= m``) by three-way quickselect."""
+    cdef Py_ssize_t lo = 0, hi = m, lt, gt
+    cdef double v, s
+    while True:
+        v = _median3(a[lo], a[lo + (hi - lo) // 2], a[hi - 1])
+        _partition3(a, lo, hi, v, &lt, &gt, &s)
+        if k <= hi - gt:            # among the ones above v
+            lo = gt
+        elif k <= hi - lt:          # v itself
+            return v
+        else:                       # below v: skip the ones >= v
+            k -= hi - lt
+            hi = lt
