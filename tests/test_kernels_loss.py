@@ -132,6 +132,39 @@ def test_logloss_is_finite_at_extreme_scores():
                                                      np.array([700.0, -700.0])), 700.0)
 
 
+def test_vectorised_exp_is_within_one_ulp_of_the_c_library():
+    # The logloss kernels' exp (fastexp.pxd) against math.exp: dense and random arguments,
+    # the subnormal range, the underflow edge and special values.
+    rng = np.random.default_rng(0)
+    x = np.concatenate([-rng.exponential(5.0, 200_000), -rng.uniform(0.0, 746.0, 200_000),
+                        -np.arange(0.0, 746.0, 0.01), -rng.uniform(0.0, 1e-6, 10_000),
+                        [0.0, -0.0, -5e-324, -1e-300, -708.39, -708.4, -709.0, -744.4, -745.1,
+                         -745.2, -746.0, -800.0, -1e308, -np.inf]])
+    out = np.empty_like(x)
+    _loss.exp_nonpositive(x, out)
+    expected = np.array([math.exp(v) for v in x])
+    ulp = np.spacing(np.maximum(expected, 5e-324))
+    assert np.all(np.abs(out - expected) <= ulp), np.max(np.abs(out - expected) / ulp)
+    assert np.all(out[x < -746.0] <= 5e-324)
+    out1 = np.empty(1)
+    _loss.exp_nonpositive(np.array([np.nan]), out1)
+    assert np.isnan(out1[0])
+    with pytest.raises(ValueError, match="must be <= 0"):
+        _loss.exp_nonpositive(np.array([-1.0, 0.5]), np.empty(2))
+
+
+def test_logloss_kernels_at_special_scores():
+    # Scores past the underflow of exp, infinite and NaN scores: p is 0 or 1 exactly as with
+    # the C library's exp, NaN stays NaN.
+    z = np.array([-1e308, -800.0, -745.5, 745.5, 800.0, 1e308, -np.inf, np.inf, np.nan])
+    y = np.array([0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0])
+    g, h = np.empty(z.size), np.empty(z.size)
+    _loss.logloss_gradient(y, z, EMPTY, g, h, 1)
+    p = np.array([ref._sigmoid(v) for v in z[:-1]])
+    np.testing.assert_allclose(g[:-1], p - y[:-1], rtol=0, atol=5e-324)
+    assert np.all(h[:-1] <= 5e-324) and np.isnan(g[-1]) and np.isnan(h[-1])
+
+
 @pytest.mark.parametrize("scale", SCALES)
 def test_sla_properties(scale):
     sla = losses.SLALoss(scale=scale)

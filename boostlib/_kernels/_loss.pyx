@@ -10,6 +10,12 @@ from cython.parallel cimport prange
 from libc.math cimport exp, fabs, frexp, log, log1p
 
 from .common cimport block_stop
+from .fastexp cimport boostlib_exp_nonpos
+
+DEF CHUNK = 64      # rows per vectorised chunk of the logloss kernels
+DEF LOSS_BLOCK = 16384
+DEF LN2 = 0.6931471805599453
+DEF BIG = 8.452712498170644e+270    # 2**900: a chunk (factors <= 2) cannot overflow from it
 
 
 cdef inline double _sigmoid(double z) noexcept nogil:
@@ -33,18 +39,106 @@ def logloss_gradient(const double[::1] y, const double[::1] raw, const double[::
                      double[::1] g, double[::1] h, int n_threads):
     """Binary log-loss ``softplus(z) - y z``: ``g = p - y``, ``h = p (1 - p)``, ``p = sigmoid(z)``."""
     _check(y, raw, weight, g, h)
-    cdef Py_ssize_t i, n = y.shape[0]
+    cdef Py_ssize_t n = y.shape[0], nc = (n + CHUNK - 1) // CHUNK, c, lo, m, i
     cdef bint weighted = weight.shape[0] > 0
-    cdef double p
     with nogil:
-        for i in prange(n, schedule="static", num_threads=n_threads):
-            p = _sigmoid(raw[i])
+        for c in prange(nc, schedule="static", num_threads=n_threads):
+            lo = c * CHUNK
+            m = CHUNK if lo + CHUNK <= n else n - lo
+            _ll_derivatives(&raw[lo], &y[lo], &g[lo], &h[lo], m)
             if weighted:
-                g[i] = (p - y[i]) * weight[i]
-                h[i] = p * (1.0 - p) * weight[i]
-            else:
-                g[i] = p - y[i]
-                h[i] = p * (1.0 - p)
+                for i in range(lo, lo + m):
+                    g[i] = g[i] * weight[i]
+                    h[i] = h[i] * weight[i]
+
+
+def exp_nonpositive(const double[::1] x, double[::1] out):
+    """``out = exp(x)`` for ``x <= 0`` (or NaN) with the vectorisable exp the logloss kernels
+    use (``fastexp.pxd``); exposed to test it against the C library's."""
+    cdef Py_ssize_t i, n = x.shape[0]
+    if out.shape[0] != n:
+        raise ValueError("x and out must have the same length")
+    for i in range(n):
+        if x[i] > 0.0:
+            raise ValueError(f"x[{i}]={x[i]!r} must be <= 0")
+    with nogil:
+        for i in range(n):
+            out[i] = boostlib_exp_nonpos(x[i])
+
+
+# -- logloss in chunks of CHUNK rows -------------------------------------------------------------
+# ``e = exp(-|z|)`` comes from ``boostlib_exp_nonpos`` (fastexp.pxd) and ``p = sigmoid(z)`` is
+# ``1/(1+e)`` or ``e/(1+e)`` chosen without a branch, so the per-row loops vectorise; the sums
+# run in a second, serial loop over the chunk (their order is fixed: results do not depend on
+# the thread count). Each helper keeps its chunk of ``e`` on its own stack (thread-safe).
+
+cdef inline void _ll_fill(const double* z, const double* y, double* g, double* h, double* e,
+                          Py_ssize_t m) noexcept nogil:
+    cdef Py_ssize_t j
+    cdef double ej, p
+    for j in range(m):
+        ej = boostlib_exp_nonpos(-fabs(z[j]))
+        p = (1.0 if z[j] >= 0.0 else ej) / (1.0 + ej)
+        g[j] = p - y[j]
+        h[j] = p * (1.0 - p)
+        e[j] = ej
+
+
+cdef inline void _ll_derivatives(const double* z, const double* y, double* g, double* h,
+                                 Py_ssize_t m) noexcept nogil:
+    """``g`` and ``h`` of ``m <= CHUNK`` rows."""
+    cdef double e[CHUNK]
+    _ll_fill(z, y, g, h, e, m)
+
+
+cdef inline double _ll_product_sum(const double* z, const double* y, const double* e,
+                                   Py_ssize_t m, double* prod, long* expo) noexcept nogil:
+    """Multiply the block's running product by ``1 + e`` (rescaled with frexp past BIG) and
+    return the chunk's sum of ``max(z, 0) - y z``."""
+    cdef Py_ssize_t j
+    cdef double s = 0.0, pr = prod[0], zj
+    cdef int ex
+    for j in range(m):
+        zj = z[j]
+        s = s + ((zj if zj > 0.0 else 0.0) - y[j] * zj)
+        pr = pr * (1.0 + e[j])
+    if pr > BIG:
+        pr = frexp(pr, &ex)
+        expo[0] = expo[0] + ex
+    prod[0] = pr
+    return s
+
+
+cdef inline double _ll_derivatives_sum(const double* z, const double* y, double* g, double* h,
+                                       Py_ssize_t m, double* prod, long* expo) noexcept nogil:
+    """``g``, ``h`` and the unweighted loss terms (see :func:`_ll_product_sum`) of a chunk."""
+    cdef double e[CHUNK]
+    _ll_fill(z, y, g, h, e, m)
+    return _ll_product_sum(z, y, e, m, prod, expo)
+
+
+cdef inline double _ll_sum(const double* z, const double* y, Py_ssize_t m, double* prod,
+                           long* expo) noexcept nogil:
+    """The unweighted loss terms of a chunk (see :func:`_ll_product_sum`)."""
+    cdef double e[CHUNK]
+    cdef Py_ssize_t j
+    for j in range(m):
+        e[j] = boostlib_exp_nonpos(-fabs(z[j]))
+    return _ll_product_sum(z, y, e, m, prod, expo)
+
+
+cdef inline double _ll_derivatives_weighted_sum(const double* z, const double* y,
+                                                const double* w, double* g, double* h,
+                                                Py_ssize_t m) noexcept nogil:
+    """``g``, ``h`` and ``sum w (max(z, 0) + log1p(e) - y z)`` of a chunk."""
+    cdef double e[CHUNK]
+    cdef double s = 0.0, zj
+    cdef Py_ssize_t j
+    _ll_fill(z, y, g, h, e, m)
+    for j in range(m):
+        zj = z[j]
+        s = s + w[j] * ((zj if zj > 0.0 else 0.0) + log1p(e[j]) - y[j] * zj)
+    return s
 
 
 def mse_gradient(const double[::1] y, const double[::1] raw, const double[::1] weight,
@@ -87,23 +181,18 @@ def sla_gradient(const double[::1] y, const double[::1] raw, const double[::1] w
 # Sums are taken per fixed block of rows in parallel and the block sums added in block order,
 # so the result is bit-identical whatever ``n_threads``.
 
-DEF LOSS_BLOCK = 16384
-DEF LN2 = 0.6931471805599453
-DEF BIG = 1e300
 
 # Unweighted logloss sums ``sum log1p(e_i)`` (``e_i = exp(-|z_i|)``) as the log of the block's
 # product of ``1 + e_i``, kept in range with frexp: one log per block instead of one log1p
 # per row (the product's rounding error, about 1e-16 per row, is far below the loss's own).
+# The rescaling is exact and the product is brought to [0.5, 1) before its log, so where it is
+# rescaled does not change the result.
 
-cdef inline double _times_rescaled(double prod, double factor, long* expo) noexcept nogil:
-    """``prod * factor``, brought back to [0.5, 1) with frexp (exponent added to ``expo``)
-    once it exceeds BIG; factors are at most 2, so it never overflows."""
+cdef inline double _log_product(double prod, long expo) noexcept nogil:
+    """``log(prod * 2**expo)``, from the product brought to [0.5, 1) first."""
     cdef int ex
-    prod = prod * factor
-    if prod > BIG:
-        prod = frexp(prod, &ex)
-        expo[0] = expo[0] + ex
-    return prod
+    prod = frexp(prod, &ex)
+    return log(prod) + (expo + ex) * LN2
 
 
 cdef enum:
@@ -115,7 +204,7 @@ cdef enum:
 cdef inline double _pointwise(int kind, double y, double z, double scale) noexcept nogil:
     cdef double t
     if kind == K_LOGLOSS:       # softplus(z) - y z, stable for large |z|
-        return (z if z > 0.0 else 0.0) + log1p(exp(-fabs(z))) - y * z
+        return (z if z > 0.0 else 0.0) + log1p(boostlib_exp_nonpos(-fabs(z))) - y * z
     if kind == K_MSE:
         return 0.5 * (z - y) * (z - y)
     t = 2.0 * y - 1.0
@@ -124,7 +213,7 @@ cdef inline double _pointwise(int kind, double y, double z, double scale) noexce
 
 cdef double _loss_sum(int kind, const double[::1] y, const double[::1] raw,
                       const double[::1] weight, double scale, int n_threads) except? -1.0:
-    cdef Py_ssize_t n = y.shape[0], nb, blk, i, lo, hi
+    cdef Py_ssize_t n = y.shape[0], nb, blk, i, lo, hi, c, m
     if raw.shape[0] != n:
         raise ValueError("y and raw must have the same length")
     if weight.shape[0] not in (0, n):
@@ -134,26 +223,26 @@ cdef double _loss_sum(int kind, const double[::1] y, const double[::1] raw,
     nb = (n + LOSS_BLOCK - 1) // LOSS_BLOCK
     partial = np.zeros(max(nb, 1))
     cdef double[::1] part = partial
-    cdef double s, total = 0.0, z, prod
+    cdef double s, total = 0.0, prod
     cdef long expo
     with nogil:
         for blk in prange(nb, schedule="static", num_threads=n_threads):
             lo = blk * LOSS_BLOCK
             hi = block_stop(blk, LOSS_BLOCK, n)
             s = 0.0
-            prod = 1.0
-            expo = 0
-            for i in range(lo, hi):
-                if product_log:
-                    z = raw[i]
-                    s = s + ((z if z > 0.0 else 0.0) - y[i] * z)
-                    prod = _times_rescaled(prod, 1.0 + exp(-fabs(z)), &expo)
-                elif weighted:
-                    s = s + weight[i] * _pointwise(kind, y[i], raw[i], scale)
-                else:
-                    s = s + _pointwise(kind, y[i], raw[i], scale)
             if product_log:
-                s = s + (log(prod) + expo * LN2)
+                prod = 1.0
+                expo = 0
+                for c in range(lo, hi, CHUNK):
+                    m = CHUNK if c + CHUNK <= hi else hi - c
+                    s = s + _ll_sum(&raw[c], &y[c], m, &prod, &expo)
+                s = s + _log_product(prod, expo)
+            else:
+                for i in range(lo, hi):
+                    if weighted:
+                        s = s + weight[i] * _pointwise(kind, y[i], raw[i], scale)
+                    else:
+                        s = s + _pointwise(kind, y[i], raw[i], scale)
             part[blk] = s
         for blk in range(nb):
             total = total + part[blk]
@@ -202,7 +291,8 @@ def gradient_loss_sum(int kind, const double[::1] y, const double[::1] raw,
     nb = (n + LOSS_BLOCK - 1) // LOSS_BLOCK
     partial = np.zeros(max(nb, 1))
     cdef double[::1] part = partial
-    cdef double s, total = 0.0, z, e, p, q, t, v, prod
+    cdef double s, total = 0.0, z, q, t, v, prod
+    cdef Py_ssize_t c, m
     cdef long expo
     with nogil:
         for blk in prange(nb, schedule="static", num_threads=n_threads):
@@ -211,34 +301,34 @@ def gradient_loss_sum(int kind, const double[::1] y, const double[::1] raw,
             s = 0.0
             prod = 1.0
             expo = 0
-            for i in range(lo, hi):
-                z = raw[i]
-                if kind == K_LOGLOSS:
-                    e = exp(-fabs(z))
-                    p = 1.0 / (1.0 + e) if z >= 0.0 else e / (1.0 + e)
-                    g[i] = p - y[i]
-                    h[i] = p * (1.0 - p)
+            if kind == K_LOGLOSS:
+                for c in range(lo, hi, CHUNK):
+                    m = CHUNK if c + CHUNK <= hi else hi - c
                     if product_log:
-                        s = s + ((z if z > 0.0 else 0.0) - y[i] * z)
-                        prod = _times_rescaled(prod, 1.0 + e, &expo)
-                        continue
-                    v = (z if z > 0.0 else 0.0) + log1p(e) - y[i] * z
-                elif kind == K_MSE:
-                    g[i] = z - y[i]
-                    h[i] = 1.0
-                    v = 0.5 * (z - y[i]) * (z - y[i])
-                else:
-                    t = 2.0 * y[i] - 1.0
-                    q = _sigmoid(t * z / scale)
-                    g[i] = -(t / scale) * q * (1.0 - q)
-                    h[i] = -(q * (1.0 - q) * (1.0 - 2.0 * q)) / (scale * scale)
-                    v = 1.0 - _sigmoid(t * z / scale)
-                if weighted:
-                    s = s + loss_weight[i] * v
-                else:
-                    s = s + v
-            if product_log:
-                s = s + (log(prod) + expo * LN2)
+                        s = s + _ll_derivatives_sum(&raw[c], &y[c], &g[c], &h[c], m, &prod,
+                                                    &expo)
+                    else:
+                        s = s + _ll_derivatives_weighted_sum(&raw[c], &y[c], &loss_weight[c],
+                                                             &g[c], &h[c], m)
+                if product_log:
+                    s = s + _log_product(prod, expo)
+            else:
+                for i in range(lo, hi):
+                    z = raw[i]
+                    if kind == K_MSE:
+                        g[i] = z - y[i]
+                        h[i] = 1.0
+                        v = 0.5 * (z - y[i]) * (z - y[i])
+                    else:
+                        t = 2.0 * y[i] - 1.0
+                        q = _sigmoid(t * z / scale)
+                        g[i] = -(t / scale) * q * (1.0 - q)
+                        h[i] = -(q * (1.0 - q) * (1.0 - 2.0 * q)) / (scale * scale)
+                        v = 1.0 - _sigmoid(t * z / scale)
+                    if weighted:
+                        s = s + loss_weight[i] * v
+                    else:
+                        s = s + v
             part[blk] = s
         for blk in range(nb):
             total = total + part[blk]
