@@ -43,7 +43,7 @@ class _Buffers:
         return arr[:n]
 
 
-def draw_seed(rng: np.random.Generator) -> int:
+def _draw_seed(rng: np.random.Generator) -> int:
     """One 64-bit seed for a compiled draw (one step of the sampler's stream)."""
     return int(rng.integers(0, 2**64, dtype=np.uint64))
 
@@ -52,7 +52,7 @@ def _bernoulli(n: int, p: float, rng: np.random.Generator, buffers: "_Buffers",
                n_threads: int) -> np.ndarray:
     """Rows kept independently with probability ``p``; one uniform row if none is."""
     rows = buffers.get("rows", n, np.int32)
-    k = _sampling.bernoulli_select(p, draw_seed(rng), rows, n_threads)
+    k = _sampling.bernoulli_select(p, _draw_seed(rng), rows, n_threads)
     if k == 0:
         return np.array([rng.integers(n)], dtype=np.int32)
     return rows[:k].copy()
@@ -207,7 +207,7 @@ class GOSSSampler(_CompiledSampler):
         take = rng.multivariate_hypergeometric(rest, other_k).astype(np.int64)
         factor = n_rest / other_k if other_k else 1.0
         rows, weights = buf.get("rows", n, np.int32), buf.get("weights", n)
-        k = _sampling.goss_select(score, threshold, take, factor, draw_seed(rng), rows, weights,
+        k = _sampling.goss_select(score, threshold, take, factor, _draw_seed(rng), rows, weights,
                                   self._n_threads)
         return SampleResult(indices=rows[:k].copy(), weights=weights[:k].copy())
 
@@ -316,7 +316,7 @@ class MVSSampler(_CompiledSampler):
             return SampleResult(indices=idx, weights=np.ones(idx.size))
         buf = self._buffers
         rows, weights = buf.get("rows", n, np.int32), buf.get("weights", n)
-        k = _sampling.mvs_select(score, mu, draw_seed(rng), rows, weights, self._n_threads)
+        k = _sampling.mvs_select(score, mu, _draw_seed(rng), rows, weights, self._n_threads)
         if k == 0:
             p = np.minimum(1.0, score / mu)
             i = int(rng.choice(n, p=p / p.sum()))

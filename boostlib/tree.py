@@ -15,7 +15,7 @@ every split node are built in one pass over the rows and the sibling's come by s
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Optional, Tuple
 
 import numpy as np
 
@@ -248,7 +248,7 @@ class TreeGrower:
         return tree, node
 
     def apply(self, tree, rows: Optional[np.ndarray] = None,
-              known: Optional[tuple] = None) -> np.ndarray:
+              known: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> np.ndarray:
         """Leaf (oblivious: leaf index; depthwise: node id) of the training rows ``rows``
         (default: all).
 
