@@ -25,6 +25,9 @@ How it works
 * "other load" = CPUs kept busy by *other* processes while a model ran (machine busy time
   minus the child's CPU time, over wall time); above 0.25 the report warns that those
   timings are inflated (``--retry-contended K`` reruns such models).
+* ``--repeats R`` runs the whole model list R times, round by round, and reports each model's
+  median fit; a sampling ratio is then the median of the ratios within each round, with their
+  range (the host's timing noise, +-10% and more, is larger than many of the differences).
 * Peers that are not installed are skipped with a note; they are all optional.
 
 Settings (all models): 200 trees, depth 6, 255 bins, learning rate 0.1, 2 threads, L2 = 1.
@@ -488,15 +491,37 @@ def ratios(results: Dict[str, Dict[str, Any]]) -> List[Dict[str, Any]]:
     return rows
 
 
+def _median_run(runs: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """One model's result over its rounds: the round with the median fit time, plus every
+    round's fit time (``fit_s_rounds``) when there were several."""
+    done = [r for r in runs if "skipped" not in r]
+    if len(done) != len(runs):
+        return next(r for r in runs if "skipped" in r)
+    if len(runs) == 1:
+        return runs[0]
+    order = sorted(range(len(runs)), key=lambda k: runs[k]["fit_s"])
+    out = dict(runs[order[(len(runs) - 1) // 2]])
+    out["fit_s_rounds"] = [r["fit_s"] for r in runs]
+    return out
+
+
 def sampling_ratios(results: Dict[str, Dict[str, Any]]) -> List[Dict[str, Any]]:
-    """What row sampling does to each library: sampled / unsampled fit time, logloss change."""
+    """What row sampling does to each library: sampled / unsampled fit time, logloss change.
+
+    With repeated rounds (``fit_s_rounds``), ``fit`` is the median over the rounds of the
+    ratio within each round (the two models ran minutes apart, not hours), and ``fit_min`` /
+    ``fit_max`` its range.
+    """
     rows = []
     for a, b in SAMPLING_PAIRS:
         ra, rb = results.get(a), results.get(b)
         if not ra or not rb or "skipped" in ra or "skipped" in rb:
             continue
+        per_round = [x / y for x, y in zip(ra.get("fit_s_rounds", [ra["fit_s"]]),
+                                           rb.get("fit_s_rounds", [rb["fit_s"]]))]
         rows.append(dict(sampled=a, unsampled=b, label=ra["label"],
-                         fit=ra["fit_s"] / rb["fit_s"],
+                         fit=float(np.median(per_round)), fit_min=min(per_round),
+                         fit_max=max(per_round), rounds=len(per_round),
                          logloss_diff_pct=100.0 * (ra["logloss"] - rb["logloss"])
                          / rb["logloss"]))
     return rows
@@ -565,10 +590,15 @@ def render(report: Dict[str, Any]) -> str:
     if report.get("sampling"):
         lines += ["", f"### Row sampling at subsample={cfg['subsample']} (sampled / unsampled, "
                   "same library)", "",
-                  "| sampled model | fit ratio | logloss diff % |", "|---|---:|---:|"]
+                  "| sampled model | fit ratio | per-round range | logloss diff % |",
+                  "|---|---:|---:|---:|"]
         for q in report["sampling"]:
-            lines.append(f"| {q['label']} | {q['fit']:.2f}x | {q['logloss_diff_pct']:+.2f}% |")
-        lines += ["", "fit ratio < 1: sampling made the fit faster; logloss diff % = 100 * "
+            spread = (f"{q['fit_min']:.2f}-{q['fit_max']:.2f} ({q['rounds']} rounds)"
+                      if q.get("rounds", 1) > 1 else "")
+            lines.append(f"| {q['label']} | {q['fit']:.2f}x | {spread} | "
+                         f"{q['logloss_diff_pct']:+.2f}% |")
+        lines += ["", "fit ratio < 1: sampling made the fit faster (with --repeats: the median "
+                  "over the rounds of the ratio within a round); logloss diff % = 100 * "
                   "(sampled - unsampled) / unsampled test logloss."]
     return "\n".join(lines)
 
@@ -622,6 +652,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--retry-contended", type=int, default=0, metavar="K",
                     help="rerun a model up to K more times when other processes competed for "
                          f"the CPUs while it ran (other load > {CONTENTION_WARN})")
+    ap.add_argument("--repeats", type=int, default=1, metavar="R",
+                    help="run the model list R times, round by round (every model once per "
+                         "round); each model reports its median fit, and sampling ratios the "
+                         "median of the within-round ratios")
     ap.add_argument("--single", metavar="NAME", help=argparse.SUPPRESS)
     ap.add_argument("--data-dir", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -647,8 +681,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         data = write_data(tmp, args.n_train, args.n_test, args.seed)
         print(f"data: {args.n_train:,} train + {args.n_test:,} test rows generated in "
               f"{time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
-        results = []
-        for name in names:
+        if args.repeats < 1:
+            ap.error(f"--repeats={args.repeats} must be >= 1")
+        rounds: Dict[str, List[Dict[str, Any]]] = {name: [] for name in names}
+        for name in names * args.repeats:       # round by round
             for attempt in range(args.retry_contended + 1):
                 r = spawn(name, tmp, cfg, args.timeout)
                 other = r.get("other_cpus_busy")
@@ -658,7 +694,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                       f"running it again", file=sys.stderr, flush=True)
                 time.sleep(30)
             r["attempts"] = attempt + 1
-            results.append(r)
+            rounds[name].append(r)
             if "skipped" in r:
                 print(f"{name}: skipped ({r['skipped']})", file=sys.stderr, flush=True)
             else:
@@ -668,6 +704,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
+    results = [_median_run(runs) for runs in rounds.values()]
     by_name = {r["name"]: r for r in results}
     report = dict(config=dict(cfg, n_train=args.n_train, n_test=args.n_test,
                               input_dtype="float64"),
