@@ -269,13 +269,23 @@ class MVSSampler(_CompiledSampler):
         self._learning_rate = float(ctx.learning_rate)
 
     def regularization(self, gradient: np.ndarray, hessian: np.ndarray) -> float:
-        """The ``lambda`` of this iteration (``mvs_reg``, or the adaptive rule)."""
+        """The ``lambda`` of this iteration (``mvs_reg``, or the adaptive rule; ``inf`` when
+        the adaptive value overflows, with tiny hessians)."""
+        scale, norm = self._hessian_scale(gradient, hessian)
+        try:
+            return (scale / norm) ** 2
+        except OverflowError:
+            return math.inf
+
+    def _hessian_scale(self, gradient: np.ndarray, hessian: np.ndarray):
+        """``(h_scale, h_norm)`` with ``lambda = (h_scale / h_norm)^2``, both finite: the
+        adaptive rule's ``(learning_rate * sum|g|, sum|h|)``, or ``(sqrt(mvs_reg), 1)``."""
         if self.mvs_reg is not None:
-            return self.mvs_reg
+            return math.sqrt(self.mvs_reg), 1.0
         g_sum, h_sum = _sampling.abs_sums(gradient, hessian, self._n_threads)
         if h_sum == 0.0:
-            return 0.0
-        return (self._learning_rate * g_sum / h_sum) ** 2
+            return 0.0, 1.0
+        return self._learning_rate * g_sum, h_sum
 
     def probabilities(self, gradient: np.ndarray, hessian: np.ndarray) -> np.ndarray:
         """Per-row keep probabilities ``p_i`` (for analysis and tests; ``sample`` draws)."""
@@ -287,10 +297,11 @@ class MVSSampler(_CompiledSampler):
     def _score_threshold(self, gradient, hessian):
         """Scores, and ``mu`` (None: uniform fallback; 0: keep every positive score)."""
         n = gradient.shape[0]
-        lam = self.regularization(gradient, hessian)
+        h_scale, h_norm = self._hessian_scale(gradient, hessian)
         score = self._buffers.get("score", n)
         try:
-            n_pos = _sampling.mvs_scores(gradient, hessian, lam, score, self._n_threads)
+            n_pos = _sampling.mvs_scores(gradient, hessian, h_scale, h_norm, score,
+                                         self._n_threads)
         except ValueError as exc:
             raise ValueError(f"sampler 'mvs': {exc}") from None
         target = n * self.subsample

@@ -197,8 +197,27 @@ def test_block_parallel_kernels_match_reference_for_any_thread_count(n):
         assert (sa, sb) == _sampling.abs_sums(g, h, 1)
         assert sa == pytest.approx(np.abs(g).sum(), rel=1e-12)
         out = np.empty(n)
-        assert _sampling.mvs_scores(g, h, 0.3, out, threads) == np.count_nonzero(out)
+        assert _sampling.mvs_scores(g, h, np.sqrt(0.3), 1.0, out, threads) == \
+            np.count_nonzero(out)
         np.testing.assert_allclose(out, ref.mvs_score(g, h, 0.3), rtol=1e-15)
+        assert _sampling.mvs_scores(g, h, 0.1 * np.abs(g).sum(), np.abs(h).sum(), out,
+                                    threads) == np.count_nonzero(out)
+        np.testing.assert_allclose(out, ref.mvs_score(g, h, None, 0.1), rtol=1e-14)
+
+
+def test_mvs_scores_stay_finite_when_adaptive_lambda_overflows():
+    # hypothesis found it: one hessian of 3e-257 among zeros makes the adaptive lambda
+    # (0.3 * sum|g| / sum|h|)^2 overflow; the scores must stay finite (h / sum|h| <= 1).
+    g = np.array([0.5] * 5 + [2.0, 0.5, 0.0])
+    h = np.array([0.0, 0.0, 3.29e-257, 0.0, 0.0, 0.0, 0.0, 0.0])
+    out = np.empty(g.size)
+    for norm in (np.abs(h).sum(), 5e-324):           # the reciprocal of 5e-324 overflows
+        hh = h if norm != 5e-324 else np.where(h > 0, 5e-324, 0.0)
+        n_pos = _sampling.mvs_scores(g, hh, 0.3 * np.abs(g).sum(), norm, out)
+        assert n_pos == 7 and np.all(np.isfinite(out))
+        np.testing.assert_allclose(out, ref.mvs_score(g, hh, None, 0.3), rtol=1e-14)
+    with pytest.raises(ValueError, match="h_norm"):
+        _sampling.mvs_scores(g, h, 1.0, 0.0, out)
 
 
 @KERNEL_SETTINGS

@@ -133,6 +133,21 @@ def test_mvs_matches_reference(gh, s, lam, seed):
     np.testing.assert_allclose(res.weights, w, rtol=1e-9)
 
 
+def test_mvs_adaptive_lambda_with_tiny_hessians():
+    # hypothesis found it: the adaptive lambda overflows for one tiny hessian among zeros; the
+    # sampler must still rank by sqrt(g^2 + lambda h^2), which is finite (see mvs_scores).
+    g = np.array([0.5] * 5 + [2.0] + [0.5] * 5 + [2.0] + [0.5] * 5 + [0.0])
+    h = np.zeros(g.size)
+    h[2] = 3.29183146e-257
+    sampler = _began(MVSSampler(0.3), learning_rate=0.3)
+    assert sampler.regularization(g, h) == np.inf
+    p = ref.mvs_probabilities(ref.mvs_score(g, h, None, learning_rate=0.3), 0.3)
+    np.testing.assert_allclose(sampler.probabilities(g, h), p, rtol=1e-9)
+    assert p[2] == 1.0                   # the row with the hessian dominates the score
+    res = sampler.sample(g, h, np.random.default_rng(0), 0)
+    assert 2 in res.indices and np.all(np.isfinite(res.weights))
+
+
 @KERNEL_SETTINGS
 @given(derivatives(max_rows=120), st.floats(0.01, 0.5), st.floats(0.01, 0.5),
        st.sampled_from(["gh", "g"]), st.integers(0, 2**32 - 1))

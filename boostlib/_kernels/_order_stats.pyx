@@ -222,7 +222,7 @@ def mvs_threshold(const double[::1] score, double target, double[::1] scratch,
         ok = _bucket_pass(&score[0], n, &t, n_chunks, True, &zeros, n_threads)
         m = n - zeros if ok else 0
         if ok and 0.0 < target < m:
-            mu = _threshold(&score[0], n, &t, zeros, target, &scratch[0], n_threads)
+            mu = _threshold(&score[0], n, &t, target, &scratch[0], n_threads)
     _free(&t)
     if not ok:
         raise ValueError("scores must be finite and non-negative")
@@ -234,8 +234,8 @@ def mvs_threshold(const double[::1] score, double target, double[::1] scratch,
     return mu
 
 
-cdef double _threshold(const double* score, Py_ssize_t n, Tables* t, Py_ssize_t zeros,
-                       double target, double* a, int n_threads) noexcept nogil:
+cdef double _threshold(const double* score, Py_ssize_t n, Tables* t, double target, double* a,
+                       int n_threads) noexcept nogil:
     """The body of :func:`mvs_threshold`, given the merged tables (-1: out of memory)."""
     cdef Py_ssize_t b, j = 0, k
     cdef double below = 0.0, n_above = 0.0, x
@@ -250,7 +250,8 @@ cdef double _threshold(const double* score, Py_ssize_t n, Tables* t, Py_ssize_t 
         below += x
     # The largest bucket j whose floor gives sum_i min(1, score_i / floor) >= target: bucket
     # 0 (floor 0+, every positive score with probability 1) if no other does, as
-    # #{score > 0} > target.
+    # #{score > 0} > target. (Bucket 0's count includes the zeros: it is added and taken back
+    # here, and zeros never become candidates.)
     for b in range(N_BUCKETS - 1, -1, -1):
         if t.count[b] == 0:
             continue

@@ -102,7 +102,7 @@ def mvs_select(const double[::1] score, double mu, uint64_t seed, idx_t[::1] out
     Parameters
     ----------
     score : IN float64 (n,), >= 0.
-    mu : threshold (> 0), e.g. from :func:`mvs_threshold`.
+    mu : threshold (> 0), e.g. from ``_order_stats.mvs_threshold``.
     seed : the draw's seed (see :func:`uniforms`).
     out_rows : OUT int32 (n,): the kept rows, in increasing order, in the first ``k`` entries.
     out_weight : OUT float64 (n,): their weights (exactly 1 where ``p_i == 1``).
@@ -164,24 +164,38 @@ def abs_sums(const double[::1] a, const double[::1] b, int n_threads=1):
     return ta, tb
 
 
-def mvs_scores(const double[::1] gradient, const double[::1] hessian, double lam,
-               double[::1] out, int n_threads=1):
-    """``out = sqrt(g^2 + lam * h^2)`` (parallel); returns the number of positive scores.
+def mvs_scores(const double[::1] gradient, const double[::1] hessian, double h_scale,
+               double h_norm, double[::1] out, int n_threads=1):
+    """``out = sqrt(g^2 + (h_scale * h / h_norm)^2)`` (parallel), i.e. MVS's
+    ``sqrt(g^2 + lambda h^2)`` with ``lambda = (h_scale / h_norm)^2``; returns the number of
+    positive scores.
+
+    The adaptive ``lambda`` is ``(learning_rate * sum|g| / sum|h|)^2``: with
+    ``h_norm = sum|h|`` every ``|h| / h_norm`` is at most 1, so the hessian term stays finite
+    even when ``lambda`` itself would overflow (tiny hessians).
 
     Raises
     ------
     ValueError
-        When a score is not finite (non-finite or huge derivatives).
+        When a score is not finite (non-finite or huge derivatives), or ``h_norm`` is not
+        positive.
     """
     cdef Py_ssize_t i, n = gradient.shape[0], n_pos = 0
-    cdef double g, h, r, total = 0.0
+    cdef double g, a, r, total = 0.0
+    cdef double inv = 1.0 / h_norm if h_norm > 0.0 else 0.0
+    cdef bint divide = not isfinite(inv)        # h_norm below ~1e-308: divide row by row
     if hessian.shape[0] != n or out.shape[0] < n:
         raise ValueError("gradient, hessian and out must hold n values")
+    if not h_norm > 0.0:
+        raise ValueError(f"h_norm={h_norm!r} must be positive")
     with nogil:
         for i in prange(n, schedule="static", num_threads=n_threads):
             g = gradient[i]
-            h = hessian[i]
-            r = sqrt(g * g + lam * (h * h))
+            if divide:
+                a = (hessian[i] / h_norm) * h_scale
+            else:
+                a = (hessian[i] * inv) * h_scale
+            r = sqrt(g * g + a * a)
             out[i] = r
             n_pos += r > 0.0
             total += r              # only its finiteness is used: order does not matter

@@ -49,10 +49,15 @@ def mvs_probabilities(score: np.ndarray, subsample: float) -> np.ndarray:
 def mvs_score(g: np.ndarray, h: np.ndarray, lam: Optional[float],
               learning_rate: float = 1.0) -> np.ndarray:
     """``sqrt(g^2 + lambda h^2)``, with the adaptive
-    ``lambda = (learning_rate * sum|g| / sum|h|)^2`` when ``lam`` is None."""
+    ``lambda = (learning_rate * sum|g| / sum|h|)^2`` when ``lam`` is None, written as
+    ``(learning_rate * sum|g| * (h / sum|h|))^2`` so that it stays finite when ``lambda``
+    overflows (tiny hessians)."""
     if lam is None:
         hs = np.abs(h).sum()
-        lam = (learning_rate * np.abs(g).sum() / hs) ** 2 if hs > 0 else 0.0
+        if hs == 0:
+            return np.abs(g)
+        a = learning_rate * np.abs(g).sum() * (h / hs)
+        return np.sqrt(g * g + a * a)
     return np.sqrt(g * g + lam * (h * h))
 
 
