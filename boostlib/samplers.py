@@ -207,8 +207,8 @@ class GOSSSampler(_CompiledSampler):
         take = rng.multivariate_hypergeometric(rest, other_k).astype(np.int64)
         factor = n_rest / other_k if other_k else 1.0
         rows, weights = buf.get("rows", n, np.int32), buf.get("weights", n)
-        k = _sampling.goss_select(score, threshold, take, factor, _draw_seed(rng), rows, weights,
-                                  self._n_threads)
+        k = _sampling.goss_select(score, threshold, rest, take, factor, _draw_seed(rng), rows,
+                                  weights, self._n_threads)
         return SampleResult(indices=rows[:k].copy(), weights=weights[:k].copy())
 
 

@@ -178,7 +178,7 @@ def test_block_parallel_kernels_match_reference_for_any_thread_count(n):
     idx, weight = ref.mvs_select(score, mu, u)
     b_idx, _ = ref.bernoulli_select(np.full(n, 0.3), u)
     threshold = float(np.quantile(score, 0.6))
-    rest = np.add.reduceat(score < threshold, np.arange(0, n, ref.GOSS_BLOCK))
+    rest = np.add.reduceat(score < threshold, np.arange(0, n, ref.GOSS_BLOCK)).astype(np.int64)
     take = rng.multivariate_hypergeometric(rest, int(0.3 * rest.sum()))
     factor = rest.sum() / take.sum() if take.sum() else 1.0
     g_idx, g_weight = ref.goss_select(score, threshold, u, take)
@@ -190,7 +190,7 @@ def test_block_parallel_kernels_match_reference_for_any_thread_count(n):
         k = _sampling.bernoulli_select(0.3, 99, rows, threads)
         np.testing.assert_array_equal(rows[:k], b_idx)
         np.testing.assert_array_equal(_sampling.goss_rest_counts(score, threshold, threads), rest)
-        k = _sampling.goss_select(score, threshold, take, factor, 99, rows, w, threads)
+        k = _sampling.goss_select(score, threshold, rest, take, factor, 99, rows, w, threads)
         np.testing.assert_array_equal(rows[:k], g_idx)
         np.testing.assert_array_equal(w[:k], g_weight)
         sa, sb = _sampling.abs_sums(g, h, threads)
@@ -233,7 +233,7 @@ def test_goss_select_matches_sequential_reference(n, seed, frac):
     take = np.array([other_k], np.int64)
     factor = n_rest / other_k if other_k else 1.0
     rows, w = np.empty(n, np.int32), np.empty(n)
-    k = _sampling.goss_select(score, threshold, take, factor, seed, rows, w)
+    k = _sampling.goss_select(score, threshold, rest, take, factor, seed, rows, w)
     idx, weight = ref.goss_select(score, threshold, ref.splitmix64_uniforms(seed, n), take)
     np.testing.assert_array_equal(rows[:k], idx)
     np.testing.assert_array_equal(w[:k], weight)
@@ -244,6 +244,8 @@ def test_goss_select_rejects_bad_take():
     score = np.arange(10.0)
     rows, w = np.empty(10, np.int32), np.empty(10)
     with pytest.raises(ValueError, match="one count per block"):
-        _sampling.goss_select(score, 5.0, np.array([1, 1], np.int64), 1.0, 0, rows, w)
+        _sampling.goss_select(score, 5.0, np.array([5], np.int64), np.array([1, 1], np.int64),
+                              1.0, 0, rows, w)
     with pytest.raises(ValueError, match=r"take\[0\]=6 must be in \[0, 5\]"):
-        _sampling.goss_select(score, 5.0, np.array([6], np.int64), 1.0, 0, rows, w)
+        _sampling.goss_select(score, 5.0, np.array([5], np.int64), np.array([6], np.int64),
+                              1.0, 0, rows, w)

@@ -14,6 +14,14 @@ from libc.string cimport memmove
 from .common cimport idx_t
 from .counter_rng cimport uniform01
 
+cdef extern from *:
+    """
+    #ifndef BOOSTLIB_DEBUG
+    #define BOOSTLIB_DEBUG 0
+    #endif
+    """
+    bint BOOSTLIB_DEBUG   # 1 in the debug build (setup.py defines it)
+
 
 cdef enum:
     BLOCK = 1 << 16     # rows per parallel block: fixed, so results never depend on n_jobs
@@ -267,9 +275,9 @@ def goss_rest_counts(const double[::1] score, double threshold, int n_threads=1)
     return counts
 
 
-def goss_select(const double[::1] score, double threshold, const int64_t[::1] take,
-                double factor, uint64_t seed, idx_t[::1] out_rows, double[::1] out_weight,
-                int n_threads=1):
+def goss_select(const double[::1] score, double threshold, const int64_t[::1] rest,
+                const int64_t[::1] take, double factor, uint64_t seed, idx_t[::1] out_rows,
+                double[::1] out_weight, int n_threads=1):
     """GOSS: every row with ``score >= threshold`` (weight 1), plus, in each fixed block of
     rows, exactly ``take[b]`` of the block's rows below the threshold, uniformly without
     replacement, with weight ``factor``.
@@ -286,6 +294,9 @@ def goss_select(const double[::1] score, double threshold, const int64_t[::1] ta
     ----------
     score : IN float64 (n,).
     threshold : the ``top_k``-th largest score.
+    rest : IN int64 (n_blocks,) each block's rows below the threshold, as
+        :func:`goss_rest_counts` returns them (the caller has them already; the debug build
+        recounts).
     take : IN int64 (n_blocks,) rows to draw per block, at most the block's count.
     factor : weight of the drawn rows (``n_rest / other_k``).
     seed : the draw's seed (see :func:`uniforms`).
@@ -303,12 +314,12 @@ def goss_select(const double[::1] score, double threshold, const int64_t[::1] ta
     cdef double weight_of[2]        # indexed by "top": no branch per row
     if out_rows.shape[0] < n or out_weight.shape[0] < n:
         raise ValueError("the outputs must hold n values")
-    if take.shape[0] != nb:
-        raise ValueError(f"take must hold one count per block of {BLOCK} rows ({nb})")
+    if take.shape[0] != nb or rest.shape[0] != nb:
+        raise ValueError(f"rest and take must hold one count per block of {BLOCK} rows ({nb})")
     if nb == 0:
         return 0
-    counts = goss_rest_counts(score, threshold, n_threads)
-    cdef int64_t[::1] rest = counts
+    if BOOSTLIB_DEBUG and not np.array_equal(rest, goss_rest_counts(score, threshold, 1)):
+        raise ValueError("rest must be the blocks' counts of rows below the threshold")
     for blk in range(nb):
         if not 0 <= take[blk] <= rest[blk]:
             raise ValueError(f"take[{blk}]={take[blk]} must be in [0, {rest[blk]}], the "
