@@ -124,6 +124,8 @@ class TreeGrower:
         self._no_rows = np.empty(0, dtype=np.int32)
         self._pool = [np.empty(0), np.empty(0)]
         self._compact = np.empty((0, n_features), dtype=np.uint8)
+        self._listed = np.empty(0, dtype=np.int32)
+        self._block_counts = np.empty(0, dtype=np.int32)
 
     def _hist_buffer(self, which: int, n_slots: int) -> np.ndarray:
         """Histogram array of ``n_slots`` slots from one of two reused buffers.
@@ -138,9 +140,21 @@ class TreeGrower:
         return self._pool[which][:size].reshape(shape)
 
     # -- helpers -----------------------------------------------------------------------------
-    def _build(self, hX, rows, node, slot_of_node, g, h, hist):
-        # hX, rows, g and h are the histogram inputs _root() prepares once per tree.
-        _histogram.build_histograms(hX, rows, node, slot_of_node, g, h, hist, self.n_threads)
+    def _build(self, hX, rows, node, slot_of_node, g, h, hist, listing=(None, None)):
+        # hX, rows, g and h are the histogram inputs _root() prepares once per tree; listing
+        # the rows of the slotted nodes, as the level's partition wrote them (or none).
+        _histogram.build_histograms(hX, rows, node, slot_of_node, g, h, hist, self.n_threads,
+                                    *listing)
+
+    def _row_list(self, n_fit: int):
+        """``(listed, block_counts)`` work arrays for ``n_fit`` rows (reused across levels
+        and trees: a level's list is read before the next level writes it)."""
+        n_blocks = -(-n_fit // _partition.LIST_BLOCK_ROWS)
+        if self._listed.size < n_fit:
+            self._listed = np.empty(n_fit, dtype=np.int32)
+        if self._block_counts.size < n_blocks:
+            self._block_counts = np.empty(n_blocks, dtype=np.int32)
+        return self._listed[:n_fit], self._block_counts[:n_blocks]
 
     def _split_stats(self, hist, slots, f, b, d):
         left = np.empty((slots.size, 3))
@@ -347,8 +361,6 @@ class TreeGrower:
             if not np.any(self._has_missing(hist[slots, f, self.missing_bin])):
                 d = int(right[:, 2].sum() > left[:, 2].sum())   # no NaN seen: majority side
             valid = self._valid(left, right)
-            _partition.apply_level_oblivious(self.X, rows, node, f, b, d, level,
-                                             self.missing_bin, self.n_threads)
             feats.append(f)
             bins.append(b)
             nanr.append(d)
@@ -357,14 +369,20 @@ class TreeGrower:
             frozen_at = np.concatenate([frozen_at, frozen_at])
             split = act[valid]
             new_slot = np.full(2 * n_leaves, -1, dtype=np.int32)
-            if level + 1 < p.max_depth and split.size:
+            build_next = level + 1 < p.max_depth and split.size > 0
+            if build_next:     # histograms of the smaller children, the others by subtraction
                 small_right = right[valid, 2] < left[valid, 2]
                 small = split + n_leaves * small_right
                 big = split + n_leaves * ~small_right
                 m = split.size
                 new_slot[small] = np.arange(m)
+            listing = self._row_list(rows.size) if build_next else (None, None)
+            _partition.apply_level_oblivious(self.X, rows, node, f, b, d, level,
+                                             self.missing_bin, self.n_threads,
+                                             new_slot if build_next else None, *listing)
+            if build_next:
                 new_hist = self._hist_buffer((level + 1) % 2, 2 * m)
-                self._build(hX, hrows, node, new_slot, g32, h32, new_hist[:m])
+                self._build(hX, hrows, node, new_slot, g32, h32, new_hist[:m], listing)
                 np.subtract(hist[slots[valid]], new_hist[:m], out=new_hist[m:])
                 new_slot[big] = m + np.arange(m)
                 hist = new_hist
@@ -414,23 +432,26 @@ class TreeGrower:
             rc = np.full(n_nodes, -1, dtype=np.int32)
             for k, *_ in splits:
                 lc[k], rc[k] = left_c[k], right_c[k]
-            _partition.apply_level(self.X, rows, node, np.asarray(feature, np.int32),
-                                   np.asarray(bin_, np.int32), np.asarray(nanr, np.uint8),
-                                   lc, rc, self.missing_bin, self.n_threads)
             level_nodes, level_slots = [], []
-            if depth + 1 < p.max_depth:
+            build_next = depth + 1 < p.max_depth
+            if build_next:     # histograms of the smaller children, the others by subtraction
                 m = len(splits)
                 slot_of_node = np.full(n_nodes, -1, dtype=np.int32)
-                parent_slots, big_nodes = [], []
+                parent_slots = []
                 for j, (k, s, f, b, d, gn, cl, cr) in enumerate(splits):
                     small, big = (right_c[k], left_c[k]) if cr < cl else (left_c[k], right_c[k])
                     slot_of_node[small] = j
                     parent_slots.append(s)
-                    big_nodes.append(big)
                     level_nodes += [small, big]
                     level_slots += [j, m + j]
+            listing = self._row_list(rows.size) if build_next else (None, None)
+            _partition.apply_level(self.X, rows, node, np.asarray(feature, np.int32),
+                                   np.asarray(bin_, np.int32), np.asarray(nanr, np.uint8),
+                                   lc, rc, self.missing_bin, self.n_threads,
+                                   slot_of_node if build_next else None, *listing)
+            if build_next:
                 new_hist = self._hist_buffer((depth + 1) % 2, 2 * m)
-                self._build(hX, hrows, node, slot_of_node, g32, h32, new_hist[:m])
+                self._build(hX, hrows, node, slot_of_node, g32, h32, new_hist[:m], listing)
                 np.subtract(hist[parent_slots], new_hist[:m], out=new_hist[m:])
                 hist = new_hist
         tree = DepthwiseTree(

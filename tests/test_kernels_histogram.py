@@ -4,20 +4,21 @@ import pytest
 from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
-from boostlib._kernels import _histogram
+from boostlib._kernels import _histogram, _partition
 from reference import kernels as ref
 from reference.strategies import (KERNEL_SETTINGS, TWO_CHANNELS, binned_data, gradients,
                                   make_binned)
 
 
 def kernel_hist(data, rows, node, slot_of_node, g, h, n_slots, n_threads, n_channels=3,
-                fill=np.nan):
+                fill=np.nan, listing=(None, None)):
     hist = np.full((n_slots, data.n_features, data.n_bins, n_channels), fill)
     _histogram.build_histograms(data.X_rows, np.ascontiguousarray(rows, dtype=np.int32),
                                 np.ascontiguousarray(node, dtype=np.int32),
                                 np.ascontiguousarray(slot_of_node, dtype=np.int32),
                                 np.ascontiguousarray(g, dtype=np.float32),
-                                np.ascontiguousarray(h, dtype=np.float32), hist, n_threads)
+                                np.ascontiguousarray(h, dtype=np.float32), hist, n_threads,
+                                *listing)
     return hist
 
 
@@ -65,6 +66,42 @@ def test_histograms_match_add_at(case):
     for n_threads in (2, 3):
         got = kernel_hist(data, rows, node, slot_of_node, g, h, n_slots, n_threads)
         np.testing.assert_array_equal(got, got1)
+
+
+@KERNEL_SETTINGS
+@given(case=hist_case(), pick=st.data())
+def test_listed_rows_give_the_same_histograms(case, pick):
+    """Visiting only the listed rows (as the partition lists them) changes no bit."""
+    data, rows, node, slot_of_node, g, h, n_slots = case
+    listed, counts = ref.row_list(node, slot_of_node, _partition.LIST_BLOCK_ROWS)
+    listed = np.where(listed < 0, pick.draw(st.integers(-5, 5)), listed).astype(np.int32)
+    for n_threads in (1, 2, 3):
+        plain = kernel_hist(data, rows, node, slot_of_node, g, h, n_slots, n_threads)
+        got = kernel_hist(data, rows, node, slot_of_node, g, h, n_slots, n_threads,
+                          listing=(listed, counts.astype(np.int32)))
+        np.testing.assert_array_equal(got, plain)
+
+
+def test_listed_rows_across_blocks_and_bad_lists():
+    rng = np.random.default_rng(2)
+    block = _partition.LIST_BLOCK_ROWS
+    n = 2 * block + 5
+    data = make_binned(rng.integers(0, 5, size=(n, 3)).astype(np.uint8), [5, 5, 5], 5)
+    node = rng.integers(0, 3, n).astype(np.int32)
+    slot = np.array([1, -1, 0], np.int32)
+    g, h = rng.normal(size=n), rng.random(n)
+    listed, counts = ref.row_list(node, slot, block)
+    listing = (np.where(listed < 0, 0, listed).astype(np.int32), counts.astype(np.int32))
+    rows = np.empty(0, np.int32)
+    plain = kernel_hist(data, rows, node, slot, g, h, 2, 2)
+    np.testing.assert_array_equal(kernel_hist(data, rows, node, slot, g, h, 2, 2,
+                                              listing=listing), plain)
+    assert_hist_close(plain, ref.build_histograms(data.X_rows, rows, node, slot, g, h, 2,
+                                                  data.n_bins), g, h)
+    for bad in [(listing[0], None), (listing[0][:-1], listing[1]),
+                (listing[0], listing[1][:-1]), (listing[0], listing[1] + block)]:
+        with pytest.raises(ValueError):
+            kernel_hist(data, rows, node, slot, g, h, 2, 1, listing=bad)
 
 
 @pytest.mark.skipif(not TWO_CHANNELS, reason="no count-free histogram mode in this build")

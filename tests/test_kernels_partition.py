@@ -127,3 +127,106 @@ def test_node_sums_rejects_bad_node_ids():
     with pytest.raises(ValueError):
         _partition.node_sums(np.array([0, 3], np.int32), np.zeros(2), np.zeros(2),
                              np.empty((3, 3)))
+
+
+# --------------------------------------------------------------------------------------------
+# row lists: the positions of rows whose new node has a histogram slot, by fixed blocks
+# --------------------------------------------------------------------------------------------
+
+BLOCK = _partition.LIST_BLOCK_ROWS
+
+
+def _check_list(listed, counts, expected_listed, expected_counts):
+    np.testing.assert_array_equal(counts, expected_counts)
+    for b, c in enumerate(expected_counts):
+        np.testing.assert_array_equal(listed[b * BLOCK:b * BLOCK + c],
+                                      expected_listed[b * BLOCK:b * BLOCK + c])
+
+
+def _list_buffers(n):
+    return np.full(n, -7, np.int32), np.full(-(-n // BLOCK), -7, np.int32)
+
+
+@KERNEL_SETTINGS
+@given(case=level_case(), n_threads=st.sampled_from([1, 2, 3]), pick=st.data())
+def test_apply_level_lists_rows_of_slotted_nodes(case, n_threads, pick):
+    data, rows, node, feature, split_bin, nan_right, left, right = case
+    slot = pick.draw(hnp.arrays(np.int32, feature.size, elements=st.integers(-1, 3)))
+    expected = ref.apply_level(data.X_rows, rows, node, feature, split_bin, nan_right, left,
+                               right, data.missing_bin)
+    got = node.copy()
+    listed, counts = _list_buffers(rows.size)
+    _partition.apply_level(data.X_binned, rows, got, feature, split_bin, nan_right, left, right,
+                           data.missing_bin, n_threads, slot, listed, counts)
+    np.testing.assert_array_equal(got, expected)
+    _check_list(listed, counts, *ref.row_list(expected, slot, BLOCK))
+
+
+@KERNEL_SETTINGS
+@given(data=binned_data(max_rows=80, max_features=3), pick=st.data(),
+       n_threads=st.sampled_from([1, 2, 3]))
+def test_apply_level_oblivious_lists_rows_of_slotted_leaves(data, pick, n_threads):
+    rows = pick.draw(fitted_rows(data))
+    level = pick.draw(st.integers(0, 4))
+    node = pick.draw(hnp.arrays(np.int32, rows.size, elements=st.integers(0, (1 << level) - 1)))
+    f = pick.draw(st.integers(0, data.n_features - 1))
+    b = pick.draw(st.integers(0, int(data.nbnm[f]) - 1))
+    d = pick.draw(st.integers(0, 1))
+    slot = pick.draw(hnp.arrays(np.int32, 2 << level, elements=st.integers(-1, 3)))
+    expected = ref.apply_level_oblivious(data.X_binned, rows, node, f, b, d, level,
+                                         data.missing_bin)
+    got = node.copy()
+    listed, counts = _list_buffers(rows.size)
+    _partition.apply_level_oblivious(data.X_binned, rows, got, f, b, d, level,
+                                     data.missing_bin, n_threads, slot, listed, counts)
+    np.testing.assert_array_equal(got, expected)
+    _check_list(listed, counts, *ref.row_list(expected, slot, BLOCK))
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+def test_row_lists_span_several_blocks(n_threads):
+    """Blocks of LIST_BLOCK rows, a partial last block, an empty block and a full one."""
+    rng = np.random.default_rng(5)
+    n = 3 * BLOCK + 17
+    X = rng.integers(0, 4, size=(n, 2)).astype(np.uint8)
+    X[BLOCK:2 * BLOCK, 0] = 0              # block 1: every row goes left (no slot)
+    X[2 * BLOCK:3 * BLOCK, 0] = 3          # block 2: every row goes right (slot 0)
+    data = make_binned(X, [4, 4], 4)
+    rows = np.arange(n, dtype=np.int32)
+    feature = np.array([0, -1, -1], np.int32)
+    split_bin = np.array([1, 0, 0], np.int32)
+    nan_right = np.zeros(3, np.uint8)
+    left, right = np.array([1, -1, -1], np.int32), np.array([2, -1, -1], np.int32)
+    slot = np.array([-1, -1, 0], np.int32)
+    node = np.zeros(n, np.int32)
+    listed, counts = _list_buffers(n)
+    _partition.apply_level(data.X_binned, rows, node, feature, split_bin, nan_right, left, right,
+                           4, n_threads, slot, listed, counts)
+    exp_listed, exp_counts = ref.row_list(node, slot, BLOCK)
+    assert exp_counts[1] == 0 and exp_counts[2] == BLOCK and 0 < exp_counts[3] <= 17
+    _check_list(listed, counts, exp_listed, exp_counts)
+    node = np.zeros(n, np.int32)
+    listed, counts = _list_buffers(n)
+    _partition.apply_level_oblivious(data.X_binned, rows, node, 0, 1, 0, 0, 4, n_threads,
+                                     np.array([-1, 0], np.int32), listed, counts)
+    _check_list(listed, counts, *ref.row_list(node, np.array([-1, 0]), BLOCK))
+
+
+def test_row_list_arguments_are_checked():
+    data = make_binned(np.zeros((5, 1), np.uint8), [1], 1)
+    rows = np.arange(5, dtype=np.int32)
+    tree = (np.array([0, -1, -1], np.int32), np.zeros(3, np.int32), np.zeros(3, np.uint8),
+            np.array([1, -1, -1], np.int32), np.array([2, -1, -1], np.int32))
+    slot = np.array([-1, 0, -1], np.int32)
+    listed, counts = _list_buffers(5)
+    bad = [dict(slot=slot, listed=listed, counts=None),                 # not together
+           dict(slot=slot[:2], listed=listed, counts=counts),           # slots per node
+           dict(slot=slot, listed=listed[:4], counts=counts),           # one per row
+           dict(slot=slot, listed=listed, counts=np.zeros(2, np.int32))]   # one per block
+    for a in bad:
+        with pytest.raises(ValueError):
+            _partition.apply_level(data.X_binned, rows, np.zeros(5, np.int32), *tree, 1, 1,
+                                   a["slot"], a["listed"], a["counts"])
+    with pytest.raises(ValueError):
+        _partition.apply_level_oblivious(data.X_binned, rows, np.zeros(5, np.int32), 0, 0, 0,
+                                         1, 1, 1, np.zeros(2, np.int32), listed, counts)

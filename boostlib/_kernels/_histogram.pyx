@@ -1,7 +1,7 @@
 """Gradient/hessian/count histograms per (node, feature, bin)."""
 from cython.parallel cimport prange
 
-from .common cimport bin_t, idx_t, CH_G, CH_H, CH_C, N_CHANNELS
+from .common cimport bin_t, idx_t, block_stop, CH_G, CH_H, CH_C, N_CHANNELS, LIST_BLOCK
 
 cdef extern from *:
     """
@@ -15,7 +15,8 @@ cdef extern from *:
 def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
                      const idx_t[::1] node_of_row, const idx_t[::1] slot_of_node,
                      const float[::1] gradient, const float[::1] hessian,
-                     double[:, :, :, ::1] hist, int n_threads):
+                     double[:, :, :, ::1] hist, int n_threads,
+                     const idx_t[::1] listed=None, const idx_t[::1] block_counts=None):
     """Build, in one pass over the rows, the histograms of every node that has a slot.
 
     Parameters
@@ -35,6 +36,10 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
         over the rows in order, so the result does not depend on ``n_threads``. Each row's
         bins are read once per thread from one cache line (row-major data), which is what
         makes this faster than a per-feature pass over a feature-major matrix.
+    listed, block_counts : IN int32, optional, together
+        The rows of slotted nodes as :func:`boostlib._kernels._partition.apply_level` lists
+        them (positions into ``node_of_row``, by blocks of ``LIST_BLOCK``): only those rows
+        are visited, in the same order, so the sums are the same as without the list.
     """
     cdef Py_ssize_t n_features = X_rows.shape[1]
     cdef Py_ssize_t n_rows_total = X_rows.shape[0]
@@ -46,17 +51,25 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
     cdef Py_ssize_t n_ch = hist.shape[3]
     cdef Py_ssize_t f_stride = n_bins * n_ch
     cdef Py_ssize_t slot_stride = n_features * f_stride
-    cdef Py_ssize_t n_chunks, c, f, f0, f1, p, j
+    cdef Py_ssize_t n_chunks, c, f, f0, f1, p, j, q, blk, n_blocks = 0
     cdef idx_t s
-    cdef double g, h
     cdef const bin_t* xr
     cdef double* hs
-    cdef double* hb
+    cdef bint use_list = listed is not None
     if hist.shape[1] != n_features or not 2 <= n_ch <= N_CHANNELS:
         raise ValueError("hist must have shape (n_slots, n_features, n_bins, 2 or 3)")
     if ((not identity and rows.shape[0] != n_fit) or gradient.shape[0] != n_fit
             or hessian.shape[0] != n_fit or (identity and n_fit != n_rows_total)):
         raise ValueError("rows, node_of_row, gradient and hessian must have the same length")
+    if use_list != (block_counts is not None):
+        raise ValueError("listed and block_counts go together")
+    if use_list:
+        n_blocks = (n_fit + LIST_BLOCK - 1) // LIST_BLOCK
+        if listed.shape[0] != n_fit or block_counts.shape[0] != n_blocks:
+            raise ValueError(f"listed must have {n_fit} entries and block_counts {n_blocks}")
+        for blk in range(n_blocks):
+            if not 0 <= block_counts[blk] <= block_stop(blk, LIST_BLOCK, n_fit) - blk * LIST_BLOCK:
+                raise ValueError("block count out of range")
     if n_slots == 0:
         return
     for j in range(n_nodes):
@@ -72,6 +85,13 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
             for f in range(n_features):
                 if X_rows[p, f] >= n_bins:
                     raise IndexError("bin index out of range")
+        if use_list:
+            for blk in range(n_blocks):
+                for q in range(block_counts[blk]):
+                    p = listed[blk * LIST_BLOCK + q]
+                    if not (blk * LIST_BLOCK <= p < block_stop(blk, LIST_BLOCK, n_fit)
+                            and (q == 0 or p > listed[blk * LIST_BLOCK + q - 1])):
+                        raise IndexError("listed rows must be increasing within their block")
     n_chunks = n_threads if n_threads < n_features else n_features
     if n_chunks < 1:
         n_chunks = 1
@@ -83,22 +103,38 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
                 hs = &hist[s, f0, 0, 0]
                 for j in range((f1 - f0) * f_stride):
                     hs[j] = 0.0
-            for p in range(n_fit):
-                s = slot_of_node[node_of_row[p]]
-                if s < 0:
-                    continue
-                g = gradient[p]
-                h = hessian[p]
-                xr = &X_rows[p if identity else rows[p], 0]
-                hs = &hist[0, 0, 0, 0] + s * slot_stride
-                if n_ch == N_CHANNELS:
-                    for f in range(f0, f1):
-                        hb = hs + f * f_stride + xr[f] * N_CHANNELS
-                        hb[CH_G] += g
-                        hb[CH_H] += h
-                        hb[CH_C] += 1.0
-                else:
-                    for f in range(f0, f1):
-                        hb = hs + f * f_stride + xr[f] * 2
-                        hb[CH_G] += g
-                        hb[CH_H] += h
+            if use_list:
+                for blk in range(n_blocks):
+                    for q in range(block_counts[blk]):
+                        p = listed[blk * LIST_BLOCK + q]
+                        s = slot_of_node[node_of_row[p]]
+                        if s >= 0:      # always, for a list the partition made
+                            _add_row(&X_rows[p if identity else rows[p], 0],
+                                     &hist[0, 0, 0, 0] + s * slot_stride, f0, f1, f_stride,
+                                     n_ch, gradient[p], hessian[p])
+            else:
+                for p in range(n_fit):
+                    s = slot_of_node[node_of_row[p]]
+                    if s >= 0:
+                        _add_row(&X_rows[p if identity else rows[p], 0],
+                                 &hist[0, 0, 0, 0] + s * slot_stride, f0, f1, f_stride, n_ch,
+                                 gradient[p], hessian[p])
+
+
+cdef inline void _add_row(const bin_t* xr, double* hs, Py_ssize_t f0, Py_ssize_t f1,
+                          Py_ssize_t f_stride, Py_ssize_t n_ch, double g,
+                          double h) noexcept nogil:
+    """Add one row's gradient and hessian (and count) to its bins of features ``f0:f1``."""
+    cdef Py_ssize_t f
+    cdef double* hb
+    if n_ch == N_CHANNELS:
+        for f in range(f0, f1):
+            hb = hs + f * f_stride + xr[f] * N_CHANNELS
+            hb[CH_G] += g
+            hb[CH_H] += h
+            hb[CH_C] += 1.0
+    else:
+        for f in range(f0, f1):
+            hb = hs + f * f_stride + xr[f] * 2
+            hb[CH_G] += g
+            hb[CH_H] += h

@@ -8,7 +8,9 @@ import numpy as np
 from cython.parallel cimport prange
 from libc.string cimport memcpy
 
-from .common cimport bin_t, idx_t
+from .common cimport bin_t, idx_t, block_stop, LIST_BLOCK
+
+LIST_BLOCK_ROWS = LIST_BLOCK    # the block length of row lists, for Python callers
 
 cdef extern from *:
     """
@@ -37,7 +39,9 @@ cdef int _check_rows(const idx_t[::1] rows, Py_ssize_t n_total) except -1:
 def apply_level(const bin_t[:, ::1] X_binned, const idx_t[::1] rows, idx_t[::1] node_of_row,
                 const idx_t[::1] split_feature, const idx_t[::1] split_bin,
                 const unsigned char[::1] nan_right, const idx_t[::1] left_child,
-                const idx_t[::1] right_child, int missing_bin, int n_threads):
+                const idx_t[::1] right_child, int missing_bin, int n_threads,
+                const idx_t[::1] slot_of_node=None, idx_t[::1] listed=None,
+                idx_t[::1] block_counts=None):
     """Send each row to the child of its node (rows of unsplit nodes stay where they are).
 
     Parameters
@@ -51,9 +55,17 @@ def apply_level(const bin_t[:, ::1] X_binned, const idx_t[::1] rows, idx_t[::1] 
         with ``left_child < 0`` is not split at this level.
     missing_bin : bin of missing values.
     n_threads : OpenMP threads (parallel over rows).
+    slot_of_node, listed, block_counts : optional, together
+        Also list the rows whose *new* node has a histogram slot (``slot_of_node[node] >=
+        0``, one entry per node id), for :func:`build_histograms` of the next level: the
+        positions ``p`` of block ``b`` (rows ``b * LIST_BLOCK`` up to the next block, in
+        order) go to ``listed[b * LIST_BLOCK:]`` (OUT int32, ``n_fit`` entries) and their
+        number to ``block_counts[b]`` (OUT int32, one per block). The histogram pass then
+        visits only those rows; skipping the others row by row costs a mispredicted branch
+        on every other row.
     """
     cdef Py_ssize_t n = rows.shape[0]
-    cdef Py_ssize_t p
+    cdef Py_ssize_t p, blk, stop
     cdef idx_t node, n_nodes = split_feature.shape[0]
     cdef int b, go_right
     if node_of_row.shape[0] != n:
@@ -63,17 +75,53 @@ def apply_level(const bin_t[:, ::1] X_binned, const idx_t[::1] rows, idx_t[::1] 
     child, feat, thr, nan_side = _node_tables(X_binned.shape[0], split_feature, split_bin,
                                               nan_right, left_child, right_child)
     _check_rows(rows, X_binned.shape[1])
+    cdef bint listing = _check_listing(n, n_nodes, slot_of_node, listed, block_counts)
     if BOOSTLIB_DEBUG:
         for p in range(n):
             if not 0 <= node_of_row[p] < n_nodes:
                 raise IndexError("node id out of range")
+    cdef Py_ssize_t n_blocks = (n + LIST_BLOCK - 1) // LIST_BLOCK
     with nogil:
-        for p in prange(n, schedule="static", num_threads=n_threads):
-            node = node_of_row[p]       # unsplit nodes are their own children: branch-free
-            b = X_binned[feat[node], rows[p]]
-            go_right = ((b > thr[node]) & (b != missing_bin)) | (
-                (b == missing_bin) & nan_side[node])
-            node_of_row[p] = child[node, go_right]
+        for blk in prange(n_blocks, schedule="static", num_threads=n_threads):
+            stop = block_stop(blk, LIST_BLOCK, n)
+            for p in range(blk * LIST_BLOCK, stop):
+                node = node_of_row[p]   # unsplit nodes are their own children: branch-free
+                b = X_binned[feat[node], rows[p]]
+                go_right = ((b > thr[node]) & (b != missing_bin)) | (
+                    (b == missing_bin) & nan_side[node])
+                node_of_row[p] = child[node, go_right]
+            if listing:
+                block_counts[blk] = _list_block(&node_of_row[0], &slot_of_node[0],
+                                                blk * LIST_BLOCK, stop, &listed[0])
+
+
+cdef inline idx_t _list_block(const idx_t* node_of_row, const idx_t* slot_of_node,
+                              Py_ssize_t start, Py_ssize_t stop,
+                              idx_t* listed) noexcept nogil:
+    """List the positions ``start:stop`` whose node has a slot at ``listed[start:]``
+    (branch-free; a second pass over the block, still in cache, so the partition's own loop
+    stays free of the dependent stores); return their number."""
+    cdef Py_ssize_t p, cnt = 0
+    for p in range(start, stop):
+        listed[start + cnt] = <idx_t> p
+        cnt += slot_of_node[node_of_row[p]] >= 0
+    return <idx_t> cnt
+
+
+cdef bint _check_listing(Py_ssize_t n, Py_ssize_t n_nodes, const idx_t[::1] slot_of_node,
+                         idx_t[::1] listed, idx_t[::1] block_counts) except -1:
+    """Whether a partition kernel lists the rows of slotted nodes (and the arrays fit)."""
+    given = (slot_of_node is not None) + (listed is not None) + (block_counts is not None)
+    if given == 0:
+        return False
+    if given != 3:
+        raise ValueError("slot_of_node, listed and block_counts go together")
+    if slot_of_node.shape[0] != n_nodes:
+        raise ValueError(f"slot_of_node must have one entry per node ({n_nodes})")
+    if listed.shape[0] != n or block_counts.shape[0] != (n + LIST_BLOCK - 1) // LIST_BLOCK:
+        raise ValueError(f"listed must have {n} entries and block_counts one per block of "
+                         f"{LIST_BLOCK} rows")
+    return True
 
 
 def _node_tables(Py_ssize_t n_features, const idx_t[::1] split_feature,
@@ -108,20 +156,24 @@ def _node_tables(Py_ssize_t n_features, const idx_t[::1] split_feature,
 
 def apply_level_oblivious(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
                           idx_t[::1] node_of_row, int feature, int split_bin,
-                          int nan_right, int level, int missing_bin, int n_threads):
+                          int nan_right, int level, int missing_bin, int n_threads,
+                          const idx_t[::1] slot_of_node=None, idx_t[::1] listed=None,
+                          idx_t[::1] block_counts=None):
     """Oblivious level: ``node |= right << level`` for every row.
 
     Parameters
     ----------
     X_binned : IN uint8 (n_features, n_rows_total), feature-major (one sequential column).
-    rows, node_of_row : as in :func:`apply_level`.
+    rows, node_of_row : as in :func:`apply_level` (nodes below ``2**level`` on entry).
     feature, split_bin, nan_right : the level's split.
     level : the bit to set.
     missing_bin : bin of missing values.
     n_threads : OpenMP threads (parallel over rows).
+    slot_of_node, listed, block_counts : optional, as in :func:`apply_level`, with
+        ``slot_of_node`` over the ``2**(level + 1)`` leaves after this level.
     """
     cdef Py_ssize_t n = rows.shape[0]
-    cdef Py_ssize_t p
+    cdef Py_ssize_t p, blk, stop
     cdef int b, bit
     cdef const bin_t* xf
     if node_of_row.shape[0] != n:
@@ -129,12 +181,24 @@ def apply_level_oblivious(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     if not 0 <= feature < X_binned.shape[0] or not 0 <= level < 31:
         raise ValueError("feature or level out of range")
     _check_rows(rows, X_binned.shape[1])
+    cdef bint listing = _check_listing(n, 1 << (level + 1) if slot_of_node is not None else 0,
+                                       slot_of_node, listed, block_counts)
+    if BOOSTLIB_DEBUG and listing:
+        for p in range(n):
+            if not 0 <= node_of_row[p] < (1 << level):
+                raise IndexError("node id out of range")
     xf = &X_binned[feature, 0]
+    cdef Py_ssize_t n_blocks = (n + LIST_BLOCK - 1) // LIST_BLOCK
     with nogil:
-        for p in prange(n, schedule="static", num_threads=n_threads):
-            b = xf[rows[p]]
-            bit = nan_right if b == missing_bin else (b > split_bin)
-            node_of_row[p] |= bit << level
+        for blk in prange(n_blocks, schedule="static", num_threads=n_threads):
+            stop = block_stop(blk, LIST_BLOCK, n)
+            for p in range(blk * LIST_BLOCK, stop):
+                b = xf[rows[p]]
+                bit = nan_right if b == missing_bin else (b > split_bin)
+                node_of_row[p] |= bit << level
+            if listing:
+                block_counts[blk] = _list_block(&node_of_row[0], &slot_of_node[0],
+                                                blk * LIST_BLOCK, stop, &listed[0])
 
 
 def node_sums(const idx_t[::1] node_of_row, const double[::1] gradient,

@@ -17,6 +17,11 @@ ctypedef int32_t idx_t
 ctypedef double real_t
 
 cdef enum:
+    # Rows per block of a row list (``apply_level``'s ``listed`` output, read by
+    # ``build_histograms``): block ``b`` lists its rows at ``listed[b * LIST_BLOCK:]``.
+    LIST_BLOCK = 4096
+
+cdef enum:
     CH_G = 0        # sum of gradients
     CH_H = 1        # sum of hessians
     CH_C = 2        # number of rows

@@ -337,6 +337,22 @@ def apply_level_oblivious(X_binned, rows, node_of_row, feature, split_bin, nan_r
     return out
 
 
+def row_list(node_of_row, slot_of_node, block: int):
+    """``(listed, block_counts)`` as the partition kernels document them: per block of
+    ``block`` positions, the positions whose node has a slot, in order (the entries of
+    ``listed`` past a block's count are unspecified; here -1)."""
+    n = len(node_of_row)
+    n_blocks = -(-n // block)
+    listed = np.full(n, -1, dtype=np.int64)
+    counts = np.zeros(n_blocks, dtype=np.int64)
+    for b in range(n_blocks):
+        keep = [p for p in range(b * block, min(n, (b + 1) * block))
+                if slot_of_node[node_of_row[p]] >= 0]
+        listed[b * block:b * block + len(keep)] = keep
+        counts[b] = len(keep)
+    return listed, counts
+
+
 def node_sums(node_of_row, gradient, hessian, n_nodes) -> np.ndarray:
     out = np.zeros((n_nodes, 3))
     for k in range(n_nodes):
@@ -544,22 +560,25 @@ def grow_symmetric(Xb: np.ndarray, g: np.ndarray, h: np.ndarray, nbnm, missing_b
                     for k in active]
         totals = []
         for i in range(len(per_leaf[0])):
-            total, nv, keyl = 0.0, 0, []
+            total, nv, keyl, mag = 0.0, 0, [], 0.0
             for cands in per_leaf:
                 f, b, d, valid, gain, ls, rs = cands[i]
                 if valid:
                     total += gain
                     nv += 1
+                    mag += gain_magnitude(ls, rs, l2)
                 keyl.append((valid, ls) if valid else (False,))
             f, b, d = per_leaf[0][i][:3]
-            totals.append((f, b, d, total, nv, tuple(keyl)))
+            totals.append((f, b, d, total, nv, tuple(keyl), mag))
         eligible = [t for t in totals if t[4] > 0 and t[3] > 0]
         if not eligible:
             break
         best = best_by_score(eligible, lambda t: t[3])
         others = [t[3] for t in eligible if t[5] != best[5]]
         margins.append(best[3] - max(others, default=-math.inf))
-        scales.append(max(abs(t[3]) for t in eligible))
+        # A gain is a difference of score terms, its rounding error scales with them; a
+        # candidate whose gain is rounding noise may come out positive in the kernel.
+        scales.append(max(t[6] for t in totals if t[4] > 0))
         f, b, d = best[0], best[1], best[2]
         col = Xb[f].astype(np.int64)
         miss = col == missing_bin
@@ -626,7 +645,7 @@ def grow_depthwise(Xb: np.ndarray, g: np.ndarray, h: np.ndarray, nbnm, missing_b
         right = mask & (((col > b) & ~miss) | (miss & bool(d)))
         return {"feature": f, "bin": b, "nan_right": d, "gain": best[4],
                 "margin": best[4] - max(others, default=-math.inf),
-                "scale": max(c[4] for c in eligible),
+                "scale": max(gain_magnitude(c[5], c[6], l2) for c in cands if c[3]),
                 "nan_seen": seen,
                 "left": node(mask & ~right, depth + 1, path + "L"),
                 "right": node(right, depth + 1, path + "R")}
