@@ -301,3 +301,35 @@ def test_leaves_depthwise_rejects_malformed_trees():
     with pytest.raises(ValueError, match="out must"):
         _partition.leaves_depthwise(X, one * -1, one, np.zeros(1, np.uint8), one - 1, one - 1,
                                     255, np.empty(2, np.int32), 1)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_leaves_depthwise_children_in_any_order(n_threads):
+    """Children need only come after their parent: not consecutive, right before left, ids
+    out of breadth-first order (the kernel renumbers them and maps the leaves back)."""
+    from boostlib._kernels import _partition
+
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 6, size=(200, 2)).astype(np.uint8)     # 5 == missing
+    i32 = lambda *v: np.array(v, np.int32)
+    # node 0: f0 <= 2 ? node 3 : node 1;  node 1: f1 <= 1 ? node 5 : node 2; nodes 2, 3,
+    # 4 (unreachable), 5 are leaves
+    tree = (i32(0, 1, -1, -1, -1, -1), i32(2, 1, 0, 0, 0, 0), np.array([1, 0, 0, 0, 0, 0],
+                                                                        np.uint8),
+            i32(3, 5, -1, -1, -1, -1), i32(1, 2, -1, -1, -1, -1))
+    out = np.empty(200, np.int32)
+    _partition.leaves_depthwise(X, *tree, 5, out, n_threads)
+    expected = [ref.depthwise_leaf_binned(X[i], *tree, 5) for i in range(200)]
+    np.testing.assert_array_equal(out, expected)
+    assert set(out.tolist()) == {2, 3, 5}
+
+
+def test_leaves_depthwise_rejects_a_child_with_two_parents():
+    from boostlib._kernels import _partition
+
+    i32 = lambda *v: np.array(v, np.int32)
+    # node 2 is a child of both node 0 and node 1
+    with pytest.raises(ValueError, match="invalid tree"):
+        _partition.leaves_depthwise(np.zeros((3, 1), np.uint8), i32(0, 0, -1, -1),
+                                    i32(0, 0, 0, 0), np.zeros(4, np.uint8), i32(1, 2, -1, -1),
+                                    i32(2, 3, -1, -1), 255, np.empty(3, np.int32), 1)

@@ -8,7 +8,7 @@ import numpy as np
 from cython.parallel cimport prange
 from libc.string cimport memcpy
 
-from .common cimport bin_t, idx_t, block_stop, LIST_BLOCK
+from .common cimport bin_t, idx_t, block_stop, LIST_BLOCK, WalkNode
 
 LIST_BLOCK_ROWS = LIST_BLOCK    # the block length of row lists, for Python callers
 
@@ -269,7 +269,8 @@ def leaves_depthwise(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
     (one cache line). The walk is branch-free: leaves point to themselves, and every row
     takes exactly ``depth`` steps, each choosing the child by arithmetic, so the CPU never
     mispredicts the path (a branchy walk costs about as much as the prediction pass it
-    replaces). Rows are walked 32 at a time, so their independent chains of loads overlap.
+    replaces). Rows are walked 32 at a time, so their independent chains of loads overlap,
+    over a packed copy of the tree (:func:`_walk_tables`).
 
     Parameters
     ----------
@@ -284,7 +285,7 @@ def leaves_depthwise(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
         grown on) and those leaves: they are copied, and only the other rows are walked.
     """
     cdef Py_ssize_t n = X_rows.shape[0], n_nodes = split_feature.shape[0]
-    cdef Py_ssize_t p, k, depth = 0
+    cdef Py_ssize_t p, k, depth
     cdef bint known = known_rows is not None
     if out.shape[0] != n:
         raise ValueError("out must hold one entry per row")
@@ -293,20 +294,10 @@ def leaves_depthwise(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
         raise ValueError("known_rows and known_leaves go together, with the same length")
     if n == 0:
         return
-    cdef idx_t[:, ::1] child
-    cdef idx_t[::1] feat, thr, nan_side
-    child, feat, thr, nan_side = _node_tables(X_rows.shape[1], split_feature, split_bin,
-                                              nan_right, left_child, right_child)
-    for k in range(n_nodes):            # children after parents: no cycle, finite depth
-        if left_child[k] >= 0 and not (k < left_child[k] and k < right_child[k]):
-            raise ValueError("invalid tree: a child id not above its parent's")
-    cdef idx_t[::1] node_depth = np.zeros(n_nodes, dtype=np.int32)
-    for k in range(n_nodes):
-        if left_child[k] >= 0:
-            node_depth[left_child[k]] = node_depth[k] + 1
-            node_depth[right_child[k]] = node_depth[k] + 1
-        if node_depth[k] > depth:
-            depth = node_depth[k]
+    cdef idx_t[:, ::1] packed
+    cdef idx_t[::1] orig_id
+    packed, orig_id, depth = _walk_tables(X_rows.shape[1], missing_bin, split_feature,
+                                          split_bin, nan_right, left_child, right_child)
     cdef unsigned char[::1] is_known
     if known:
         _check_rows(known_rows, n)
@@ -324,9 +315,59 @@ def leaves_depthwise(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
                 out[known_rows[p]] = known_leaves[p]
         for p in prange(n_groups, schedule="static", num_threads=n_threads):
             _walk_group(&X_rows[0, 0], X_rows.shape[1], p * WALK,
-                        WALK if (p + 1) * WALK <= n else n - p * WALK, depth, &child[0, 0],
-                        &feat[0], &thr[0], &nan_side[0], missing_bin,
+                        WALK if (p + 1) * WALK <= n else n - p * WALK, depth,
+                        <const WalkNode*> &packed[0, 0], &orig_id[0], missing_bin,
                         &is_known[0] if known else NULL, &out[0])
+
+
+def _walk_tables(Py_ssize_t n_features, int missing_bin, const idx_t[::1] split_feature,
+                 const idx_t[::1] split_bin, const unsigned char[::1] nan_right,
+                 const idx_t[::1] left_child, const idx_t[::1] right_child):
+    """The tree as :func:`_walk_group` walks it: ``(packed, orig_id, depth)``.
+
+    ``packed`` holds one :c:type:`WalkNode` per node (as int32 ``(n_nodes, 4)``), renumbered
+    breadth-first so that every node's two children are consecutive (``right = left + 1``);
+    ``orig_id`` maps the new ids back. A leaf is its own left child and never goes right
+    (threshold ``INT32_MAX``). ``flip`` is 1 where a missing value must go the other way
+    than its bin's comparison with the threshold sends it.
+    """
+    cdef Py_ssize_t k, q, head = 0, n_nodes = split_feature.shape[0], depth = 0
+    cdef idx_t[:, ::1] child
+    cdef idx_t[::1] feat, thr, nan_side
+    child, feat, thr, nan_side = _node_tables(n_features, split_feature, split_bin,
+                                              nan_right, left_child, right_child)
+    for k in range(n_nodes):            # children after parents: no cycle, finite depth
+        if left_child[k] >= 0 and not (k < left_child[k] and k < right_child[k]):
+            raise ValueError("invalid tree: a child id not above its parent's")
+    packed_arr = np.zeros((n_nodes, 4), dtype=np.int32)
+    orig_arr = np.zeros(n_nodes, dtype=np.int32)
+    cdef idx_t[:, ::1] packed = packed_arr
+    cdef idx_t[::1] orig_id = orig_arr
+    cdef idx_t[::1] node_depth = np.zeros(n_nodes, dtype=np.int32)
+    cdef Py_ssize_t tail = 1            # queue of original ids, in new-id order
+    orig_id[0] = 0
+    while head < tail:
+        k = orig_id[head]
+        if left_child[k] < 0:
+            packed[head, 0] = 0
+            packed[head, 1] = <idx_t> head
+            packed[head, 2] = 2147483647
+            packed[head, 3] = 0
+        else:
+            if tail + 2 > n_nodes:
+                raise ValueError("invalid tree: a node reached twice")
+            packed[head, 0] = feat[k]
+            packed[head, 1] = <idx_t> tail
+            packed[head, 2] = thr[k]
+            packed[head, 3] = (missing_bin > thr[k]) != nan_side[k]
+            for q in range(2):
+                orig_id[tail + q] = child[k, q]
+                node_depth[tail + q] = node_depth[head] + 1
+                if node_depth[tail + q] > depth:
+                    depth = node_depth[tail + q]
+            tail += 2
+        head += 1
+    return packed_arr[:tail], orig_arr[:tail], depth
 
 
 cdef enum:
@@ -334,28 +375,28 @@ cdef enum:
 
 
 cdef inline void _walk_group(const bin_t* X, Py_ssize_t n_features, Py_ssize_t start,
-                             Py_ssize_t count, Py_ssize_t depth, const idx_t* child,
-                             const idx_t* feat, const idx_t* thr, const idx_t* nan_side,
-                             int missing_bin, const unsigned char* skip,
+                             Py_ssize_t count, Py_ssize_t depth, const WalkNode* nodes,
+                             const idx_t* orig_id, int missing_bin, const unsigned char* skip,
                              idx_t* out) noexcept nogil:
     """Walk rows ``start .. start + count`` (count <= WALK) down ``depth`` levels at once,
-    except the rows flagged in ``skip`` (when not NULL)."""
+    except the rows flagged in ``skip`` (when not NULL). Per level and row: one 16-byte
+    node, one byte of the row, and the child by arithmetic."""
     cdef idx_t node[WALK]
+    cdef const bin_t* row[WALK]
     cdef Py_ssize_t row_id[WALK]
     cdef Py_ssize_t j, level, m = 0
-    cdef int b, go_right
-    cdef const bin_t* row
+    cdef int b
+    cdef const WalkNode* nd
     for j in range(count):              # the rows to walk, compacted without branches
         row_id[m] = start + j
+        row[m] = X + (start + j) * n_features
         m += 1 if skip == NULL else 1 - skip[start + j]
     for j in range(m):
         node[j] = 0
     for level in range(depth):
         for j in range(m):
-            row = X + row_id[j] * n_features
-            b = row[feat[node[j]]]
-            go_right = ((b > thr[node[j]]) & (b != missing_bin)) | (
-                (b == missing_bin) & nan_side[node[j]])
-            node[j] = child[2 * node[j] + go_right]
+            nd = nodes + node[j]
+            b = row[j][nd.feature]
+            node[j] = nd.left + ((b > nd.threshold) ^ ((b == missing_bin) & nd.flip))
     for j in range(m):
-        out[row_id[j]] = node[j]
+        out[row_id[j]] = orig_id[node[j]]

@@ -33,3 +33,12 @@ cdef inline Py_ssize_t block_stop(Py_ssize_t block, Py_ssize_t block_size,
     """End (exclusive) of row block ``block`` of ``block_size`` rows among ``n``."""
     cdef Py_ssize_t stop = (block + 1) * block_size
     return stop if stop < n else n
+
+
+ctypedef struct WalkNode:
+    # One node of a tree packed for a branch-free walk (see ``_partition._walk_tables``):
+    # a row at this node goes to ``left + ((bin > threshold) ^ ((bin == missing) & flip))``.
+    int32_t feature
+    int32_t left
+    int32_t threshold
+    int32_t flip
