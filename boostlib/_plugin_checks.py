@@ -16,6 +16,10 @@ thoroughness is set by the environment variable ``BOOSTLIB_PLUGIN_CHECKS``:
 ``off``
     No finiteness checks (shape and dtype checks stay); measured by
     ``benchmarks/bench_plugin_checks.py`` as the baseline of the other two.
+
+A sampler's rows (in range, strictly increasing) and weights (finite, non-negative) are
+checked at every level, every entry: the kernels rely on them. For int32 rows and float64
+weights that is one compiled pass (``_sampling.sample_defects``).
 """
 from __future__ import annotations
 
@@ -24,8 +28,11 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
+from ._kernels import _sampling
 from .api import SampleResult
 from .registry import PluginError
+
+_NO_WEIGHTS = np.empty(0)
 
 LEVELS = ("off", "fast", "full")
 ENV = "BOOSTLIB_PLUGIN_CHECKS"
@@ -107,8 +114,13 @@ def mean_loss(loss: Any, value: Any, what: str, iteration: int) -> float:
     return out
 
 
-def sample(sampler: Any, res: Any, n_rows: int, how: str) -> Optional[SampleResult]:
-    """Validate a sampler's result (None, or sorted unique in-range rows and weights)."""
+def sample(sampler: Any, res: Any, n_rows: int, how: str,
+           n_threads: int = 1) -> Optional[SampleResult]:
+    """Validate a sampler's result (None, or sorted unique in-range rows and weights).
+
+    The order, range and weights are checked at every level (the kernels rely on them): in
+    one compiled pass for int32 rows with float64 weights, as the built-ins return them.
+    """
     if res is None:
         return None
     name = label(sampler)
@@ -120,15 +132,23 @@ def sample(sampler: Any, res: Any, n_rows: int, how: str) -> Optional[SampleResu
         raise PluginError(f"sampler {name!r} must return a 1-D integer index array")
     if idx.size == 0:
         raise PluginError(f"sampler {name!r} returned an empty sample")
-    if idx[0] < 0 or idx[-1] >= n_rows:
-        raise PluginError(f"sampler {name!r} returned indices out of [0, {n_rows})")
-    if idx.size > 1 and not bool(np.all(idx[1:] > idx[:-1])):
-        raise PluginError(f"sampler {name!r} returned indices that are not sorted and unique")
     w = res.weights
-    if w is not None:
-        if not (isinstance(w, np.ndarray) and w.shape == idx.shape and w.dtype.kind == "f"):
-            raise PluginError(f"sampler {name!r} returned weights that are not a float array "
-                              f"aligned with its indices")
-        if not _finite(w, how) or w.min() < 0:
-            raise PluginError(f"sampler {name!r} returned negative or non-finite weights")
+    if w is not None and not (isinstance(w, np.ndarray) and w.shape == idx.shape
+                              and w.dtype.kind == "f"):
+        raise PluginError(f"sampler {name!r} returned weights that are not a float array "
+                          f"aligned with its indices")
+    if (idx.dtype == np.int32 and idx.flags.c_contiguous
+            and (w is None or (w.dtype == np.float64 and w.flags.c_contiguous))):
+        flags = _sampling.sample_defects(idx, _NO_WEIGHTS if w is None else w, n_rows,
+                                         n_threads)
+    else:
+        flags = ((idx[0] < 0 or idx[-1] >= n_rows)
+                 | (2 * (idx.size > 1 and not bool(np.all(idx[1:] > idx[:-1]))))
+                 | (4 * (w is not None and (not _finite(w, "full") or w.min() < 0))))
+    if flags & 1:
+        raise PluginError(f"sampler {name!r} returned indices out of [0, {n_rows})")
+    if flags & 2:
+        raise PluginError(f"sampler {name!r} returned indices that are not sorted and unique")
+    if flags & 4:
+        raise PluginError(f"sampler {name!r} returned negative or non-finite weights")
     return res

@@ -289,7 +289,7 @@ class BoostingContext:
         gv, hv = gradient.view(), hessian.view()    # samplers must not modify them
         gv.flags.writeable = hv.flags.writeable = False
         res = self.sampler.sample(gv, hv, self.rng("sampler"), self.iteration)
-        return checks.sample(self.sampler, res, self.n_rows, self.checks)
+        return checks.sample(self.sampler, res, self.n_rows, self.checks, self.n_threads)
 
     # -- trees ---------------------------------------------------------------------------------
     def fit_tree(self, gradient: np.ndarray, hessian: np.ndarray,

@@ -249,3 +249,44 @@ def test_goss_select_rejects_bad_take():
     with pytest.raises(ValueError, match=r"take\[0\]=6 must be in \[0, 5\]"):
         _sampling.goss_select(score, 5.0, np.array([5], np.int64), np.array([6], np.int64),
                               1.0, 0, rows, w)
+
+
+def _defects_reference(rows, weights, n_rows):
+    rows = np.asarray(rows, np.int64)
+    flags = int(bool(np.any((rows < 0) | (rows >= n_rows))))
+    flags |= 2 * int(bool(np.any(np.diff(rows) <= 0)))
+    if weights.size:
+        flags |= 4 * int(bool(np.any(~np.isfinite(weights) | (weights < 0))))
+    return flags
+
+
+@KERNEL_SETTINGS
+@given(rows=hnp.arrays(np.int32, st.integers(0, 50), elements=st.integers(-3, 60)),
+       weighted=st.booleans(), pick=st.data(), n_threads=st.sampled_from([1, 2, 3]))
+def test_sample_defects_matches_reference(rows, weighted, pick, n_threads):
+    rows = np.sort(rows) if pick.draw(st.booleans()) else rows
+    weights = pick.draw(hnp.arrays(np.float64, rows.size, elements=st.floats(
+        -1.0, 1e308) | st.sampled_from([np.nan, np.inf, -np.inf, -0.0, 5e-324]))
+    ) if weighted else np.empty(0)
+    assert (_sampling.sample_defects(rows, weights, 50, n_threads)
+            == _defects_reference(rows, weights, 50))
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_sample_defects_across_blocks(n_threads):
+    n = 3 * 65536 + 11
+    rows = np.arange(n, dtype=np.int32)
+    w = np.ones(n)
+    assert _sampling.sample_defects(rows, w, n, n_threads) == 0
+    for at in (65535, 65536, 2 * 65536 + 3, n - 1):       # a repeat on and off block edges
+        bad = rows.copy()
+        bad[at] = bad[at - 1]
+        assert _sampling.sample_defects(bad, w, n, n_threads) == 2
+    assert _sampling.sample_defects(rows, w, n - 1, n_threads) == 1
+    bad_w = w.copy()
+    bad_w[65536] = -0.0            # -0.0 is a valid (zero) weight
+    assert _sampling.sample_defects(rows, bad_w, n, n_threads) == 0
+    bad_w[65536] = np.nan
+    assert _sampling.sample_defects(rows, bad_w, n, n_threads) == 4
+    with pytest.raises(ValueError, match="aligned"):
+        _sampling.sample_defects(rows, w[:-1], n, n_threads)

@@ -137,6 +137,33 @@ def test_malformed_samples_name_the_sampler(binary_data, result, match):
         _fit(binary_data, sampler=ScriptedSampler(result))
 
 
+@pytest.mark.parametrize("result,match", [
+    # defects in the middle of a long sample (the compiled pass, over several blocks), and
+    # with int64 rows or float32 weights (the NumPy pass)
+    (lambda n: SampleResult(_long(n, 70000)), "not sorted and unique"),
+    (lambda n: SampleResult(_long(n, 70000).astype(np.int64)), "not sorted and unique"),
+    (lambda n: SampleResult(_long(n, None), np.where(np.arange(n) == 65537, np.inf, 1.0)),
+     "non-finite"),
+    (lambda n: SampleResult(_long(n, None), np.where(np.arange(n) == 5, -0.5, 1.0)
+                            .astype(np.float32)), "negative"),
+    (lambda n: SampleResult(np.where(np.arange(n) == n - 1, n, np.arange(n)).astype(np.int32)),
+     "out of"),
+])
+def test_defects_deep_in_long_samples_are_found(binary_data, result, match):
+    X, y = binary_data
+    big = (np.tile(X, (300, 1)), np.tile(y, 300))      # 180000 rows: several blocks
+    with pytest.raises(PluginError, match="sampler 'scripted'.*" + match):
+        _fit(big, sampler=ScriptedSampler(result))
+
+
+def _long(n, repeat_at):
+    """Every row, in order, except that row ``repeat_at`` repeats its predecessor."""
+    rows = np.arange(n, dtype=np.int32)
+    if repeat_at is not None and repeat_at < n:
+        rows[repeat_at] = rows[repeat_at - 1]
+    return rows
+
+
 class InPlaceSampler(Sampler):
     name = "in_place"
 

@@ -7,6 +7,7 @@ from a counter-based stream (``counter_rng.pxd``), so no kernel depends on the t
 import numpy as np
 
 from cython.parallel cimport prange
+from libc.float cimport DBL_MAX
 from libc.math cimport fabs, isfinite, sqrt
 from libc.stdint cimport int64_t, uint64_t
 from libc.string cimport memmove
@@ -252,6 +253,46 @@ def gather_scaled(const double[::1] values, const idx_t[::1] rows, const double[
         else:
             for p in prange(k, schedule="static", num_threads=n_threads):
                 out[p] = values[rows[p]]
+
+
+def sample_defects(const idx_t[::1] rows, const double[::1] weights, Py_ssize_t n_rows,
+                   int n_threads=1):
+    """What is wrong with a sample, in one parallel pass (0: nothing).
+
+    Parameters
+    ----------
+    rows : IN int32 (k,) the sampled row ids.
+    weights : IN float64 (k,) their weights, or empty (no weights).
+    n_rows : the number of training rows.
+    n_threads : OpenMP threads (parallel over fixed blocks of entries).
+
+    Returns
+    -------
+    int
+        A sum of flags: 1 if a row id is outside ``[0, n_rows)``, 2 if the ids are not
+        strictly increasing, 4 if a weight is negative, NaN or infinite.
+    """
+    cdef Py_ssize_t k = rows.shape[0], blk, i, lo, hi, nb = _n_blocks(rows.shape[0])
+    cdef bint weighted = weights.shape[0] != 0
+    cdef int flags = 0, f
+    cdef double w
+    if weighted and weights.shape[0] != k:
+        raise ValueError("weights (unless empty) must be aligned with rows")
+    with nogil:
+        for blk in prange(nb, schedule="static", num_threads=n_threads):
+            lo = blk * BLOCK
+            hi = lo + BLOCK if lo + BLOCK < k else k
+            f = 0
+            for i in range(lo, hi):     # branch-free: flags or-ed over the block
+                f = f | (rows[i] < 0) | ((rows[i] >= n_rows) << 0)
+                if i > 0:
+                    f = f | ((rows[i] <= rows[i - 1]) << 1)
+            if weighted:
+                for i in range(lo, hi):
+                    w = weights[i]
+                    f = f | ((not (w >= 0.0 and w <= DBL_MAX)) << 2)
+            flags |= f
+    return flags
 
 
 def goss_rest_counts(const double[::1] score, double threshold, int n_threads=1):
