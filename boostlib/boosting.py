@@ -325,7 +325,10 @@ class BoostingContext:
             rows = np.ascontiguousarray(sample.indices, dtype=np.int32)
             w = _NO_WEIGHTS if sample.weights is None else np.ascontiguousarray(
                 sample.weights, dtype=np.float64)
-            g, h = self._gather(gradient, rows, w), self._gather(hessian, rows, w)
+            g, h = np.empty(rows.size), np.empty(rows.size)
+            _sampling.gather_scaled_pair(np.ascontiguousarray(gradient, dtype=np.float64),
+                                         np.ascontiguousarray(hessian, dtype=np.float64),
+                                         rows, w, g, h, self.n_threads)
             sg = None if split_gradient is None else self._gather(split_gradient, rows, w)
         # CatBoost-style sampling: the sample picks the structure, all rows set the leaves.
         values_on_all = sample is not None and getattr(self.sampler, "leaf_values",

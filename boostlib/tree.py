@@ -124,6 +124,7 @@ class TreeGrower:
         self._no_rows = np.empty(0, dtype=np.int32)
         self._pool = [np.empty(0), np.empty(0)]
         self._compact = np.empty((0, n_features), dtype=np.uint8)
+        self._f32 = np.empty((2, 0), dtype=np.float32)
         self._listed = np.empty(0, dtype=np.int32)
         self._block_counts = np.empty(0, dtype=np.int32)
 
@@ -325,15 +326,20 @@ class TreeGrower:
         reads only the fitted rows' bytes.
         """
         node = np.zeros(rows.size, dtype=np.int32)
+        # work arrays reused across trees (sample sizes vary: 5% headroom)
+        size = min(self.X_rows.shape[0], rows.size + rows.size // 20 + 1024)
+        if self._f32.shape[1] < rows.size:
+            self._f32 = np.empty((2, size), dtype=np.float32)
+        g32, h32 = self._f32[0, :rows.size], self._f32[1, :rows.size]
         if rows.size == self.X.shape[1]:
             hX = self.X_rows
+            _partition.gather_rows(self.X_rows, self._no_rows, self._compact, self.n_threads,
+                                   g, h, g32, h32)
         else:
-            if self._compact.shape[0] < rows.size:     # sample sizes vary: 5% headroom
-                size = min(self.X_rows.shape[0], rows.size + rows.size // 20 + 1024)
+            if self._compact.shape[0] < rows.size:
                 self._compact = np.empty((size, self.X_rows.shape[1]), dtype=np.uint8)
             hX = self._compact[:rows.size]
-            _partition.gather_rows(self.X_rows, rows, hX, self.n_threads)
-        g32, h32 = g.astype(np.float32), h.astype(np.float32)
+            _partition.gather_rows(self.X_rows, rows, hX, self.n_threads, g, h, g32, h32)
         hist = self._hist_buffer(0, 1)
         inputs = (hX, self._no_rows, g32, h32)
         self._build(*inputs[:2], node, np.zeros(1, dtype=np.int32), *inputs[2:], hist)

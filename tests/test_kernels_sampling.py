@@ -158,6 +158,64 @@ def test_gather_rows_matches_fancy_indexing(data, draw):
     assert np.all(out[rows.size:] == 7)
 
 
+@KERNEL_SETTINGS
+@given(binned_data(max_rows=60, max_features=5), st.data(), st.sampled_from([1, 2, 3]))
+def test_gather_rows_converts_the_derivatives_in_the_same_pass(data, draw, n_threads):
+    """With the derivatives: the float32 copies are exactly ``astype(float32)`` (rounding,
+    overflow to inf, NaN), with the rows or without them (empty ``rows``: every row)."""
+    keep = draw.draw(hnp.arrays(np.bool_, data.n_rows))
+    rows = np.flatnonzero(keep).astype(np.int32)
+    if draw.draw(st.booleans()):
+        rows = np.empty(0, np.int32)
+    m = rows.size or data.n_rows
+    floats = st.floats(allow_nan=True, allow_infinity=True, width=64)
+    g = draw.draw(hnp.arrays(np.float64, m, elements=floats))
+    h = draw.draw(hnp.arrays(np.float64, m, elements=floats))
+    out = np.full((data.n_rows + 2, data.n_features), 7, np.uint8)
+    g32, h32 = np.full(m, 9, np.float32), np.full(m, 9, np.float32)
+    _partition.gather_rows(data.X_rows, rows, out, n_threads, g, h, g32, h32)
+    np.testing.assert_array_equal(out[:rows.size], data.X_rows[rows])
+    assert np.all(out[rows.size:] == 7)
+    with np.errstate(over="ignore"):            # overflow to inf is the expected rounding
+        np.testing.assert_array_equal(g32, g.astype(np.float32))
+        np.testing.assert_array_equal(h32, h.astype(np.float32))
+
+
+def test_gather_rows_derivative_arguments_are_checked():
+    X = np.zeros((3, 2), np.uint8)
+    rows, out = np.array([0, 2], np.int32), np.empty((3, 2), np.uint8)
+    d, f = np.zeros(2), np.zeros(2, np.float32)
+    for args in [(d, None, f, f), (d, d, f, None), (None, None, f, None),
+                 (d, d, np.zeros(3, np.float32), f), (np.zeros(3), np.zeros(3),
+                                                      np.zeros(3, np.float32),
+                                                      np.zeros(3, np.float32))]:
+        with pytest.raises(ValueError):
+            _partition.gather_rows(X, rows, out, 1, *args)
+
+
+@KERNEL_SETTINGS
+@given(st.integers(1, 80), st.data(), st.sampled_from([1, 2, 3]))
+def test_gather_scaled_pair_matches_indexing(n, draw, n_threads):
+    keep = draw.draw(hnp.arrays(np.bool_, n))
+    rows = np.flatnonzero(keep).astype(np.int32)
+    fl = st.floats(-1e300, 1e300)
+    a = draw.draw(hnp.arrays(np.float64, n, elements=fl))
+    b = draw.draw(hnp.arrays(np.float64, n, elements=fl))
+    w = (draw.draw(hnp.arrays(np.float64, rows.size, elements=st.floats(0, 1e3)))
+         if draw.draw(st.booleans()) else np.empty(0))
+    out_a, out_b = np.full(rows.size, np.nan), np.full(rows.size, np.nan)
+    _sampling.gather_scaled_pair(a, b, rows, w, out_a, out_b, n_threads)
+    scale = w if w.size else 1.0
+    np.testing.assert_array_equal(out_a, a[rows] * scale)
+    np.testing.assert_array_equal(out_b, b[rows] * scale)
+    if rows.size:
+        with pytest.raises(ValueError, match="aligned"):
+            _sampling.gather_scaled_pair(a, b[:-1], rows, w, out_a, out_b, n_threads)
+        with pytest.raises(ValueError, match="row id"):
+            _sampling.gather_scaled_pair(a[:rows[-1]], b[:rows[-1]], rows, w, out_a, out_b,
+                                         n_threads)
+
+
 def test_gather_rows_rejects_out_of_range_rows():
     X = np.zeros((3, 2), np.uint8)
     with pytest.raises(ValueError, match="row id"):

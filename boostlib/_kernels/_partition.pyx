@@ -231,8 +231,10 @@ def node_sums(const idx_t[::1] node_of_row, const double[::1] gradient,
 
 
 def gather_rows(const bin_t[:, ::1] X_rows, const idx_t[::1] rows, bin_t[:, ::1] out,
-                int n_threads):
-    """Copy the binned rows ``rows`` of ``X_rows`` into the first ``len(rows)`` rows of ``out``.
+                int n_threads, const double[::1] gradient=None, const double[::1] hessian=None,
+                float[::1] gradient32=None, float[::1] hessian32=None):
+    """Copy the binned rows ``rows`` of ``X_rows`` into the first ``len(rows)`` rows of ``out``
+    (and, in the same pass, the float32 copies of the fitted rows' derivatives).
 
     A sampled tree builds its histograms on this compact copy: reading half the rows of the
     full matrix still touches nearly every cache line (a row is ``n_features`` bytes), the
@@ -241,21 +243,48 @@ def gather_rows(const bin_t[:, ::1] X_rows, const idx_t[::1] rows, bin_t[:, ::1]
     Parameters
     ----------
     X_rows : IN uint8 (n_rows_total, n_features), row-major binned data.
-    rows : IN int32 (k,) sorted, unique row ids in ``[0, n_rows_total)``.
+    rows : IN int32 (k,) sorted, unique row ids in ``[0, n_rows_total)``; empty: copy no
+        rows (only the derivatives, e.g. when every row is fitted).
     out : OUT uint8 (>= k, n_features).
     n_threads : OpenMP threads (parallel over rows).
+    gradient, hessian : IN float64, optional (with ``gradient32`` and ``hessian32``)
+        Derivatives aligned with the fitted rows (``k`` of them, or any number when ``rows``
+        is empty).
+    gradient32, hessian32 : OUT float32, aligned with ``gradient``: their values rounded to
+        float32 (what the histogram kernel reads).
     """
     cdef Py_ssize_t k = rows.shape[0]
     cdef Py_ssize_t n_features = X_rows.shape[1]
-    cdef Py_ssize_t p
+    cdef Py_ssize_t p, m = 0
+    cdef bint convert = gradient is not None
+    if convert:
+        if hessian is None or gradient32 is None or hessian32 is None:
+            raise ValueError("gradient, hessian, gradient32 and hessian32 go together")
+        m = gradient.shape[0]
+        if (hessian.shape[0] != m or gradient32.shape[0] != m or hessian32.shape[0] != m
+                or (k and m != k)):
+            raise ValueError("the derivatives and their float32 copies must be aligned with "
+                             "rows")
+    elif not (hessian is None and gradient32 is None and hessian32 is None):
+        raise ValueError("gradient, hessian, gradient32 and hessian32 go together")
     if out.shape[0] < k or out.shape[1] != n_features:
         raise ValueError("out must have at least len(rows) rows and n_features columns")
     _check_rows(rows, X_rows.shape[0])
-    if k == 0 or n_features == 0:
-        return
+    if n_features == 0:
+        k = 0
     with nogil:
-        for p in prange(k, schedule="static", num_threads=n_threads):
-            memcpy(&out[p, 0], &X_rows[rows[p], 0], n_features)
+        if k and convert:
+            for p in prange(k, schedule="static", num_threads=n_threads):
+                memcpy(&out[p, 0], &X_rows[rows[p], 0], n_features)
+                gradient32[p] = <float> gradient[p]
+                hessian32[p] = <float> hessian[p]
+        elif k:
+            for p in prange(k, schedule="static", num_threads=n_threads):
+                memcpy(&out[p, 0], &X_rows[rows[p], 0], n_features)
+        elif convert:
+            for p in prange(m, schedule="static", num_threads=n_threads):
+                gradient32[p] = <float> gradient[p]
+                hessian32[p] = <float> hessian[p]
 
 
 def leaves_depthwise(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,

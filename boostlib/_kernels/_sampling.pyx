@@ -295,6 +295,41 @@ def sample_defects(const idx_t[::1] rows, const double[::1] weights, Py_ssize_t 
     return flags
 
 
+def gather_scaled_pair(const double[::1] a, const double[::1] b, const idx_t[::1] rows,
+                       const double[::1] weights, double[::1] out_a, double[::1] out_b,
+                       int n_threads):
+    """:func:`gather_scaled` of two arrays (a sample's gradient and hessian) in one pass.
+
+    Parameters
+    ----------
+    a, b : IN float64 (n_rows,).
+    rows : IN int32 (k,) sorted row ids in ``[0, n_rows)``.
+    weights : IN float64 (k,) or empty.
+    out_a, out_b : OUT float64 (k,): ``a[rows] * weights`` and ``b[rows] * weights``.
+    n_threads : OpenMP threads (parallel over rows).
+    """
+    cdef Py_ssize_t p, k = rows.shape[0], n = a.shape[0]
+    cdef bint weighted = weights.shape[0] != 0
+    cdef idx_t r
+    if (b.shape[0] != n or out_a.shape[0] != k or out_b.shape[0] != k
+            or (weighted and weights.shape[0] != k)):
+        raise ValueError("a and b, and out_a, out_b (and weights, unless empty) with rows, "
+                         "must be aligned")
+    if k and not (0 <= rows[0] and rows[k - 1] < n):      # rows are sorted (the contract)
+        raise ValueError("row id out of range")
+    with nogil:
+        if weighted:
+            for p in prange(k, schedule="static", num_threads=n_threads):
+                r = rows[p]
+                out_a[p] = a[r] * weights[p]
+                out_b[p] = b[r] * weights[p]
+        else:
+            for p in prange(k, schedule="static", num_threads=n_threads):
+                r = rows[p]
+                out_a[p] = a[r]
+                out_b[p] = b[r]
+
+
 def goss_rest_counts(const double[::1] score, double threshold, int n_threads=1):
     """Per fixed block of rows, the number of rows with ``score < threshold`` (GOSS's "rest").
 
