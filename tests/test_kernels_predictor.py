@@ -333,3 +333,28 @@ def test_leaves_depthwise_rejects_a_child_with_two_parents():
         _partition.leaves_depthwise(np.zeros((3, 1), np.uint8), i32(0, 0, -1, -1),
                                     i32(0, 0, 0, 0), np.zeros(4, np.uint8), i32(1, 2, -1, -1),
                                     i32(2, 3, -1, -1), 255, np.empty(3, np.int32), 1)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+def test_predict_depthwise_children_in_any_order(n_threads):
+    """The prediction walk renumbers every tree as the leaf walk does: children not
+    consecutive, right before left, an unreachable node; 1100 rows (blocks of 512 and a
+    partial group of 32); a single-leaf tree between two split ones."""
+    rng = np.random.default_rng(11)
+    n = 1100
+    X = np.ascontiguousarray(rng.integers(0, 6, size=(2, n)).astype(np.uint8))   # 5: missing
+    i32 = lambda *v: np.array(v, np.int32)
+    odd = DepthwiseTree(feature=i32(0, 1, -1, -1, -1, -1), bin=i32(2, 1, 0, 0, 0, 0),
+                        nan_right=np.array([1, 0, 0, 0, 0, 0], np.uint8),
+                        left=i32(3, 5, -1, -1, -1, -1), right=i32(1, 2, -1, -1, -1, -1),
+                        gain=np.zeros(6), value=np.array([9.0, 9.0, 1.5, -2.0, 100.0, 0.25]))
+    leaf = DepthwiseTree(feature=i32(-1), bin=i32(0), nan_right=np.zeros(1, np.uint8),
+                         left=i32(-1), right=i32(-1), gain=np.zeros(1), value=np.array([3.0]))
+    trees, coef = [odd, leaf, odd], np.array([1.0, 0.5, -2.0])
+    ens = _ensemble("depthwise", 5)
+    out = np.zeros(n)
+    ens.add_trees_binned(X, out, trees, coef, n_threads)
+    expected = ref.predict_trees_binned(X, trees, coef, 5)
+    np.testing.assert_array_equal(out, expected)
+    # out = v - 2 v + 0.5 * 3 for the leaf values v of nodes 2, 3 and 5 (node 4 unreachable)
+    assert set(out.tolist()) == {0.0, 3.5, 1.25}

@@ -314,7 +314,7 @@ def leaves_depthwise(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
         grown on) and those leaves: they are copied, and only the other rows are walked.
     """
     cdef Py_ssize_t n = X_rows.shape[0], n_nodes = split_feature.shape[0]
-    cdef Py_ssize_t p, k, depth
+    cdef Py_ssize_t p, depth
     cdef bint known = known_rows is not None
     if out.shape[0] != n:
         raise ValueError("out must hold one entry per row")

@@ -7,10 +7,14 @@ or, for the missing bin, when ``nan_right``.
 """
 from cython.parallel cimport prange
 
-from .common cimport bin_t, idx_t, block_stop
+import numpy as np
+
+from .common cimport bin_t, idx_t, block_stop, WalkNode
+from ._partition import _walk_tables
 
 cdef enum:
     BLOCK = 512
+    WALK = 32       # rows a depthwise walk takes together: their chains of loads overlap
 
 
 def predict_oblivious(const bin_t[:, ::1] X_binned, const idx_t[::1] split_feature,
@@ -83,6 +87,10 @@ def predict_depthwise(const bin_t[:, ::1] X_binned, const idx_t[::1] feature,
                       int n_threads):
     """Add ``sum_t coef[t] * tree_t(x)`` to ``out`` for depthwise trees.
 
+    Each tree is walked over a packed copy (``_partition._walk_tables``: one 16-byte node per
+    level, children consecutive, branch-free), 32 rows at a time so their chains of loads
+    overlap; each row's sum runs over the trees in order.
+
     Parameters
     ----------
     X_binned : IN uint8 (n_features, n_rows).
@@ -99,8 +107,6 @@ def predict_depthwise(const bin_t[:, ::1] X_binned, const idx_t[::1] feature,
     cdef Py_ssize_t n_nodes = feature.shape[0]
     cdef Py_ssize_t n_blocks = (n_rows + BLOCK - 1) // BLOCK
     cdef Py_ssize_t blk, t, r, start, stop, base, k
-    cdef idx_t node
-    cdef int b
     cdef double c
     _check_pack(node_offset, n_trees, n_nodes)
     if out.shape[0] != n_rows:
@@ -113,24 +119,57 @@ def predict_depthwise(const bin_t[:, ::1] X_binned, const idx_t[::1] feature,
                     and left[k] > k - node_offset[t] and right[k] > k - node_offset[t]
                     and 0 <= feature[k] < X_binned.shape[0]):
                 raise ValueError("malformed depthwise tree")
+    # Each tree packed for the branch-free walk (breadth-first, children consecutive), with
+    # the value of every packed node.
+    tables = [_walk_tables(X_binned.shape[0], missing_bin, feature[lo:hi], split_bin[lo:hi],
+                           nan_right[lo:hi], left[lo:hi], right[lo:hi])
+              for lo, hi in zip(node_offset[:n_trees], node_offset[1:n_trees + 1])]
+    cdef idx_t[:, ::1] packed = (np.concatenate([tb[0] for tb in tables]) if n_trees
+                                 else np.zeros((1, 4), dtype=np.int32))
+    cdef double[::1] packed_value = (np.concatenate(
+        [np.asarray(value[lo:hi])[tb[1]] for tb, lo, hi in
+         zip(tables, node_offset[:n_trees], node_offset[1:n_trees + 1])]) if n_trees
+        else np.zeros(1))
+    cdef idx_t[::1] packed_offset = np.concatenate(
+        [[0], np.cumsum([tb[0].shape[0] for tb in tables])]).astype(np.int32)
+    cdef idx_t[::1] depth = np.array([tb[2] for tb in tables] or [0], dtype=np.int32)
+    # (no feature or no row: every tree is a single leaf, the walk reads no byte)
+    cdef const bin_t* xp = (&X_binned[0, 0] if X_binned.shape[0] > 0 and n_rows > 0
+                            else NULL)
     with nogil:
         for blk in prange(n_blocks, schedule="static", num_threads=n_threads):
             start = blk * BLOCK
             stop = block_stop(blk, BLOCK, n_rows)
             for t in range(n_trees):
-                base = node_offset[t]
+                base = packed_offset[t]
                 c = coef[t]
-                for r in range(start, stop):
-                    node = 0
-                    while left[base + node] >= 0:
-                        b = X_binned[feature[base + node], r]
-                        if b == missing_bin:
-                            node = right[base + node] if nan_right[base + node] else left[base + node]
-                        elif b <= split_bin[base + node]:
-                            node = left[base + node]
-                        else:
-                            node = right[base + node]
-                    out[r] += c * value[base + node]
+                r = start
+                while r < stop:
+                    _walk_add(xp, n_rows, r, WALK if r + WALK <= stop else stop - r,
+                              depth[t], <const WalkNode*> &packed[base, 0],
+                              &packed_value[base], c, missing_bin, &out[0])
+                    r = r + WALK
+
+
+cdef inline void _walk_add(const bin_t* X, Py_ssize_t n_rows, Py_ssize_t start,
+                           Py_ssize_t count, Py_ssize_t depth, const WalkNode* nodes,
+                           const double* value, double c, int missing_bin,
+                           double* out) noexcept nogil:
+    """``out[r] += c * value[leaf(r)]`` for rows ``start .. start + count`` (count <= WALK)
+    of a feature-major matrix, walked ``depth`` levels together, branch-free."""
+    cdef idx_t node[WALK]
+    cdef Py_ssize_t j, level
+    cdef int b
+    cdef const WalkNode* nd
+    for j in range(count):
+        node[j] = 0
+    for level in range(depth):
+        for j in range(count):
+            nd = nodes + node[j]
+            b = X[nd.feature * n_rows + start + j]
+            node[j] = nd.left + ((b > nd.threshold) ^ ((b == missing_bin) & nd.flip))
+    for j in range(count):
+        out[start + j] += c * value[node[j]]
 
 
 cdef _check_pack(const idx_t[::1] offset, Py_ssize_t n_trees, Py_ssize_t n_items):

@@ -284,7 +284,7 @@ def sample_defects(const idx_t[::1] rows, const double[::1] weights, Py_ssize_t 
             hi = lo + BLOCK if lo + BLOCK < k else k
             f = 0
             for i in range(lo, hi):     # branch-free: flags or-ed over the block
-                f = f | (rows[i] < 0) | ((rows[i] >= n_rows) << 0)
+                f = f | (rows[i] < 0) | (rows[i] >= n_rows)
                 if i > 0:
                     f = f | ((rows[i] <= rows[i - 1]) << 1)
             if weighted:
