@@ -278,6 +278,22 @@ def test_mvs_scores_stay_finite_when_adaptive_lambda_overflows():
         _sampling.mvs_scores(g, h, 1.0, 0.0, out)
 
 
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_mvs_scores_neither_underflow_nor_overflow(n_threads):
+    """hypothesis found it: gradients of 7e-230 squared underflow to 0, so those rows got
+    score 0 (never drawn) where |g| = 7e-230; gradients above ~1e154 squared overflow,
+    though the score is finite. The kernel takes the root as m * sqrt(1 + (s/m)^2)."""
+    g = np.array([-7.05e-230, 7.05e-230, 0.0, 420.8, 3e-320, 1e200, -1e300, 2.0])
+    h = np.array([0.0, 1e-240, 0.0, 0.0, 0.0, 1e200, 0.0, 2.0])
+    out = np.empty(g.size)
+    for h_scale, h_norm in ((0.0, 1.0), (1.0, 1.0), (0.5, 3.0)):
+        n_pos = _sampling.mvs_scores(g, h, h_scale, h_norm, out, n_threads)
+        expected = np.hypot(g, h_scale * (h / h_norm))
+        assert n_pos == 7
+        np.testing.assert_allclose(out, expected, rtol=4e-16, atol=0)
+    np.testing.assert_array_equal(out[[0, 1, 4]] > 0, True)
+
+
 @KERNEL_SETTINGS
 @given(st.integers(1, 150), st.integers(0, 2**32 - 1), st.floats(0.0, 1.0))
 def test_goss_select_matches_sequential_reference(n, seed, frac):

@@ -134,10 +134,14 @@ cdef Py_ssize_t _candidates(const double* score, Py_ssize_t n, Py_ssize_t bucket
         hi = lo + BLOCK if lo + BLOCK < n else n
         c = lo
         for i in range(lo, hi):
+            # A branch, not a branch-free store of every score: a bucket holds few of the
+            # scores (or nearly all, when they tie), so it is predictable, and the pass then
+            # writes only the candidates instead of n doubles.
             x = score[i]
-            out[c] = x
-            c = c + ((<Py_ssize_t>((_bits(x) & ~SIGN_BIT) >> BUCKET_SHIFT) == bucket)
-                     & ((not positive) | (x > 0.0)))
+            if ((<Py_ssize_t>((_bits(x) & ~SIGN_BIT) >> BUCKET_SHIFT) == bucket)
+                    and (not positive or x > 0.0)):
+                out[c] = x
+                c = c + 1
         count[blk] = c - lo
     for blk in range(nb):
         if k != blk * BLOCK:

@@ -8,7 +8,7 @@ import numpy as np
 
 from cython.parallel cimport prange
 from libc.float cimport DBL_MAX
-from libc.math cimport fabs, isfinite, sqrt
+from libc.math cimport fabs, isfinite, ldexp, sqrt
 from libc.stdint cimport int64_t, uint64_t
 from libc.string cimport memmove
 
@@ -181,7 +181,11 @@ def mvs_scores(const double[::1] gradient, const double[::1] hessian, double h_s
 
     The adaptive ``lambda`` is ``(learning_rate * sum|g| / sum|h|)^2``: with
     ``h_norm = sum|h|`` every ``|h| / h_norm`` is at most 1, so the hessian term stays finite
-    even when ``lambda`` itself would overflow (tiny hessians).
+    even when ``lambda`` itself would overflow (tiny hessians). Squaring a term below ~1e-154
+    underflows (a row with a tiny but non-zero gradient would get score 0, never drawn), one
+    above ~1e154 overflows: when a non-zero row's root falls below ``2^-510`` or the scores
+    do not sum to a finite number, a second pass takes every root as
+    ``m * sqrt(1 + (s / m)^2)`` (``m``, ``s`` the larger and the smaller term).
 
     Raises
     ------
@@ -189,8 +193,9 @@ def mvs_scores(const double[::1] gradient, const double[::1] hessian, double h_s
         When a score is not finite (non-finite or huge derivatives), or ``h_norm`` is not
         positive.
     """
-    cdef Py_ssize_t i, n = gradient.shape[0], n_pos = 0
-    cdef double g, a, r, total = 0.0
+    cdef Py_ssize_t i, n = gradient.shape[0], n_pos = 0, n_unsafe = 0
+    cdef double g, a, r, m, q, total = 0.0
+    cdef double tiny = ldexp(1.0, -510)
     cdef double inv = 1.0 / h_norm if h_norm > 0.0 else 0.0
     cdef bint divide = not isfinite(inv)        # h_norm below ~1e-308: divide row by row
     if hessian.shape[0] != n or out.shape[0] < n:
@@ -208,6 +213,22 @@ def mvs_scores(const double[::1] gradient, const double[::1] hessian, double h_s
             out[i] = r
             n_pos += r > 0.0
             total += r              # only its finiteness is used: order does not matter
+            n_unsafe += (r < tiny) & (fabs(g) + fabs(a) > 0.0)    # lost to underflow
+        if n_unsafe or not isfinite(total):     # under- or overflowed squares: scaled roots
+            n_pos = 0
+            total = 0.0
+            for i in prange(n, schedule="static", num_threads=n_threads):
+                g = fabs(gradient[i])
+                if divide:
+                    a = fabs((hessian[i] / h_norm) * h_scale)
+                else:
+                    a = fabs((hessian[i] * inv) * h_scale)
+                m = g if g > a else a
+                q = (a if g > a else g) / (m if m > 0.0 else 1.0)
+                r = m * sqrt(1.0 + q * q)
+                out[i] = r
+                n_pos += r > 0.0
+                total += r
     if not isfinite(total):
         raise ValueError("scores are not finite (non-finite or too large derivatives)")
     return n_pos

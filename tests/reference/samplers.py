@@ -57,8 +57,8 @@ def mvs_score(g: np.ndarray, h: np.ndarray, lam: Optional[float],
         if hs == 0:
             return np.abs(g)
         a = learning_rate * np.abs(g).sum() * (h / hs)
-        return np.sqrt(g * g + a * a)
-    return np.sqrt(g * g + lam * (h * h))
+        return np.hypot(g, a)         # the root without under- or overflow of the squares
+    return np.hypot(g, np.sqrt(lam) * h)
 
 
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)
