@@ -106,21 +106,14 @@ def predict_depthwise(const bin_t[:, ::1] X_binned, const idx_t[::1] feature,
     cdef Py_ssize_t n_trees = coef.shape[0]
     cdef Py_ssize_t n_nodes = feature.shape[0]
     cdef Py_ssize_t n_blocks = (n_rows + BLOCK - 1) // BLOCK
-    cdef Py_ssize_t blk, t, r, start, stop, base, k
+    cdef Py_ssize_t blk, t, r, start, stop, base
     cdef double c
     _check_pack(node_offset, n_trees, n_nodes)
     if out.shape[0] != n_rows:
         raise ValueError("out must have n_rows entries")
-    for t in range(n_trees):
-        for k in range(node_offset[t], node_offset[t + 1]):
-            if left[k] >= 0 and not (
-                    0 < left[k] < node_offset[t + 1] - node_offset[t]
-                    and 0 < right[k] < node_offset[t + 1] - node_offset[t]
-                    and left[k] > k - node_offset[t] and right[k] > k - node_offset[t]
-                    and 0 <= feature[k] < X_binned.shape[0]):
-                raise ValueError("malformed depthwise tree")
     # Each tree packed for the branch-free walk (breadth-first, children consecutive), with
-    # the value of every packed node.
+    # the value of every packed node; packing rejects malformed trees (children out of range
+    # or not after their parent, split features out of range).
     tables = [_walk_tables(X_binned.shape[0], missing_bin, feature[lo:hi], split_bin[lo:hi],
                            nan_right[lo:hi], left[lo:hi], right[lo:hi])
               for lo, hi in zip(node_offset[:n_trees], node_offset[1:n_trees + 1])]

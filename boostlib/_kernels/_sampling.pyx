@@ -173,6 +173,12 @@ def abs_sums(const double[::1] a, const double[::1] b, int n_threads=1):
     return ta, tb
 
 
+cdef inline double _hessian_term(double h, double h_norm, double inv, double h_scale,
+                                 bint divide) noexcept nogil:
+    """``h_scale * h / h_norm`` (by the reciprocal ``inv`` unless it overflowed)."""
+    return (h / h_norm) * h_scale if divide else (h * inv) * h_scale
+
+
 def mvs_scores(const double[::1] gradient, const double[::1] hessian, double h_scale,
                double h_norm, double[::1] out, int n_threads=1):
     """``out = sqrt(g^2 + (h_scale * h / h_norm)^2)`` (parallel), i.e. MVS's
@@ -205,10 +211,7 @@ def mvs_scores(const double[::1] gradient, const double[::1] hessian, double h_s
     with nogil:
         for i in prange(n, schedule="static", num_threads=n_threads):
             g = gradient[i]
-            if divide:
-                a = (hessian[i] / h_norm) * h_scale
-            else:
-                a = (hessian[i] * inv) * h_scale
+            a = _hessian_term(hessian[i], h_norm, inv, h_scale, divide)
             r = sqrt(g * g + a * a)
             out[i] = r
             n_pos += r > 0.0
@@ -219,10 +222,7 @@ def mvs_scores(const double[::1] gradient, const double[::1] hessian, double h_s
             total = 0.0
             for i in prange(n, schedule="static", num_threads=n_threads):
                 g = fabs(gradient[i])
-                if divide:
-                    a = fabs((hessian[i] / h_norm) * h_scale)
-                else:
-                    a = fabs((hessian[i] * inv) * h_scale)
+                a = fabs(_hessian_term(hessian[i], h_norm, inv, h_scale, divide))
                 m = g if g > a else a
                 q = (a if g > a else g) / (m if m > 0.0 else 1.0)
                 r = m * sqrt(1.0 + q * q)
