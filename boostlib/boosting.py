@@ -108,6 +108,7 @@ class Tracked:
         if self.is_model:
             self._ctx.ensemble.bias = float(bias)
             self._ctx.ensemble.coef = coef
+            self._ctx._scores_changing()
             self._ctx._raw[...] = train
             self._ctx._raw_version += 1
             for ev, scores in zip(self._ctx.evals, evals):
@@ -186,6 +187,10 @@ class BoostingContext:
         self._raw = np.full(self.n_rows, ensemble.bias)
         self._raw_version = 0           # bumped whenever the training scores change
         self._train_loss: Tuple[int, float] = (-1, math.nan)
+        # The training loss run() still has to record: its scores' version, and the loss once
+        # it is known (computed before those scores change, so they need no copy).
+        self._keep_loss_of = -1
+        self._kept_loss: Tuple[int, float] = (-1, math.nan)
         self._all_rows = np.arange(self.n_rows, dtype=np.int32)
         # Trees fitted during the current iteration, with the leaf of every fitted row.
         self._fitted: Dict[int, Tuple[Any, _Fitted]] = {}
@@ -415,6 +420,8 @@ class BoostingContext:
 
     def _add_scores(self, target: Tracked, tree, coefficient: float) -> None:
         """``scores += coefficient * tree(x)`` on the training rows and validation sets."""
+        if target.is_model:
+            self._scores_changing()
         train = target.train_scores()
         fitted = self._fit_info(tree)
         coef = np.array([coefficient])
@@ -435,10 +442,17 @@ class BoostingContext:
         if not math.isfinite(factor):
             raise ValueError(f"factor={factor!r} must be finite")
         self.ensemble.scale(factor)
+        self._scores_changing()
         self._raw *= factor
         self._raw_version += 1
         for ev in self.evals:
             ev.raw *= factor
+
+    def _scores_changing(self) -> None:
+        """Called before the model's training scores change: the loss run() still has to
+        record at the current scores is computed now (or taken from the cache)."""
+        if self._keep_loss_of == self._raw_version and self._kept_loss[0] != self._raw_version:
+            self._kept_loss = (self._raw_version, self.train_loss())
 
     # -- tracked models ------------------------------------------------------------------------
     def _tracked(self, obj: Any, what: str) -> Tracked:
@@ -556,16 +570,17 @@ def _check_consistent(ctx: BoostingContext, update_name: str) -> None:
                                   f"the {whose} prediction by up to {worst:.3g}")
 
 
-def pending_loss(ctx: BoostingContext, pending: Tuple[int, int, np.ndarray]) -> float:
-    """The training loss of an earlier iteration: cached when the context computed it at
-    those scores (same version), else computed from the copy of the scores."""
-    iteration, version, raw = pending
-    if ctx._train_loss[0] == version:
-        return ctx._train_loss[1]
-    if ctx._raw_version == version:
-        return ctx.train_loss()
-    return mean_loss(ctx.loss, ctx._y_view, raw, ctx.sample_weight, ctx.n_threads,
-                     "the training set", iteration)
+def pending_loss(ctx: BoostingContext, pending: Tuple[int, int]) -> float:
+    """The training loss of an earlier iteration, whose scores had version ``pending[1]``:
+    from the context's cache (the loss computed with the derivatives at those scores, or
+    kept before they changed), else computed now (the scores are unchanged)."""
+    iteration, version = pending
+    for cached in (ctx._train_loss, ctx._kept_loss):
+        if cached[0] == version:
+            return cached[1]
+    if ctx._raw_version != version:     # _scores_changing() keeps it: cannot happen
+        raise RuntimeError(f"the training loss of iteration {iteration} was lost")
+    return ctx.train_loss()
 
 
 def _without_zero_tail(n_trees: int, coef: np.ndarray) -> int:
@@ -617,7 +632,7 @@ def run(ctx: BoostingContext, update: UpdateRule,
     for cb in callbacks:
         cb.on_fit_begin(info(-1))
     it = -1
-    pending: Optional[Tuple[int, int, np.ndarray]] = None
+    pending: Optional[Tuple[int, int]] = None
     for it in range(ctx.n_iterations):
         ctx.iteration = it
         ctx._fitted.clear()
@@ -636,9 +651,10 @@ def run(ctx: BoostingContext, update: UpdateRule,
         else:
             # Recorded lazily: a rule that starts the next iteration with the derivatives at
             # the model gets this loss from the same pass (gradient_hessian_loss); otherwise
-            # it is computed from a copy of the scores.
+            # it is computed when the scores are about to change, or at the end.
             train.append(math.nan)
-            pending = (it, ctx._raw_version, ctx.raw.copy())
+            pending = (it, ctx._raw_version)
+            ctx._keep_loss_of = ctx._raw_version
         for ev in ctx.evals:
             result[ev.name][metric].append(mean_loss(ctx.loss, ev.y, ev.raw, ev.weight,
                                                      ctx.n_threads, ev.name, it))

@@ -115,6 +115,35 @@ def test_scale_model_scales_bias_coefficients_and_raw():
     assert np.allclose(m.ensemble_.coef, [0.1 * 0.9 ** (5 - k) for k in range(5)])
 
 
+def test_recorded_training_loss_is_the_loss_after_each_iteration():
+    """The training curve is recorded lazily (no copy of the scores): whatever a rule does to
+    the scores in the next iteration before (or without) computing derivatives at the model,
+    each entry is the loss of the model after its iteration."""
+    X, y = _data()
+
+    def body(ctx):
+        case = ctx.iteration % 3
+        if case == 1:
+            ctx.scale_model(0.95)                           # scaling changes the scores first
+        if case == 0:
+            g, h = ctx.gradients()                          # at the model: with its loss
+        else:
+            g, h = ctx.gradients(np.zeros(ctx.n_rows))      # elsewhere: no loss
+        ctx.add_tree(ctx.fit_tree(g, h), ctx.learning_rate)  # (case 2: adding a tree does)
+        if ctx.iteration % 4 == 0:
+            t = ctx.fit_tree(g, h)
+            ctx.add_tree(t, 0.05)
+            ctx.add_tree(t, -0.02)                          # same tree, new coefficient
+        return 0.5 * float(np.mean((y - ctx.raw) ** 2))     # mse: the loss after this iteration
+
+    rule = Recorder(body)
+    m = BoostRegressor(n_estimators=7, update=rule, random_state=0).fit(X, y)
+    curve = m.evals_result_["train"]["mse"]
+    assert len(curve) == 7
+    assert np.allclose(curve, rule.log, rtol=1e-12)
+    assert curve[-1] == pytest.approx(0.5 * np.mean((y - m.predict(X)) ** 2), rel=1e-12)
+
+
 def test_random_strength_changes_structure_and_is_seeded():
     X, y = _data(n=500)
 
