@@ -189,7 +189,7 @@ class BoostingContext:
         self._train_loss: Tuple[int, float] = (-1, math.nan)
         # The training loss run() still has to record: its scores' version, and the loss once
         # it is known (computed before those scores change, so they need no copy).
-        self._keep_loss_of = -1
+        self._keep_loss_of = (-1, -1)        # (version, iteration)
         self._kept_loss: Tuple[int, float] = (-1, math.nan)
         self._all_rows = np.arange(self.n_rows, dtype=np.int32)
         # Trees fitted during the current iteration, with the leaf of every fitted row.
@@ -451,8 +451,12 @@ class BoostingContext:
     def _scores_changing(self) -> None:
         """Called before the model's training scores change: the loss run() still has to
         record at the current scores is computed now (or taken from the cache)."""
-        if self._keep_loss_of == self._raw_version and self._kept_loss[0] != self._raw_version:
-            self._kept_loss = (self._raw_version, self.train_loss())
+        version, iteration = self._keep_loss_of
+        if version == self._raw_version and self._kept_loss[0] != version:
+            self._kept_loss = (version, self._train_loss[1] if self._train_loss[0] == version
+                               else mean_loss(self.loss, self._y_view, self.raw,
+                                              self.sample_weight, self.n_threads,
+                                              "the training set", iteration))
 
     # -- tracked models ------------------------------------------------------------------------
     def _tracked(self, obj: Any, what: str) -> Tracked:
@@ -580,7 +584,8 @@ def pending_loss(ctx: BoostingContext, pending: Tuple[int, int]) -> float:
             return cached[1]
     if ctx._raw_version != version:     # _scores_changing() keeps it: cannot happen
         raise RuntimeError(f"the training loss of iteration {iteration} was lost")
-    return ctx.train_loss()
+    ctx._scores_changing()
+    return ctx._kept_loss[1]
 
 
 def _without_zero_tail(n_trees: int, coef: np.ndarray) -> int:
@@ -654,7 +659,7 @@ def run(ctx: BoostingContext, update: UpdateRule,
             # it is computed when the scores are about to change, or at the end.
             train.append(math.nan)
             pending = (it, ctx._raw_version)
-            ctx._keep_loss_of = ctx._raw_version
+            ctx._keep_loss_of = pending[::-1]
         for ev in ctx.evals:
             result[ev.name][metric].append(mean_loss(ctx.loss, ev.y, ev.raw, ev.weight,
                                                      ctx.n_threads, ev.name, it))

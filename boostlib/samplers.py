@@ -51,11 +51,11 @@ def _draw_seed(rng: np.random.Generator) -> int:
 def _bernoulli(n: int, p: float, rng: np.random.Generator, buffers: "_Buffers",
                n_threads: int) -> np.ndarray:
     """Rows kept independently with probability ``p``; one uniform row if none is."""
-    rows = buffers.get("rows", n, np.int32)
-    k = _sampling.bernoulli_select(p, _draw_seed(rng), rows, n_threads)
-    if k == 0:
+    rows = _sampling.bernoulli_select(p, _draw_seed(rng), buffers.get("rows", n, np.int32),
+                                      n_threads)
+    if rows.size == 0:
         return np.array([rng.integers(n)], dtype=np.int32)
-    return rows[:k].copy()
+    return rows
 
 
 def _check_rate(sampler: str, name: str, value: Optional[float], upper_open: bool = False):
@@ -196,9 +196,11 @@ class GOSSSampler(_CompiledSampler):
         buf = self._buffers
         score = buf.get("score", n)
         _sampling.goss_scores(gradient, hessian, self.score == "gh", score, self._n_threads)
-        threshold = _order_stats.kth_largest(score, top_k, buf.get("work", n), self._n_threads)
-        rest = _sampling.goss_rest_counts(score, threshold, self._n_threads)
-        n_rest = int(rest.sum())                         # ties at the threshold are "top"
+        # the threshold, and each block's rows below it (ties at the threshold are "top")
+        rest = np.empty(-(-n // _sampling.BLOCK_ROWS), dtype=np.int64)
+        threshold = _order_stats.kth_largest(score, top_k, buf.get("work", n), self._n_threads,
+                                             rest)
+        n_rest = int(rest.sum())
         if n_rest == 0:                                  # all scores tied: keep every row
             return None
         other_k = min(other_k, n_rest)
@@ -206,10 +208,10 @@ class GOSSSampler(_CompiledSampler):
         # multivariate hypergeometric draw; the kernel draws within the blocks in parallel.
         take = rng.multivariate_hypergeometric(rest, other_k).astype(np.int64)
         factor = n_rest / other_k if other_k else 1.0
-        rows, weights = buf.get("rows", n, np.int32), buf.get("weights", n)
-        k = _sampling.goss_select(score, threshold, rest, take, factor, _draw_seed(rng), rows,
-                                  weights, self._n_threads)
-        return SampleResult(indices=rows[:k].copy(), weights=weights[:k].copy())
+        rows, weights = _sampling.goss_select(score, threshold, rest, take, factor,
+                                              _draw_seed(rng), buf.get("rows", n, np.int32),
+                                              buf.get("weights", n), self._n_threads)
+        return SampleResult(indices=rows, weights=weights)
 
 
 class MVSSampler(_CompiledSampler):
@@ -326,14 +328,15 @@ class MVSSampler(_CompiledSampler):
             idx = np.flatnonzero(score).astype(np.int32)
             return SampleResult(indices=idx, weights=np.ones(idx.size))
         buf = self._buffers
-        rows, weights = buf.get("rows", n, np.int32), buf.get("weights", n)
-        k = _sampling.mvs_select(score, mu, _draw_seed(rng), rows, weights, self._n_threads)
-        if k == 0:
+        rows, weights = _sampling.mvs_select(score, mu, _draw_seed(rng),
+                                             buf.get("rows", n, np.int32),
+                                             buf.get("weights", n), self._n_threads)
+        if rows.size == 0:
             p = np.minimum(1.0, score / mu)
             i = int(rng.choice(n, p=p / p.sum()))
             return SampleResult(indices=np.array([i], dtype=np.int32),
                                 weights=np.array([1.0 / p[i]]))
-        return SampleResult(indices=rows[:k].copy(), weights=weights[:k].copy())
+        return SampleResult(indices=rows, weights=weights)
 
 
 @hookimpl

@@ -82,6 +82,55 @@ def test_kth_largest_matches_sort(score, data):
     assert v == np.sort(score)[::-1][k - 1]
 
 
+@pytest.mark.parametrize("kind", ["one_bucket", "one_digit", "ties", "zeros", "subnormal"])
+def test_kth_largest_narrows_large_buckets_exactly(kind):
+    # More than RADIX_MIN (4096) candidates in the k-th largest's bucket: radix steps over the
+    # lower bits narrow them before the quickselect. Values in one bucket ([1, 1.0625)), in
+    # one 12-bit digit of it too (the next step narrows), with ties, with zeros (and -0.0),
+    # and subnormals: every rank, the sorted answer.
+    rng = np.random.default_rng(len(kind))
+    n = 30_000
+    if kind == "one_bucket":
+        score = 1.0 + rng.random(n) / 16.0
+    elif kind == "one_digit":
+        score = 1.0 + rng.random(n) * 2.0 ** -20
+    elif kind == "ties":
+        score = 1.0 + rng.integers(0, 7, n) * 2.0 ** -40
+    elif kind == "zeros":
+        score = np.where(rng.random(n) < 0.5, -0.0, 0.0)
+        score[:10] = 1e-320
+    else:
+        score = rng.random(n) * 1e-310
+    expected = np.sort(score)[::-1]
+    for k in (1, 2, 4097, n // 3, n // 2 + 1, n - 1, n):
+        for n_threads in (1, 2):
+            v = _order_stats.kth_largest(score, k, np.empty(n), n_threads)
+            assert v == expected[k - 1], (kind, k)
+
+
+@pytest.mark.parametrize("kind", ["spread", "ties", "zeros", "one_bucket"])
+def test_kth_largest_rest_counts_match_goss_rest_counts(kind):
+    # The k-th largest's optional per-block counts of the scores below it (what GOSS needs)
+    # equal goss_rest_counts at that threshold: across blocks of 65536 rows (with a partial
+    # last one), for ranks whose threshold ties, is zero, or sits in a crowded bucket.
+    rng = np.random.default_rng(3)
+    n = 2 * _sampling.BLOCK_ROWS + 12_345
+    score = {"spread": rng.exponential(size=n),
+             "ties": rng.integers(0, 4, n).astype(float),
+             "zeros": np.where(rng.random(n) < 0.6, np.where(rng.random(n) < 0.5, -0.0, 0.0),
+                               rng.random(n)),
+             "one_bucket": 1.0 + rng.random(n) / 16.0}[kind]
+    nb = -(-n // _sampling.BLOCK_ROWS)
+    for k in (1, 1000, n // 3, n // 2, n - 5, n):
+        for n_threads in (1, 2):
+            rest = np.full(nb, -1, np.int64)
+            v = _order_stats.kth_largest(score, k, np.empty(n), n_threads, rest)
+            assert v == np.sort(score)[::-1][k - 1]
+            np.testing.assert_array_equal(rest, _sampling.goss_rest_counts(score, v, 1))
+    with pytest.raises(ValueError, match="one count per block"):
+        _order_stats.kth_largest(score, 1, np.empty(n), 1, np.empty(nb + 1, np.int64))
+
+
 @pytest.mark.parametrize("score,k", [(np.array([1.0, -1.0]), 1), (np.array([1.0, np.nan]), 1),
                                      (np.array([1.0, np.inf]), 1), (np.array([1.0, 2.0]), 0),
                                      (np.array([1.0, 2.0]), 3)])
@@ -106,11 +155,12 @@ def test_mvs_select_matches_reference(case, seed):
     mu = ref.mvs_threshold(score, target)
     rows = np.empty(score.size, np.int32)
     w = np.empty(score.size)
-    k = _sampling.mvs_select(score, mu, seed, rows, w)
+    got_rows, got_w = _sampling.mvs_select(score, mu, seed, rows, w)
     idx, weight = ref.mvs_select(score, mu, ref.splitmix64_uniforms(seed, score.size))
-    np.testing.assert_array_equal(rows[:k], idx)
-    np.testing.assert_array_equal(w[:k], weight)
-    assert np.all(w[:k][score[rows[:k]] >= mu] == 1.0)
+    assert got_rows.dtype == np.int32 and got_w.dtype == np.float64
+    np.testing.assert_array_equal(got_rows, idx)
+    np.testing.assert_array_equal(got_w, weight)
+    assert np.all(got_w[score[got_rows] >= mu] == 1.0)
 
 
 # -- the counter-based uniforms -------------------------------------------------------------
@@ -141,10 +191,10 @@ def test_uniforms_known_values_and_law():
 @KERNEL_SETTINGS
 @given(st.integers(0, 300), st.floats(0.0, 1.0), st.integers(0, 2**64 - 1))
 def test_bernoulli_select_matches_reference(n, p, seed):
-    rows = np.full(n, -1, np.int32)
-    k = _sampling.bernoulli_select(p, seed, rows)
+    got = _sampling.bernoulli_select(p, seed, np.full(n, -1, np.int32))
     idx, _ = ref.bernoulli_select(np.full(n, p), ref.splitmix64_uniforms(seed, n))
-    np.testing.assert_array_equal(rows[:k], idx)
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, idx)
 
 
 @KERNEL_SETTINGS
@@ -242,15 +292,15 @@ def test_block_parallel_kernels_match_reference_for_any_thread_count(n):
     g_idx, g_weight = ref.goss_select(score, threshold, u, take)
     for threads in (1, 2):
         rows, w = np.empty(n, np.int32), np.empty(n)
-        k = _sampling.mvs_select(score, mu, 99, rows, w, threads)
-        np.testing.assert_array_equal(rows[:k], idx)
-        np.testing.assert_array_equal(w[:k], weight)
-        k = _sampling.bernoulli_select(0.3, 99, rows, threads)
-        np.testing.assert_array_equal(rows[:k], b_idx)
+        got_rows, got_w = _sampling.mvs_select(score, mu, 99, rows, w, threads)
+        np.testing.assert_array_equal(got_rows, idx)
+        np.testing.assert_array_equal(got_w, weight)
+        np.testing.assert_array_equal(_sampling.bernoulli_select(0.3, 99, rows, threads), b_idx)
         np.testing.assert_array_equal(_sampling.goss_rest_counts(score, threshold, threads), rest)
-        k = _sampling.goss_select(score, threshold, rest, take, factor, 99, rows, w, threads)
-        np.testing.assert_array_equal(rows[:k], g_idx)
-        np.testing.assert_array_equal(w[:k], g_weight)
+        got_rows, got_w = _sampling.goss_select(score, threshold, rest, take, factor, 99, rows,
+                                                w, threads)
+        np.testing.assert_array_equal(got_rows, g_idx)
+        np.testing.assert_array_equal(got_w, g_weight)
         sa, sb = _sampling.abs_sums(g, h, threads)
         assert (sa, sb) == _sampling.abs_sums(g, h, 1)
         assert sa == pytest.approx(np.abs(g).sum(), rel=1e-12)
@@ -307,11 +357,11 @@ def test_goss_select_matches_sequential_reference(n, seed, frac):
     take = np.array([other_k], np.int64)
     factor = n_rest / other_k if other_k else 1.0
     rows, w = np.empty(n, np.int32), np.empty(n)
-    k = _sampling.goss_select(score, threshold, rest, take, factor, seed, rows, w)
+    got_rows, got_w = _sampling.goss_select(score, threshold, rest, take, factor, seed, rows, w)
     idx, weight = ref.goss_select(score, threshold, ref.splitmix64_uniforms(seed, n), take)
-    np.testing.assert_array_equal(rows[:k], idx)
-    np.testing.assert_array_equal(w[:k], weight)
-    assert np.count_nonzero(w[:k] != 1.0) == (other_k if other_k and n_rest != other_k else 0)
+    np.testing.assert_array_equal(got_rows, idx)
+    np.testing.assert_array_equal(got_w, weight)
+    assert np.count_nonzero(got_w != 1.0) == (other_k if other_k and n_rest != other_k else 0)
 
 
 def test_goss_select_rejects_bad_take():

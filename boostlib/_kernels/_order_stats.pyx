@@ -17,13 +17,15 @@ import numpy as np
 from cython.parallel cimport prange
 from libc.math cimport isfinite, ldexp
 from libc.stdint cimport int64_t, uint64_t
-from libc.stdlib cimport calloc, free
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memmove
 
 cdef enum:
     BUCKET_SHIFT = 48                  # keep the top 16 bits of a non-negative double
     N_BUCKETS = 1 << 15                # the sign bit is 0
     BLOCK = 1 << 16                    # rows per block of the candidate pass
+    RADIX_BITS = 12                    # bits per radix step of the k-th largest
+    RADIX_MIN = 4096                   # candidates worth a radix step (else quickselect)
 
 
 cdef uint64_t SIGN_BIT = (<uint64_t>1) << 63
@@ -120,11 +122,15 @@ cdef bint _bucket_pass(const double* score, Py_ssize_t n, Tables* t, Py_ssize_t 
 
 
 cdef Py_ssize_t _candidates(const double* score, Py_ssize_t n, Py_ssize_t bucket,
-                            bint positive, double* out, int n_threads) noexcept nogil:
+                            bint positive, double* out, Py_ssize_t* block_count,
+                            Py_ssize_t* block_below, int n_threads) noexcept nogil:
     """Copy the scores of ``bucket`` (only the positive ones when ``positive``) to ``out``, in
-    row order; return their number (-1: out of memory)."""
+    row order; return their number (-1: out of memory). Unless NULL, ``block_count[b]`` gets
+    the number of candidates of block ``b`` (its rows ``b * BLOCK ..``), and ``block_below[b]``
+    the number of its rows in lower buckets."""
     cdef Py_ssize_t nb = (n + BLOCK - 1) // BLOCK
-    cdef Py_ssize_t blk, i, lo, hi, c, k = 0
+    cdef Py_ssize_t blk, i, lo, hi, c, below, k = 0
+    cdef Py_ssize_t b
     cdef double x
     cdef Py_ssize_t* count = <Py_ssize_t*>calloc(nb if nb > 0 else 1, sizeof(Py_ssize_t))
     if count == NULL:
@@ -133,20 +139,27 @@ cdef Py_ssize_t _candidates(const double* score, Py_ssize_t n, Py_ssize_t bucket
         lo = blk * BLOCK
         hi = lo + BLOCK if lo + BLOCK < n else n
         c = lo
+        below = 0
         for i in range(lo, hi):
             # A branch, not a branch-free store of every score: a bucket holds few of the
             # scores (or nearly all, when they tie), so it is predictable, and the pass then
             # writes only the candidates instead of n doubles.
             x = score[i]
-            if ((<Py_ssize_t>((_bits(x) & ~SIGN_BIT) >> BUCKET_SHIFT) == bucket)
-                    and (not positive or x > 0.0)):
+            b = <Py_ssize_t>((_bits(x) & ~SIGN_BIT) >> BUCKET_SHIFT)
+            if block_below != NULL:
+                below = below + (b < bucket)
+            if b == bucket and (not positive or x > 0.0):
                 out[c] = x
                 c = c + 1
         count[blk] = c - lo
+        if block_below != NULL:
+            block_below[blk] = below
     for blk in range(nb):
         if k != blk * BLOCK:
             memmove(out + k, out + blk * BLOCK, count[blk] * sizeof(double))
         k += count[blk]
+        if block_count != NULL:
+            block_count[blk] = count[blk]
     free(count)
     return k
 
@@ -266,7 +279,7 @@ cdef double _threshold(const double* score, Py_ssize_t n, Tables* t, double targ
             break
     below = sums[j]
     free(sums)
-    k = _candidates(score, n, j, True, a, n_threads)
+    k = _candidates(score, n, j, True, a, NULL, NULL, n_threads)
     if k < 0:
         return -1.0
     return _mvs_quickselect(a, k, target, n_above, below)
@@ -300,7 +313,8 @@ cdef double _mvs_quickselect(double* a, Py_ssize_t m, double target, double n_la
 
 
 # -- k-th largest -----------------------------------------------------------------------------
-def kth_largest(const double[::1] score, Py_ssize_t k, double[::1] scratch, int n_threads=1):
+def kth_largest(const double[::1] score, Py_ssize_t k, double[::1] scratch, int n_threads=1,
+                int64_t[::1] rest=None):
     """The ``k``-th largest score (``k = 1``: the maximum), in expected O(n).
 
     Parameters
@@ -309,17 +323,28 @@ def kth_largest(const double[::1] score, Py_ssize_t k, double[::1] scratch, int 
     k : rank, ``1 <= k <= n``.
     scratch : OUT float64 (n,) work buffer (overwritten).
     n_threads : OpenMP threads; the result does not depend on it.
+    rest : OUT int64 (ceil(n / 65536),), optional
+        Each block of 65536 rows' number of scores below the answer (what
+        ``_sampling.goss_rest_counts`` returns, without its pass over the scores).
     """
-    cdef Py_ssize_t n = score.shape[0]
+    cdef Py_ssize_t n = score.shape[0], nb = (score.shape[0] + BLOCK - 1) // BLOCK
     cdef Py_ssize_t n_chunks = n_threads if n_threads > 1 else 1
-    cdef Py_ssize_t b, j = 0, m = 0, above = 0, zeros = 0
+    cdef Py_ssize_t b, i, j = 0, m = 0, above = 0, zeros = 0, start
     cdef double v = 0.0
-    cdef bint ok = True
+    cdef bint ok = True, want_rest = rest is not None
     cdef Tables t
+    cdef Py_ssize_t* per_block = NULL
+    cdef double* a = NULL
     if scratch.shape[0] < n:
         raise ValueError("scratch must hold n values")
     if not 1 <= k <= n:
         raise ValueError(f"k={k!r} must be in [1, {n}]")
+    if want_rest and rest.shape[0] != nb:
+        raise ValueError(f"rest must hold one count per block of {BLOCK} rows ({nb})")
+    if want_rest:
+        per_block = <Py_ssize_t*>calloc(2 * nb, sizeof(Py_ssize_t))
+        if per_block == NULL:
+            raise MemoryError()
     _alloc(&t, n_chunks, False)
     with nogil:
         ok = _bucket_pass(&score[0], n, &t, n_chunks, False, &zeros, n_threads)
@@ -329,10 +354,28 @@ def kth_largest(const double[::1] score, Py_ssize_t k, double[::1] scratch, int 
                     j = b
                     break
                 above += t.count[b]
-            m = _candidates(&score[0], n, j, False, &scratch[0], n_threads)
+            m = _candidates(&score[0], n, j, False, &scratch[0], per_block,
+                            per_block + nb if want_rest else NULL, n_threads)
+            if m >= 0 and want_rest:
+                # the selection reorders its input: it works on a copy of the candidates,
+                # which stay in row order for the blocks' counts
+                a = <double*>malloc((m if m > 0 else 1) * sizeof(double))
+                if a == NULL:
+                    m = -1
+                else:
+                    memcpy(a, &scratch[0], m * sizeof(double))
             if m >= 0:
-                v = _kth_largest(&scratch[0], m, k - above)
+                v = _kth_largest(a if want_rest else &scratch[0], m, k - above)
+            if m >= 0 and want_rest:
+                start = 0
+                for b in range(nb):
+                    rest[b] = per_block[nb + b]
+                    for i in range(start, start + per_block[b]):
+                        rest[b] += scratch[i] < v
+                    start += per_block[b]
     _free(&t)
+    free(a)
+    free(per_block)
     if not ok:
         raise ValueError("scores must be finite and non-negative")
     if m < 0:
@@ -340,10 +383,45 @@ def kth_largest(const double[::1] score, Py_ssize_t k, double[::1] scratch, int 
     return v
 
 
+cdef Py_ssize_t _radix_narrow(double* a, Py_ssize_t m, Py_ssize_t* k,
+                              Py_ssize_t shift) noexcept nogil:
+    """One radix step of the k-th largest: count ``a[:m]`` by their bits ``shift ..
+    shift + RADIX_BITS`` (the bits above agree), keep, in place, only the values of the digit
+    holding the ``k``-th largest and rank ``k`` among them; return their number (``-m``: out
+    of memory, ``a`` untouched). The order of non-negative doubles is that of their bits."""
+    cdef Py_ssize_t i, d, digit = 0, above = 0, c = 0
+    cdef uint64_t mask = (<uint64_t>1 << RADIX_BITS) - 1
+    cdef Py_ssize_t* count = <Py_ssize_t*>calloc(<size_t>1 << RADIX_BITS, sizeof(Py_ssize_t))
+    if count == NULL:
+        return -m
+    for i in range(m):
+        count[(_bits(a[i]) >> shift) & mask] += 1
+    for d in range(mask, -1, -1):       # from the largest digit down
+        if above + count[d] >= k[0]:
+            digit = d
+            break
+        above += count[d]
+    free(count)
+    for i in range(m):                  # branch-free in-place filter
+        a[c] = a[i]
+        c = c + (<Py_ssize_t>((_bits(a[i]) >> shift) & mask) == digit)
+    k[0] -= above
+    return c
+
+
 cdef double _kth_largest(double* a, Py_ssize_t m, Py_ssize_t k) noexcept nogil:
-    """The ``k``-th largest of ``a[:m]`` (``1 <= k <= m``) by three-way quickselect."""
-    cdef Py_ssize_t lo = 0, hi = m, lt, gt
+    """The ``k``-th largest of ``a[:m]`` (``1 <= k <= m``, all in one bucket, so their top 16
+    bits agree): radix steps narrow a large set (:func:`_radix_narrow`), then a three-way
+    quickselect finishes."""
+    cdef Py_ssize_t lo = 0, hi, lt, gt, shift = BUCKET_SHIFT
     cdef double v, s
+    while m > RADIX_MIN and shift > 0:
+        shift -= RADIX_BITS
+        m = _radix_narrow(a, m, &k, shift)
+        if m < 0:                   # out of memory: quickselect the whole set
+            m = -m
+            break
+    hi = m
     while True:
         v = _median3(a[lo], a[lo + (hi - lo) // 2], a[hi - 1])
         _partition3(a, lo, hi, v, &lt, &gt, &s)

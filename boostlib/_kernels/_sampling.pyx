@@ -10,7 +10,7 @@ from cython.parallel cimport prange
 from libc.float cimport DBL_MAX
 from libc.math cimport fabs, isfinite, ldexp, sqrt
 from libc.stdint cimport int64_t, uint64_t
-from libc.string cimport memmove
+from libc.string cimport memcpy
 
 from .common cimport idx_t
 from .counter_rng cimport uniform01
@@ -28,23 +28,36 @@ cdef enum:
     BLOCK = 1 << 16     # rows per parallel block: fixed, so results never depend on n_jobs
 
 
+BLOCK_ROWS = BLOCK     # rows per block of the selection kernels' ``rest``/``take`` counts
+
+
 cdef inline Py_ssize_t _n_blocks(Py_ssize_t n) noexcept nogil:
     return (n + BLOCK - 1) // BLOCK
 
 
-cdef Py_ssize_t _compact(idx_t* rows, double* weight, const Py_ssize_t* count,
-                         Py_ssize_t nb) noexcept nogil:
-    """Join the blocks' selections: block ``b`` wrote its ``count[b]`` rows (and weights, if
-    ``weight`` is not NULL) from position ``b * BLOCK``; move them, in block order, to follow
-    each other. Moving in order never overwrites a block not yet moved."""
-    cdef Py_ssize_t blk, k = 0
+cdef tuple _collect(idx_t[::1] rows, double[::1] weight, const Py_ssize_t[::1] count,
+                    bint weighted, int n_threads):
+    """Join the blocks' selections into new arrays of the exact size: block ``b`` wrote its
+    ``count[b]`` rows (and weights, when ``weighted``) from position ``b * BLOCK`` of the
+    work arrays; they are copied, in block order and in parallel, to follow each other.
+    Returns ``(rows, weights)`` (``weights`` None unless ``weighted``)."""
+    cdef Py_ssize_t nb = count.shape[0], blk, k = 0
+    cdef Py_ssize_t[::1] start = np.empty(nb, dtype=np.intp)
     for blk in range(nb):
-        if k != blk * BLOCK:
-            memmove(rows + k, rows + blk * BLOCK, count[blk] * sizeof(idx_t))
-            if weight != NULL:
-                memmove(weight + k, weight + blk * BLOCK, count[blk] * sizeof(double))
+        start[blk] = k
         k += count[blk]
-    return k
+    out_rows = np.empty(k, dtype=np.int32)
+    out_weight = np.empty(k if weighted else 0, dtype=np.float64)
+    cdef idx_t[::1] r = out_rows
+    cdef double[::1] w = out_weight
+    if k:
+        with nogil:
+            for blk in prange(nb, schedule="static", num_threads=n_threads):
+                memcpy(&r[0] + start[blk], &rows[0] + blk * BLOCK, count[blk] * sizeof(idx_t))
+                if weighted:
+                    memcpy(&w[0] + start[blk], &weight[0] + blk * BLOCK,
+                           count[blk] * sizeof(double))
+    return out_rows, (out_weight if weighted else None)
 
 
 def uniforms(uint64_t seed, double[::1] out, Py_ssize_t start=0, int n_threads=1):
@@ -63,73 +76,70 @@ def uniforms(uint64_t seed, double[::1] out, Py_ssize_t start=0, int n_threads=1
     return np.asarray(out)
 
 
-def bernoulli_select(double p, uint64_t seed, idx_t[::1] out_rows, int n_threads=1):
-    """Keep each row ``i < n = len(out_rows)`` when its uniform draw is below ``p``.
+def bernoulli_select(double p, uint64_t seed, idx_t[::1] work_rows, int n_threads=1):
+    """Keep each row ``i < n = len(work_rows)`` when its uniform draw is below ``p``.
 
     One pass over fixed blocks of rows, in parallel: each block writes its kept rows, branch
-    free, from its own start; the blocks are then joined in order. The output does not depend
-    on ``n_threads``.
+    free, from its own start in ``work_rows``; the blocks are then joined, in order and in
+    parallel, into a new array. The output does not depend on ``n_threads``.
 
     Parameters
     ----------
     p : keep probability.
     seed : the draw's seed (see :func:`uniforms`).
-    out_rows : OUT int32 (n,): the kept rows, in increasing order, in the first ``k`` entries.
+    work_rows : int32 (n,) work array (overwritten).
     n_threads : OpenMP threads.
 
     Returns
     -------
-    k : number of kept rows.
+    rows : new int32 array, the kept rows in increasing order.
     """
-    cdef Py_ssize_t n = out_rows.shape[0]
+    cdef Py_ssize_t n = work_rows.shape[0]
     cdef Py_ssize_t blk, i, lo, hi, c, nb = _n_blocks(n)
-    if nb == 0:
-        return 0
     cdef Py_ssize_t[::1] count = np.zeros(nb, dtype=np.intp)
-    with nogil:
-        for blk in prange(nb, schedule="static", num_threads=n_threads):
-            lo = blk * BLOCK
-            hi = lo + BLOCK if lo + BLOCK < n else n
-            c = lo
-            for i in range(lo, hi):
-                out_rows[c] = <idx_t>i
-                c = c + (uniform01(seed, <uint64_t>i) < p)
-            count[blk] = c - lo
-        c = _compact(&out_rows[0], NULL, &count[0], nb)
-    return c
+    if nb:
+        with nogil:
+            for blk in prange(nb, schedule="static", num_threads=n_threads):
+                lo = blk * BLOCK
+                hi = lo + BLOCK if lo + BLOCK < n else n
+                c = lo
+                for i in range(lo, hi):
+                    work_rows[c] = <idx_t>i
+                    c = c + (uniform01(seed, <uint64_t>i) < p)
+                count[blk] = c - lo
+    return _collect(work_rows, None, count, False, n_threads)[0]
 
 
-def mvs_select(const double[::1] score, double mu, uint64_t seed, idx_t[::1] out_rows,
-               double[::1] out_weight, int n_threads=1):
+def mvs_select(const double[::1] score, double mu, uint64_t seed, idx_t[::1] work_rows,
+               double[::1] work_weight, int n_threads=1):
     """Keep row ``i`` when ``score_i >= mu`` or its uniform draw ``u_i`` has
     ``u_i * mu < score_i`` (probability ``p_i = min(1, score_i / mu)``), with weight
     ``1/p_i``, computed as ``mu / score_i`` (exactly 1 when ``score_i >= mu``).
 
     One pass over fixed blocks of rows, in parallel (branch free), then the blocks are joined
-    in order (see :func:`bernoulli_select`). The output does not depend on ``n_threads``.
+    into new arrays (see :func:`bernoulli_select`). The output does not depend on
+    ``n_threads``.
 
     Parameters
     ----------
     score : IN float64 (n,), >= 0.
     mu : threshold (> 0), e.g. from ``_order_stats.mvs_threshold``.
     seed : the draw's seed (see :func:`uniforms`).
-    out_rows : OUT int32 (n,): the kept rows, in increasing order, in the first ``k`` entries.
-    out_weight : OUT float64 (n,): their weights (exactly 1 where ``p_i == 1``).
+    work_rows, work_weight : int32 and float64 (n,) work arrays (overwritten).
     n_threads : OpenMP threads.
 
     Returns
     -------
-    k : number of kept rows.
+    rows : new int32 array, the kept rows in increasing order.
+    weights : new float64 array, their weights (exactly 1 where ``p_i == 1``).
     """
     cdef Py_ssize_t n = score.shape[0]
     cdef Py_ssize_t blk, i, j, lo, hi, c, nb = _n_blocks(n)
     cdef double s
-    if out_rows.shape[0] < n or out_weight.shape[0] < n:
-        raise ValueError("the outputs must hold n values")
+    if work_rows.shape[0] < n or work_weight.shape[0] < n:
+        raise ValueError("the work arrays must hold n values")
     if not mu > 0.0:
         raise ValueError(f"mu={mu!r} must be positive")
-    if nb == 0:
-        return 0
     cdef Py_ssize_t[::1] count = np.zeros(nb, dtype=np.intp)
     with nogil:
         for blk in prange(nb, schedule="static", num_threads=n_threads):
@@ -138,14 +148,13 @@ def mvs_select(const double[::1] score, double mu, uint64_t seed, idx_t[::1] out
             c = lo
             for i in range(lo, hi):       # p_i = min(1, s / mu) > u, division-free
                 s = score[i]
-                out_rows[c] = <idx_t>i
+                work_rows[c] = <idx_t>i
                 c = c + ((s >= mu) | (uniform01(seed, <uint64_t>i) * mu < s))
             count[blk] = c - lo
             for j in range(lo, c):          # the kept rows' weights 1 / p_i
-                s = score[out_rows[j]]
-                out_weight[j] = mu / (s if s < mu else mu)
-        c = _compact(&out_rows[0], &out_weight[0], &count[0], nb)
-    return c
+                s = score[work_rows[j]]
+                work_weight[j] = mu / (s if s < mu else mu)
+    return _collect(work_rows, work_weight, count, True, n_threads)
 
 
 def abs_sums(const double[::1] a, const double[::1] b, int n_threads=1):
@@ -373,8 +382,8 @@ def goss_rest_counts(const double[::1] score, double threshold, int n_threads=1)
 
 
 def goss_select(const double[::1] score, double threshold, const int64_t[::1] rest,
-                const int64_t[::1] take, double factor, uint64_t seed, idx_t[::1] out_rows,
-                double[::1] out_weight, int n_threads=1):
+                const int64_t[::1] take, double factor, uint64_t seed, idx_t[::1] work_rows,
+                double[::1] work_weight, int n_threads=1):
     """GOSS: every row with ``score >= threshold`` (weight 1), plus, in each fixed block of
     rows, exactly ``take[b]`` of the block's rows below the threshold, uniformly without
     replacement, with weight ``factor``.
@@ -397,24 +406,23 @@ def goss_select(const double[::1] score, double threshold, const int64_t[::1] re
     take : IN int64 (n_blocks,) rows to draw per block, at most the block's count.
     factor : weight of the drawn rows (``n_rest / other_k``).
     seed : the draw's seed (see :func:`uniforms`).
-    out_rows, out_weight : OUT (n,), the kept rows in increasing order and their weights.
+    work_rows, work_weight : int32 and float64 (n,) work arrays (overwritten).
     n_threads : OpenMP threads.
 
     Returns
     -------
-    k : number of kept rows.
+    rows : new int32 array, the kept rows in increasing order.
+    weights : new float64 array, their weights.
     """
     cdef Py_ssize_t n = score.shape[0], nb = _n_blocks(score.shape[0])
     cdef Py_ssize_t blk, i, lo, hi, c
-    cdef double need, left          # exact integers; doubles spare a conversion per row
+    cdef int64_t need, left
     cdef int top, other
     cdef double weight_of[2]        # indexed by "top": no branch per row
-    if out_rows.shape[0] < n or out_weight.shape[0] < n:
-        raise ValueError("the outputs must hold n values")
+    if work_rows.shape[0] < n or work_weight.shape[0] < n:
+        raise ValueError("the work arrays must hold n values")
     if take.shape[0] != nb or rest.shape[0] != nb:
         raise ValueError(f"rest and take must hold one count per block of {BLOCK} rows ({nb})")
-    if nb == 0:
-        return 0
     if BOOSTLIB_DEBUG and not np.array_equal(rest, goss_rest_counts(score, threshold, 1)):
         raise ValueError("rest must be the blocks' counts of rows below the threshold")
     for blk in range(nb):
@@ -428,17 +436,20 @@ def goss_select(const double[::1] score, double threshold, const int64_t[::1] re
         for blk in prange(nb, schedule="static", num_threads=n_threads):
             lo = blk * BLOCK
             hi = lo + BLOCK if lo + BLOCK < n else n
-            need = <double>take[blk]
-            left = <double>rest[blk]
+            need = take[blk]
+            left = rest[blk]
             c = lo
             for i in range(lo, hi):
+                # u * left < need  <=>  floor(u * left) < need (need is an integer): the
+                # product and its truncation do not wait for the running count, so the chain
+                # from one row's decision to the next is integer compare-and-subtract only
                 top = score[i] >= threshold
-                other = (1 - top) & (uniform01(seed, <uint64_t>i) * left < need)
+                other = (1 - top) & (<int64_t>(uniform01(seed, <uint64_t>i) * <double>left)
+                                     < need)
                 need = need - other
                 left = left - (1 - top)
-                out_rows[c] = <idx_t>i
-                out_weight[c] = weight_of[top]
+                work_rows[c] = <idx_t>i
+                work_weight[c] = weight_of[top]
                 c = c + (top | other)
             count[blk] = c - lo
-        c = _compact(&out_rows[0], &out_weight[0], &count[0], nb)
-    return c
+    return _collect(work_rows, work_weight, count, True, n_threads)
