@@ -37,6 +37,10 @@ class _Fitted:
     node: np.ndarray
     full: bool
     output: Optional[np.ndarray] = None     # training output, once computed (sampled fits)
+    # depthwise trees fitted on a sample: ``node`` holds the leaves of the fitted ``rows``,
+    # and a walk of the tree gives the others' (see TreeGrower.apply and add_values)
+    walk_others: bool = False
+    walked: bool = False                    # add_values() walked it once already
 
 
 class Tracked:
@@ -352,14 +356,13 @@ class BoostingContext:
             value_rows=self._all_rows if values_on_all else None,
             value_gradient=gradient, value_hessian=hessian)
         full = sample is None or values_on_all or rows.shape[0] == self.n_rows
-        if not full and self.grower.policy == "depthwise":
-            # every row's leaf in one row-major pass over the rows not fitted (the fitted
-            # ones' leaves are known): cheaper than a prediction pass over the feature-major
-            # matrix, and the scores then come from the leaf values
-            node, full = self.grower.apply(tree, known=(rows, node)), True
         if full:
             rows = self._all_rows
-        self._fitted[id(tree)] = (tree, _Fitted(rows, node, full))
+        # A depthwise tree fitted on a sample: the other rows' leaves come from a row-major
+        # walk of the tree (cheaper than a prediction pass over the feature-major matrix),
+        # done when the scores are updated, which adds each row's value as the walk lands.
+        walk = not full and self.grower.policy == "depthwise"
+        self._fitted[id(tree)] = (tree, _Fitted(rows, node, full, walk_others=walk))
         return tree
 
     def _gather(self, values: np.ndarray, rows: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -381,6 +384,8 @@ class BoostingContext:
         :meth:`add_tree`).
         """
         fitted = self._fit_info(tree)
+        if fitted is not None and fitted.walk_others:
+            self._all_leaves(tree, fitted)
         if fitted is not None and fitted.full:
             return tree.value[fitted.node]
         if fitted is not None and fitted.output is not None:
@@ -418,6 +423,11 @@ class BoostingContext:
             self._add_scores(target, tree, coefficient)
         return index
 
+    def _all_leaves(self, tree, fitted: _Fitted) -> None:
+        """Complete a sampled depthwise fit's leaves to every training row (kept)."""
+        fitted.node = self.grower.apply(tree, known=(fitted.rows, fitted.node))
+        fitted.rows, fitted.full, fitted.walk_others = self._all_rows, True, False
+
     def _add_scores(self, target: Tracked, tree, coefficient: float) -> None:
         """``scores += coefficient * tree(x)`` on the training rows and validation sets."""
         if target.is_model:
@@ -426,6 +436,15 @@ class BoostingContext:
         fitted = self._fit_info(tree)
         coef = np.array([coefficient])
         if fitted is not None and fitted.full:
+            _predictor.add_leaf_values(train, fitted.rows, fitted.node, tree.value,
+                                       coefficient, self.n_threads)
+        elif fitted is not None and fitted.walk_others and not fitted.walked:
+            # the first addition walks the other rows and adds their values as it goes
+            self.grower.add_values(tree, coefficient, train, known=(fitted.rows, fitted.node))
+            fitted.walked = True
+        elif fitted is not None and fitted.walk_others:
+            # added again (another coefficient or tracked model): keep every row's leaf
+            self._all_leaves(tree, fitted)
             _predictor.add_leaf_values(train, fitted.rows, fitted.node, tree.value,
                                        coefficient, self.n_threads)
         elif fitted is not None and fitted.output is not None:

@@ -205,6 +205,18 @@ def test_add_leaf_values_matches_loop(n_total, pick, coef, n_threads):
     np.testing.assert_array_equal(got, expected)
 
 
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_add_leaf_values_rejects_bad_ids_before_writing(n_threads):
+    raw = np.arange(6.0)
+    rows, node, value = np.arange(6, dtype=np.int32), np.zeros(6, np.int32), np.ones(2)
+    for bad_rows, bad_node in ((rows, np.array([0, 0, 0, 0, 0, 2], np.int32)),
+                               (np.array([0, 1, 2, 3, 4, 6], np.int32), node),
+                               (rows, np.array([0, 0, -1, 0, 0, 0], np.int32))):
+        with pytest.raises(ValueError, match="out of range"):
+            _predictor.add_leaf_values(raw, bad_rows, bad_node, value, 1.0, n_threads)
+        np.testing.assert_array_equal(raw, np.arange(6.0))     # untouched
+
+
 def test_malformed_trees_are_rejected():
     X = np.zeros((1, 4), np.uint8)
     out = np.zeros(4)
@@ -262,6 +274,55 @@ def test_leaves_depthwise_walks_only_unknown_rows(data, draw, n_threads):
                          for i in range(data.n_rows)], dtype=np.int32)
     expected[rows] = given_leaves
     np.testing.assert_array_equal(out, expected)
+
+
+@KERNEL_SETTINGS
+@given(binned_data(max_rows=80, max_features=4), st.data(), st.sampled_from([1, 2]),
+       st.booleans())
+def test_add_depthwise_adds_the_leaf_values_bit_identically(data, draw, n_threads, with_known):
+    # The walk that adds each row's value as it lands (sampled depthwise fits update the
+    # training scores with it): the same raw scores, bit for bit, as adding the values of the
+    # reference leaves (the known rows' given leaves) one row at a time.
+    from boostlib._kernels import _partition
+
+    tree = draw.draw(depthwise_tree(data.nbnm))
+    value = draw.draw(hnp.arrays(np.float64, tree.feature.size,
+                                 elements=st.floats(-1e3, 1e3, allow_subnormal=True)))
+    coef = draw.draw(st.floats(-2.0, 2.0))
+    raw0 = draw.draw(hnp.arrays(np.float64, data.n_rows, elements=st.floats(-1e3, 1e3)))
+    leaves = np.array([ref.depthwise_leaf_binned(data.X_rows[i], tree.feature, tree.bin,
+                                                 tree.nan_right, tree.left, tree.right,
+                                                 data.missing_bin)
+                       for i in range(data.n_rows)], dtype=np.int32)
+    known = (None, None)
+    if with_known:
+        rows = np.flatnonzero(draw.draw(hnp.arrays(np.bool_, data.n_rows))).astype(np.int32)
+        given = draw.draw(hnp.arrays(np.int32, rows.size,
+                                     elements=st.integers(0, tree.feature.size - 1)))
+        leaves[rows] = given
+        known = (rows, given)
+    expected = raw0.copy()
+    for i in range(data.n_rows):
+        expected[i] += coef * value[leaves[i]]
+    raw = raw0.copy()
+    _partition.add_depthwise(data.X_rows, tree.feature, tree.bin, tree.nan_right, tree.left,
+                             tree.right, data.missing_bin, value, coef, raw, n_threads, *known)
+    assert raw.tobytes() == expected.tobytes()
+
+
+def test_add_depthwise_rejects_bad_arguments():
+    from boostlib._kernels import _partition
+
+    X = np.zeros((3, 2), np.uint8)
+    tree = (np.array([0, -1, -1], np.int32), np.zeros(3, np.int32), np.zeros(3, np.uint8),
+            np.array([1, -1, -1], np.int32), np.array([2, -1, -1], np.int32))
+    with pytest.raises(ValueError, match="one entry per row"):
+        _partition.add_depthwise(X, *tree, 255, np.zeros(3), 1.0, np.zeros(2), 1)
+    with pytest.raises(ValueError, match="one entry per node"):
+        _partition.add_depthwise(X, *tree, 255, np.zeros(2), 1.0, np.zeros(3), 1)
+    with pytest.raises(ValueError, match="leaf id"):
+        _partition.add_depthwise(X, *tree, 255, np.zeros(3), 1.0, np.zeros(3), 1,
+                                 np.array([0], np.int32), np.array([3], np.int32))
 
 
 def test_leaves_depthwise_rejects_bad_known_rows():

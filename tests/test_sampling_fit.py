@@ -169,6 +169,37 @@ def test_where_the_sample_acts(sampler, leaf_values, policy):
     assert len(done) == 3
 
 
+@pytest.mark.parametrize("policy", POLICIES)
+def test_sampled_tree_added_before_its_output_is_asked(policy):
+    # A depthwise tree fitted on a sample updates the training scores by one walk over the
+    # other rows, adding each one's value as it lands; adding it again (another coefficient,
+    # a tracked model) and asking its output afterwards must agree with the prediction.
+    X, y = _data(n=3000)
+    done = []
+
+    def body(ctx):
+        g, h = ctx.gradients()
+        tree = ctx.fit_tree(g, h, ctx.sample(g, h))
+        aux = ctx.track(f"aux{ctx.iteration}")
+        before, before_aux = ctx.raw.copy(), aux.raw.copy()
+        ctx.add_tree(tree, 0.4)                     # first: the walk adds the values
+        pred = ctx.ensemble.predict_binned(ctx.X_binned)
+        np.testing.assert_allclose(ctx.raw, pred, rtol=0, atol=1e-9)
+        ctx.add_tree(tree, 0.25)                    # again: its coefficient becomes 0.65
+        ctx.add_tree(tree, 1.5, to=aux)
+        out = ctx.tree_output(tree)
+        expected = np.zeros(ctx.n_rows)
+        ctx.ensemble.add_trees_binned(ctx.X_binned, expected, [tree], np.ones(1), 1)
+        np.testing.assert_array_equal(out, expected)
+        np.testing.assert_allclose(ctx.raw, before + 0.65 * out, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(aux.raw, before_aux + 1.5 * out, rtol=0, atol=1e-12)
+        done.append(1)
+
+    BoostRegressor(n_estimators=2, grow_policy=policy, sampler="mvs", subsample=0.4,
+                   update=Recorder(body), random_state=3).fit(X, y)
+    assert len(done) == 2
+
+
 def test_sampler_weights_multiply_user_weights():
     # With user weights w and an MVS sample of weights v, the leaf value is
     # -sum(v w g) / (sum(v w h) + l2) with g, h the unweighted loss derivatives.

@@ -313,11 +313,52 @@ def leaves_depthwise(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
         Rows whose leaves are already known (sorted, unique; e.g. the sample the tree was
         grown on) and those leaves: they are copied, and only the other rows are walked.
     """
+    if out.shape[0] != X_rows.shape[0]:
+        raise ValueError("out must hold one entry per row")
+    _walk_rows(X_rows, split_feature, split_bin, nan_right, left_child, right_child,
+               missing_bin, n_threads, known_rows, known_leaves, out, None, 0.0, None)
+
+
+def add_depthwise(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
+                  const idx_t[::1] split_bin, const unsigned char[::1] nan_right,
+                  const idx_t[::1] left_child, const idx_t[::1] right_child, int missing_bin,
+                  const double[::1] value, double coef, double[::1] raw, int n_threads,
+                  const idx_t[::1] known_rows=None, const idx_t[::1] known_leaves=None):
+    """``raw[i] += coef * value[leaf(i)]`` for every row ``i``: the walk of
+    :func:`leaves_depthwise` adding each row's leaf value as it lands, with no leaf array
+    written and read back. Each row gets the same product and one addition, so ``raw`` ends
+    bit-identical to ``add_leaf_values`` over the leaves :func:`leaves_depthwise` gives.
+
+    Parameters
+    ----------
+    X_rows, split_feature, split_bin, nan_right, left_child, right_child, missing_bin :
+        As :func:`leaves_depthwise`.
+    value : IN float64 per node id.
+    coef : the tree's coefficient.
+    raw : IN/OUT float64 (n_rows,).
+    n_threads : OpenMP threads.
+    known_rows, known_leaves : As :func:`leaves_depthwise` (those rows are not walked).
+    """
+    if raw.shape[0] != X_rows.shape[0]:
+        raise ValueError("raw must hold one entry per row")
+    if value.shape[0] != split_feature.shape[0]:
+        raise ValueError("value must hold one entry per node")
+    _walk_rows(X_rows, split_feature, split_bin, nan_right, left_child, right_child,
+               missing_bin, n_threads, known_rows, known_leaves, None, value, coef, raw)
+
+
+cdef _walk_rows(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
+                const idx_t[::1] split_bin, const unsigned char[::1] nan_right,
+                const idx_t[::1] left_child, const idx_t[::1] right_child, int missing_bin,
+                int n_threads, const idx_t[::1] known_rows, const idx_t[::1] known_leaves,
+                idx_t[::1] out, const double[::1] value, double coef, double[::1] raw):
+    """Both walks: leaf ids to ``out``, or (``raw`` given) ``coef * value[leaf]`` added to
+    ``raw``; rows in ``known_rows`` take ``known_leaves`` instead of a walk."""
     cdef Py_ssize_t n = X_rows.shape[0], n_nodes = split_feature.shape[0]
     cdef Py_ssize_t p, depth
     cdef bint known = known_rows is not None
-    if out.shape[0] != n:
-        raise ValueError("out must hold one entry per row")
+    cdef bint adding = raw is not None
+    cdef int bad = 0
     if known != (known_leaves is not None) or (
             known and known_rows.shape[0] != known_leaves.shape[0]):
         raise ValueError("known_rows and known_leaves go together, with the same length")
@@ -330,15 +371,21 @@ def leaves_depthwise(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
     cdef unsigned char[::1] is_known
     if known:
         _check_rows(known_rows, n)
-        for p in range(known_leaves.shape[0]):
-            if not 0 <= known_leaves[p] < n_nodes:
-                raise ValueError("known leaf id out of range")
+        with nogil:
+            for p in prange(known_leaves.shape[0], schedule="static", num_threads=n_threads):
+                bad += not (0 <= known_leaves[p] < n_nodes)
+        if bad:
+            raise ValueError("known leaf id out of range")
         is_known = np.zeros(n, dtype=np.uint8)
     else:
         is_known = np.zeros(1, dtype=np.uint8)      # unused
     cdef Py_ssize_t n_groups = (n + WALK - 1) // WALK
     with nogil:
-        if known:
+        if known and adding:
+            for p in prange(known_rows.shape[0], schedule="static", num_threads=n_threads):
+                is_known[known_rows[p]] = 1
+                raw[known_rows[p]] += coef * value[known_leaves[p]]
+        elif known:
             for p in prange(known_rows.shape[0], schedule="static", num_threads=n_threads):
                 is_known[known_rows[p]] = 1
                 out[known_rows[p]] = known_leaves[p]
@@ -346,7 +393,9 @@ def leaves_depthwise(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
             _walk_group(&X_rows[0, 0], X_rows.shape[1], p * WALK,
                         WALK if (p + 1) * WALK <= n else n - p * WALK, depth,
                         <const WalkNode*> &packed[0, 0], &orig_id[0], missing_bin,
-                        &is_known[0] if known else NULL, &out[0])
+                        &is_known[0] if known else NULL,
+                        &raw[0] if adding else NULL, &value[0] if adding else NULL, coef,
+                        NULL if adding else &out[0])
 
 
 def _walk_tables(Py_ssize_t n_features, int missing_bin, const idx_t[::1] split_feature,
@@ -406,10 +455,12 @@ cdef enum:
 cdef inline void _walk_group(const bin_t* X, Py_ssize_t n_features, Py_ssize_t start,
                              Py_ssize_t count, Py_ssize_t depth, const WalkNode* nodes,
                              const idx_t* orig_id, int missing_bin, const unsigned char* skip,
+                             double* raw, const double* value, double coef,
                              idx_t* out) noexcept nogil:
     """Walk rows ``start .. start + count`` (count <= WALK) down ``depth`` levels at once,
     except the rows flagged in ``skip`` (when not NULL). Per level and row: one 16-byte
-    node, one byte of the row, and the child by arithmetic."""
+    node, one byte of the row, and the child by arithmetic. Each row's leaf id goes to
+    ``out``, or, when ``raw`` is not NULL, ``coef * value[leaf]`` is added to ``raw``."""
     cdef idx_t node[WALK]
     cdef const bin_t* row[WALK]
     cdef Py_ssize_t row_id[WALK]
@@ -427,5 +478,9 @@ cdef inline void _walk_group(const bin_t* X, Py_ssize_t n_features, Py_ssize_t s
             nd = nodes + node[j]
             b = row[j][nd.feature]
             node[j] = nd.left + ((b > nd.threshold) ^ ((b == missing_bin) & nd.flip))
-    for j in range(m):
-        out[row_id[j]] = orig_id[node[j]]
+    if raw != NULL:
+        for j in range(m):
+            raw[row_id[j]] += coef * value[orig_id[node[j]]]
+    else:
+        for j in range(m):
+            out[row_id[j]] = orig_id[node[j]]

@@ -186,13 +186,16 @@ def add_leaf_values(double[::1] raw, const idx_t[::1] rows, const idx_t[::1] nod
     coef : the tree's coefficient.
     n_threads : OpenMP threads (parallel over rows; each row is written once).
     """
-    cdef Py_ssize_t n = rows.shape[0]
+    cdef Py_ssize_t n = rows.shape[0], n_raw = raw.shape[0], n_nodes = value.shape[0]
     cdef Py_ssize_t p
+    cdef int bad = 0
     if node_of_row.shape[0] != n:
         raise ValueError("rows and node_of_row must be aligned")
-    for p in range(n):
-        if not (0 <= rows[p] < raw.shape[0] and 0 <= node_of_row[p] < value.shape[0]):
-            raise ValueError("row or node id out of range")
+    with nogil:                        # every id is checked before any score changes
+        for p in prange(n, schedule="static", num_threads=n_threads):
+            bad += not (0 <= rows[p] < n_raw and 0 <= node_of_row[p] < n_nodes)
+    if bad:
+        raise ValueError("row or node id out of range")
     with nogil:
         for p in prange(n, schedule="static", num_threads=n_threads):
             raw[rows[p]] += coef * value[node_of_row[p]]
