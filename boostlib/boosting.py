@@ -327,6 +327,9 @@ class BoostingContext:
                           (split_gradient, "split_gradient")):
             if arr is not None and np.shape(arr) != (self.n_rows,):
                 raise ValueError(f"{what} must have shape ({self.n_rows},)")
+        gradient = np.ascontiguousarray(gradient, dtype=np.float64)
+        hessian = np.ascontiguousarray(hessian, dtype=np.float64)
+        row_weights = None
         if sample is None:
             rows, g, h = self._all_rows, gradient, hessian
             sg = split_gradient
@@ -334,11 +337,13 @@ class BoostingContext:
             rows = np.ascontiguousarray(sample.indices, dtype=np.int32)
             w = _NO_WEIGHTS if sample.weights is None else np.ascontiguousarray(
                 sample.weights, dtype=np.float64)
-            g, h = np.empty(rows.size), np.empty(rows.size)
-            _sampling.gather_scaled_pair(np.ascontiguousarray(gradient, dtype=np.float64),
-                                         np.ascontiguousarray(hessian, dtype=np.float64),
-                                         rows, w, g, h, self.n_threads)
             sg = None if split_gradient is None else self._gather(split_gradient, rows, w)
+            if sg is None and self.random_strength == 0 and rows.size < self.n_rows:
+                # the grower gathers the sample's derivatives with its binned rows, in one pass
+                g, h, row_weights = gradient, hessian, w
+            else:
+                g, h = np.empty(rows.size), np.empty(rows.size)
+                _sampling.gather_scaled_pair(gradient, hessian, rows, w, g, h, self.n_threads)
         # CatBoost-style sampling: the sample picks the structure, all rows set the leaves.
         values_on_all = sample is not None and getattr(self.sampler, "leaf_values",
                                                        "sample") == "all"
@@ -354,7 +359,7 @@ class BoostingContext:
             split_noise_std=noise_std, split_rng=self.rng("split_noise"),
             leaf_noise_scale=leaf_noise_scale, leaf_rng=self.rng("leaf_noise"),
             value_rows=self._all_rows if values_on_all else None,
-            value_gradient=gradient, value_hessian=hessian)
+            value_gradient=gradient, value_hessian=hessian, row_weights=row_weights)
         full = sample is None or values_on_all or rows.shape[0] == self.n_rows
         if full:
             rows = self._all_rows

@@ -15,7 +15,7 @@ every split node are built in one pass over the rows and the sibling's come by s
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 import numpy as np
 
@@ -124,7 +124,7 @@ class TreeGrower:
         self._no_rows = np.empty(0, dtype=np.int32)
         self._pool = [np.empty(0), np.empty(0)]
         self._compact = np.empty((0, n_features), dtype=np.uint8)
-        self._f32 = np.empty((2, 0), dtype=np.float32)
+        self._work_arrays: Dict[str, np.ndarray] = {}
         self._listed = np.empty(0, dtype=np.int32)
         self._block_counts = np.empty(0, dtype=np.int32)
 
@@ -209,7 +209,8 @@ class TreeGrower:
              split_rng: Optional[np.random.Generator] = None, leaf_noise_scale: float = 0.0,
              leaf_rng: Optional[np.random.Generator] = None,
              value_rows: Optional[np.ndarray] = None, value_gradient: Optional[np.ndarray] = None,
-             value_hessian: Optional[np.ndarray] = None):
+             value_hessian: Optional[np.ndarray] = None,
+             row_weights: Optional[np.ndarray] = None):
         """Fit one tree.
 
         Parameters
@@ -230,6 +231,11 @@ class TreeGrower:
             Other rows to compute the leaf values on, with their gradient and hessian (e.g. all
             training rows when the structure was chosen on a sample, as CatBoost does). By
             default the leaf values come from the fitted rows.
+        row_weights : float64 array aligned with ``rows`` (empty: weight 1), optional
+            When given, ``gradient`` and ``hessian`` hold one value per *training* row, and
+            the tree is fitted on ``gradient[rows] * row_weights`` (and the hessian's): they
+            are gathered in the same pass as the fitted rows' binned data (``rows`` must then
+            be a strict subset of the training rows, and ``leaf_gradient`` None).
 
         Returns
         -------
@@ -242,6 +248,18 @@ class TreeGrower:
         rows = np.ascontiguousarray(rows, dtype=np.int32)
         g = np.ascontiguousarray(gradient, dtype=np.float64)
         h = np.ascontiguousarray(hessian, dtype=np.float64)
+        prepared = None
+        if row_weights is not None:
+            n_total = self.X_rows.shape[0]
+            if leaf_gradient is not None or not rows.size < n_total:
+                raise ValueError("row_weights needs a strict subset of the rows and no "
+                                 "leaf_gradient")
+            if not g.shape == h.shape == (n_total,):
+                raise ValueError("with row_weights, gradient and hessian must have one value "
+                                 "per training row")
+            prepared = self._gather_sample(rows, np.ascontiguousarray(row_weights, np.float64),
+                                           g, h)
+            g, h = prepared[1], prepared[2]
         lg = g if leaf_gradient is None else np.ascontiguousarray(leaf_gradient, np.float64)
         if not (g.shape == h.shape == lg.shape == rows.shape):
             raise ValueError("rows, gradient and hessian must have the same shape")
@@ -256,7 +274,7 @@ class TreeGrower:
                 raise ValueError("value_rows, value_gradient and value_hessian must have the "
                                  "same shape")
         grow = self._grow_symmetric if self.policy == "symmetric" else self._grow_depthwise
-        tree, node, group = grow(rows, g, h, split_noise_std, split_rng)
+        tree, node, group = grow(rows, g, h, split_noise_std, split_rng, prepared)
         if value_rows is not None:
             node, lg, h = self.apply(tree, rows_v), g_v, h_v
         self._set_values(tree, node, lg, h, group, leaf_noise_scale, leaf_rng)
@@ -329,37 +347,61 @@ class TreeGrower:
         group_value[used] = self._leaf_values(G[used], H[used], C[used], noise_scale, rng)
         tree.value[:] = group_value[group]
 
-    def _root(self, rows, g, h):
+    def _work(self, name: str, shape: Tuple[int, int], dtype) -> np.ndarray:
+        """A ``shape`` array reused across trees: the first axis is the sample size when
+        ``name`` is ``"compact"``, else the second (sample sizes vary: 5% headroom; fresh
+        arrays would page-fault on every tree)."""
+        axis = 0 if name == "compact" else 1
+        k = shape[axis]
+        arr = self._work_arrays.get(name)
+        if arr is None or arr.shape[axis] < k:
+            size = list(shape)
+            size[axis] = min(self.X_rows.shape[0], k + k // 20 + 1024)
+            arr = self._work_arrays[name] = np.empty(tuple(size), dtype=dtype)
+        return arr[:k] if axis == 0 else arr[:, :k]
+
+    def _gather_sample(self, rows, weights, gradient, hessian):
+        """The histogram inputs of a tree fitted on a sample, in one pass over it: its
+        compact binned rows, weighted derivatives (float64) and their float32 copies."""
+        k = rows.size
+        hX = self._work("compact", (k, self.X_rows.shape[1]), np.uint8)
+        g, h = self._work("f64", (2, k), np.float64)
+        g32, h32 = self._work("f32", (2, k), np.float32)
+        _partition.gather_sample(self.X_rows, rows, weights, gradient, hessian, hX, g, h,
+                                 g32, h32, self.n_threads)
+        return hX, g, h, g32, h32
+
+    def _root(self, rows, g, h, prepared=None):
         """Start a tree: every row in node 0, and the root histogram.
 
         Returns the node of every row, the histogram inputs (binned matrix, row ids with empty
         meaning all its rows, float32 gradient and hessian) and the root histogram (slot 0).
         A subset of the rows is first copied to a compact matrix, so every histogram pass
-        reads only the fitted rows' bytes.
+        reads only the fitted rows' bytes (``prepared``: :meth:`_gather_sample` did it).
         """
         node = np.zeros(rows.size, dtype=np.int32)
-        # work arrays reused across trees (sample sizes vary: 5% headroom)
-        size = min(self.X_rows.shape[0], rows.size + rows.size // 20 + 1024)
-        if self._f32.shape[1] < rows.size:
-            self._f32 = np.empty((2, size), dtype=np.float32)
-        g32, h32 = self._f32[0, :rows.size], self._f32[1, :rows.size]
+        if prepared is not None:
+            hX, _, _, g32, h32 = prepared
+            hist = self._hist_buffer(0, 1)
+            inputs = (hX, self._no_rows, g32, h32)
+            self._build(*inputs[:2], node, np.zeros(1, dtype=np.int32), *inputs[2:], hist)
+            return node, inputs, hist
+        g32, h32 = self._work("f32", (2, rows.size), np.float32)
         if rows.size == self.X.shape[1]:
             hX = self.X_rows
             _partition.gather_rows(self.X_rows, self._no_rows, self._compact, self.n_threads,
                                    g, h, g32, h32)
         else:
-            if self._compact.shape[0] < rows.size:
-                self._compact = np.empty((size, self.X_rows.shape[1]), dtype=np.uint8)
-            hX = self._compact[:rows.size]
+            hX = self._work("compact", (rows.size, self.X_rows.shape[1]), np.uint8)
             _partition.gather_rows(self.X_rows, rows, hX, self.n_threads, g, h, g32, h32)
         hist = self._hist_buffer(0, 1)
         inputs = (hX, self._no_rows, g32, h32)
         self._build(*inputs[:2], node, np.zeros(1, dtype=np.int32), *inputs[2:], hist)
         return node, inputs, hist
 
-    def _grow_symmetric(self, rows, g, h, noise_std, split_rng):
+    def _grow_symmetric(self, rows, g, h, noise_std, split_rng, prepared=None):
         p = self.params
-        node, (hX, hrows, g32, h32), hist = self._root(rows, g, h)
+        node, (hX, hrows, g32, h32), hist = self._root(rows, g, h, prepared)
         slot_of_leaf = np.zeros(1, dtype=np.int32)     # -1: leaf not active
         frozen_at = np.full(1, p.max_depth, dtype=np.int64)
         feats, bins, nanr, gains = [], [], [], []
@@ -415,9 +457,9 @@ class TreeGrower:
             value=np.zeros(n_leaves))
         return tree, node, group
 
-    def _grow_depthwise(self, rows, g, h, noise_std, split_rng):
+    def _grow_depthwise(self, rows, g, h, noise_std, split_rng, prepared=None):
         p = self.params
-        node, (hX, hrows, g32, h32), hist = self._root(rows, g, h)
+        node, (hX, hrows, g32, h32), hist = self._root(rows, g, h, prepared)
         feature, bin_, nanr, left_c, right_c, gain = [-1], [0], [0], [-1], [-1], [0.0]
         level_nodes, level_slots = [0], [0]
         for depth in range(p.max_depth):

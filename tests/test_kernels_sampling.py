@@ -266,6 +266,48 @@ def test_gather_scaled_pair_matches_indexing(n, draw, n_threads):
                                          n_threads)
 
 
+@KERNEL_SETTINGS
+@given(binned_data(max_rows=60, max_features=5), st.data(), st.sampled_from([1, 2, 3]))
+def test_gather_sample_matches_indexing(data, draw, n_threads):
+    """One pass for a sampled tree's inputs: the binned rows, ``g[rows] * w`` and
+    ``h[rows] * w`` (empty ``w``: the values themselves), bit for bit, and their float32
+    copies exactly ``astype(float32)`` (overflow to inf, NaN)."""
+    keep = draw.draw(hnp.arrays(np.bool_, data.n_rows))
+    rows = np.flatnonzero(keep).astype(np.int32)
+    k = rows.size
+    floats = st.floats(allow_nan=True, allow_infinity=True, width=64)
+    g = draw.draw(hnp.arrays(np.float64, data.n_rows, elements=floats))
+    h = draw.draw(hnp.arrays(np.float64, data.n_rows, elements=floats))
+    w = (draw.draw(hnp.arrays(np.float64, k, elements=st.floats(0, 1e300)))
+         if draw.draw(st.booleans()) else np.empty(0))
+    out = np.full((data.n_rows + 2, data.n_features), 7, np.uint8)
+    g64, h64 = np.full(k, 5.0), np.full(k, 5.0)
+    g32, h32 = np.full(k, 9, np.float32), np.full(k, 9, np.float32)
+    _partition.gather_sample(data.X_rows, rows, w, g, h, out, g64, h64, g32, h32, n_threads)
+    np.testing.assert_array_equal(out[:k], data.X_rows[rows])
+    assert np.all(out[k:] == 7)
+    with np.errstate(over="ignore", invalid="ignore"):
+        eg, eh = (g[rows] * w, h[rows] * w) if w.size else (g[rows], h[rows])
+        assert g64.tobytes() == eg.tobytes() and h64.tobytes() == eh.tobytes()
+        np.testing.assert_array_equal(g32, eg.astype(np.float32))
+        np.testing.assert_array_equal(h32, eh.astype(np.float32))
+
+
+def test_gather_sample_arguments_are_checked():
+    X = np.zeros((3, 2), np.uint8)
+    rows, out = np.array([0, 2], np.int32), np.empty((3, 2), np.uint8)
+    d3, d2, f2 = np.zeros(3), np.zeros(2), np.zeros(2, np.float32)
+    for args in [(np.empty(0), d2, d3, out, d2, d2, f2, f2),       # gradient not per row
+                 (np.empty(0), d3, d3, out, d3, d2, f2, f2),       # g not per sampled row
+                 (np.ones(3), d3, d3, out, d2, d2, f2, f2),        # weights misaligned
+                 (np.empty(0), d3, d3, np.empty((1, 2), np.uint8), d2, d2, f2, f2)]:
+        with pytest.raises(ValueError):
+            _partition.gather_sample(X, rows, *args, 1)
+    with pytest.raises(ValueError, match="row id"):
+        _partition.gather_sample(X, np.array([0, 3], np.int32), np.empty(0), d3, d3, out,
+                                 d2, d2, f2, f2, 1)
+
+
 def test_gather_rows_rejects_out_of_range_rows():
     X = np.zeros((3, 2), np.uint8)
     with pytest.raises(ValueError, match="row id"):

@@ -301,6 +301,35 @@ def test_grower_is_deterministic_across_threads(policy, case):
 
 
 @pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_row_weights_gather_the_sample_in_the_grower(policy, weighted):
+    # grow(rows, g, h, row_weights=w) with full-length derivatives (the fused gather of
+    # sampled fits) grows the tree grow(rows, g[rows] * w, h[rows] * w) grows, bit for bit,
+    # also when a second tree reuses the work arrays with another sample size.
+    rng = np.random.default_rng(5)
+    n = 3000
+    data = make_binned(rng.integers(0, 16, size=(n, 4)).astype(np.uint8), [16] * 4, 16)
+    params = GrowParams(max_depth=4, l2_regularization=1.0, min_samples_leaf=1,
+                        min_child_weight=1e-3)
+    grower = TreeGrower(data.X_binned, data.X_rows, data.nbnm, data.missing_bin, policy,
+                        params, n_threads=2)
+    for frac in (0.5, 0.7, 0.2):
+        g, h = rng.normal(size=n), rng.uniform(0.1, 1.0, n)
+        rows = np.flatnonzero(rng.random(n) < frac).astype(np.int32)
+        w = rng.uniform(0.5, 3.0, rows.size) if weighted else np.empty(0)
+        scale = w if weighted else 1.0
+        t0, n0 = grower.grow(rows, g[rows] * scale, h[rows] * scale)
+        t1, n1 = grower.grow(rows, g, h, row_weights=w)
+        np.testing.assert_array_equal(n0, n1)
+        for a in ("feature", "bin", "nan_right", "value"):
+            assert getattr(t0, a).tobytes() == getattr(t1, a).tobytes()
+    with pytest.raises(ValueError, match="one value per training row"):
+        grower.grow(rows, g[rows], h[rows], row_weights=np.empty(0))
+    with pytest.raises(ValueError, match="strict subset"):
+        grower.grow(np.arange(n, dtype=np.int32), g, h, row_weights=np.empty(0))
+
+
+@pytest.mark.parametrize("policy", POLICIES)
 def test_one_row(policy):
     data = make_binned(np.array([[1, 2]], np.uint8), [2, 2], 2)
     tree, node = grow(data, [0], [3.0], [2.0], policy, 3, 1.0, 1, 0.0)

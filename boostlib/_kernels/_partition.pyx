@@ -287,6 +287,51 @@ def gather_rows(const bin_t[:, ::1] X_rows, const idx_t[::1] rows, bin_t[:, ::1]
                 hessian32[p] = <float> hessian[p]
 
 
+def gather_sample(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
+                  const double[::1] weights, const double[::1] gradient,
+                  const double[::1] hessian, bin_t[:, ::1] out, double[::1] g, double[::1] h,
+                  float[::1] g32, float[::1] h32, int n_threads):
+    """Everything a tree fitted on a sample reads, in one pass over the sample: the binned
+    rows (as :func:`gather_rows`), the weighted derivatives ``gradient[rows] * weights`` (as
+    ``_sampling.gather_scaled_pair``, bit for bit) and their float32 copies.
+
+    Parameters
+    ----------
+    X_rows : IN uint8 (n_rows_total, n_features), row-major binned data.
+    rows : IN int32 (k,) sorted, unique row ids in ``[0, n_rows_total)``.
+    weights : IN float64 (k,), or empty for weight 1.
+    gradient, hessian : IN float64 (n_rows_total,).
+    out : OUT uint8 (>= k, n_features).
+    g, h : OUT float64 (k,) the weighted derivatives; g32, h32 : OUT float32 (k,) their
+        values rounded to float32.
+    n_threads : OpenMP threads (parallel over rows).
+    """
+    cdef Py_ssize_t k = rows.shape[0], n = X_rows.shape[0], n_features = X_rows.shape[1]
+    cdef Py_ssize_t p
+    cdef idx_t r
+    cdef double gv, hv
+    cdef bint weighted = weights.shape[0] != 0
+    if (gradient.shape[0] != n or hessian.shape[0] != n or g.shape[0] != k
+            or h.shape[0] != k or g32.shape[0] != k or h32.shape[0] != k
+            or (weighted and weights.shape[0] != k)):
+        raise ValueError("gradient and hessian must have one value per row of X_rows, and g, "
+                         "h, g32, h32 (and weights, unless empty) one per sampled row")
+    if out.shape[0] < k or out.shape[1] != n_features:
+        raise ValueError("out must have at least len(rows) rows and n_features columns")
+    _check_rows(rows, n)
+    with nogil:
+        for p in prange(k, schedule="static", num_threads=n_threads):
+            r = rows[p]
+            if n_features:
+                memcpy(&out[p, 0], &X_rows[r, 0], n_features)
+            gv = gradient[r] * weights[p] if weighted else gradient[r]
+            hv = hessian[r] * weights[p] if weighted else hessian[r]
+            g[p] = gv
+            h[p] = hv
+            g32[p] = <float>gv
+            h32[p] = <float>hv
+
+
 def leaves_depthwise(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
                      const idx_t[::1] split_bin, const unsigned char[::1] nan_right,
                      const idx_t[::1] left_child, const idx_t[::1] right_child, int missing_bin,
