@@ -5,7 +5,9 @@ thoroughness is set by the environment variable ``BOOSTLIB_PLUGIN_CHECKS``:
 
 ``fast`` (default)
     One sum per array: a NaN or infinity anywhere makes the sum non-finite (so does a sum
-    that overflows, which only values near 1e308 can cause). About 0.3 ms per million rows.
+    that overflows, which only values near 1e308 can cause). The loss derivatives take one
+    compiled parallel pass over both arrays (sums of magnitudes, ``_sampling.abs_sums``),
+    about 0.4 ms per million rows on 2 threads.
 ``full``
     Gradient buffers are filled with NaN before the loss writes them (so a loss that skips
     entries is caught), every value is checked, and after every iteration the training and
@@ -56,11 +58,14 @@ def _finite(a: np.ndarray, how: str) -> bool:
         return True
     if how == "full":
         return bool(np.isfinite(a).all())
-    return bool(np.isfinite(a.sum()))
+    with np.errstate(over="ignore", invalid="ignore"):      # an overflow is the finding
+        if how == "sums of magnitudes":
+            return bool(np.isfinite(np.abs(a).sum()))
+        return bool(np.isfinite(a.sum()))
 
 
 def derivatives(loss: Any, returned: Any, gradient: np.ndarray, hessian: np.ndarray,
-                iteration: int, how: str) -> Tuple[np.ndarray, np.ndarray]:
+                iteration: int, how: str, n_threads: int = 1) -> Tuple[np.ndarray, np.ndarray]:
     """Validate what ``loss.gradient_hessian`` produced; return the (gradient, hessian).
 
     A loss writes into the buffers it is given and returns None; returning a pair of arrays
@@ -82,6 +87,10 @@ def derivatives(loss: Any, returned: Any, gradient: np.ndarray, hessian: np.ndar
                                   f"expected a float64 array of shape ({n},)")
         gradient = np.ascontiguousarray(gradient, dtype=np.float64)
         hessian = np.ascontiguousarray(hessian, dtype=np.float64)
+    if how == "fast":       # both arrays in one parallel pass; which one, only on failure
+        if all(np.isfinite(_sampling.abs_sums(gradient, hessian, n_threads))):
+            return gradient, hessian
+        how = "sums of magnitudes"
     for what, arr in (("gradient", gradient), ("hessian", hessian)):
         if not _finite(arr, how):
             bad = int(np.count_nonzero(~np.isfinite(arr)))

@@ -277,7 +277,8 @@ class BoostingContext:
             returned = None
         else:
             returned = self.loss.gradient_hessian(self._y_view, raw, g, h, self.n_threads)
-        g, h = checks.derivatives(self.loss, returned, g, h, self.iteration, self.checks)
+        g, h = checks.derivatives(self.loss, returned, g, h, self.iteration, self.checks,
+                                  self.n_threads)
         w = self.sample_weight
         if self.leaf_estimation == "gradient":
             h = np.ones(self.n_rows) if w is None else w.copy()

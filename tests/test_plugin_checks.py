@@ -41,6 +41,9 @@ def test_a_loss_may_return_well_formed_derivatives(binary_data):
     (lambda g, h: (g, list(h)), "hessian that is a list"),
     (lambda g, h: g, "must write into the arrays"),
     (lambda g, h: (g, np.where(np.arange(g.size) == 7, np.inf, h)), "hessian with 1 non-finite"),
+    (lambda g, h: (np.where(np.arange(g.size) % 100 == 3, np.nan, g), h),
+     "gradient with 6 non-finite"),
+    (lambda g, h: (np.full(g.size, 1e306), h), "gradient with values whose sum overflows"),
 ])
 def test_malformed_derivatives_name_the_loss(binary_data, make, match):
     with pytest.raises(PluginError, match="loss 'returning'.*" + match):
