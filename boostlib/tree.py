@@ -347,11 +347,9 @@ class TreeGrower:
         group_value[used] = self._leaf_values(G[used], H[used], C[used], noise_scale, rng)
         tree.value[:] = group_value[group]
 
-    def _work(self, name: str, shape: Tuple[int, int], dtype) -> np.ndarray:
-        """A ``shape`` array reused across trees: the first axis is the sample size when
-        ``name`` is ``"compact"``, else the second (sample sizes vary: 5% headroom; fresh
-        arrays would page-fault on every tree)."""
-        axis = 0 if name == "compact" else 1
+    def _work(self, name: str, shape: Tuple[int, int], axis: int, dtype) -> np.ndarray:
+        """A ``shape`` array reused across trees, whose axis ``axis`` is the sample size
+        (sample sizes vary: 5% headroom; fresh arrays would page-fault on every tree)."""
         k = shape[axis]
         arr = self._work_arrays.get(name)
         if arr is None or arr.shape[axis] < k:
@@ -364,9 +362,9 @@ class TreeGrower:
         """The histogram inputs of a tree fitted on a sample, in one pass over it: its
         compact binned rows, weighted derivatives (float64) and their float32 copies."""
         k = rows.size
-        hX = self._work("compact", (k, self.X_rows.shape[1]), np.uint8)
-        g, h = self._work("f64", (2, k), np.float64)
-        g32, h32 = self._work("f32", (2, k), np.float32)
+        hX = self._work("compact", (k, self.X_rows.shape[1]), 0, np.uint8)
+        g, h = self._work("f64", (2, k), 1, np.float64)
+        g32, h32 = self._work("f32", (2, k), 1, np.float32)
         _partition.gather_sample(self.X_rows, rows, weights, gradient, hessian, hX, g, h,
                                  g32, h32, self.n_threads)
         return hX, g, h, g32, h32
@@ -382,18 +380,15 @@ class TreeGrower:
         node = np.zeros(rows.size, dtype=np.int32)
         if prepared is not None:
             hX, _, _, g32, h32 = prepared
-            hist = self._hist_buffer(0, 1)
-            inputs = (hX, self._no_rows, g32, h32)
-            self._build(*inputs[:2], node, np.zeros(1, dtype=np.int32), *inputs[2:], hist)
-            return node, inputs, hist
-        g32, h32 = self._work("f32", (2, rows.size), np.float32)
-        if rows.size == self.X.shape[1]:
-            hX = self.X_rows
-            _partition.gather_rows(self.X_rows, self._no_rows, self._compact, self.n_threads,
-                                   g, h, g32, h32)
         else:
-            hX = self._work("compact", (rows.size, self.X_rows.shape[1]), np.uint8)
-            _partition.gather_rows(self.X_rows, rows, hX, self.n_threads, g, h, g32, h32)
+            g32, h32 = self._work("f32", (2, rows.size), 1, np.float32)
+            if rows.size == self.X.shape[1]:
+                hX = self.X_rows
+                _partition.gather_rows(self.X_rows, self._no_rows, self._compact,
+                                       self.n_threads, g, h, g32, h32)
+            else:
+                hX = self._work("compact", (rows.size, self.X_rows.shape[1]), 0, np.uint8)
+                _partition.gather_rows(self.X_rows, rows, hX, self.n_threads, g, h, g32, h32)
         hist = self._hist_buffer(0, 1)
         inputs = (hX, self._no_rows, g32, h32)
         self._build(*inputs[:2], node, np.zeros(1, dtype=np.int32), *inputs[2:], hist)
