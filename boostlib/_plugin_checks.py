@@ -59,9 +59,7 @@ def _finite(a: np.ndarray, how: str) -> bool:
     if how == "full":
         return bool(np.isfinite(a).all())
     with np.errstate(over="ignore", invalid="ignore"):      # an overflow is the finding
-        if how == "sums of magnitudes":
-            return bool(np.isfinite(np.abs(a).sum()))
-        return bool(np.isfinite(a.sum()))
+        return bool(np.isfinite(np.abs(a).sum()))       # as the compiled pass sums them
 
 
 def derivatives(loss: Any, returned: Any, gradient: np.ndarray, hessian: np.ndarray,
@@ -87,10 +85,8 @@ def derivatives(loss: Any, returned: Any, gradient: np.ndarray, hessian: np.ndar
                                   f"expected a float64 array of shape ({n},)")
         gradient = np.ascontiguousarray(gradient, dtype=np.float64)
         hessian = np.ascontiguousarray(hessian, dtype=np.float64)
-    if how == "fast":       # both arrays in one parallel pass; which one, only on failure
-        if all(np.isfinite(_sampling.abs_sums(gradient, hessian, n_threads))):
-            return gradient, hessian
-        how = "sums of magnitudes"
+    if how == "fast" and all(np.isfinite(_sampling.abs_sums(gradient, hessian, n_threads))):
+        return gradient, hessian     # both arrays in one parallel pass; which one, on failure
     for what, arr in (("gradient", gradient), ("hessian", hessian)):
         if not _finite(arr, how):
             bad = int(np.count_nonzero(~np.isfinite(arr)))

@@ -441,18 +441,16 @@ class BoostingContext:
         train = target.train_scores()
         fitted = self._fit_info(tree)
         coef = np.array([coefficient])
+        if fitted is not None and fitted.walk_others and fitted.walked:
+            # added again (another coefficient or tracked model): keep every row's leaf
+            self._all_leaves(tree, fitted)
         if fitted is not None and fitted.full:
             _predictor.add_leaf_values(train, fitted.rows, fitted.node, tree.value,
                                        coefficient, self.n_threads)
-        elif fitted is not None and fitted.walk_others and not fitted.walked:
+        elif fitted is not None and fitted.walk_others:
             # the first addition walks the other rows and adds their values as it goes
             self.grower.add_values(tree, coefficient, train, known=(fitted.rows, fitted.node))
             fitted.walked = True
-        elif fitted is not None and fitted.walk_others:
-            # added again (another coefficient or tracked model): keep every row's leaf
-            self._all_leaves(tree, fitted)
-            _predictor.add_leaf_values(train, fitted.rows, fitted.node, tree.value,
-                                       coefficient, self.n_threads)
         elif fitted is not None and fitted.output is not None:
             train += coefficient * fitted.output
         else:
