@@ -36,7 +36,9 @@ boostlib ``grow_policy="symmetric"`` with CatBoost at matched settings (plus Cat
 default settings, for reference only).  ``--suite sampling`` runs every library with and
 without row sampling at ``--subsample`` (boostlib uniform / GOSS / MVS, LightGBM bagging and
 GOSS, XGBoost subsample, CatBoost Bernoulli and MVS) and reports, per library, the sampled /
-unsampled fit-time ratio and the change in test logloss.
+unsampled fit-time ratio and the change in test logloss.  Its controls, boostlib's unsampled
+models fitted on a fixed random half of the rows, give the ratio a sampled fit would reach if
+drawing the sample and updating the other rows' scores cost nothing.
 """
 from __future__ import annotations
 
@@ -294,6 +296,15 @@ MODELS: Dict[str, Tuple[str, str, Builder, str]] = {
                                 build_boostlib("depthwise", "goss"), "sampler='goss'"),
     "boostlib-depthwise-mvs": ("boostlib depthwise MVS", "boostlib",
                                build_boostlib("depthwise", "mvs"), "sampler='mvs'"),
+    # controls: the unsampled model fitted on a fixed random half of the training rows (the
+    # rows are chosen before the timer starts): what a sampled fit at 0.5 would cost if
+    # drawing the sample and updating the other rows' scores were free
+    "boostlib-symmetric-half": ("boostlib symmetric on half the rows", "boostlib",
+                                build_boostlib("symmetric"),
+                                "control: unsampled, a fixed random half of the rows"),
+    "boostlib-depthwise-half": ("boostlib depthwise on half the rows", "boostlib",
+                                build_boostlib("depthwise"),
+                                "control: unsampled, a fixed random half of the rows"),
     "lightgbm-bagging": ("LightGBM bagging", "lightgbm", build_lightgbm("bagging"),
                          "bagging_fraction=subsample, bagging_freq 1"),
     "lightgbm-goss": ("LightGBM GOSS", "lightgbm", build_lightgbm("goss"),
@@ -309,8 +320,9 @@ MODELS: Dict[str, Tuple[str, str, Builder, str]] = {
 SUITES = {
     "peers": ["boostlib-depthwise", "lightgbm", "xgboost", "sklearn-hgb", "boostlib-symmetric",
               "catboost-matched", "catboost-default"],
-    "sampling": ["boostlib-symmetric", "boostlib-symmetric-uniform", "boostlib-symmetric-goss",
-                 "boostlib-symmetric-mvs", "boostlib-depthwise", "boostlib-depthwise-uniform",
+    "sampling": ["boostlib-symmetric", "boostlib-symmetric-half", "boostlib-symmetric-uniform",
+                 "boostlib-symmetric-goss", "boostlib-symmetric-mvs", "boostlib-depthwise",
+                 "boostlib-depthwise-half", "boostlib-depthwise-uniform",
                  "boostlib-depthwise-goss", "boostlib-depthwise-mvs", "lightgbm",
                  "lightgbm-bagging", "lightgbm-goss", "xgboost", "xgboost-subsample",
                  "catboost-matched", "catboost-bernoulli", "catboost-mvs"],
@@ -318,9 +330,11 @@ SUITES = {
 
 # (sampled, unsampled) pairs of the sampling section: what sampling does to each library
 SAMPLING_PAIRS = [
+    ("boostlib-symmetric-half", "boostlib-symmetric"),
     ("boostlib-symmetric-uniform", "boostlib-symmetric"),
     ("boostlib-symmetric-goss", "boostlib-symmetric"),
     ("boostlib-symmetric-mvs", "boostlib-symmetric"),
+    ("boostlib-depthwise-half", "boostlib-depthwise"),
     ("boostlib-depthwise-uniform", "boostlib-depthwise"),
     ("boostlib-depthwise-goss", "boostlib-depthwise"),
     ("boostlib-depthwise-mvs", "boostlib-depthwise"),
@@ -393,6 +407,10 @@ def run_single(name: str, data_dir: str, cfg: Dict[str, Any]) -> Dict[str, Any]:
     y_train = np.load(os.path.join(data_dir, "y_train.npy"))
     X_test = np.load(os.path.join(data_dir, "X_test.npy"))
     y_test = np.load(os.path.join(data_dir, "y_test.npy"))
+    if name.endswith("-half"):      # the control: a fixed random half, in row order
+        keep = np.sort(np.random.default_rng(cfg["seed"]).permutation(len(y_train))
+                       [:len(y_train) // 2])
+        X_train, y_train = X_train[keep], y_train[keep]
     rss_base = _rss_bytes()
     hwm_reset = _reset_peak_rss()
     maxrss_base = _maxrss_bytes()
