@@ -166,6 +166,31 @@ def test_bin_mapper_matches_reference_and_keeps_distinct_values_apart(X, max_bin
             np.testing.assert_array_equal(col[ok] <= thr, bins[ok] <= k)
 
 
+@KERNEL_SETTINGS
+@given(X=raw_matrix(), max_bins=st.sampled_from(MAX_BINS_CHOICES))
+def test_bin_mapper_borders_match_reference_bit_for_bit(X, max_bins):
+    # the borders of the fit (one sort per feature) against their definition, signs of zero
+    # included; below the subsample size, every row counts
+    bm = BinMapper(max_bins=max_bins).fit(X)
+    for f in range(X.shape[1]):
+        expected = ref.feature_borders(X[:, f], max_bins)
+        got = bm.borders_[f]
+        np.testing.assert_array_equal(got, expected)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(expected))
+
+
+@pytest.mark.parametrize("max_bins", [2, 16, 255])
+def test_bin_mapper_quantile_borders_match_reference(max_bins):
+    rng = np.random.default_rng(3)
+    cols = [rng.normal(size=5000), rng.standard_cauchy(5000),
+            np.round(rng.exponential(size=5000), 2), np.r_[rng.integers(0, 400, 3000), -0.0]]
+    X = np.column_stack([np.resize(c, 5000).astype(np.float64) for c in cols])
+    X[::11, 0] = np.nan
+    bm = BinMapper(max_bins=max_bins).fit(X)
+    for f in range(X.shape[1]):
+        np.testing.assert_array_equal(bm.borders_[f], ref.feature_borders(X[:, f], max_bins))
+
+
 @pytest.mark.parametrize("max_bins", [2, 3, 255])
 def test_bin_mapper_more_values_than_bins(max_bins):
     rng = np.random.default_rng(0)

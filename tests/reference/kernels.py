@@ -37,6 +37,26 @@ def map_to_bins(X: np.ndarray, borders: Sequence[np.ndarray], missing_bin: int) 
     return out
 
 
+def feature_borders(col: np.ndarray, max_bins: int) -> np.ndarray:
+    """Borders of one feature, from the definition: with at most ``max_bins`` distinct
+    non-missing values, the midpoint of each pair of neighbours (the lower value where the
+    midpoint rounds onto the upper one); otherwise the distinct ``max_bins - 1`` evenly
+    spaced percentiles of the values (NumPy's ``"midpoint"`` method)."""
+    col = np.asarray(col, dtype=np.float64)
+    values = col[~np.isnan(col)]
+    if values.size == 0:
+        return np.empty(0)
+    distinct = np.unique(values)
+    if distinct.size <= max_bins:
+        borders = []
+        for lo, hi in zip(distinct[:-1], distinct[1:]):
+            mid = lo + (hi - lo) / 2.0
+            borders.append(lo if mid >= hi else mid)
+        return np.array(borders, dtype=np.float64)
+    q = np.linspace(0, 100, max_bins + 1)[1:-1]
+    return np.unique(np.percentile(values, q, method="midpoint"))
+
+
 def bin_of_value(x: float, borders: np.ndarray, missing_bin: int) -> int:
     """Bin of one value by a linear scan: the count of borders ``< x``."""
     if math.isnan(x):
