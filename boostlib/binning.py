@@ -13,9 +13,11 @@ SUBSAMPLE = 200_000
 
 def _feature_borders(col: np.ndarray, max_bins: int) -> np.ndarray:
     """Borders of one feature from its non-missing values (possibly empty)."""
-    col = np.sort(col[~np.isnan(col)])     # sorted once: the distinct values and the
-    if col.size == 0:                       # quantiles both read it (a quantile's selection
-        return np.empty(0)                  # is much faster on sorted values)
+    # Sorted once: the distinct values and the quantiles both read the sorted copy (the
+    # quantiles' selection is much faster on sorted values than on the raw column).
+    col = np.sort(col[~np.isnan(col)])
+    if col.size == 0:
+        return np.empty(0)
     distinct = col[np.concatenate(([True], col[1:] != col[:-1]))]
     if distinct.size <= max_bins:
         lo, hi = distinct[:-1], distinct[1:]
