@@ -138,6 +138,11 @@ def make_data(n: int, seed: int) -> Tuple[np.ndarray, np.ndarray, float]:
     return X, y, bayes
 
 
+def half_rows(n: int, seed: int) -> np.ndarray:
+    """A fixed random half of ``n`` rows, in row order (the half-rows controls' rows)."""
+    return np.sort(np.random.default_rng(seed).permutation(n)[: n // 2])
+
+
 def write_data(directory: str, n_train: int, n_test: int, seed: int) -> Dict[str, Any]:
     """Generate train (seed) and test (seed + 1) sets and save them as .npy in ``directory``."""
     info: Dict[str, Any] = {}
@@ -407,9 +412,8 @@ def run_single(name: str, data_dir: str, cfg: Dict[str, Any]) -> Dict[str, Any]:
     y_train = np.load(os.path.join(data_dir, "y_train.npy"))
     X_test = np.load(os.path.join(data_dir, "X_test.npy"))
     y_test = np.load(os.path.join(data_dir, "y_test.npy"))
-    if name.endswith("-half"):      # the control: a fixed random half, in row order
-        keep = np.sort(np.random.default_rng(cfg["seed"]).permutation(len(y_train))
-                       [:len(y_train) // 2])
+    if name.endswith("-half"):      # the control
+        keep = half_rows(len(y_train), cfg["seed"])
         X_train, y_train = X_train[keep], y_train[keep]
     rss_base = _rss_bytes()
     hwm_reset = _reset_peak_rss()

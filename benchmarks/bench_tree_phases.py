@@ -14,9 +14,8 @@ rows' scores were free), and ``uniform``, ``goss`` (no warm-up) and ``mvs`` at
 ``--subsample``. Each model is fitted ``--repeats`` times, round by round; every phase reports
 its minimum over the rounds, in ms per tree (binning in ms per fit); "rest" is the total minus
 the phases that do not nest (the update rule's Python, the training curve, callbacks, ...).
-The last lines are the
-ratios to "full" of the per-tree total, with binning excluded and with it spread over
-``--amortize`` trees (the peer benchmark's 200).
+The last lines are the ratios to "full" of the per-tree total, with binning excluded and with
+it spread over ``--amortize`` trees (the peer benchmark's 200).
 """
 from __future__ import annotations
 
@@ -27,10 +26,8 @@ import sys
 import time
 from typing import Callable, Dict
 
-import numpy as np
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_peers import make_data  # noqa: E402
+from bench_peers import half_rows, make_data  # noqa: E402
 
 import boostlib  # noqa: E402
 from boostlib import binning, boosting, tree  # noqa: E402
@@ -96,7 +93,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     X, y, _ = make_data(args.n_train, 0)
-    half = np.sort(np.random.default_rng(0).permutation(y.size)[: y.size // 2])
+    half = half_rows(y.size, 0)
     Xh, yh = X[half], y[half]
     boostlib.BoostClassifier(n_estimators=2).fit(X[:1000], y[:1000])    # imports, first calls
     install_timers()
@@ -128,7 +125,7 @@ def main(argv=None) -> int:
     print(f"{args.policy}, {args.n_train:,} rows, {args.trees} trees, {args.threads} threads, "
           f"subsample {args.subsample}; minimum of {args.repeats} fits; ms per tree "
           "(binning: ms per fit)\n")
-    print(f"| phase | " + " | ".join(models) + " |")
+    print("| phase | " + " | ".join(models) + " |")
     print("|---|" + "---:|" * len(models))
     for k in phases:
         scale = 1e3 if k in PER_FIT else 1e3 / args.trees
