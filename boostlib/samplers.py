@@ -58,6 +58,52 @@ def _bernoulli(n: int, p: float, rng: np.random.Generator, buffers: "_Buffers",
     return rows
 
 
+class _Bracket:
+    """A guess at this iteration's threshold from the last one: ``[last / (1 + w),
+    last * (1 + w))``, ``w`` four times the last relative move, within ``[1e-3, 0.25]``.
+
+    The order-statistics kernels' ``*_near`` variants find a threshold inside the guess in
+    one pass over the scores, and return NaN otherwise (the caller then runs the full
+    kernel). A sampler's threshold moves little from one boosting iteration to the next (on
+    the 1M-row benchmark, GOSS's by a median 0.03% and MVS's by 0.06%), so the guess rarely
+    misses. ``hits`` and ``misses`` count the outcomes since the last :meth:`reset`.
+    """
+
+    MIN_WIDTH, MAX_WIDTH, MARGIN = 1e-3, 0.25, 4.0
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the last threshold (a new fit)."""
+        self.last: Optional[float] = None
+        self.width = self.MIN_WIDTH
+        self.hits = self.misses = 0
+
+    def bounds(self) -> Optional[tuple]:
+        """``(lo, hi)`` around the last threshold, or None (none yet, or not positive)."""
+        last = self.last
+        if last is None or not 0.0 < last < math.inf:
+            return None
+        return last / (1.0 + self.width), last * (1.0 + self.width)
+
+    def find(self, near, full):
+        """``near(lo, hi)`` when there is a guess and it holds the answer, else ``full()``;
+        the answer becomes the next guess's centre."""
+        guess = self.bounds()
+        value = math.nan if guess is None else near(*guess)
+        if value == value:
+            self.hits += 1
+        else:
+            self.misses += guess is not None
+            value = full()
+        if self.last is not None and self.last > 0.0 and value > 0.0:
+            move = abs(value / self.last - 1.0)
+            self.width = min(self.MAX_WIDTH, max(self.MIN_WIDTH, self.MARGIN * move))
+        self.last = value
+        return value
+
+
 def _check_rate(sampler: str, name: str, value: Optional[float], upper_open: bool = False):
     if value is None:
         return
@@ -177,11 +223,13 @@ class GOSSSampler(_CompiledSampler):
         self.score = score
         self.warmup = bool(warmup)
         self._warmup_iterations = 0
+        self._bracket = _Bracket()
 
     def begin(self, ctx: Context) -> None:
         """Set the warm-up length from ``ctx.learning_rate`` and the kernels' threads."""
         super().begin(ctx)
         self._warmup_iterations = int(1.0 / ctx.learning_rate) if self.warmup else 0
+        self._bracket.reset()
 
     def sample(self, gradient: np.ndarray, hessian: np.ndarray, rng: np.random.Generator,
                iteration: int) -> Optional[SampleResult]:
@@ -198,8 +246,11 @@ class GOSSSampler(_CompiledSampler):
         _sampling.goss_scores(gradient, hessian, self.score == "gh", score, self._n_threads)
         # the threshold, and each block's rows below it (ties at the threshold are "top")
         rest = np.empty(-(-n // _sampling.BLOCK_ROWS), dtype=np.int64)
-        threshold = _order_stats.kth_largest(score, top_k, buf.get("work", n), self._n_threads,
-                                             rest)
+        work, threads = buf.get("work", n), self._n_threads
+        threshold = self._bracket.find(
+            lambda lo, hi: _order_stats.kth_largest_near(score, top_k, lo, hi, work, threads,
+                                                         rest),
+            lambda: _order_stats.kth_largest(score, top_k, work, threads, rest))
         n_rest = int(rest.sum())
         if n_rest == 0:                                  # all scores tied: keep every row
             return None
@@ -209,8 +260,7 @@ class GOSSSampler(_CompiledSampler):
         take = rng.multivariate_hypergeometric(rest, other_k).astype(np.int64)
         factor = n_rest / other_k if other_k else 1.0
         rows, weights = _sampling.goss_select(score, threshold, rest, take, factor,
-                                              _draw_seed(rng), buf.get("rows", n, np.int32),
-                                              buf.get("weights", n), self._n_threads)
+                                              _draw_seed(rng), self._n_threads)
         return SampleResult(indices=rows, weights=weights)
 
 
@@ -264,11 +314,13 @@ class MVSSampler(_CompiledSampler):
                              "(adaptive) or a finite number >= 0")
         self.mvs_reg = None if mvs_reg is None else float(mvs_reg)
         self._learning_rate = 1.0
+        self._bracket = _Bracket()
 
     def begin(self, ctx: Context) -> None:
         """Take the learning rate of the adaptive ``lambda`` and the kernels' threads."""
         super().begin(ctx)
         self._learning_rate = float(ctx.learning_rate)
+        self._bracket.reset()
 
     def regularization(self, gradient: np.ndarray, hessian: np.ndarray) -> float:
         """The ``lambda`` of this iteration (``mvs_reg``, or the adaptive rule; ``inf`` when
@@ -291,13 +343,17 @@ class MVSSampler(_CompiledSampler):
 
     def probabilities(self, gradient: np.ndarray, hessian: np.ndarray) -> np.ndarray:
         """Per-row keep probabilities ``p_i`` (for analysis and tests; ``sample`` draws)."""
-        score, mu = self._score_threshold(gradient, hessian)
+        score, mu = self._score_threshold(gradient, hessian, guess=False)
         if mu is None:
             return np.full(score.size, self.subsample)
         return np.minimum(1.0, score / mu) if mu > 0 else (score > 0).astype(np.float64)
 
-    def _score_threshold(self, gradient, hessian):
-        """Scores, and ``mu`` (None: uniform fallback; 0: keep every positive score)."""
+    def _score_threshold(self, gradient, hessian, guess: bool = True):
+        """Scores, and ``mu`` (None: uniform fallback; 0: keep every positive score).
+
+        With ``guess``, ``mu`` is first sought near the last iteration's (see
+        :class:`_Bracket`); that answer can differ from the full kernel's in the last bits
+        (its sum of the small scores is a plain, fixed-order floating-point sum)."""
         n = gradient.shape[0]
         h_scale, h_norm = self._hessian_scale(gradient, hessian)
         score = self._buffers.get("score", n)
@@ -311,8 +367,13 @@ class MVSSampler(_CompiledSampler):
             return score, None
         if target >= n_pos:
             return score, 0.0
-        return score, _order_stats.mvs_threshold(score, target, self._buffers.get("work", n),
-                                                 self._n_threads)
+        work, threads = self._buffers.get("work", n), self._n_threads
+        full = lambda: _order_stats.mvs_threshold(score, target, work, threads)  # noqa: E731
+        if not guess:
+            return score, full()
+        return score, self._bracket.find(
+            lambda lo, hi: _order_stats.mvs_threshold_near(score, target, lo, hi, work,
+                                                           threads), full)
 
     def sample(self, gradient: np.ndarray, hessian: np.ndarray, rng: np.random.Generator,
                iteration: int) -> Optional[SampleResult]:

@@ -131,6 +131,98 @@ def test_kth_largest_rest_counts_match_goss_rest_counts(kind):
         _order_stats.kth_largest(score, 1, np.empty(n), 1, np.empty(nb + 1, np.int64))
 
 
+# -- the thresholds near a guess ---------------------------------------------------------------
+bracket_factors = st.sampled_from([0.5, 0.9, 0.999, 1.0, 1.001, 1.1, 2.0])
+
+
+@KERNEL_SETTINGS
+@given(hnp.arrays(np.float64, st.integers(1, 150),
+                  elements=st.one_of(score_values, st.just(-0.0))),
+       st.data(), bracket_factors, bracket_factors)
+def test_kth_largest_near_is_exact_or_nan(score, data, f_lo, f_hi):
+    # Inside the bracket: the k-th largest and the blocks' counts below it, as the full
+    # kernel; outside: NaN, never a wrong value. Brackets around the answer, on it (a tie at
+    # lo or hi), beside it, and around arbitrary scores.
+    k = data.draw(st.integers(1, score.size))
+    expected = np.sort(score)[::-1][k - 1]
+    centre = data.draw(st.sampled_from([expected, float(np.max(score)), 1.0]))
+    assume(centre > 0)
+    lo, hi = centre * min(f_lo, f_hi), centre * max(f_lo, f_hi)
+    rest = np.full(1, -1, np.int64)
+    v = _order_stats.kth_largest_near(score, k, lo, hi, np.empty(score.size),
+                                      data.draw(st.sampled_from([1, 2])), rest)
+    if lo <= expected < hi:
+        assert v == expected
+        np.testing.assert_array_equal(rest, _sampling.goss_rest_counts(score, v, 1))
+    else:
+        assert np.isnan(v) and rest[0] == -1
+
+
+@KERNEL_SETTINGS
+@given(threshold_case(), bracket_factors, bracket_factors, st.sampled_from([1, 2]))
+def test_mvs_threshold_near_matches_reference_or_is_nan(case, f_lo, f_hi, n_threads):
+    # Strictly inside the bracket: the reference mu (to rounding; the full kernel's sum is
+    # exact, this one's a fixed-order float sum); outside: NaN.
+    score, target = case
+    mu = ref.mvs_threshold(score, target)
+    lo, hi = mu * min(f_lo, f_hi), mu * max(f_lo, f_hi)
+    got = _order_stats.mvs_threshold_near(score, target, lo, hi, np.empty(score.size),
+                                          n_threads)
+    if lo < mu * (1 - 1e-9) and mu * (1 + 1e-9) < hi:
+        assert got == pytest.approx(mu, rel=1e-12)
+    elif mu < lo * (1 - 1e-9) or hi * (1 + 1e-9) < mu:
+        assert np.isnan(got)
+    else:                               # mu on an edge, to rounding: either answer is right
+        assert np.isnan(got) or got == pytest.approx(mu, rel=1e-12)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+def test_near_thresholds_across_blocks_do_not_depend_on_the_thread_count(n_threads):
+    # Several blocks of 65536 rows (a partial last one), four partial sums per block: the
+    # answers are the same for any thread count, the k-th largest equal to the full kernel's
+    # with the same rest counts, mu equal to the reference's to rounding.
+    rng = np.random.default_rng(7)
+    n = 3 * _sampling.BLOCK_ROWS + 777
+    nb = -(-n // _sampling.BLOCK_ROWS)
+    for score in (np.abs(rng.standard_cauchy(n)), np.where(rng.random(n) < 0.3, 0.0,
+                                                              rng.exponential(size=n))):
+        for k in (1, n // 3, n // 2):              # positive answers (a bracket is > 0)
+            v = _order_stats.kth_largest(score, k, np.empty(n), 1)
+            rest1, rest = np.empty(nb, np.int64), np.empty(nb, np.int64)
+            assert _order_stats.kth_largest_near(score, k, v / 1.01, v * 1.01, np.empty(n), 1,
+                                                 rest1) == v
+            assert _order_stats.kth_largest_near(score, k, v / 1.01, v * 1.01, np.empty(n),
+                                                 n_threads, rest) == v
+            np.testing.assert_array_equal(rest, rest1)
+            np.testing.assert_array_equal(rest, _sampling.goss_rest_counts(score, v, 1))
+        target = 0.37 * np.count_nonzero(score)
+        mu = ref.mvs_threshold(score, target)
+        got1 = _order_stats.mvs_threshold_near(score, target, mu / 1.01, mu * 1.01,
+                                               np.empty(n), 1)
+        assert got1 == pytest.approx(mu, rel=1e-12)
+        assert _order_stats.mvs_threshold_near(score, target, mu / 1.01, mu * 1.01,
+                                               np.empty(n), n_threads) == got1
+
+
+@pytest.mark.parametrize("bad", [-1.0, np.nan, np.inf])
+def test_near_thresholds_reject_bad_scores_and_brackets(bad):
+    score = np.array([1.0, 2.0, bad, 3.0])
+    with pytest.raises(ValueError, match="finite and non-negative"):
+        _order_stats.kth_largest_near(score, 1, 1.5, 2.5, np.empty(4))
+    with pytest.raises(ValueError, match="finite and non-negative"):
+        _order_stats.mvs_threshold_near(score, 1.0, 1.5, 2.5, np.empty(4))
+    ok = np.array([1.0, 2.0, 3.0])
+    for lo, hi in ((0.0, 1.0), (2.0, 1.0), (1.0, np.inf), (np.nan, 1.0)):
+        with pytest.raises(ValueError, match="bracket"):
+            _order_stats.kth_largest_near(ok, 1, lo, hi, np.empty(3))
+        with pytest.raises(ValueError, match="bracket"):
+            _order_stats.mvs_threshold_near(ok, 1.0, lo, hi, np.empty(3))
+    with pytest.raises(ValueError, match="k=4"):
+        _order_stats.kth_largest_near(ok, 4, 1.0, 2.0, np.empty(3))
+    with pytest.raises(ValueError, match="target"):
+        _order_stats.mvs_threshold_near(ok, 0.0, 1.0, 2.0, np.empty(3))
+
+
 @pytest.mark.parametrize("score,k", [(np.array([1.0, -1.0]), 1), (np.array([1.0, np.nan]), 1),
                                      (np.array([1.0, np.inf]), 1), (np.array([1.0, 2.0]), 0),
                                      (np.array([1.0, 2.0]), 3)])
@@ -339,8 +431,8 @@ def test_block_parallel_kernels_match_reference_for_any_thread_count(n):
         np.testing.assert_array_equal(got_w, weight)
         np.testing.assert_array_equal(_sampling.bernoulli_select(0.3, 99, rows, threads), b_idx)
         np.testing.assert_array_equal(_sampling.goss_rest_counts(score, threshold, threads), rest)
-        got_rows, got_w = _sampling.goss_select(score, threshold, rest, take, factor, 99, rows,
-                                                w, threads)
+        got_rows, got_w = _sampling.goss_select(score, threshold, rest, take, factor, 99,
+                                                threads)
         np.testing.assert_array_equal(got_rows, g_idx)
         np.testing.assert_array_equal(got_w, g_weight)
         sa, sb = _sampling.abs_sums(g, h, threads)
@@ -398,8 +490,7 @@ def test_goss_select_matches_sequential_reference(n, seed, frac):
     assert rest.tolist() == [n_rest]
     take = np.array([other_k], np.int64)
     factor = n_rest / other_k if other_k else 1.0
-    rows, w = np.empty(n, np.int32), np.empty(n)
-    got_rows, got_w = _sampling.goss_select(score, threshold, rest, take, factor, seed, rows, w)
+    got_rows, got_w = _sampling.goss_select(score, threshold, rest, take, factor, seed)
     idx, weight = ref.goss_select(score, threshold, ref.splitmix64_uniforms(seed, n), take)
     np.testing.assert_array_equal(got_rows, idx)
     np.testing.assert_array_equal(got_w, weight)
@@ -408,13 +499,31 @@ def test_goss_select_matches_sequential_reference(n, seed, frac):
 
 def test_goss_select_rejects_bad_take():
     score = np.arange(10.0)
-    rows, w = np.empty(10, np.int32), np.empty(10)
     with pytest.raises(ValueError, match="one count per block"):
         _sampling.goss_select(score, 5.0, np.array([5], np.int64), np.array([1, 1], np.int64),
-                              1.0, 0, rows, w)
+                              1.0, 0)
     with pytest.raises(ValueError, match=r"take\[0\]=6 must be in \[0, 5\]"):
         _sampling.goss_select(score, 5.0, np.array([5], np.int64), np.array([6], np.int64),
-                              1.0, 0, rows, w)
+                              1.0, 0)
+    with pytest.raises(ValueError, match=r"rest\[0\]=11 must be in \[0, 10\]"):
+        _sampling.goss_select(score, 5.0, np.array([11], np.int64), np.array([6], np.int64),
+                              1.0, 0)
+
+
+@pytest.mark.parametrize("n, wrong", [(10, 4), (10, 6), (3000, 900), (3000, 1100),
+                                      (200_000, 50)])
+def test_goss_select_detects_a_wrong_rest_count_without_writing_past_its_output(n, wrong):
+    # Each block writes straight to its place in the output, sized from rest and take: a
+    # count that disagrees with the scores (here 1000 or 5 of n rows are below threshold 5 in
+    # the first block) must be reported, never written past. The debug build recounts rest
+    # before drawing: the same error, from the recount.
+    score = np.where(np.arange(n) < min(n, 1000) // 2, 0.0, 10.0)
+    rest = _sampling.goss_rest_counts(score, 5.0)
+    assert rest[0] != wrong
+    rest[0] = wrong
+    take = np.minimum(rest, 2)
+    with pytest.raises(ValueError, match="rest must be the blocks' counts"):
+        _sampling.goss_select(score, 5.0, rest, take, 1.0, 0, 2)
 
 
 def _defects_reference(rows, weights, n_rows):

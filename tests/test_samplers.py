@@ -365,3 +365,60 @@ def test_samplers_do_not_modify_inputs_and_are_deterministic(cls):
     np.testing.assert_array_equal(a.indices, b.indices)
     if a.weights is not None:
         np.testing.assert_array_equal(a.weights, b.weights)
+
+
+# -- thresholds sought near the last iteration's ----------------------------------------------
+def _threshold_guess_runs(cls, **params):
+    """A sampler drawing on slowly moving derivatives (its threshold guess then hits), a jump
+    in scale (it misses), and a fresh sampler's draws on the same inputs (no guess)."""
+    g, h = _heavy_tailed(4000, seed=3)
+    steps = [(g * (1 + 0.0005 * k), h) for k in range(4)] + [(50.0 * g, h), (50.0 * g, h)]
+    guessed = _began(cls(0.4, **params))
+    out = []
+    for k, (gk, hk) in enumerate(steps):
+        a = guessed.sample(gk, hk, np.random.default_rng(k), 5)
+        b = _began(cls(0.4, **params)).sample(gk, hk, np.random.default_rng(k), 5)
+        out.append((a, b))
+    return guessed._bracket, out
+
+
+def test_goss_threshold_guess_gives_the_same_sample():
+    # The k-th largest found near the last one is the k-th largest: the sample is the same,
+    # bit for bit, as without a guess, whether the guess hit or missed.
+    bracket, runs = _threshold_guess_runs(GOSSSampler, warmup=False)
+    assert bracket.hits >= 4 and bracket.misses >= 1
+    for a, b in runs:
+        np.testing.assert_array_equal(a.indices, b.indices)
+        np.testing.assert_array_equal(a.weights, b.weights)
+
+
+def test_mvs_threshold_guess_gives_the_same_sample():
+    # mu found near the last one equals the full kernel's to rounding (a plain float sum
+    # against an exact one): same rows for these draws, weights equal to 1e-12.
+    bracket, runs = _threshold_guess_runs(MVSSampler)
+    assert bracket.hits >= 4 and bracket.misses >= 1
+    for a, b in runs:
+        np.testing.assert_array_equal(a.indices, b.indices)
+        np.testing.assert_allclose(a.weights, b.weights, rtol=1e-12)
+
+
+def test_threshold_guess_width_and_reset():
+    from boostlib.samplers import _Bracket
+    b = _Bracket()
+    assert b.bounds() is None
+    assert b.find(lambda lo, hi: pytest.fail("no guess yet"), lambda: 2.0) == 2.0
+    lo, hi = b.bounds()
+    assert (lo, hi) == pytest.approx((2.0 / 1.001, 2.0 * 1.001))
+    assert b.find(lambda lo, hi: 2.02, lambda: pytest.fail("the guess hit")) == 2.02
+    assert b.width == pytest.approx(4 * 0.01)            # four times the last move
+    assert b.find(lambda lo, hi: np.nan, lambda: 20.0) == 20.0
+    assert (b.hits, b.misses, b.width) == (1, 1, b.MAX_WIDTH)
+    b.find(lambda lo, hi: 0.0, lambda: 0.0)               # a zero threshold: no guess after
+    assert b.bounds() is None
+    b.reset()
+    assert (b.last, b.hits, b.misses, b.width) == (None, 0, 0, b.MIN_WIDTH)
+    s = _began(GOSSSampler(0.4, warmup=False))
+    s.sample(*_heavy_tailed(500), np.random.default_rng(0), 5)
+    assert s._bracket.last is not None
+    _began(s)                                              # a new fit forgets the last one
+    assert s._bracket.last is None

@@ -7,15 +7,22 @@ sums them); a scan of the buckets finds the one holding the answer; a second par
 copies that bucket's scores out, and a three-way quickselect among them finishes: expected
 O(n) on any input.
 
+``kth_largest_near`` and ``mvs_threshold_near`` take a guess, a bracket ``[lo, hi)`` (a
+sampler's last threshold, widened): one pass counts the scores below and above it and copies
+those inside, and a selection among those finishes when the answer is inside; otherwise they
+return NaN and the caller runs the full kernel.
+
 Determinism: each of the fixed chunks of rows has its own tables. Counts are integers and the
 sums are kept exactly, as integer sums of the 53-bit significands (every score of a bucket
 has the same exponent), so the tables merge to the same totals whatever the number of
-threads, and so does the answer.
+threads, and so does the answer. The near variants work on fixed blocks of rows, with a
+fixed-order floating-point sum for MVS: their answers do not depend on the thread count either.
 """
 import numpy as np
 
 from cython.parallel cimport prange
-from libc.math cimport isfinite, ldexp
+from libc.float cimport DBL_MAX
+from libc.math cimport NAN, isfinite, ldexp
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memmove
@@ -365,7 +372,7 @@ def kth_largest(const double[::1] score, Py_ssize_t k, double[::1] scratch, int 
                 else:
                     memcpy(a, &scratch[0], m * sizeof(double))
             if m >= 0:
-                v = _kth_largest(a if want_rest else &scratch[0], m, k - above)
+                v = _kth_largest(a if want_rest else &scratch[0], m, k - above, BUCKET_SHIFT)
             if m >= 0 and want_rest:
                 start = 0
                 for b in range(nb):
@@ -409,11 +416,13 @@ cdef Py_ssize_t _radix_narrow(double* a, Py_ssize_t m, Py_ssize_t* k,
     return c
 
 
-cdef double _kth_largest(double* a, Py_ssize_t m, Py_ssize_t k) noexcept nogil:
-    """The ``k``-th largest of ``a[:m]`` (``1 <= k <= m``, all in one bucket, so their top 16
-    bits agree): radix steps narrow a large set (:func:`_radix_narrow`), then a three-way
-    quickselect finishes."""
-    cdef Py_ssize_t lo = 0, hi, lt, gt, shift = BUCKET_SHIFT
+cdef double _kth_largest(double* a, Py_ssize_t m, Py_ssize_t k,
+                         Py_ssize_t shift) noexcept nogil:
+    """The ``k``-th largest of ``a[:m]`` (``1 <= k <= m``, non-negative, their bits from
+    ``shift`` up agreeing: 64 when nothing is known, ``BUCKET_SHIFT`` within one bucket):
+    radix steps narrow a large set (:func:`_radix_narrow`), then a three-way quickselect
+    finishes."""
+    cdef Py_ssize_t lo = 0, hi, lt, gt
     cdef double v, s
     while m > RADIX_MIN and shift > 0:
         shift -= RADIX_BITS
@@ -432,3 +441,207 @@ cdef double _kth_largest(double* a, Py_ssize_t m, Py_ssize_t k) noexcept nogil:
         else:                       # below v: skip the ones >= v
             k -= hi - lt
             hi = lt
+
+
+# -- near a guess -----------------------------------------------------------------------------
+# A sampler's threshold moves little from one boosting iteration to the next. Given a bracket
+# [lo, hi) around the last one, one pass over the scores counts the rows below and above it
+# and copies the few inside; when the answer is inside, a selection among those finishes, and
+# the bucket pass and its tables are not needed. When it is not, the caller falls back to the
+# functions above. Blocks of rows are fixed: the answers do not depend on the thread count.
+
+cdef inline void _bracket_row(double x, uint64_t lo_b, uint64_t width, bint sums,
+                              uint64_t* bad, Py_ssize_t* below, double* acc, double* out,
+                              Py_ssize_t* c) noexcept nogil:
+    """One row of :func:`_bracket_block` (inlined, so its counters stay in registers)."""
+    cdef uint64_t u = _bits(x)
+    u = 0 if u == SIGN_BIT else u               # -0.0 is a zero
+    bad[0] = bad[0] | (u >= (<uint64_t>0x7FF) << 52)     # negative (sign set), inf or NaN
+    below[0] = below[0] + (u < lo_b)
+    if sums:
+        acc[0] = acc[0] + (x if u < lo_b else 0.0)
+    # a branch: few scores are inside, so it is predictable and only they are written
+    if u - lo_b < width:                        # lo <= x < hi (unsigned wrap-around)
+        out[c[0]] = x
+        c[0] = c[0] + 1
+
+
+cdef int _bracket_block(const double* score, Py_ssize_t start, Py_ssize_t stop, double lo,
+                        double hi, double* out, bint sums, Py_ssize_t* count,
+                        Py_ssize_t* below, Py_ssize_t* above, double* total) noexcept nogil:
+    """:func:`_bracket_pass` on rows ``start .. stop`` (serial); returns 1 if a score is
+    negative, NaN or infinite.
+
+    The comparisons are on the scores' bits (integer compares; the order of non-negative
+    doubles is that of their bits): floating-point compares go through one execution port
+    and would bound the pass at several cycles per row. Rows go four at a time, each to its
+    own partial sum, so the additions do not wait for each other."""
+    cdef Py_ssize_t i = start, c = start, n_below = 0
+    cdef uint64_t lo_b = _bits(lo), width = _bits(hi) - _bits(lo), bad = 0
+    cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0
+    while i + 4 <= stop:
+        _bracket_row(score[i], lo_b, width, sums, &bad, &n_below, &a0, out, &c)
+        _bracket_row(score[i + 1], lo_b, width, sums, &bad, &n_below, &a1, out, &c)
+        _bracket_row(score[i + 2], lo_b, width, sums, &bad, &n_below, &a2, out, &c)
+        _bracket_row(score[i + 3], lo_b, width, sums, &bad, &n_below, &a3, out, &c)
+        i += 4
+    while i < stop:
+        _bracket_row(score[i], lo_b, width, sums, &bad, &n_below, &a0, out, &c)
+        i += 1
+    count[0] = c - start
+    below[0] = n_below
+    above[0] = (stop - start) - n_below - (c - start)
+    total[0] = (a0 + a1) + (a2 + a3)
+    return <int>bad
+
+
+cdef Py_ssize_t _bracket_pass(const double* score, Py_ssize_t n, double lo, double hi,
+                              double* out, Py_ssize_t* block_stats, double* block_sum,
+                              bint sums, Py_ssize_t* n_above, bint* ok,
+                              int n_threads) noexcept nogil:
+    """One parallel pass over fixed blocks of rows: copy the scores in ``[lo, hi)`` to
+    ``out``, in row order, and return their number. For block ``b`` (of ``nb``),
+    ``block_stats[b]`` gets its candidates, ``block_stats[nb + b]`` its rows below ``lo``,
+    ``block_stats[2 nb + b]`` its rows at or above ``hi`` and, when ``sums``, ``block_sum[b]``
+    the sum of its scores below ``lo`` (four partial sums, see :func:`_bracket_block`, added
+    in a fixed order). ``n_above`` gets the rows at or above ``hi``; ``ok``
+    is False when a score is negative, NaN or infinite."""
+    cdef Py_ssize_t nb = (n + BLOCK - 1) // BLOCK
+    cdef Py_ssize_t blk, start, k = 0
+    cdef int bad = 0
+    for blk in prange(nb, schedule="static", num_threads=n_threads):
+        start = blk * BLOCK
+        bad += _bracket_block(score, start, start + BLOCK if start + BLOCK < n else n, lo, hi,
+                              out, sums, block_stats + blk, block_stats + nb + blk,
+                              block_stats + 2 * nb + blk, block_sum + blk)
+    n_above[0] = 0
+    for blk in range(nb):
+        if k != blk * BLOCK:
+            memmove(out + k, out + blk * BLOCK, block_stats[blk] * sizeof(double))
+        k += block_stats[blk]
+        n_above[0] += block_stats[2 * nb + blk]
+    ok[0] = bad == 0
+    return k
+
+
+cdef int _check_bracket(double lo, double hi, Py_ssize_t n, Py_ssize_t n_scratch) except -1:
+    if not (0.0 < lo <= hi and hi <= DBL_MAX):
+        raise ValueError(f"the bracket [lo={lo!r}, hi={hi!r}) must have 0 < lo <= hi, finite")
+    if n_scratch < n:
+        raise ValueError("scratch must hold n values")
+    return 0
+
+
+def kth_largest_near(const double[::1] score, Py_ssize_t k, double lo, double hi,
+                     double[::1] scratch, int n_threads=1, int64_t[::1] rest=None):
+    """:func:`kth_largest` when the answer lies in ``[lo, hi)``, else NaN.
+
+    One pass over the scores replaces the bucket and candidate passes (see the notes above);
+    the answer, and ``rest``, are the same as :func:`kth_largest`'s whenever it is not NaN.
+
+    Parameters
+    ----------
+    score : IN float64 (n,), finite and >= 0.
+    k : rank, ``1 <= k <= n``.
+    lo, hi : the bracket, ``0 < lo <= hi`` (finite).
+    scratch : OUT float64 (n,) work buffer (overwritten).
+    n_threads : OpenMP threads; the result does not depend on it.
+    rest : OUT int64 (ceil(n / 65536),), optional, as in :func:`kth_largest` (untouched when
+        the answer is NaN).
+    """
+    cdef Py_ssize_t n = score.shape[0], nb = (score.shape[0] + BLOCK - 1) // BLOCK
+    cdef Py_ssize_t b, i, m = 0, above = 0, start
+    cdef double v = NAN
+    cdef bint ok = True, want_rest = rest is not None
+    cdef Py_ssize_t* per_block = NULL
+    cdef double* a = NULL
+    _check_bracket(lo, hi, n, scratch.shape[0])
+    if not 1 <= k <= n:
+        raise ValueError(f"k={k!r} must be in [1, {n}]")
+    if want_rest and rest.shape[0] != nb:
+        raise ValueError(f"rest must hold one count per block of {BLOCK} rows ({nb})")
+    per_block = <Py_ssize_t*>calloc(3 * nb, sizeof(Py_ssize_t))
+    cdef double* block_sum = <double*>calloc(nb, sizeof(double))
+    if per_block == NULL or block_sum == NULL:
+        free(per_block)
+        free(block_sum)
+        raise MemoryError()
+    with nogil:
+        m = _bracket_pass(&score[0], n, lo, hi, &scratch[0], per_block, block_sum, False,
+                          &above, &ok, n_threads)
+        if ok and m > 0 and above < k <= above + m:
+            # the selection reorders its input: a copy, so the candidates stay in row order
+            a = <double*>malloc(m * sizeof(double))
+            if a == NULL:
+                m = -1
+            else:
+                memcpy(a, &scratch[0], m * sizeof(double))
+                v = _kth_largest(a, m, k - above, 64)
+                if want_rest:
+                    start = 0
+                    for b in range(nb):
+                        rest[b] = per_block[nb + b]
+                        for i in range(start, start + per_block[b]):
+                            rest[b] += scratch[i] < v
+                        start += per_block[b]
+    free(a)
+    free(per_block)
+    free(block_sum)
+    if not ok:
+        raise ValueError("scores must be finite and non-negative")
+    if m < 0:
+        raise MemoryError()
+    return v
+
+
+def mvs_threshold_near(const double[::1] score, double target, double lo, double hi,
+                       double[::1] scratch, int n_threads=1):
+    """:func:`mvs_threshold` when ``mu`` lies strictly inside ``(lo, hi)``, else NaN.
+
+    One pass counts the scores at or above ``hi`` (probability 1 for any ``mu`` in the
+    bracket), sums those below ``lo`` and copies those between; ``mu`` is inside when the
+    left-hand side at ``hi`` is below ``target`` and at ``lo`` above it, and a quickselect
+    among the copies solves for it as :func:`mvs_threshold` does. The sum below ``lo`` is a
+    plain floating-point sum in a fixed order (not the exact sum of :func:`mvs_threshold`),
+    so the two answers can differ in the last bits.
+
+    Parameters
+    ----------
+    score : IN float64 (n,), finite and >= 0.
+    target : expected sample size, > 0.
+    lo, hi : the bracket, ``0 < lo <= hi`` (finite).
+    scratch : OUT float64 (n,) work buffer (overwritten).
+    n_threads : OpenMP threads; the result does not depend on it.
+    """
+    cdef Py_ssize_t n = score.shape[0], nb = (score.shape[0] + BLOCK - 1) // BLOCK
+    cdef Py_ssize_t b, i, m = 0, above = 0
+    cdef double mu = NAN, below_sum = 0.0, cand_sum = 0.0
+    cdef bint ok = True
+    _check_bracket(lo, hi, n, scratch.shape[0])
+    if not target > 0.0:
+        raise ValueError(f"target={target!r} must be positive")
+    cdef Py_ssize_t* per_block = <Py_ssize_t*>calloc(3 * nb, sizeof(Py_ssize_t))
+    cdef double* block_sum = <double*>calloc(nb, sizeof(double))
+    if per_block == NULL or block_sum == NULL:
+        free(per_block)
+        free(block_sum)
+        raise MemoryError()
+    with nogil:
+        m = _bracket_pass(&score[0], n, lo, hi, &scratch[0], per_block, block_sum, True,
+                          &above, &ok, n_threads)
+        if ok and m >= 0:
+            for b in range(nb):
+                below_sum += block_sum[b]
+            for i in range(m):
+                cand_sum += scratch[i]
+            # inside: LHS(hi) < target < LHS(lo), and target > #(score >= hi) so mu is finite
+            if (above + (below_sum + cand_sum) / hi < target
+                    and target < above + m + below_sum / lo):
+                mu = _mvs_quickselect(&scratch[0], m, target, <double>above, below_sum)
+    free(per_block)
+    free(block_sum)
+    if not ok:
+        raise ValueError("scores must be finite and non-negative")
+    if m < 0:
+        raise MemoryError()
+    return mu

@@ -188,6 +188,32 @@ cdef inline double _hessian_term(double h, double h_norm, double inv, double h_s
     return (h / h_norm) * h_scale if divide else (h * inv) * h_scale
 
 
+cdef inline uint64_t _bits(double x) noexcept nogil:
+    cdef uint64_t b
+    memcpy(&b, &x, sizeof(double))
+    return b
+
+
+cdef void _roots(const double* gradient, const double* hessian, double h_scale,
+                 double h_norm, double inv, bint divide, double* out, Py_ssize_t start,
+                 Py_ssize_t stop) noexcept nogil:
+    """``out[i] = sqrt(g_i^2 + a_i^2)``, ``a_i`` the hessian term, for rows ``start ..
+    stop``: nothing else in the loop, so it vectorises (the build's -fno-math-errno lets the
+    square root be one instruction)."""
+    cdef Py_ssize_t i
+    cdef double g, a
+    if divide:
+        for i in range(start, stop):
+            g = gradient[i]
+            a = (hessian[i] / h_norm) * h_scale
+            out[i] = sqrt(g * g + a * a)
+    else:
+        for i in range(start, stop):
+            g = gradient[i]
+            a = (hessian[i] * inv) * h_scale
+            out[i] = sqrt(g * g + a * a)
+
+
 def mvs_scores(const double[::1] gradient, const double[::1] hessian, double h_scale,
                double h_norm, double[::1] out, int n_threads=1):
     """``out = sqrt(g^2 + (h_scale * h / h_norm)^2)`` (parallel), i.e. MVS's
@@ -202,30 +228,46 @@ def mvs_scores(const double[::1] gradient, const double[::1] hessian, double h_s
     do not sum to a finite number, a second pass takes every root as
     ``m * sqrt(1 + (s / m)^2)`` (``m``, ``s`` the larger and the smaller term).
 
+    Per fixed block of rows, the roots are taken in a loop that does nothing else (it
+    vectorises), then checked on their bits: positive, below ``2^-510`` (the row's terms are
+    then looked at), at least ``2^970`` or not finite (the sum is then taken, as it may not
+    be finite).
+
     Raises
     ------
     ValueError
         When a score is not finite (non-finite or huge derivatives), or ``h_norm`` is not
         positive.
     """
-    cdef Py_ssize_t i, n = gradient.shape[0], n_pos = 0, n_unsafe = 0
+    cdef Py_ssize_t i, n = gradient.shape[0], n_pos = 0, n_unsafe = 0, n_big = 0
+    cdef Py_ssize_t blk, lo, hi, nb = _n_blocks(gradient.shape[0])
     cdef double g, a, r, m, q, total = 0.0
     cdef double tiny = ldexp(1.0, -510)
+    cdef uint64_t u, tiny_b = _bits(ldexp(1.0, -510)), big_b = _bits(ldexp(1.0, 970))
     cdef double inv = 1.0 / h_norm if h_norm > 0.0 else 0.0
     cdef bint divide = not isfinite(inv)        # h_norm below ~1e-308: divide row by row
     if hessian.shape[0] != n or out.shape[0] < n:
         raise ValueError("gradient, hessian and out must hold n values")
     if not h_norm > 0.0:
         raise ValueError(f"h_norm={h_norm!r} must be positive")
+    if n == 0:
+        return 0
     with nogil:
-        for i in prange(n, schedule="static", num_threads=n_threads):
-            g = gradient[i]
-            a = _hessian_term(hessian[i], h_norm, inv, h_scale, divide)
-            r = sqrt(g * g + a * a)
-            out[i] = r
-            n_pos += r > 0.0
-            total += r              # only its finiteness is used: order does not matter
-            n_unsafe += (r < tiny) & (fabs(g) + fabs(a) > 0.0)    # lost to underflow
+        for blk in prange(nb, schedule="static", num_threads=n_threads):
+            lo = blk * BLOCK
+            hi = lo + BLOCK if lo + BLOCK < n else n
+            _roots(&gradient[0], &hessian[0], h_scale, h_norm, inv, divide, &out[0], lo, hi)
+            for i in range(lo, hi):
+                u = _bits(out[i])           # >= 0 or NaN: the bits order the values
+                n_pos += u != 0
+                n_big += u >= big_b
+                if u < tiny_b:              # rare: lost to underflow if a term is not zero
+                    g = gradient[i]
+                    a = _hessian_term(hessian[i], h_norm, inv, h_scale, divide)
+                    n_unsafe += fabs(g) + fabs(a) > 0.0
+        if n_big:                           # a root >= 2^970 (or inf, NaN): is the sum finite?
+            for i in range(n):
+                total += out[i]
         if n_unsafe or not isfinite(total):     # under- or overflowed squares: scaled roots
             n_pos = 0
             total = 0.0
@@ -381,9 +423,53 @@ def goss_rest_counts(const double[::1] score, double threshold, int n_threads=1)
     return counts
 
 
+cdef enum:
+    STAGE = 512     # kept rows staged per thread before they are copied to the output
+
+
+cdef bint _goss_block(const double* score, double threshold, Py_ssize_t lo, Py_ssize_t hi,
+                      int64_t need, int64_t left, double factor, uint64_t seed,
+                      idx_t* out_rows, double* out_weight, Py_ssize_t size) noexcept nogil:
+    """:func:`goss_select` on rows ``lo .. hi``, writing exactly ``size`` kept rows to
+    ``out_rows`` and ``out_weight``. Rows are staged, branch-free, in small arrays (the store
+    happens for every row, the index moves only for a kept one) that are copied out when
+    full, so the output is written once and only with kept rows. Returns False, having
+    written nothing past ``size``, when the rows kept are not ``size`` (inconsistent
+    ``rest``)."""
+    cdef idx_t stage_rows[STAGE]
+    cdef double stage_weight[STAGE]
+    cdef double weight_of[2]        # indexed by "top": no branch per row
+    cdef Py_ssize_t i, c = 0, done = 0
+    cdef int top, other
+    weight_of[0] = factor
+    weight_of[1] = 1.0
+    for i in range(lo, hi):
+        # u * left < need  <=>  floor(u * left) < need (need is an integer): the product and
+        # its truncation do not wait for the running count, so the chain from one row's
+        # decision to the next is integer compare-and-subtract only
+        top = score[i] >= threshold
+        other = (1 - top) & (<int64_t>(uniform01(seed, <uint64_t>i) * <double>left) < need)
+        need = need - other
+        left = left - (1 - top)
+        stage_rows[c] = <idx_t>i
+        stage_weight[c] = weight_of[top]
+        c = c + (top | other)
+        if c == STAGE:
+            if done + STAGE > size:
+                return False
+            memcpy(out_rows + done, stage_rows, STAGE * sizeof(idx_t))
+            memcpy(out_weight + done, stage_weight, STAGE * sizeof(double))
+            done += STAGE
+            c = 0
+    if done + c != size:
+        return False
+    memcpy(out_rows + done, stage_rows, c * sizeof(idx_t))
+    memcpy(out_weight + done, stage_weight, c * sizeof(double))
+    return True
+
+
 def goss_select(const double[::1] score, double threshold, const int64_t[::1] rest,
-                const int64_t[::1] take, double factor, uint64_t seed, idx_t[::1] work_rows,
-                double[::1] work_weight, int n_threads=1):
+                const int64_t[::1] take, double factor, uint64_t seed, int n_threads=1):
     """GOSS: every row with ``score >= threshold`` (weight 1), plus, in each fixed block of
     rows, exactly ``take[b]`` of the block's rows below the threshold, uniformly without
     replacement, with weight ``factor``.
@@ -393,20 +479,20 @@ def goss_select(const double[::1] score, double threshold, const int64_t[::1] re
     come is below the number still needed, which yields every subset of ``take[b]`` rows with
     the same probability. When ``take`` is a multivariate hypergeometric draw of the total
     over the blocks' counts (:func:`goss_rest_counts`), the union is a uniform subset of that
-    total over all the rows below the threshold. Blocks run in parallel and are joined in
-    order: the output does not depend on ``n_threads``.
+    total over all the rows below the threshold. Each block's number of kept rows is known in
+    advance (its rows minus ``rest[b]``, plus ``take[b]``), so the blocks, in parallel, write
+    straight to their place in the output: it does not depend on ``n_threads``.
 
     Parameters
     ----------
     score : IN float64 (n,).
     threshold : the ``top_k``-th largest score.
     rest : IN int64 (n_blocks,) each block's rows below the threshold, as
-        :func:`goss_rest_counts` returns them (the caller has them already; the debug build
-        recounts).
+        :func:`goss_rest_counts` returns them (the caller has them already; a mismatch is
+        detected as the rows are drawn, and the debug build recounts first).
     take : IN int64 (n_blocks,) rows to draw per block, at most the block's count.
     factor : weight of the drawn rows (``n_rest / other_k``).
     seed : the draw's seed (see :func:`uniforms`).
-    work_rows, work_weight : int32 and float64 (n,) work arrays (overwritten).
     n_threads : OpenMP threads.
 
     Returns
@@ -415,41 +501,37 @@ def goss_select(const double[::1] score, double threshold, const int64_t[::1] re
     weights : new float64 array, their weights.
     """
     cdef Py_ssize_t n = score.shape[0], nb = _n_blocks(score.shape[0])
-    cdef Py_ssize_t blk, i, lo, hi, c
-    cdef int64_t need, left
-    cdef int top, other
-    cdef double weight_of[2]        # indexed by "top": no branch per row
-    if work_rows.shape[0] < n or work_weight.shape[0] < n:
-        raise ValueError("the work arrays must hold n values")
+    cdef Py_ssize_t blk, lo, hi, k = 0
+    cdef int bad = 0
     if take.shape[0] != nb or rest.shape[0] != nb:
         raise ValueError(f"rest and take must hold one count per block of {BLOCK} rows ({nb})")
     if BOOSTLIB_DEBUG and not np.array_equal(rest, goss_rest_counts(score, threshold, 1)):
         raise ValueError("rest must be the blocks' counts of rows below the threshold")
+    cdef Py_ssize_t[::1] start = np.empty(nb + 1, dtype=np.intp)
     for blk in range(nb):
+        lo = blk * BLOCK
+        hi = lo + BLOCK if lo + BLOCK < n else n
+        if not 0 <= rest[blk] <= hi - lo:
+            raise ValueError(f"rest[{blk}]={rest[blk]} must be in [0, {hi - lo}], the "
+                             "block's rows")
         if not 0 <= take[blk] <= rest[blk]:
             raise ValueError(f"take[{blk}]={take[blk]} must be in [0, {rest[blk]}], the "
                              "block's rows below the threshold")
-    cdef Py_ssize_t[::1] count = np.zeros(nb, dtype=np.intp)
-    weight_of[0] = factor
-    weight_of[1] = 1.0
-    with nogil:
-        for blk in prange(nb, schedule="static", num_threads=n_threads):
-            lo = blk * BLOCK
-            hi = lo + BLOCK if lo + BLOCK < n else n
-            need = take[blk]
-            left = rest[blk]
-            c = lo
-            for i in range(lo, hi):
-                # u * left < need  <=>  floor(u * left) < need (need is an integer): the
-                # product and its truncation do not wait for the running count, so the chain
-                # from one row's decision to the next is integer compare-and-subtract only
-                top = score[i] >= threshold
-                other = (1 - top) & (<int64_t>(uniform01(seed, <uint64_t>i) * <double>left)
-                                     < need)
-                need = need - other
-                left = left - (1 - top)
-                work_rows[c] = <idx_t>i
-                work_weight[c] = weight_of[top]
-                c = c + (top | other)
-            count[blk] = c - lo
-    return _collect(work_rows, work_weight, count, True, n_threads)
+        start[blk] = k
+        k += (hi - lo) - rest[blk] + take[blk]
+    start[nb] = k
+    out_rows = np.empty(k, dtype=np.int32)
+    out_weight = np.empty(k, dtype=np.float64)
+    cdef idx_t[::1] r = out_rows
+    cdef double[::1] w = out_weight
+    if k:
+        with nogil:
+            for blk in prange(nb, schedule="static", num_threads=n_threads):
+                lo = blk * BLOCK
+                bad += not _goss_block(&score[0], threshold, lo,
+                                       lo + BLOCK if lo + BLOCK < n else n, take[blk],
+                                       rest[blk], factor, seed, &r[0] + start[blk],
+                                       &w[0] + start[blk], start[blk + 1] - start[blk])
+    if bad:
+        raise ValueError("rest must be the blocks' counts of rows below the threshold")
+    return out_rows, out_weight
