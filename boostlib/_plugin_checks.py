@@ -19,9 +19,12 @@ thoroughness is set by the environment variable ``BOOSTLIB_PLUGIN_CHECKS``:
     No finiteness checks (shape and dtype checks stay); measured by
     ``benchmarks/bench_plugin_checks.py`` as the baseline of the other two.
 
-A sampler's rows (in range, strictly increasing) and weights (finite, non-negative) are
-checked at every level, every entry: the kernels rely on them. For int32 rows and float64
-weights that is one compiled pass (``_sampling.sample_defects``).
+A sample's rows (in range, strictly increasing) and weights (finite, non-negative) are
+checked at every level, every entry, before a kernel reads them (the kernels rely on them),
+whether a sampler or an update rule made it. For int32 rows and float64 weights, when the tree
+is fitted on the sample's rows, the kernel that gathers them checks them in the same pass
+(``_partition.gather_sample``); otherwise it is one compiled pass
+(``_sampling.sample_defects``), or NumPy for other dtypes.
 """
 from __future__ import annotations
 
@@ -119,41 +122,70 @@ def mean_loss(loss: Any, value: Any, what: str, iteration: int) -> float:
     return out
 
 
-def sample(sampler: Any, res: Any, n_rows: int, how: str,
-           n_threads: int = 1) -> Optional[SampleResult]:
+def sample(sampler: Any, res: Any, n_rows: int, how: str, n_threads: int = 1,
+           entries: bool = True) -> Optional[SampleResult]:
     """Validate a sampler's result (None, or sorted unique in-range rows and weights).
 
-    The order, range and weights are checked at every level (the kernels rely on them): in
-    one compiled pass for int32 rows with float64 weights, as the built-ins return them.
+    The structure (type, dimensions, dtypes, non-empty) is checked here; the entries (order,
+    range, weights) too unless ``entries`` is False, in which case the caller must check them
+    before any kernel reads them (:meth:`BoostingContext.fit_tree` does, in the pass that
+    gathers the sample when it can: see :func:`sample_entries`).
     """
     if res is None:
         return None
-    name = label(sampler)
+    who = f"sampler {label(sampler)!r} returned"
     if not isinstance(res, SampleResult):
-        raise PluginError(f"sampler {name!r} must return a boostlib.api.SampleResult or None, "
-                          f"got {type(res).__name__}")
+        raise PluginError(f"sampler {label(sampler)!r} must return a "
+                          f"boostlib.api.SampleResult or None, got {type(res).__name__}")
+    sample_structure(who, res)
+    if entries:
+        sample_entries(who, res, n_rows, n_threads)
+    return res
+
+
+def sample_structure(who: str, res: SampleResult) -> None:
+    """O(1) checks of a sample: 1-D integer indices, not empty; weights None or a float
+    array aligned with them. ``who`` starts the error message ("sampler 'x' returned")."""
     idx = res.indices
     if not (isinstance(idx, np.ndarray) and idx.ndim == 1 and idx.dtype.kind in "iu"):
-        raise PluginError(f"sampler {name!r} must return a 1-D integer index array")
+        raise PluginError(f"{who} indices that are not a 1-D integer index array")
     if idx.size == 0:
-        raise PluginError(f"sampler {name!r} returned an empty sample")
+        raise PluginError(f"{who} an empty sample")
     w = res.weights
     if w is not None and not (isinstance(w, np.ndarray) and w.shape == idx.shape
                               and w.dtype.kind == "f"):
-        raise PluginError(f"sampler {name!r} returned weights that are not a float array "
-                          f"aligned with its indices")
-    if (idx.dtype == np.int32 and idx.flags.c_contiguous
-            and (w is None or (w.dtype == np.float64 and w.flags.c_contiguous))):
+        raise PluginError(f"{who} weights that are not a float array aligned with its "
+                          "indices")
+
+
+def fused_entries(res: SampleResult) -> bool:
+    """Whether a sample's entries can be checked by the kernel that gathers it (int32 rows,
+    float64 weights or none, contiguous): else :func:`sample_entries` checks them first."""
+    idx, w = res.indices, res.weights
+    return (idx.dtype == np.int32 and idx.flags.c_contiguous
+            and (w is None or (w.dtype == np.float64 and w.flags.c_contiguous)))
+
+
+def sample_entries(who: str, res: SampleResult, n_rows: int, n_threads: int = 1) -> None:
+    """Check every entry of a sample (rows in ``[0, n_rows)``, strictly increasing; weights
+    finite and >= 0): one compiled pass when :func:`fused_entries`, else NumPy."""
+    idx, w = res.indices, res.weights
+    if fused_entries(res):
         flags = _sampling.sample_defects(idx, _NO_WEIGHTS if w is None else w, n_rows,
                                          n_threads)
     else:
         flags = ((idx[0] < 0 or idx[-1] >= n_rows)
                  | (2 * (idx.size > 1 and not bool(np.all(idx[1:] > idx[:-1]))))
                  | (4 * (w is not None and (not _finite(w, "full") or w.min() < 0))))
+    sample_error(who, int(flags), n_rows)
+
+
+def sample_error(who: str, flags: int, n_rows: int) -> None:
+    """Raise the PluginError of a sample's defects (flags as ``_sampling.sample_defects``
+    returns them; 0: nothing to raise)."""
     if flags & 1:
-        raise PluginError(f"sampler {name!r} returned indices out of [0, {n_rows})")
+        raise PluginError(f"{who} indices out of [0, {n_rows})")
     if flags & 2:
-        raise PluginError(f"sampler {name!r} returned indices that are not sorted and unique")
+        raise PluginError(f"{who} indices that are not sorted and unique")
     if flags & 4:
-        raise PluginError(f"sampler {name!r} returned negative or non-finite weights")
-    return res
+        raise PluginError(f"{who} negative or non-finite weights")

@@ -14,7 +14,7 @@ from .api import Loss, SampleResult, Sampler, UpdateRule
 from .callbacks import Callback, IterationInfo
 from .ensemble import Ensemble
 from .registry import PluginError
-from .tree import TreeGrower
+from .tree import SampleDefects, TreeGrower
 
 LEAF_ESTIMATIONS = ("newton", "gradient")
 _NO_WEIGHTS = np.empty(0)
@@ -202,6 +202,9 @@ class BoostingContext:
         # training, so ids are unique).
         self._index: Dict[int, Tuple[Any, int]] = {}
         self.update_name = "update rule"     # set by run(), for error messages
+        # The sampler's last sample: its entries are checked when a tree is fitted on it
+        # (fit_tree), and errors name the sampler.
+        self._sampled: Optional[SampleResult] = None
         self._model = Tracked(self, "model")
         self._tracks: Dict[str, Tracked] = {}
 
@@ -299,7 +302,11 @@ class BoostingContext:
         gv, hv = gradient.view(), hessian.view()    # samplers must not modify them
         gv.flags.writeable = hv.flags.writeable = False
         res = self.sampler.sample(gv, hv, self.rng("sampler"), self.iteration)
-        return checks.sample(self.sampler, res, self.n_rows, self.checks, self.n_threads)
+        # the entries (order, range, weights) are checked by fit_tree, before a kernel reads
+        # them: in the pass that gathers the sample when it can, else in a pass of their own
+        self._sampled = checks.sample(self.sampler, res, self.n_rows, self.checks,
+                                      self.n_threads, entries=False)
+        return self._sampled
 
     # -- trees ---------------------------------------------------------------------------------
     def fit_tree(self, gradient: np.ndarray, hessian: np.ndarray,
@@ -331,16 +338,23 @@ class BoostingContext:
         gradient = np.ascontiguousarray(gradient, dtype=np.float64)
         hessian = np.ascontiguousarray(hessian, dtype=np.float64)
         row_weights = None
+        who = ""
         if sample is None:
             rows, g, h = self._all_rows, gradient, hessian
             sg = split_gradient
         else:
+            who = self._sample_owner(sample)
+            fused = (checks.fused_entries(sample) and split_gradient is None
+                     and self.random_strength == 0 and sample.indices.size < self.n_rows)
+            if not fused:               # checked before the conversions and gathers below
+                checks.sample_entries(who, sample, self.n_rows, self.n_threads)
             rows = np.ascontiguousarray(sample.indices, dtype=np.int32)
             w = _NO_WEIGHTS if sample.weights is None else np.ascontiguousarray(
                 sample.weights, dtype=np.float64)
             sg = None if split_gradient is None else self._gather(split_gradient, rows, w)
-            if sg is None and self.random_strength == 0 and rows.size < self.n_rows:
-                # the grower gathers the sample's derivatives with its binned rows, in one pass
+            if fused:
+                # the grower gathers (and checks) the sample's derivatives with its binned
+                # rows, in one pass
                 g, h, row_weights = gradient, hessian, w
             else:
                 g, h = np.empty(rows.size), np.empty(rows.size)
@@ -355,12 +369,16 @@ class BoostingContext:
             decay = 1.0 / (1.0 + math.exp(min(self.iteration * self.learning_rate, 700.0))
                            / self.n_rows)
             noise_std = self.random_strength * rms * decay
-        tree, node = self.grower.grow(
-            rows, structure_g, h, leaf_gradient=None if sg is None else g,
-            split_noise_std=noise_std, split_rng=self.rng("split_noise"),
-            leaf_noise_scale=leaf_noise_scale, leaf_rng=self.rng("leaf_noise"),
-            value_rows=self._all_rows if values_on_all else None,
-            value_gradient=gradient, value_hessian=hessian, row_weights=row_weights)
+        try:
+            tree, node = self.grower.grow(
+                rows, structure_g, h, leaf_gradient=None if sg is None else g,
+                split_noise_std=noise_std, split_rng=self.rng("split_noise"),
+                leaf_noise_scale=leaf_noise_scale, leaf_rng=self.rng("leaf_noise"),
+                value_rows=self._all_rows if values_on_all else None,
+                value_gradient=gradient, value_hessian=hessian, row_weights=row_weights)
+        except SampleDefects as exc:
+            checks.sample_error(who, exc.flags, self.n_rows)
+            raise
         full = sample is None or values_on_all or rows.shape[0] == self.n_rows
         if full:
             rows = self._all_rows
@@ -370,6 +388,18 @@ class BoostingContext:
         walk = not full and self.grower.policy == "depthwise"
         self._fitted[id(tree)] = (tree, _Fitted(rows, node, full, walk_others=walk))
         return tree
+
+    def _sample_owner(self, sample: SampleResult) -> str:
+        """Who made ``sample``, to start an error message; its structure is checked here when
+        it is not the sampler's (whose :meth:`sample` checked it)."""
+        if sample is self._sampled:
+            return f"sampler {checks.label(self.sampler)!r} returned"
+        who = f"the sample that {self.update_name} passed to fit_tree has"
+        if not isinstance(sample, SampleResult):
+            raise PluginError(f"{self.update_name} passed fit_tree a sample that is not a "
+                              f"boostlib.api.SampleResult: {type(sample).__name__}")
+        checks.sample_structure(who, sample)
+        return who
 
     def _gather(self, values: np.ndarray, rows: np.ndarray, weights: np.ndarray) -> np.ndarray:
         """``values[rows] * weights`` in one parallel pass."""

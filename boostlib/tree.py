@@ -66,6 +66,15 @@ class DepthwiseTree:
         return int(np.sum(self.left < 0))
 
 
+class SampleDefects(ValueError):
+    """The rows or weights a tree was to be fitted on are invalid (found by the pass that
+    gathers them); ``flags`` as ``_sampling.sample_defects`` returns them."""
+
+    def __init__(self, flags: int):
+        super().__init__(f"invalid sample (defect flags {flags})")
+        self.flags = int(flags)
+
+
 @dataclass(frozen=True)
 class GrowParams:
     """Structure and regularisation parameters of one tree."""
@@ -235,7 +244,9 @@ class TreeGrower:
             When given, ``gradient`` and ``hessian`` hold one value per *training* row, and
             the tree is fitted on ``gradient[rows] * row_weights`` (and the hessian's): they
             are gathered in the same pass as the fitted rows' binned data (``rows`` must then
-            be a strict subset of the training rows, and ``leaf_gradient`` None).
+            be a strict subset of the training rows, and ``leaf_gradient`` None). That pass
+            checks ``rows`` (sorted, unique, in range) and ``row_weights`` (finite, >= 0),
+            and raises :class:`SampleDefects` if they are not.
 
         Returns
         -------
@@ -360,13 +371,16 @@ class TreeGrower:
 
     def _gather_sample(self, rows, weights, gradient, hessian):
         """The histogram inputs of a tree fitted on a sample, in one pass over it: its
-        compact binned rows, weighted derivatives (float64) and their float32 copies."""
+        compact binned rows, weighted derivatives (float64) and their float32 copies. The
+        pass checks the rows and weights too: :class:`SampleDefects` if they are invalid."""
         k = rows.size
         hX = self._work("compact", (k, self.X_rows.shape[1]), 0, np.uint8)
         g, h = self._work("f64", (2, k), 1, np.float64)
         g32, h32 = self._work("f32", (2, k), 1, np.float32)
-        _partition.gather_sample(self.X_rows, rows, weights, gradient, hessian, hX, g, h,
-                                 g32, h32, self.n_threads)
+        flags = _partition.gather_sample(self.X_rows, rows, weights, gradient, hessian, hX, g,
+                                         h, g32, h32, self.n_threads)
+        if flags:
+            raise SampleDefects(flags)
         return hX, g, h, g32, h32
 
     def _root(self, rows, g, h, prepared=None):

@@ -375,7 +375,8 @@ def test_gather_sample_matches_indexing(data, draw, n_threads):
     out = np.full((data.n_rows + 2, data.n_features), 7, np.uint8)
     g64, h64 = np.full(k, 5.0), np.full(k, 5.0)
     g32, h32 = np.full(k, 9, np.float32), np.full(k, 9, np.float32)
-    _partition.gather_sample(data.X_rows, rows, w, g, h, out, g64, h64, g32, h32, n_threads)
+    assert _partition.gather_sample(data.X_rows, rows, w, g, h, out, g64, h64, g32, h32,
+                                    n_threads) == 0
     np.testing.assert_array_equal(out[:k], data.X_rows[rows])
     assert np.all(out[k:] == 7)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -395,9 +396,33 @@ def test_gather_sample_arguments_are_checked():
                  (np.empty(0), d3, d3, np.empty((1, 2), np.uint8), d2, d2, f2, f2)]:
         with pytest.raises(ValueError):
             _partition.gather_sample(X, rows, *args, 1)
-    with pytest.raises(ValueError, match="row id"):
-        _partition.gather_sample(X, np.array([0, 3], np.int32), np.empty(0), d3, d3, out,
-                                 d2, d2, f2, f2, 1)
+    # a row out of range is reported (flag 1), not read
+    assert _partition.gather_sample(X, np.array([0, 3], np.int32), np.empty(0), d3, d3, out,
+                                    d2, d2, f2, f2, 1) == 1
+
+
+@KERNEL_SETTINGS
+@given(rows=hnp.arrays(np.int32, st.integers(0, 50), elements=st.integers(-3, 60)),
+       weighted=st.booleans(), pick=st.data(), n_threads=st.sampled_from([1, 2, 3]))
+def test_gather_sample_reports_the_defects_sample_defects_finds(rows, weighted, pick,
+                                                                n_threads):
+    # The pass that gathers a sample checks it too: the same flags as the reference (and as
+    # sample_defects), never reading outside the data; with no defect, the gathered values.
+    rows = np.sort(rows) if pick.draw(st.booleans()) else rows
+    weights = pick.draw(hnp.arrays(np.float64, rows.size, elements=st.floats(
+        -1.0, 1e308) | st.sampled_from([np.nan, np.inf, -np.inf, -0.0, 5e-324]))
+    ) if weighted else np.empty(0)
+    n, k = 50, rows.size
+    X = np.arange(2 * n, dtype=np.uint8).reshape(n, 2)
+    g, h = np.arange(n, dtype=np.float64), np.ones(n)
+    out = np.empty((k, 2), np.uint8)
+    g64, h64 = np.empty(k), np.empty(k)
+    g32, h32 = np.empty(k, np.float32), np.empty(k, np.float32)
+    flags = _partition.gather_sample(X, rows, weights, g, h, out, g64, h64, g32, h32, n_threads)
+    assert flags == _defects_reference(rows, weights, n)
+    if flags == 0:
+        np.testing.assert_array_equal(out, X[rows])
+        np.testing.assert_array_equal(g64, g[rows] * weights if weighted else g[rows])
 
 
 def test_gather_rows_rejects_out_of_range_rows():

@@ -159,6 +159,60 @@ def test_defects_deep_in_long_samples_are_found(binary_data, result, match):
         _fit(big, sampler=ScriptedSampler(result))
 
 
+@pytest.mark.parametrize("fit_kw", [{}, {"random_strength": 1.0},
+                                    {"sampler_params": {"leaf_values": "all"}},
+                                    {"grow_policy": "depthwise"}])
+@pytest.mark.parametrize("result,match", [
+    (lambda n: SampleResult(np.array([1, n + 5], np.int32)), "out of"),
+    (lambda n: SampleResult(np.array([3, 1], np.int32)), "not sorted and unique"),
+    (lambda n: SampleResult(np.array([1, 2], np.int32), np.array([1.0, np.inf])),
+     "non-finite"),
+])
+def test_sample_defects_are_found_on_every_fitting_path(binary_data, fit_kw, result, match):
+    # The entries are checked when the tree is fitted on the sample: by the pass that gathers
+    # it (int32 rows, float64 weights, no split noise), else by a pass of their own first.
+    sampler_params = fit_kw.pop("sampler_params", None)
+    sampler = ScriptedSampler(result)
+    if sampler_params:
+        sampler.leaf_values = sampler_params["leaf_values"]
+    with pytest.raises(PluginError, match="sampler 'scripted'.*" + match):
+        _fit(binary_data, sampler=sampler, **fit_kw)
+
+
+class HandMadeSample(UpdateRule):
+    """Fits its trees on a sample of its own making (not the sampler's)."""
+
+    name = "hand_made"
+
+    def __init__(self, make):
+        self.make = make
+
+    def step(self, ctx):
+        g, h = ctx.gradients()
+        ctx.add_tree(ctx.fit_tree(g, h, self.make(g.size)), ctx.learning_rate)
+
+
+@pytest.mark.parametrize("make,match", [
+    (lambda n: SampleResult(np.array([5, 2], np.int32)), "not sorted and unique"),
+    (lambda n: SampleResult(np.array([-1, 2], np.int64)), "out of"),
+    (lambda n: SampleResult(np.array([1, 2], np.int32), np.array([1.0, -2.0])), "negative"),
+    (lambda n: SampleResult(np.empty(0, np.int32)), "empty sample"),
+    (lambda n: np.arange(n), "not a boostlib.api.SampleResult"),
+])
+def test_a_sample_an_update_rule_makes_is_checked_and_names_the_rule(binary_data, make, match):
+    # Samples that do not come from the sampler reach the same checks before any kernel reads
+    # them; the error names the update rule that passed them.
+    with pytest.raises(PluginError, match="update rule 'hand_made'.*" + match):
+        _fit(binary_data, update=HandMadeSample(make))
+
+
+def test_a_valid_hand_made_sample_fits_on_its_rows(binary_data):
+    X, y = binary_data
+    rows = np.arange(0, y.size, 2, dtype=np.int32)
+    model = _fit(binary_data, update=HandMadeSample(lambda n: SampleResult(rows)))
+    assert np.all(np.isfinite(model.predict_proba(X)))
+
+
 def _long(n, repeat_at):
     """Every row, in order, except that row ``repeat_at`` repeats its predecessor."""
     rows = np.arange(n, dtype=np.int32)

@@ -6,6 +6,7 @@ every row one level down; ``node_sums`` gives the final per-node sums of the lea
 import numpy as np
 
 from cython.parallel cimport prange
+from libc.float cimport DBL_MAX
 from libc.string cimport memcpy
 
 from .common cimport bin_t, idx_t, block_stop, LIST_BLOCK, WalkNode
@@ -295,22 +296,34 @@ def gather_sample(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
     rows (as :func:`gather_rows`), the weighted derivatives ``gradient[rows] * weights`` (as
     ``_sampling.gather_scaled_pair``, bit for bit) and their float32 copies.
 
+    The same pass checks the sample (what ``_sampling.sample_defects`` does, for the sampler's
+    rows, in a separate pass otherwise): a row id out of range is not read (row 0 is, in its
+    place), and the defects are returned for the caller to report; the outputs are then
+    meaningless.
+
     Parameters
     ----------
     X_rows : IN uint8 (n_rows_total, n_features), row-major binned data.
-    rows : IN int32 (k,) sorted, unique row ids in ``[0, n_rows_total)``.
-    weights : IN float64 (k,), or empty for weight 1.
+    rows : IN int32 (k,) row ids, expected sorted, unique and in ``[0, n_rows_total)``.
+    weights : IN float64 (k,), expected finite and >= 0, or empty for weight 1.
     gradient, hessian : IN float64 (n_rows_total,).
     out : OUT uint8 (>= k, n_features).
     g, h : OUT float64 (k,) the weighted derivatives; g32, h32 : OUT float32 (k,) their
         values rounded to float32.
     n_threads : OpenMP threads (parallel over rows).
+
+    Returns
+    -------
+    int
+        0, or a sum of flags as ``_sampling.sample_defects`` returns them: 1 if a row id is
+        outside ``[0, n_rows_total)``, 2 if the ids are not strictly increasing, 4 if a weight
+        is negative, NaN or infinite.
     """
     cdef Py_ssize_t k = rows.shape[0], n = X_rows.shape[0], n_features = X_rows.shape[1]
-    cdef Py_ssize_t p
+    cdef Py_ssize_t p, n_range = 0, n_order = 0, n_weight = 0
     cdef idx_t r
-    cdef double gv, hv
-    cdef bint weighted = weights.shape[0] != 0
+    cdef double gv, hv, w
+    cdef bint weighted = weights.shape[0] != 0, bad
     if (gradient.shape[0] != n or hessian.shape[0] != n or g.shape[0] != k
             or h.shape[0] != k or g32.shape[0] != k or h32.shape[0] != k
             or (weighted and weights.shape[0] != k)):
@@ -318,18 +331,30 @@ def gather_sample(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
                          "h, g32, h32 (and weights, unless empty) one per sampled row")
     if out.shape[0] < k or out.shape[1] != n_features:
         raise ValueError("out must have at least len(rows) rows and n_features columns")
-    _check_rows(rows, n)
+    if k and n == 0:
+        return 1
     with nogil:
         for p in prange(k, schedule="static", num_threads=n_threads):
             r = rows[p]
+            bad = (r < 0) | (r >= n)
+            n_range += bad
+            n_order += (p > 0) & (rows[p - (p > 0)] >= r)     # row 0: compared with itself
+            r = 0 if bad else r             # never read outside the data
             if n_features:
                 memcpy(&out[p, 0], &X_rows[r, 0], n_features)
-            gv = gradient[r] * weights[p] if weighted else gradient[r]
-            hv = hessian[r] * weights[p] if weighted else hessian[r]
+            if weighted:
+                w = weights[p]
+                n_weight += 1 - ((w >= 0.0) & (w <= DBL_MAX))
+                gv = gradient[r] * w
+                hv = hessian[r] * w
+            else:
+                gv = gradient[r]
+                hv = hessian[r]
             g[p] = gv
             h[p] = hv
             g32[p] = <float>gv
             h32[p] = <float>hv
+    return (n_range > 0) + 2 * (n_order > 0) + 4 * (n_weight > 0)
 
 
 def leaves_depthwise(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
