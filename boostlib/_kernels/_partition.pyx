@@ -336,7 +336,7 @@ def gather_sample(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
     with nogil:
         for p in prange(k, schedule="static", num_threads=n_threads):
             r = rows[p]
-            bad = (r < 0) | (r >= n)
+            bad = <size_t>r >= <size_t>n    # negative ids wrap around to huge ones
             n_range += bad
             n_order += (p > 0) & (rows[p - (p > 0)] >= r)     # row 0: compared with itself
             r = 0 if bad else r             # never read outside the data
