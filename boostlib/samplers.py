@@ -243,14 +243,23 @@ class GOSSSampler(_CompiledSampler):
             return None
         buf = self._buffers
         score = buf.get("score", n)
-        _sampling.goss_scores(gradient, hessian, self.score == "gh", score, self._n_threads)
-        # the threshold, and each block's rows below it (ties at the threshold are "top")
+        # the threshold, and each block's rows below it (ties at the threshold are "top");
+        # near the last one, the scores are computed in the same pass
         rest = np.empty(-(-n // _sampling.BLOCK_ROWS), dtype=np.int64)
-        work, threads = buf.get("work", n), self._n_threads
-        threshold = self._bracket.find(
-            lambda lo, hi: _order_stats.kth_largest_near(score, top_k, lo, hi, work, threads,
-                                                         rest),
-            lambda: _order_stats.kth_largest(score, top_k, work, threads, rest))
+        work, threads, gh = buf.get("work", n), self._n_threads, self.score == "gh"
+        scored = []
+
+        def near(lo: float, hi: float) -> float:
+            scored.append(True)
+            return _order_stats.goss_threshold_near(gradient, hessian, gh, top_k, lo, hi, score,
+                                                    work, threads, rest)
+
+        def full() -> float:
+            if not scored:
+                _sampling.goss_scores(gradient, hessian, gh, score, threads)
+            return _order_stats.kth_largest(score, top_k, work, threads, rest)
+
+        threshold = self._bracket.find(near, full)
         n_rest = int(rest.sum())
         if n_rest == 0:                                  # all scores tied: keep every row
             return None

@@ -159,6 +159,41 @@ def test_kth_largest_near_is_exact_or_nan(score, data, f_lo, f_hi):
 
 
 @KERNEL_SETTINGS
+@given(hnp.arrays(np.float64, st.integers(1, 120), elements=st.one_of(
+           st.just(0.0), st.just(-0.0), st.sampled_from([-2.0, 1.0, 3.0]),
+           st.floats(-1e6, 1e6, allow_nan=False))),
+       st.data(), bracket_factors, bracket_factors, st.booleans())
+def test_goss_threshold_near_scores_and_ranks_in_one_pass(g, data, f_lo, f_hi, use_hessian):
+    # The fused kernel: GOSS's scores, bit for bit those of goss_scores, written whatever the
+    # answer, and the answer (and rest counts) of kth_largest_near on them.
+    h = data.draw(hnp.arrays(np.float64, g.size, elements=st.floats(0.0, 10.0)))
+    k = data.draw(st.integers(1, g.size))
+    expected_score = np.empty(g.size)
+    _sampling.goss_scores(g, h, use_hessian, expected_score)
+    centre = data.draw(st.sampled_from([np.sort(expected_score)[::-1][k - 1], 1.0]))
+    assume(centre > 0)
+    lo, hi = centre * min(f_lo, f_hi), centre * max(f_lo, f_hi)
+    score = np.full(g.size, -7.0)
+    rest, rest_ref = np.full(1, -1, np.int64), np.full(1, -1, np.int64)
+    n_threads = data.draw(st.sampled_from([1, 2]))
+    v = _order_stats.goss_threshold_near(g, h, use_hessian, k, lo, hi, score, np.empty(g.size),
+                                         n_threads, rest)
+    assert score.tobytes() == expected_score.tobytes()
+    v_ref = _order_stats.kth_largest_near(expected_score, k, lo, hi, np.empty(g.size), 1,
+                                          rest_ref)
+    assert (np.isnan(v) and np.isnan(v_ref)) or v == v_ref
+    np.testing.assert_array_equal(rest, rest_ref)
+
+
+def test_goss_threshold_near_rejects_bad_input():
+    g, h = np.array([1.0, np.nan, 2.0]), np.ones(3)
+    with pytest.raises(ValueError, match="finite and non-negative"):
+        _order_stats.goss_threshold_near(g, h, True, 1, 0.5, 1.5, np.empty(3), np.empty(3))
+    with pytest.raises(ValueError, match="hold n values"):
+        _order_stats.goss_threshold_near(g, h[:2], True, 1, 0.5, 1.5, np.empty(3), np.empty(3))
+
+
+@KERNEL_SETTINGS
 @given(threshold_case(), bracket_factors, bracket_factors, st.sampled_from([1, 2]))
 def test_mvs_threshold_near_matches_reference_or_is_nan(case, f_lo, f_hi, n_threads):
     # Strictly inside the bracket: the reference mu (to rounding; the full kernel's sum is

@@ -22,7 +22,7 @@ import numpy as np
 
 from cython.parallel cimport prange
 from libc.float cimport DBL_MAX
-from libc.math cimport NAN, isfinite, ldexp
+from libc.math cimport NAN, fabs, isfinite, ldexp
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memmove
@@ -495,22 +495,45 @@ cdef int _bracket_block(const double* score, Py_ssize_t start, Py_ssize_t stop, 
     return <int>bad
 
 
+cdef enum:
+    FROM_SCORES = 0                    # the scores are given
+    GOSS_GH = 1                        # the scores are |g * h|, written as they are computed
+    GOSS_G = 2                         # the scores are |g|, written as they are computed
+
+
+cdef void _goss_scores(const double* g, const double* h, int source, double* score,
+                       Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+    """GOSS's scores of rows ``start .. stop`` (a loop of its own: it vectorises)."""
+    cdef Py_ssize_t i
+    if source == GOSS_GH:
+        for i in range(start, stop):
+            score[i] = fabs(g[i] * h[i])
+    else:
+        for i in range(start, stop):
+            score[i] = fabs(g[i])
+
+
 cdef Py_ssize_t _bracket_pass(const double* score, Py_ssize_t n, double lo, double hi,
                               double* out, Py_ssize_t* block_stats, double* block_sum,
-                              bint sums, Py_ssize_t* n_above, bint* ok,
-                              int n_threads) noexcept nogil:
+                              bint sums, Py_ssize_t* n_above, bint* ok, int n_threads,
+                              int source=FROM_SCORES, const double* g=NULL,
+                              const double* h=NULL) noexcept nogil:
     """One parallel pass over fixed blocks of rows: copy the scores in ``[lo, hi)`` to
     ``out``, in row order, and return their number. For block ``b`` (of ``nb``),
     ``block_stats[b]`` gets its candidates, ``block_stats[nb + b]`` its rows below ``lo``,
     ``block_stats[2 nb + b]`` its rows at or above ``hi`` and, when ``sums``, ``block_sum[b]``
     the sum of its scores below ``lo`` (four partial sums, see :func:`_bracket_block`, added
     in a fixed order). ``n_above`` gets the rows at or above ``hi``; ``ok``
-    is False when a score is negative, NaN or infinite."""
+    is False when a score is negative, NaN or infinite. With a GOSS ``source``, each block's
+    scores are first computed from ``g`` and ``h`` into ``score`` (then read from the cache)."""
     cdef Py_ssize_t nb = (n + BLOCK - 1) // BLOCK
     cdef Py_ssize_t blk, start, k = 0
     cdef int bad = 0
     for blk in prange(nb, schedule="static", num_threads=n_threads):
         start = blk * BLOCK
+        if source != FROM_SCORES:
+            _goss_scores(g, h, source, <double*>score, start,
+                         start + BLOCK if start + BLOCK < n else n)
         bad += _bracket_block(score, start, start + BLOCK if start + BLOCK < n else n, lo, hi,
                               out, sums, block_stats + blk, block_stats + nb + blk,
                               block_stats + 2 * nb + blk, block_sum + blk)
@@ -549,7 +572,39 @@ def kth_largest_near(const double[::1] score, Py_ssize_t k, double lo, double hi
     rest : OUT int64 (ceil(n / 65536),), optional, as in :func:`kth_largest` (untouched when
         the answer is NaN).
     """
-    cdef Py_ssize_t n = score.shape[0], nb = (score.shape[0] + BLOCK - 1) // BLOCK
+    return _kth_near(&score[0] if score.shape[0] else NULL, score.shape[0], k, lo, hi,
+                     scratch, n_threads, rest, FROM_SCORES, NULL, NULL)
+
+
+def goss_threshold_near(const double[::1] gradient, const double[::1] hessian,
+                        bint use_hessian, Py_ssize_t k, double lo, double hi,
+                        double[::1] score, double[::1] scratch, int n_threads=1,
+                        int64_t[::1] rest=None):
+    """GOSS's scores ``|g * h|`` (``use_hessian``) or ``|g|`` into ``score``, and
+    :func:`kth_largest_near` of them, in one pass: each block of rows is scored, then
+    bracketed while it is in the cache. ``score`` is filled whatever the answer (a NaN
+    answer leaves it ready for :func:`kth_largest`).
+
+    Parameters
+    ----------
+    gradient, hessian : IN float64 (n,).
+    use_hessian : rank by ``|g * h|`` (else ``|g|``).
+    k, lo, hi, scratch, n_threads, rest : as in :func:`kth_largest_near`.
+    score : OUT float64 (n,).
+    """
+    cdef Py_ssize_t n = gradient.shape[0]
+    if hessian.shape[0] != n or score.shape[0] != n:
+        raise ValueError("gradient, hessian and score must hold n values")
+    return _kth_near(&score[0] if n else NULL, n, k, lo, hi, scratch, n_threads, rest,
+                     GOSS_GH if use_hessian else GOSS_G, &gradient[0] if n else NULL,
+                     &hessian[0] if n else NULL)
+
+
+cdef double _kth_near(const double* score, Py_ssize_t n, Py_ssize_t k, double lo, double hi,
+                      double[::1] scratch, int n_threads, int64_t[::1] rest, int source,
+                      const double* g, const double* h) except? -1.0:
+    """The body of :func:`kth_largest_near` and :func:`goss_threshold_near`."""
+    cdef Py_ssize_t nb = (n + BLOCK - 1) // BLOCK
     cdef Py_ssize_t b, i, m = 0, above = 0, start
     cdef double v = NAN
     cdef bint ok = True, want_rest = rest is not None
@@ -567,8 +622,8 @@ def kth_largest_near(const double[::1] score, Py_ssize_t k, double lo, double hi
         free(block_sum)
         raise MemoryError()
     with nogil:
-        m = _bracket_pass(&score[0], n, lo, hi, &scratch[0], per_block, block_sum, False,
-                          &above, &ok, n_threads)
+        m = _bracket_pass(score, n, lo, hi, &scratch[0], per_block, block_sum, False,
+                          &above, &ok, n_threads, source, g, h)
         if ok and m > 0 and above < k <= above + m:
             # the selection reorders its input: a copy, so the candidates stay in row order
             a = <double*>malloc(m * sizeof(double))
