@@ -22,7 +22,7 @@ from the ``rng`` the context passes (the estimator's seeded "sampler" stream).
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -87,7 +87,7 @@ class _Bracket:
             return None
         return last / (1.0 + self.width), last * (1.0 + self.width)
 
-    def find(self, near, full):
+    def find(self, near: Callable[[float, float], float], full: Callable[[], float]) -> float:
         """``near(lo, hi)`` when there is a guess and it holds the answer, else ``full()``;
         the answer becomes the next guess's centre."""
         guess = self.bounds()
@@ -279,7 +279,8 @@ class MVSSampler(_CompiledSampler):
     Row ``i`` gets the score ``r_i = sqrt(g_i^2 + lambda * h_i^2)`` and is kept with
     probability ``p_i = min(1, r_i / mu)``, independently, with weight ``1 / p_i`` (exactly 1
     when ``p_i = 1``). ``mu`` solves ``sum_i p_i = n * subsample`` exactly, over all rows
-    (CatBoost solves it per block of 8192 rows), in expected O(n) by a compiled kernel.
+    (CatBoost solves it per block of 8192 rows), in expected O(n) by a compiled kernel, first
+    in one pass near the last iteration's ``mu`` (see ``docs/samplers.md``).
 
     Parameters
     ----------

@@ -256,6 +256,7 @@ def test_near_thresholds_reject_bad_scores_and_brackets(bad):
         _order_stats.kth_largest_near(ok, 4, 1.0, 2.0, np.empty(3))
     with pytest.raises(ValueError, match="target"):
         _order_stats.mvs_threshold_near(ok, 0.0, 1.0, 2.0, np.empty(3))
+    assert np.isnan(_order_stats.mvs_threshold_near(np.empty(0), 1.0, 1.0, 2.0, np.empty(0)))
 
 
 @pytest.mark.parametrize("score,k", [(np.array([1.0, -1.0]), 1), (np.array([1.0, np.nan]), 1),

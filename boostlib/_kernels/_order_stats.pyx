@@ -675,6 +675,8 @@ def mvs_threshold_near(const double[::1] score, double target, double lo, double
     _check_bracket(lo, hi, n, scratch.shape[0])
     if not target > 0.0:
         raise ValueError(f"target={target!r} must be positive")
+    if n == 0:                          # no rows: the sum is 0 for every mu, never the target
+        return mu
     cdef Py_ssize_t* per_block = <Py_ssize_t*>calloc(3 * nb, sizeof(Py_ssize_t))
     cdef double* block_sum = <double*>calloc(nb, sizeof(double))
     if per_block == NULL or block_sum == NULL:
