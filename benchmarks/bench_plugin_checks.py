@@ -79,6 +79,8 @@ def main(argv=None) -> int:
     print("| check | fast | full |\n|---|---:|---:|")
     for what, fn in (
             ("gradient + hessian", lambda how: checks.derivatives(loss, None, g, h, 0, how)),
+            # as a pass of its own (what fit_tree runs when it cannot check the sample in the
+            # pass that gathers it: split noise, other dtypes)
             ("sampler result", lambda how: checks.sample(MVSSampler(0.5), res, n, how))):
         print(f"| {what} | {_best_ms(lambda: fn('fast')):.2f} | "
               f"{_best_ms(lambda: fn('full')):.2f} |")
