@@ -505,8 +505,6 @@ def goss_select(const double[::1] score, double threshold, const int64_t[::1] re
     cdef int bad = 0
     if take.shape[0] != nb or rest.shape[0] != nb:
         raise ValueError(f"rest and take must hold one count per block of {BLOCK} rows ({nb})")
-    if BOOSTLIB_DEBUG and not np.array_equal(rest, goss_rest_counts(score, threshold, 1)):
-        raise ValueError("rest must be the blocks' counts of rows below the threshold")
     cdef Py_ssize_t[::1] start = np.empty(nb + 1, dtype=np.intp)
     for blk in range(nb):
         lo = blk * BLOCK
@@ -520,6 +518,8 @@ def goss_select(const double[::1] score, double threshold, const int64_t[::1] re
         start[blk] = k
         k += (hi - lo) - rest[blk] + take[blk]
     start[nb] = k
+    if BOOSTLIB_DEBUG and not np.array_equal(rest, goss_rest_counts(score, threshold, 1)):
+        raise ValueError("rest must be the blocks' counts of rows below the threshold")
     out_rows = np.empty(k, dtype=np.int32)
     out_weight = np.empty(k, dtype=np.float64)
     cdef idx_t[::1] r = out_rows
