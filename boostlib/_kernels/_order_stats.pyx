@@ -27,6 +27,8 @@ from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memmove
 
+from .common cimport double_bits
+
 cdef enum:
     BUCKET_SHIFT = 48                  # keep the top 16 bits of a non-negative double
     N_BUCKETS = 1 << 15                # the sign bit is 0
@@ -42,12 +44,6 @@ cdef struct Tables:
     int64_t* count
     uint64_t* sig_hi                   # sums of the significands' bits 32..52
     uint64_t* sig_lo                   # sums of their bits 0..31
-
-
-cdef inline uint64_t _bits(double x) noexcept nogil:
-    cdef uint64_t b
-    memcpy(&b, &x, sizeof(double))
-    return b
 
 
 cdef inline double _bucket_floor(Py_ssize_t b) noexcept nogil:
@@ -103,7 +99,7 @@ cdef bint _bucket_pass(const double* score, Py_ssize_t n, Tables* t, Py_ssize_t 
         shi = t.sig_hi + c * N_BUCKETS
         slo = t.sig_lo + c * N_BUCKETS
         for i in range(lo, hi):
-            bits = _bits(score[i])
+            bits = double_bits(score[i])
             if bits >= (<uint64_t>0x7FF) << 52:        # negative (sign set), inf or NaN
                 if bits != SIGN_BIT:
                     bad += 1
@@ -152,7 +148,7 @@ cdef Py_ssize_t _candidates(const double* score, Py_ssize_t n, Py_ssize_t bucket
             # scores (or nearly all, when they tie), so it is predictable, and the pass then
             # writes only the candidates instead of n doubles.
             x = score[i]
-            b = <Py_ssize_t>((_bits(x) & ~SIGN_BIT) >> BUCKET_SHIFT)
+            b = <Py_ssize_t>((double_bits(x) & ~SIGN_BIT) >> BUCKET_SHIFT)
             if block_below != NULL:
                 below = below + (b < bucket)
             if b == bucket and (not positive or x > 0.0):
@@ -402,7 +398,7 @@ cdef Py_ssize_t _radix_narrow(double* a, Py_ssize_t m, Py_ssize_t* k,
     if count == NULL:
         return -m
     for i in range(m):
-        count[(_bits(a[i]) >> shift) & mask] += 1
+        count[(double_bits(a[i]) >> shift) & mask] += 1
     for d in range(mask, -1, -1):       # from the largest digit down
         if above + count[d] >= k[0]:
             digit = d
@@ -411,7 +407,7 @@ cdef Py_ssize_t _radix_narrow(double* a, Py_ssize_t m, Py_ssize_t* k,
     free(count)
     for i in range(m):                  # branch-free in-place filter
         a[c] = a[i]
-        c = c + (<Py_ssize_t>((_bits(a[i]) >> shift) & mask) == digit)
+        c = c + (<Py_ssize_t>((double_bits(a[i]) >> shift) & mask) == digit)
     k[0] -= above
     return c
 
@@ -454,7 +450,7 @@ cdef inline void _bracket_row(double x, uint64_t lo_b, uint64_t width, bint sums
                               uint64_t* bad, Py_ssize_t* below, double* acc, double* out,
                               Py_ssize_t* c) noexcept nogil:
     """One row of :func:`_bracket_block` (inlined, so its counters stay in registers)."""
-    cdef uint64_t u = _bits(x)
+    cdef uint64_t u = double_bits(x)
     u = 0 if u == SIGN_BIT else u               # -0.0 is a zero
     bad[0] = bad[0] | (u >= (<uint64_t>0x7FF) << 52)     # negative (sign set), inf or NaN
     below[0] = below[0] + (u < lo_b)
@@ -477,7 +473,7 @@ cdef int _bracket_block(const double* score, Py_ssize_t start, Py_ssize_t stop, 
     and would bound the pass at several cycles per row. Rows go four at a time, each to its
     own partial sum, so the additions do not wait for each other."""
     cdef Py_ssize_t i = start, c = start, n_below = 0
-    cdef uint64_t lo_b = _bits(lo), width = _bits(hi) - _bits(lo), bad = 0
+    cdef uint64_t lo_b = double_bits(lo), width = double_bits(hi) - double_bits(lo), bad = 0
     cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0
     while i + 4 <= stop:
         _bracket_row(score[i], lo_b, width, sums, &bad, &n_below, &a0, out, &c)
@@ -686,7 +682,7 @@ def mvs_threshold_near(const double[::1] score, double target, double lo, double
     with nogil:
         m = _bracket_pass(&score[0], n, lo, hi, &scratch[0], per_block, block_sum, True,
                           &above, &ok, n_threads)
-        if ok and m >= 0:
+        if ok:
             for b in range(nb):
                 below_sum += block_sum[b]
             for i in range(m):
@@ -699,6 +695,4 @@ def mvs_threshold_near(const double[::1] score, double target, double lo, double
     free(block_sum)
     if not ok:
         raise ValueError("scores must be finite and non-negative")
-    if m < 0:
-        raise MemoryError()
     return mu

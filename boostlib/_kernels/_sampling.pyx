@@ -12,7 +12,7 @@ from libc.math cimport fabs, isfinite, ldexp, sqrt
 from libc.stdint cimport int64_t, uint64_t
 from libc.string cimport memcpy
 
-from .common cimport idx_t
+from .common cimport double_bits, idx_t
 from .counter_rng cimport uniform01
 
 cdef extern from *:
@@ -188,12 +188,6 @@ cdef inline double _hessian_term(double h, double h_norm, double inv, double h_s
     return (h / h_norm) * h_scale if divide else (h * inv) * h_scale
 
 
-cdef inline uint64_t _bits(double x) noexcept nogil:
-    cdef uint64_t b
-    memcpy(&b, &x, sizeof(double))
-    return b
-
-
 cdef void _roots(const double* gradient, const double* hessian, double h_scale,
                  double h_norm, double inv, bint divide, double* out, Py_ssize_t start,
                  Py_ssize_t stop) noexcept nogil:
@@ -202,15 +196,15 @@ cdef void _roots(const double* gradient, const double* hessian, double h_scale,
     square root be one instruction)."""
     cdef Py_ssize_t i
     cdef double g, a
-    if divide:
+    if divide:                          # one loop per case: no choice inside the loop
         for i in range(start, stop):
             g = gradient[i]
-            a = (hessian[i] / h_norm) * h_scale
+            a = _hessian_term(hessian[i], h_norm, inv, h_scale, True)
             out[i] = sqrt(g * g + a * a)
     else:
         for i in range(start, stop):
             g = gradient[i]
-            a = (hessian[i] * inv) * h_scale
+            a = _hessian_term(hessian[i], h_norm, inv, h_scale, False)
             out[i] = sqrt(g * g + a * a)
 
 
@@ -243,7 +237,7 @@ def mvs_scores(const double[::1] gradient, const double[::1] hessian, double h_s
     cdef Py_ssize_t blk, lo, hi, nb = _n_blocks(gradient.shape[0])
     cdef double g, a, r, m, q, total = 0.0
     cdef double tiny = ldexp(1.0, -510)
-    cdef uint64_t u, tiny_b = _bits(ldexp(1.0, -510)), big_b = _bits(ldexp(1.0, 970))
+    cdef uint64_t u, tiny_b = double_bits(ldexp(1.0, -510)), big_b = double_bits(ldexp(1.0, 970))
     cdef double inv = 1.0 / h_norm if h_norm > 0.0 else 0.0
     cdef bint divide = not isfinite(inv)        # h_norm below ~1e-308: divide row by row
     if hessian.shape[0] != n or out.shape[0] < n:
@@ -258,7 +252,7 @@ def mvs_scores(const double[::1] gradient, const double[::1] hessian, double h_s
             hi = lo + BLOCK if lo + BLOCK < n else n
             _roots(&gradient[0], &hessian[0], h_scale, h_norm, inv, divide, &out[0], lo, hi)
             for i in range(lo, hi):
-                u = _bits(out[i])           # >= 0 or NaN: the bits order the values
+                u = double_bits(out[i])           # >= 0 or NaN: the bits order the values
                 n_pos += u != 0
                 n_big += u >= big_b
                 if u < tiny_b:              # rare: lost to underflow if a term is not zero

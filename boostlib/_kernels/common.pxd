@@ -10,7 +10,8 @@
 #   below (sums of gradient and hessian, and the row count).
 # * Rows are ``idx_t`` (int32) indices into the training matrix.
 
-from libc.stdint cimport uint8_t, int32_t, int64_t
+from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t
+from libc.string cimport memcpy
 
 ctypedef uint8_t bin_t
 ctypedef int32_t idx_t
@@ -42,3 +43,11 @@ ctypedef struct WalkNode:
     int32_t left
     int32_t threshold
     int32_t flip
+
+
+cdef inline uint64_t double_bits(double x) noexcept nogil:
+    # The IEEE-754 bits of a double: for non-negative values (sign bit 0) their order as
+    # unsigned integers is the order of the values, so kernels compare scores as integers.
+    cdef uint64_t b
+    memcpy(&b, &x, sizeof(double))
+    return b
