@@ -332,7 +332,7 @@ def kth_largest(const double[::1] score, Py_ssize_t k, double[::1] scratch, int 
     """
     cdef Py_ssize_t n = score.shape[0], nb = (score.shape[0] + BLOCK - 1) // BLOCK
     cdef Py_ssize_t n_chunks = n_threads if n_threads > 1 else 1
-    cdef Py_ssize_t b, i, j = 0, m = 0, above = 0, zeros = 0, start
+    cdef Py_ssize_t b, j = 0, m = 0, above = 0, zeros = 0
     cdef double v = 0.0
     cdef bint ok = True, want_rest = rest is not None
     cdef Tables t
@@ -370,12 +370,7 @@ def kth_largest(const double[::1] score, Py_ssize_t k, double[::1] scratch, int 
             if m >= 0:
                 v = _kth_largest(a if want_rest else &scratch[0], m, k - above, BUCKET_SHIFT)
             if m >= 0 and want_rest:
-                start = 0
-                for b in range(nb):
-                    rest[b] = per_block[nb + b]
-                    for i in range(start, start + per_block[b]):
-                        rest[b] += scratch[i] < v
-                    start += per_block[b]
+                _rest_counts(&scratch[0], per_block, per_block + nb, nb, v, &rest[0])
     _free(&t)
     free(a)
     free(per_block)
@@ -384,6 +379,18 @@ def kth_largest(const double[::1] score, Py_ssize_t k, double[::1] scratch, int 
     if m < 0:
         raise MemoryError()
     return v
+
+
+cdef void _rest_counts(const double* cand, const Py_ssize_t* count, const Py_ssize_t* below,
+                       Py_ssize_t nb, double v, int64_t* rest) noexcept nogil:
+    """``rest[b]``: block ``b``'s scores below ``v``, from its ``below[b]`` scores known to be
+    below and its ``count[b]`` candidates (``cand``, the blocks' candidates in row order)."""
+    cdef Py_ssize_t b, i, start = 0
+    for b in range(nb):
+        rest[b] = below[b]
+        for i in range(start, start + count[b]):
+            rest[b] += cand[i] < v
+        start += count[b]
 
 
 cdef Py_ssize_t _radix_narrow(double* a, Py_ssize_t m, Py_ssize_t* k,
@@ -601,7 +608,7 @@ cdef double _kth_near(const double* score, Py_ssize_t n, Py_ssize_t k, double lo
                       const double* g, const double* h) except? -1.0:
     """The body of :func:`kth_largest_near` and :func:`goss_threshold_near`."""
     cdef Py_ssize_t nb = (n + BLOCK - 1) // BLOCK
-    cdef Py_ssize_t b, i, m = 0, above = 0, start
+    cdef Py_ssize_t m = 0, above = 0
     cdef double v = NAN
     cdef bint ok = True, want_rest = rest is not None
     cdef Py_ssize_t* per_block = NULL
@@ -629,12 +636,7 @@ cdef double _kth_near(const double* score, Py_ssize_t n, Py_ssize_t k, double lo
                 memcpy(a, &scratch[0], m * sizeof(double))
                 v = _kth_largest(a, m, k - above, 64)
                 if want_rest:
-                    start = 0
-                    for b in range(nb):
-                        rest[b] = per_block[nb + b]
-                        for i in range(start, start + per_block[b]):
-                            rest[b] += scratch[i] < v
-                        start += per_block[b]
+                    _rest_counts(&scratch[0], per_block, per_block + nb, nb, v, &rest[0])
     free(a)
     free(per_block)
     free(block_sum)
