@@ -278,7 +278,10 @@ class MVSSampler(_CompiledSampler):
 
     Row ``i`` gets the score ``r_i = sqrt(g_i^2 + lambda * h_i^2)`` and is kept with
     probability ``p_i = min(1, r_i / mu)``, independently, with weight ``1 / p_i`` (exactly 1
-    when ``p_i = 1``). ``mu`` solves ``sum_i p_i = n * subsample`` exactly, over all rows
+    when ``p_i = 1``). The draws are multiples of 2**-32, so the probability a row is really
+    kept with is ``p_i`` rounded up to a multiple of 2**-32, and its weight is the exact
+    inverse of that (:func:`boostlib._kernels._sampling.mvs_select`): the weighted sums stay
+    unbiased for the tiniest ``p_i``, and no weight exceeds 2**32. ``mu`` solves ``sum_i p_i = n * subsample`` exactly, over all rows
     (CatBoost solves it per block of 8192 rows), in expected O(n) by a compiled kernel, first
     in one pass near the last iteration's ``mu`` (see ``docs/samplers.md``).
 
@@ -304,7 +307,8 @@ class MVSSampler(_CompiledSampler):
     Notes
     -----
     * All scores zero (all-zero gradients with ``lambda * h = 0``): uniform sampling,
-      ``p_i = subsample`` and weight ``1 / subsample``.
+      ``p_i = subsample`` and weight ``1 / subsample`` (``subsample`` rounded up to a
+      multiple of 2**-32, as the draw does).
     * When fewer than ``n * subsample`` rows have a positive score, those rows are all kept
       with weight 1 and the zero-score rows are dropped (they hold no gradient).
     * All scores equal: ``p_i = subsample`` for every row.
@@ -352,7 +356,8 @@ class MVSSampler(_CompiledSampler):
         return self._learning_rate * g_sum, h_sum
 
     def probabilities(self, gradient: np.ndarray, hessian: np.ndarray) -> np.ndarray:
-        """Per-row keep probabilities ``p_i`` (for analysis and tests; ``sample`` draws)."""
+        """Per-row keep probabilities ``p_i`` (for analysis and tests; ``sample`` draws with
+        them rounded up to multiples of 2**-32)."""
         score, mu = self._score_threshold(gradient, hessian, guess=False)
         if mu is None:
             return np.full(score.size, self.subsample)
@@ -394,7 +399,8 @@ class MVSSampler(_CompiledSampler):
         score, mu = self._score_threshold(gradient, hessian)
         if mu is None:                                   # nothing to rank: uniform
             idx = _bernoulli(n, self.subsample, rng, self._buffers, self._n_threads)
-            return SampleResult(indices=idx, weights=np.full(idx.size, 1.0 / self.subsample))
+            weight = 1.0 / _sampling.keep_probability(self.subsample)
+            return SampleResult(indices=idx, weights=np.full(idx.size, weight))
         if mu == 0.0:                                    # every positive score kept
             idx = np.flatnonzero(score).astype(np.int32)
             return SampleResult(indices=idx, weights=np.ones(idx.size))

@@ -303,9 +303,12 @@ def test_uniforms_match_splitmix64_reference(seed, n, start):
 def test_uniforms_known_values_and_law():
     # SplitMix64 seeded with 1234567: the published reference outputs (Rosetta Code,
     # "Pseudo-random numbers/Splitmix64": 6457827717110365317, 3203168211198807973, ...).
+    # Rows 2q and 2q + 1 take the high and the low 32 bits of output q.
     first = [0x599ED017FB08FC85, 0x2C73F08458540FA5, 0x883EBCE5A3F27C77]
-    u = _sampling.uniforms(1234567, np.empty(3))
-    np.testing.assert_array_equal(u, [(x >> 11) * 2.0 ** -53 for x in first])
+    u = _sampling.uniforms(1234567, np.empty(6))
+    halves = [h for x in first for h in (x >> 32, x & 0xFFFFFFFF)]
+    np.testing.assert_array_equal(u, [h * 2.0 ** -32 for h in halves])
+    np.testing.assert_array_equal(_sampling.uniforms(1234567, np.empty(3), 3), u[3:])
     u = _sampling.uniforms(2024, np.empty(1_000_000), 0, 2)
     assert u.min() >= 0.0 and u.max() < 1.0
     counts = np.bincount((u * 100).astype(int), minlength=100)
@@ -323,6 +326,45 @@ def test_bernoulli_select_matches_reference(n, p, seed):
     idx, _ = ref.bernoulli_select(np.full(n, p), ref.splitmix64_uniforms(seed, n))
     assert got.dtype == np.int32
     np.testing.assert_array_equal(got, idx)
+
+
+def test_bernoulli_keep_probability_and_ends():
+    # The draws are multiples of 2**-32: p is rounded up to one, by less than 2**-32.
+    for p in (0.0, 1e-12, 0.1, 0.5, 1.0 - 1e-12, 1.0):
+        q = _sampling.keep_probability(p)
+        assert p <= q < p + 2.0 ** -32 and (q * 2 ** 32).is_integer()
+    assert _sampling.keep_probability(2.0 ** -32) == 2.0 ** -32
+    assert _sampling.bernoulli_select(0.0, 7, np.empty(70_001, np.int32)).size == 0
+    np.testing.assert_array_equal(_sampling.bernoulli_select(1.0, 7, np.empty(70_001, np.int32)),
+                                  np.arange(70_001))
+    for bad in (-0.1, 1.5, np.nan):
+        with pytest.raises(ValueError, match="must be in"):
+            _sampling.bernoulli_select(bad, 7, np.empty(3, np.int32))
+        with pytest.raises(ValueError, match="must be in"):
+            _sampling.keep_probability(bad)
+
+
+def test_mvs_select_weights_are_the_inverse_keep_probabilities():
+    # Scores far below mu are kept with probability 2**-32 (the smallest draw step), not
+    # score / mu, and must then weigh 2**32, not mu / score: pi * weight == 1 for every row,
+    # so the weighted sums stay unbiased however small the scores are.
+    score = np.array([1e-30, 0.5, 2.0 ** -33, 3.0, 1.0, 0.999999999, 7.0])
+    pi = ref.mvs_inclusion(score, 1.0)
+    assert pi[0] == pi[2] == 2.0 ** -32 and pi[1] == 0.5 and np.all(pi[3:5] == 1.0)
+    assert 0.999999999 <= pi[5] < 0.999999999 + 2.0 ** -32
+    big = np.tile(score, 60_000)
+    for seed in range(3):
+        rows, w = _sampling.mvs_select(big, 1.0, seed, np.empty(big.size, np.int32),
+                                       np.empty(big.size), 2)
+        np.testing.assert_array_equal(w, 1.0 / ref.mvs_inclusion(big[rows], 1.0))
+        assert np.all(w[big[rows] >= 1.0] == 1.0) and w.max() <= 2.0 ** 32
+    # a mu so small that 2**32 / mu overflows: the same probabilities, scaled in range
+    tiny = big * 2.0 ** -1000
+    rows, w = _sampling.mvs_select(tiny, 2.0 ** -1000, 5, np.empty(big.size, np.int32),
+                                   np.empty(big.size), 2)
+    ref_rows, ref_w = ref.mvs_select(big, 1.0, ref.splitmix64_uniforms(5, big.size))
+    np.testing.assert_array_equal(rows, ref_rows)
+    np.testing.assert_array_equal(w, ref_w)
 
 
 @KERNEL_SETTINGS

@@ -3,7 +3,11 @@
 Every kernel is one pass over fixed blocks of rows, in parallel and branch-free in its inner
 loop, so a sampler costs a small fraction of the tree it saves work on; the random draws come
 from a counter-based stream (``counter_rng.pxd``), so no kernel depends on the thread count.
+Each 64-bit output of the stream is the draw of two rows: the loops walk the rows in pairs
+(blocks start at even rows), with a last row of its own when a block ends on an odd count.
 """
+import math
+
 import numpy as np
 
 from cython.parallel cimport prange
@@ -13,7 +17,7 @@ from libc.stdint cimport int64_t, uint64_t
 from libc.string cimport memcpy
 
 from .common cimport double_bits, idx_t
-from .counter_rng cimport uniform01
+from .counter_rng cimport draw32, high32, low32, splitmix64
 
 cdef extern from *:
     """
@@ -29,55 +33,80 @@ cdef enum:
 
 
 BLOCK_ROWS = BLOCK     # rows per block of the selection kernels' ``rest``/``take`` counts
+cdef double TWO32 = 4294967296.0        # 2**32: the draws are integers in [0, 2**32)
 
 
 cdef inline Py_ssize_t _n_blocks(Py_ssize_t n) noexcept nogil:
     return (n + BLOCK - 1) // BLOCK
 
 
-cdef tuple _collect(idx_t[::1] rows, double[::1] weight, const Py_ssize_t[::1] count,
-                    bint weighted, int n_threads):
+cdef inline double _inverse_keep(double x) noexcept nogil:
+    # 1 / pi for an MVS row staged with x = score * 2**32 / mu: 2**32 / ceil(min(x, 2**32)).
+    # The ceiling without a conversion to integer: (x + 2**52) - 2**52 rounds x to an
+    # integer, plus 1 if that is below x.
+    cdef double r
+    x = x if x < TWO32 else TWO32
+    r = (x + 4503599627370496.0) - 4503599627370496.0
+    r = r + (1.0 if r < x else 0.0)
+    return TWO32 / r
+
+
+cdef tuple _collect(idx_t[::1] rows, double[::1] stage, const Py_ssize_t[::1] count,
+                    bint mvs_weights, int n_threads):
     """Join the blocks' selections into new arrays of the exact size: block ``b`` wrote its
-    ``count[b]`` rows (and weights, when ``weighted``) from position ``b * BLOCK`` of the
-    work arrays; they are copied, in block order and in parallel, to follow each other.
-    Returns ``(rows, weights)`` (``weights`` None unless ``weighted``)."""
-    cdef Py_ssize_t nb = count.shape[0], blk, k = 0
+    ``count[b]`` rows (and, when ``mvs_weights``, each row's MVS ``x``) from position
+    ``b * BLOCK`` of the work arrays; they are copied, in block order and in parallel, to
+    follow each other, the ``x`` turned into weights ``1 / pi`` as they are copied (see
+    :func:`mvs_select`). Returns ``(rows, weights)`` (``weights`` None unless
+    ``mvs_weights``)."""
+    cdef Py_ssize_t nb = count.shape[0], blk, j, k = 0
     cdef Py_ssize_t[::1] start = np.empty(nb, dtype=np.intp)
     for blk in range(nb):
         start[blk] = k
         k += count[blk]
     out_rows = np.empty(k, dtype=np.int32)
-    out_weight = np.empty(k if weighted else 0, dtype=np.float64)
+    out_weight = np.empty(k if mvs_weights else 0, dtype=np.float64)
     cdef idx_t[::1] r = out_rows
     cdef double[::1] w = out_weight
     if k:
         with nogil:
             for blk in prange(nb, schedule="static", num_threads=n_threads):
                 memcpy(&r[0] + start[blk], &rows[0] + blk * BLOCK, count[blk] * sizeof(idx_t))
-                if weighted:
-                    memcpy(&w[0] + start[blk], &weight[0] + blk * BLOCK,
-                           count[blk] * sizeof(double))
-    return out_rows, (out_weight if weighted else None)
+                if mvs_weights:
+                    for j in range(count[blk]):
+                        w[start[blk] + j] = _inverse_keep(stage[blk * BLOCK + j])
+    return out_rows, (out_weight if mvs_weights else None)
 
 
 def uniforms(uint64_t seed, double[::1] out, Py_ssize_t start=0, int n_threads=1):
-    """``out[j]`` = the uniform draw of row ``start + j`` under ``seed``, in [0, 1).
+    """``out[j]`` = the uniform draw of row ``start + j`` under ``seed``: ``u32 * 2**-32``
+    with ``u32`` the row's 32-bit draw (see ``counter_rng.pxd``), in [0, 1), exactly.
 
     These are the numbers :func:`bernoulli_select`, :func:`mvs_select` and
-    :func:`goss_select` compare with (see ``counter_rng.pxd``): exposed for the reference
-    implementations and for samplers written in Python.
+    :func:`goss_select` compare with: exposed for the reference implementations and for
+    samplers written in Python.
     """
     cdef Py_ssize_t j, n = out.shape[0]
     if start < 0:
         raise ValueError(f"start={start!r} must be >= 0")
     with nogil:
         for j in prange(n, schedule="static", num_threads=n_threads):
-            out[j] = uniform01(seed, <uint64_t>(start + j))
+            out[j] = <double>draw32(seed, <uint64_t>(start + j)) * 2.3283064365386963e-10
     return np.asarray(out)
 
 
+cdef inline Py_ssize_t _keep_below(idx_t* rows, Py_ssize_t c, Py_ssize_t i, uint64_t u,
+                                   uint64_t bound) noexcept nogil:
+    # row i is written at c, which moves on only when it is kept (u < bound): no branch
+    rows[c] = <idx_t>i
+    return c + (u < bound)
+
+
 def bernoulli_select(double p, uint64_t seed, idx_t[::1] work_rows, int n_threads=1):
-    """Keep each row ``i < n = len(work_rows)`` when its uniform draw is below ``p``.
+    """Keep each row ``i < n = len(work_rows)`` when its uniform draw is below ``p``: its
+    32-bit draw below ``ceil(p * 2**32)``, so each row is kept with probability
+    ``ceil(p * 2**32) / 2**32``, ``p`` rounded up to a multiple of 2**-32
+    (:func:`keep_probability`).
 
     One pass over fixed blocks of rows, in parallel: each block writes its kept rows, branch
     free, from its own start in ``work_rows``; the blocks are then joined, in order and in
@@ -85,7 +114,7 @@ def bernoulli_select(double p, uint64_t seed, idx_t[::1] work_rows, int n_thread
 
     Parameters
     ----------
-    p : keep probability.
+    p : keep probability, in [0, 1].
     seed : the draw's seed (see :func:`uniforms`).
     work_rows : int32 (n,) work array (overwritten).
     n_threads : OpenMP threads.
@@ -94,30 +123,59 @@ def bernoulli_select(double p, uint64_t seed, idx_t[::1] work_rows, int n_thread
     -------
     rows : new int32 array, the kept rows in increasing order.
     """
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"p={p!r} must be in [0, 1]")
+    cdef uint64_t bound = <uint64_t>math.ceil(p * TWO32), z
     cdef Py_ssize_t n = work_rows.shape[0]
-    cdef Py_ssize_t blk, i, lo, hi, c, nb = _n_blocks(n)
+    cdef Py_ssize_t blk, q, lo, hi, c, nb = _n_blocks(n)
     cdef Py_ssize_t[::1] count = np.zeros(nb, dtype=np.intp)
+    cdef idx_t* rows = &work_rows[0] if n else NULL
     if nb:
         with nogil:
             for blk in prange(nb, schedule="static", num_threads=n_threads):
                 lo = blk * BLOCK
                 hi = lo + BLOCK if lo + BLOCK < n else n
                 c = lo
-                for i in range(lo, hi):
-                    work_rows[c] = <idx_t>i
-                    c = c + (uniform01(seed, <uint64_t>i) < p)
+                for q in range(lo >> 1, hi >> 1):
+                    z = splitmix64(seed, <uint64_t>q)
+                    c = _keep_below(rows, c, 2 * q, high32(z), bound)
+                    c = _keep_below(rows, c, 2 * q + 1, low32(z), bound)
+                if hi & 1:
+                    c = _keep_below(rows, c, hi - 1, draw32(seed, <uint64_t>(hi - 1)), bound)
                 count[blk] = c - lo
     return _collect(work_rows, None, count, False, n_threads)[0]
 
 
+def keep_probability(double p):
+    """The probability with which :func:`bernoulli_select` keeps a row for ``p`` in [0, 1]:
+    ``ceil(p * 2**32) / 2**32``, at most 2**-32 above ``p``."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"p={p!r} must be in [0, 1]")
+    return math.ceil(p * TWO32) / TWO32
+
+
+cdef inline Py_ssize_t _mvs_row(idx_t* rows, double* stage, Py_ssize_t c, Py_ssize_t i,
+                                uint64_t u, double x) noexcept nogil:
+    # row i is kept when its draw is below x = score * 2**32 / mu; its x is staged for the
+    # weight, and c moves on only for a kept row: no branch
+    rows[c] = <idx_t>i
+    stage[c] = x
+    return c + (<double>(<int64_t>u) < x)
+
+
 def mvs_select(const double[::1] score, double mu, uint64_t seed, idx_t[::1] work_rows,
                double[::1] work_weight, int n_threads=1):
-    """Keep row ``i`` when ``score_i >= mu`` or its uniform draw ``u_i`` has
-    ``u_i * mu < score_i`` (probability ``p_i = min(1, score_i / mu)``), with weight
-    ``1/p_i``, computed as ``mu / score_i`` (exactly 1 when ``score_i >= mu``).
+    """Keep row ``i`` when its 32-bit draw is below ``x_i = score_i * (2**32 / mu)`` (the
+    factor with an exponent range wide enough for any ``mu``), so
+    with probability ``pi_i = ceil(min(x_i, 2**32)) / 2**32``: ``p_i = min(1, score_i /
+    mu)`` rounded up to a multiple of 2**-32. Its weight is ``1 / pi_i``, the exact inverse
+    of the probability it was kept with (Horvitz-Thompson: the weighted sums stay unbiased
+    however small ``p_i`` is, and no weight exceeds 2**32), and exactly 1 where
+    ``score_i >= mu``.
 
-    One pass over fixed blocks of rows, in parallel (branch free), then the blocks are joined
-    into new arrays (see :func:`bernoulli_select`). The output does not depend on
+    One pass over fixed blocks of rows, in parallel (branch free), which stages each kept
+    row's ``x_i``; then the blocks are joined into new arrays (see :func:`bernoulli_select`),
+    the staged ``x_i`` turned into weights as they are copied. The output does not depend on
     ``n_threads``.
 
     Parameters
@@ -131,29 +189,37 @@ def mvs_select(const double[::1] score, double mu, uint64_t seed, idx_t[::1] wor
     Returns
     -------
     rows : new int32 array, the kept rows in increasing order.
-    weights : new float64 array, their weights (exactly 1 where ``p_i == 1``).
+    weights : new float64 array, their weights ``1 / pi_i``.
     """
     cdef Py_ssize_t n = score.shape[0]
-    cdef Py_ssize_t blk, i, j, lo, hi, c, nb = _n_blocks(n)
-    cdef double s
+    cdef Py_ssize_t blk, q, lo, hi, c, nb = _n_blocks(n)
+    cdef uint64_t z
     if work_rows.shape[0] < n or work_weight.shape[0] < n:
         raise ValueError("the work arrays must hold n values")
     if not mu > 0.0:
         raise ValueError(f"mu={mu!r} must be positive")
+    # x = score * (2**32 / mu), >= 2**32 - 1 for score >= mu (every draw is below it). For
+    # mu below about 2**-992 the factor overflows: the scores are then first multiplied by
+    # 2**600 (exact) and the factor divided by it, so x is the same product, in range.
+    cdef double pre = 1.0 if isfinite(TWO32 / mu) else ldexp(1.0, 600)
+    cdef double scale = TWO32 / (mu * pre)
     cdef Py_ssize_t[::1] count = np.zeros(nb, dtype=np.intp)
+    cdef idx_t* rows = &work_rows[0] if n else NULL
+    cdef double* stage = &work_weight[0] if n else NULL
     with nogil:
         for blk in prange(nb, schedule="static", num_threads=n_threads):
             lo = blk * BLOCK
             hi = lo + BLOCK if lo + BLOCK < n else n
             c = lo
-            for i in range(lo, hi):       # p_i = min(1, s / mu) > u, division-free
-                s = score[i]
-                work_rows[c] = <idx_t>i
-                c = c + ((s >= mu) | (uniform01(seed, <uint64_t>i) * mu < s))
+            for q in range(lo >> 1, hi >> 1):
+                z = splitmix64(seed, <uint64_t>q)
+                c = _mvs_row(rows, stage, c, 2 * q, high32(z), score[2 * q] * pre * scale)
+                c = _mvs_row(rows, stage, c, 2 * q + 1, low32(z),
+                             score[2 * q + 1] * pre * scale)
+            if hi & 1:
+                c = _mvs_row(rows, stage, c, hi - 1, draw32(seed, <uint64_t>(hi - 1)),
+                             score[hi - 1] * pre * scale)
             count[blk] = c - lo
-            for j in range(lo, c):          # the kept rows' weights 1 / p_i
-                s = score[work_rows[j]]
-                work_weight[j] = mu / (s if s < mu else mu)
     return _collect(work_rows, work_weight, count, True, n_threads)
 
 
@@ -421,44 +487,70 @@ cdef enum:
     STAGE = 512     # kept rows staged per thread before they are copied to the output
 
 
+ctypedef struct GossDraw:
+    # the state of one block's draw (see _goss_block)
+    const double* score
+    double threshold
+    int64_t need            # rows below the threshold still to keep
+    int64_t left            # rows below the threshold still to come
+    Py_ssize_t c            # rows staged
+
+
+cdef inline void _goss_row(GossDraw* d, Py_ssize_t i, uint64_t u, idx_t* stage_rows,
+                           double* stage_weight, const double* weight_of) noexcept nogil:
+    # Row i: kept with weight 1 at or above the threshold, else with probability need / left
+    # (Knuth's Algorithm S), tested as floor(u * left / 2**32) < need, in integers. The
+    # product and its shift do not wait for the running count, so the chain from one row's
+    # decision to the next is integer compare-and-subtract only. The row is staged
+    # branch-free (the store happens for every row, the index moves only for a kept one).
+    cdef int top = d.score[i] >= d.threshold
+    cdef int other = (1 - top) & (<int64_t>((u * <uint64_t>d.left) >> 32) < d.need)
+    d.need = d.need - other
+    d.left = d.left - (1 - top)
+    stage_rows[d.c] = <idx_t>i
+    stage_weight[d.c] = weight_of[top]
+    d.c = d.c + (top | other)
+
+
 cdef bint _goss_block(const double* score, double threshold, Py_ssize_t lo, Py_ssize_t hi,
                       int64_t need, int64_t left, double factor, uint64_t seed,
                       idx_t* out_rows, double* out_weight, Py_ssize_t size) noexcept nogil:
-    """:func:`goss_select` on rows ``lo .. hi``, writing exactly ``size`` kept rows to
-    ``out_rows`` and ``out_weight``. Rows are staged, branch-free, in small arrays (the store
-    happens for every row, the index moves only for a kept one) that are copied out when
-    full, so the output is written once and only with kept rows. Returns False, having
-    written nothing past ``size``, when the rows kept are not ``size`` (inconsistent
-    ``rest``)."""
+    """:func:`goss_select` on rows ``lo .. hi`` (``lo`` even), writing exactly ``size`` kept
+    rows to ``out_rows`` and ``out_weight``. Rows are staged in small arrays that are copied
+    out when nearly full, so the output is written once and only with kept rows. Returns
+    False, having written nothing past ``size``, when the rows kept are not ``size``
+    (inconsistent ``rest``)."""
     cdef idx_t stage_rows[STAGE]
     cdef double stage_weight[STAGE]
     cdef double weight_of[2]        # indexed by "top": no branch per row
-    cdef Py_ssize_t i, c = 0, done = 0
-    cdef int top, other
+    cdef Py_ssize_t q, done = 0
+    cdef uint64_t z
+    cdef GossDraw d
+    d.score = score
+    d.threshold = threshold
+    d.need = need
+    d.left = left
+    d.c = 0
     weight_of[0] = factor
     weight_of[1] = 1.0
-    for i in range(lo, hi):
-        # u * left < need  <=>  floor(u * left) < need (need is an integer): the product and
-        # its truncation do not wait for the running count, so the chain from one row's
-        # decision to the next is integer compare-and-subtract only
-        top = score[i] >= threshold
-        other = (1 - top) & (<int64_t>(uniform01(seed, <uint64_t>i) * <double>left) < need)
-        need = need - other
-        left = left - (1 - top)
-        stage_rows[c] = <idx_t>i
-        stage_weight[c] = weight_of[top]
-        c = c + (top | other)
-        if c == STAGE:
-            if done + STAGE > size:
+    for q in range(lo >> 1, hi >> 1):
+        z = splitmix64(seed, <uint64_t>q)
+        _goss_row(&d, 2 * q, high32(z), stage_rows, stage_weight, weight_of)
+        _goss_row(&d, 2 * q + 1, low32(z), stage_rows, stage_weight, weight_of)
+        if d.c >= STAGE - 1:        # room for the next pair
+            if done + d.c > size:
                 return False
-            memcpy(out_rows + done, stage_rows, STAGE * sizeof(idx_t))
-            memcpy(out_weight + done, stage_weight, STAGE * sizeof(double))
-            done += STAGE
-            c = 0
-    if done + c != size:
+            memcpy(out_rows + done, stage_rows, d.c * sizeof(idx_t))
+            memcpy(out_weight + done, stage_weight, d.c * sizeof(double))
+            done += d.c
+            d.c = 0
+    if hi & 1:
+        _goss_row(&d, hi - 1, draw32(seed, <uint64_t>(hi - 1)), stage_rows, stage_weight,
+                  weight_of)
+    if done + d.c != size:
         return False
-    memcpy(out_rows + done, stage_rows, c * sizeof(idx_t))
-    memcpy(out_weight + done, stage_weight, c * sizeof(double))
+    memcpy(out_rows + done, stage_rows, d.c * sizeof(idx_t))
+    memcpy(out_weight + done, stage_weight, d.c * sizeof(double))
     return True
 
 
@@ -470,8 +562,10 @@ def goss_select(const double[::1] score, double threshold, const int64_t[::1] re
 
     Within a block the draw is Knuth's selection sampling (Algorithm S): the ``j``-th row
     below the threshold is kept when its uniform draw times the number of such rows still to
-    come is below the number still needed, which yields every subset of ``take[b]`` rows with
-    the same probability. When ``take`` is a multivariate hypergeometric draw of the total
+    come is below the number still needed, which keeps exactly ``take[b]`` rows and yields
+    every subset of them with the same probability. (The draws are multiples of 2**-32, so
+    each step's probability ``need / left`` is rounded up to a multiple of 2**-32: a change
+    below 2**-32 that leaves the count exact.) When ``take`` is a multivariate hypergeometric draw of the total
     over the blocks' counts (:func:`goss_rest_counts`), the union is a uniform subset of that
     total over all the rows below the threshold. Each block's number of kept rows is known in
     advance (its rows minus ``rest[b]``, plus ``take[b]``), so the blocks, in parallel, write

@@ -67,15 +67,19 @@ GOSS_BLOCK = 1 << 16      # rows per block of the GOSS draw
 
 def splitmix64_uniforms(seed: int, n: int, start: int = 0) -> np.ndarray:
     """Uniforms in [0, 1) of rows ``start .. start + n`` under ``seed``, written out from
-    SplitMix64's definition (Steele, Lea & Flood 2014) in wrapping uint64 arithmetic: state
-    ``seed + (i + 1) * gamma``, the three xor-shift-multiply steps, the top 53 bits."""
+    SplitMix64's definition (Steele, Lea & Flood 2014) in wrapping uint64 arithmetic: output
+    ``q`` is the state ``seed + (q + 1) * gamma`` through the three xor-shift-multiply
+    steps; row ``2q`` takes its high 32 bits and row ``2q + 1`` its low 32 bits, times
+    2**-32 (exact)."""
     with np.errstate(over="ignore"):
         i = np.arange(start, start + n, dtype=np.uint64)
-        z = np.uint64(seed) + (i + np.uint64(1)) * _GAMMA
+        z = np.uint64(seed) + ((i >> np.uint64(1)) + np.uint64(1)) * _GAMMA
         z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
         z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
         z = z ^ (z >> np.uint64(31))
-    return (z >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
+    odd = (i & np.uint64(1)).astype(bool)
+    u32 = np.where(odd, z & np.uint64(0xFFFFFFFF), z >> np.uint64(32))
+    return u32.astype(np.float64) * 2.0 ** -32
 
 
 def sampler_uniforms(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -84,14 +88,24 @@ def sampler_uniforms(rng: np.random.Generator, n: int) -> np.ndarray:
     return splitmix64_uniforms(int(rng.integers(0, 2**64, dtype=np.uint64)), n)
 
 
+def mvs_inclusion(score: np.ndarray, mu: float) -> np.ndarray:
+    """The probability with which the MVS draw keeps each row: ``p_i = min(1, score_i /
+    mu)`` rounded up to a multiple of 2**-32, computed as the kernel defines it,
+    ``ceil(min(x_i, 2**32)) / 2**32`` with ``x_i = score_i * (2**32 / mu)`` (both scaled by
+    2**600 when the factor overflows, as the kernel does)."""
+    pre = 1.0 if np.isfinite(2.0 ** 32 / mu) else 2.0 ** 600
+    x = (score * pre) * (2.0 ** 32 / (mu * pre))
+    return np.ceil(np.minimum(x, 2.0 ** 32)) * 2.0 ** -32
+
+
 def mvs_select(score: np.ndarray, mu: float, u: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """MVS's draw: row ``i`` is kept when ``score_i >= mu`` or ``u_i * mu < score_i`` (that
-    is ``u_i < p_i = min(1, score_i / mu)``, without a division), weight ``mu / score_i``,
-    or 1 when ``p_i == 1``."""
-    keep = (score >= mu) | (u * mu < score)
+    """MVS's draw: row ``i`` is kept when ``u_i < pi_i`` (:func:`mvs_inclusion`), which for
+    uniforms on multiples of 2**-32 is ``u_i * 2**32 < x_i``; weight ``1 / pi_i`` (exactly
+    1 when ``score_i >= mu``)."""
+    pi = mvs_inclusion(score, mu)
+    keep = u < pi
     idx = np.flatnonzero(keep)
-    s = score[idx]
-    return idx, np.where(s >= mu, 1.0, mu / np.where(s >= mu, 1.0, s))
+    return idx, 1.0 / pi[idx]
 
 
 def bernoulli_select(p: np.ndarray, u: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
