@@ -280,10 +280,11 @@ class MVSSampler(_CompiledSampler):
     probability ``p_i = min(1, r_i / mu)``, independently, with weight ``1 / p_i`` (exactly 1
     when ``p_i = 1``). The draws are multiples of 2**-32, so the probability a row is really
     kept with is ``p_i`` rounded up to a multiple of 2**-32, and its weight is the exact
-    inverse of that (:func:`boostlib._kernels._sampling.mvs_select`): the weighted sums stay
-    unbiased for the tiniest ``p_i``, and no weight exceeds 2**32. ``mu`` solves ``sum_i p_i = n * subsample`` exactly, over all rows
-    (CatBoost solves it per block of 8192 rows), in expected O(n) by a compiled kernel, first
-    in one pass near the last iteration's ``mu`` (see ``docs/samplers.md``).
+    inverse of that (``_kernels._sampling.mvs_select``): the weighted sums stay unbiased for
+    the tiniest ``p_i``, and no weight exceeds 2**32. ``mu`` solves ``sum_i p_i = n *
+    subsample`` exactly, over all rows (CatBoost solves it per block of 8192 rows), in
+    expected O(n) by a compiled kernel, first in one pass near the last iteration's ``mu``
+    (see ``docs/samplers.md``).
 
     Parameters
     ----------

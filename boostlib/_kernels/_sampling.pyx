@@ -166,9 +166,9 @@ cdef inline Py_ssize_t _mvs_row(idx_t* rows, double* stage, Py_ssize_t c, Py_ssi
 def mvs_select(const double[::1] score, double mu, uint64_t seed, idx_t[::1] work_rows,
                double[::1] work_weight, int n_threads=1):
     """Keep row ``i`` when its 32-bit draw is below ``x_i = score_i * (2**32 / mu)`` (the
-    factor with an exponent range wide enough for any ``mu``), so
-    with probability ``pi_i = ceil(min(x_i, 2**32)) / 2**32``: ``p_i = min(1, score_i /
-    mu)`` rounded up to a multiple of 2**-32. Its weight is ``1 / pi_i``, the exact inverse
+    factor with an exponent range wide enough for any ``mu``), so with probability
+    ``pi_i = ceil(min(x_i, 2**32)) / 2**32``: ``p_i = min(1, score_i / mu)`` rounded up to
+    a multiple of 2**-32. Its weight is ``1 / pi_i``, the exact inverse
     of the probability it was kept with (Horvitz-Thompson: the weighted sums stay unbiased
     however small ``p_i`` is, and no weight exceeds 2**32), and exactly 1 where
     ``score_i >= mu``.
@@ -565,11 +565,12 @@ def goss_select(const double[::1] score, double threshold, const int64_t[::1] re
     come is below the number still needed, which keeps exactly ``take[b]`` rows and yields
     every subset of them with the same probability. (The draws are multiples of 2**-32, so
     each step's probability ``need / left`` is rounded up to a multiple of 2**-32: a change
-    below 2**-32 that leaves the count exact.) When ``take`` is a multivariate hypergeometric draw of the total
-    over the blocks' counts (:func:`goss_rest_counts`), the union is a uniform subset of that
-    total over all the rows below the threshold. Each block's number of kept rows is known in
-    advance (its rows minus ``rest[b]``, plus ``take[b]``), so the blocks, in parallel, write
-    straight to their place in the output: it does not depend on ``n_threads``.
+    below 2**-32 that leaves the count exact.) When ``take`` is a multivariate
+    hypergeometric draw of the total over the blocks' counts (:func:`goss_rest_counts`), the
+    union is a uniform subset of that total over all the rows below the threshold. Each
+    block's number of kept rows is known in advance (its rows minus ``rest[b]``, plus
+    ``take[b]``), so the blocks, in parallel, write straight to their place in the output:
+    it does not depend on ``n_threads``.
 
     Parameters
     ----------
