@@ -374,11 +374,18 @@ def kth_largest(const double[::1] score, Py_ssize_t k, double[::1] scratch, int 
     _free(&t)
     free(a)
     free(per_block)
+    _report(ok, m < 0)
+    return v
+
+
+cdef int _report(bint ok, bint out_of_memory) except -1:
+    """The errors of a pass over the scores, raised once its buffers are freed: a negative,
+    NaN or infinite score (``ok`` False), else a failed allocation."""
     if not ok:
         raise ValueError("scores must be finite and non-negative")
-    if m < 0:
+    if out_of_memory:
         raise MemoryError()
-    return v
+    return 0
 
 
 cdef void _rest_counts(const double* cand, const Py_ssize_t* count, const Py_ssize_t* below,
@@ -640,10 +647,7 @@ cdef double _kth_near(const double* score, Py_ssize_t n, Py_ssize_t k, double lo
     free(a)
     free(per_block)
     free(block_sum)
-    if not ok:
-        raise ValueError("scores must be finite and non-negative")
-    if m < 0:
-        raise MemoryError()
+    _report(ok, m < 0)
     return v
 
 
@@ -695,6 +699,5 @@ def mvs_threshold_near(const double[::1] score, double target, double lo, double
                 mu = _mvs_quickselect(&scratch[0], m, target, <double>above, below_sum)
     free(per_block)
     free(block_sum)
-    if not ok:
-        raise ValueError("scores must be finite and non-negative")
+    _report(ok, False)
     return mu
