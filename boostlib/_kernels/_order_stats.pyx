@@ -557,6 +557,19 @@ cdef Py_ssize_t _bracket_pass(const double* score, Py_ssize_t n, double lo, doub
     return k
 
 
+cdef int _bracket_buffers(Py_ssize_t nb, Py_ssize_t** per_block,
+                          double** block_sum) except -1:
+    """Zeroed per-block tables of :func:`_bracket_pass` for ``nb`` blocks (three counts and
+    a sum each); the caller frees both."""
+    per_block[0] = <Py_ssize_t*>calloc(3 * nb, sizeof(Py_ssize_t))
+    block_sum[0] = <double*>calloc(nb, sizeof(double))
+    if per_block[0] == NULL or block_sum[0] == NULL:
+        free(per_block[0])
+        free(block_sum[0])
+        raise MemoryError()
+    return 0
+
+
 cdef int _check_bracket(double lo, double hi, Py_ssize_t n, Py_ssize_t n_scratch) except -1:
     if not (0.0 < lo <= hi and hi <= DBL_MAX):
         raise ValueError(f"the bracket [lo={lo!r}, hi={hi!r}) must have 0 < lo <= hi, finite")
@@ -625,12 +638,8 @@ cdef double _kth_near(const double* score, Py_ssize_t n, Py_ssize_t k, double lo
         raise ValueError(f"k={k!r} must be in [1, {n}]")
     if want_rest and rest.shape[0] != nb:
         raise ValueError(f"rest must hold one count per block of {BLOCK} rows ({nb})")
-    per_block = <Py_ssize_t*>calloc(3 * nb, sizeof(Py_ssize_t))
-    cdef double* block_sum = <double*>calloc(nb, sizeof(double))
-    if per_block == NULL or block_sum == NULL:
-        free(per_block)
-        free(block_sum)
-        raise MemoryError()
+    cdef double* block_sum = NULL
+    _bracket_buffers(nb, &per_block, &block_sum)
     with nogil:
         m = _bracket_pass(score, n, lo, hi, &scratch[0], per_block, block_sum, False,
                           &above, &ok, n_threads, source, g, h)
@@ -679,12 +688,9 @@ def mvs_threshold_near(const double[::1] score, double target, double lo, double
         raise ValueError(f"target={target!r} must be positive")
     if n == 0:                          # no rows: the sum is 0 for every mu, never the target
         return mu
-    cdef Py_ssize_t* per_block = <Py_ssize_t*>calloc(3 * nb, sizeof(Py_ssize_t))
-    cdef double* block_sum = <double*>calloc(nb, sizeof(double))
-    if per_block == NULL or block_sum == NULL:
-        free(per_block)
-        free(block_sum)
-        raise MemoryError()
+    cdef Py_ssize_t* per_block = NULL
+    cdef double* block_sum = NULL
+    _bracket_buffers(nb, &per_block, &block_sum)
     with nogil:
         m = _bracket_pass(&score[0], n, lo, hi, &scratch[0], per_block, block_sum, True,
                           &above, &ok, n_threads)
