@@ -123,9 +123,7 @@ def bernoulli_select(double p, uint64_t seed, idx_t[::1] work_rows, int n_thread
     -------
     rows : new int32 array, the kept rows in increasing order.
     """
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"p={p!r} must be in [0, 1]")
-    cdef uint64_t bound = <uint64_t>math.ceil(p * TWO32), z
+    cdef uint64_t bound = _keep_bound(p), z
     cdef Py_ssize_t n = work_rows.shape[0]
     cdef Py_ssize_t blk, q, lo, hi, c, nb = _n_blocks(n)
     cdef Py_ssize_t[::1] count = np.zeros(nb, dtype=np.intp)
@@ -146,12 +144,17 @@ def bernoulli_select(double p, uint64_t seed, idx_t[::1] work_rows, int n_thread
     return _collect(work_rows, None, count, False, n_threads)[0]
 
 
+cdef uint64_t _keep_bound(double p) except? 0:
+    """``ceil(p * 2**32)``: a row is kept when its 32-bit draw is below it."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"p={p!r} must be in [0, 1]")
+    return <uint64_t>math.ceil(p * TWO32)
+
+
 def keep_probability(double p):
     """The probability with which :func:`bernoulli_select` keeps a row for ``p`` in [0, 1]:
     ``ceil(p * 2**32) / 2**32``, at most 2**-32 above ``p``."""
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"p={p!r} must be in [0, 1]")
-    return math.ceil(p * TWO32) / TWO32
+    return _keep_bound(p) / TWO32
 
 
 cdef inline Py_ssize_t _mvs_row(idx_t* rows, double* stage, Py_ssize_t c, Py_ssize_t i,
