@@ -401,6 +401,27 @@ def test_gather_rows_converts_the_derivatives_in_the_same_pass(data, draw, n_thr
         np.testing.assert_array_equal(h32, h.astype(np.float32))
 
 
+@pytest.mark.parametrize("n_features", list(range(0, 41)))
+def test_gather_kernels_copy_rows_of_every_width(n_features):
+    """Rows of 16 to 32 bytes are copied as two overlapping halves, others by memcpy: every
+    width copies exactly its row, and nothing past it (the rows after the last stay 7)."""
+    rng = np.random.default_rng(n_features)
+    X = rng.integers(0, 256, (50, n_features), dtype=np.uint8)
+    rows = np.flatnonzero(rng.random(50) < 0.6).astype(np.int32)
+    k = rows.size
+    for kernel in ("gather_rows", "gather_sample"):
+        out = np.full((k + 2, n_features), 7, np.uint8)
+        if kernel == "gather_rows":
+            _partition.gather_rows(X, rows, out, 2)
+        else:
+            g = np.zeros(50)
+            assert _partition.gather_sample(X, rows, np.empty(0), g, g, out, np.empty(k),
+                                            np.empty(k), np.empty(k, np.float32),
+                                            np.empty(k, np.float32), 2) == 0
+        np.testing.assert_array_equal(out[:k], X[rows])
+        assert np.all(out[k:] == 7)
+
+
 def test_gather_rows_derivative_arguments_are_checked():
     X = np.zeros((3, 2), np.uint8)
     rows, out = np.array([0, 2], np.int32), np.empty((3, 2), np.uint8)

@@ -7,9 +7,8 @@ import numpy as np
 
 from cython.parallel cimport prange
 from libc.float cimport DBL_MAX
-from libc.string cimport memcpy
 
-from .common cimport bin_t, idx_t, block_stop, LIST_BLOCK, WalkNode
+from .common cimport bin_t, idx_t, block_stop, copy_row, LIST_BLOCK, WalkNode
 
 LIST_BLOCK_ROWS = LIST_BLOCK    # the block length of row lists, for Python callers
 
@@ -276,12 +275,12 @@ def gather_rows(const bin_t[:, ::1] X_rows, const idx_t[::1] rows, bin_t[:, ::1]
     with nogil:
         if k and convert:
             for p in prange(k, schedule="static", num_threads=n_threads):
-                memcpy(&out[p, 0], &X_rows[rows[p], 0], n_features)
+                copy_row(&out[p, 0], &X_rows[rows[p], 0], n_features)
                 gradient32[p] = <float> gradient[p]
                 hessian32[p] = <float> hessian[p]
         elif k:
             for p in prange(k, schedule="static", num_threads=n_threads):
-                memcpy(&out[p, 0], &X_rows[rows[p], 0], n_features)
+                copy_row(&out[p, 0], &X_rows[rows[p], 0], n_features)
         elif convert:
             for p in prange(m, schedule="static", num_threads=n_threads):
                 gradient32[p] = <float> gradient[p]
@@ -340,8 +339,7 @@ def gather_sample(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
             n_range += bad
             n_order += (p > 0) & (rows[p - (p > 0)] >= r)     # row 0: compared with itself
             r = 0 if bad else r             # never read outside the data
-            if n_features:
-                memcpy(&out[p, 0], &X_rows[r, 0], n_features)
+            copy_row(&out[p, 0], &X_rows[r, 0], n_features)
             if weighted:
                 w = weights[p]
                 n_weight += 1 - ((w >= 0.0) & (w <= DBL_MAX))
