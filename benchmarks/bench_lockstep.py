@@ -1,0 +1,194 @@
+#!/usr/bin/env python
+"""Sampled against unsampled boostlib fits, timed in lockstep: a benchmark, not a test.
+
+On a shared machine the speed of memory and of the CPUs drifts by 10-30% over seconds to
+minutes, so two fits run one after the other compare the host's moods as much as the code.
+This script runs every model in its own process and lets them take turns, one boosting
+iteration at a time: a token passes round-robin between the processes, and only the one
+holding it runs. Every model then sees the same host, iteration by iteration. Binning and
+the rest of ``fit`` outside the iterations take turns too, and so do the test predictions
+(not timed). The idle processes wait on a semaphore and use no CPU; after taking the token
+a process waits ``--settle`` ms (not timed) so the previous one's OpenMP threads stop
+spinning first.
+
+    python benchmarks/bench_lockstep.py                          # depthwise, 1M rows
+    python benchmarks/bench_lockstep.py --policy symmetric --n-estimators 100
+
+The models are those of ``bench_peers.py --suite sampling`` for one grow policy: unsampled,
+a fixed random half of the rows, uniform, GOSS (with its default warm-up) and MVS at
+``--subsample``, with the same settings. Each reports its fit time (the sum of its turns),
+the ratio to the unsampled fit, the median over the iterations of the per-iteration
+ratio, and its test logloss.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import sys
+import tempfile
+import time
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_peers import DEFAULTS, build_boostlib, half_rows, write_data  # noqa: E402
+
+SAMPLERS = [("unsampled", None), ("half the rows", "half"), ("uniform", "uniform"),
+            ("GOSS", "goss"), ("MVS", "mvs")]
+
+
+class Turns:
+    """Round-robin turns between ``k`` processes: one semaphore each, and done flags."""
+
+    def __init__(self, ctx, k: int):
+        self.sems = [ctx.Semaphore(0) for _ in range(k)]
+        self.done = ctx.Array("b", k)
+
+    def pass_on(self, i: int) -> None:
+        """Give the turn to the next process after ``i`` that has not finished."""
+        k = len(self.sems)
+        for step in range(1, k + 1):
+            j = (i + step) % k
+            if not self.done[j]:
+                self.sems[j].release()
+                return
+
+
+class Clock:
+    """The turns of process ``i``: the time it held the token, in total and per turn."""
+
+    def __init__(self, turns: Turns, i: int, settle: float):
+        self.turns, self.i, self.settle = turns, i, settle
+        self.held: List[float] = []
+        self._start = 0.0
+
+    def take(self) -> None:
+        """Wait for the token, let the last holder's threads settle, start timing."""
+        self.turns.sems[self.i].acquire()
+        time.sleep(self.settle)
+        self._start = time.perf_counter()
+
+    def give(self) -> None:
+        """End the turn's timing and give the token to the next process."""
+        self.held.append(time.perf_counter() - self._start)
+        self.turns.pass_on(self.i)
+
+    def stop(self) -> None:
+        """End the last turn's timing (the process still holds the token)."""
+        self.held.append(time.perf_counter() - self._start)
+
+    def leave(self) -> None:
+        """Drop out of the rotation and give the turn on."""
+        self.turns.done[self.i] = 1
+        self.turns.pass_on(self.i)
+
+
+def _child(i: int, name: str, sampler: Optional[str], policy: str, data_dir: str,
+           cfg: Dict[str, Any], turns: Turns, settle: float, out) -> None:
+    from boostlib import boosting
+    X = np.load(os.path.join(data_dir, "X_train.npy"))
+    y = np.load(os.path.join(data_dir, "y_train.npy"))
+    if sampler == "half":
+        rows = half_rows(X.shape[0], cfg["seed"])
+        X, y = X[rows], y[rows]
+    model, proba, _ = build_boostlib(policy, None if sampler == "half" else sampler)(cfg)
+    clock = Clock(turns, i, settle)
+    original = boosting.BoostingContext.fit_tree
+
+    def fit_tree(self, *args, **kwargs):    # a turn ends where the next tree is fitted
+        if self.iteration > fit_tree.last:
+            fit_tree.last = self.iteration
+            if self.iteration > 0:
+                clock.give()
+                clock.take()
+        return original(self, *args, **kwargs)
+    fit_tree.last = -1
+    boosting.BoostingContext.fit_tree = fit_tree
+    out.put(("ready", i, None))
+    clock.take()
+    model.fit(X, y)
+    clock.stop()
+    del X, y
+    # still holding the token: the test predictions do not compete with the others' turns
+    Xt = np.load(os.path.join(data_dir, "X_test.npy"))
+    yt = np.load(os.path.join(data_dir, "y_test.npy"))
+    p = np.clip(proba(model, Xt), 1e-15, 1 - 1e-15)
+    logloss = float(-np.mean(yt * np.log(p) + (1 - yt) * np.log1p(-p)))
+    clock.leave()
+    out.put(("result", i, dict(name=name, held=clock.held, logloss=logloss)))
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--policy", choices=["depthwise", "symmetric"], default="depthwise")
+    ap.add_argument("--n-train", type=int, default=1_000_000)
+    ap.add_argument("--n-test", type=int, default=200_000)
+    ap.add_argument("--n-estimators", type=int, default=DEFAULTS["n_estimators"])
+    ap.add_argument("--threads", type=int, default=DEFAULTS["threads"])
+    ap.add_argument("--subsample", type=float, default=DEFAULTS["subsample"])
+    ap.add_argument("--seed", type=int, default=DEFAULTS["seed"], help="data seed")
+    ap.add_argument("--settle", type=float, default=5.0,
+                    help="ms a process waits, untimed, after taking its turn")
+    ap.add_argument("--json", metavar="PATH", help="also write every turn's time as JSON")
+    ap.add_argument("--models", default=",".join(s or "none" for _, s in SAMPLERS),
+                    help="comma-separated subset of none, half, uniform, goss, mvs")
+    args = ap.parse_args(argv)
+    cfg = dict(DEFAULTS, n_estimators=args.n_estimators, threads=args.threads,
+               subsample=args.subsample, seed=args.seed)
+    wanted = args.models.split(",")
+    models = [(n, s) for n, s in SAMPLERS if (s or "none") in wanted]
+    if not models or models[0][1] is not None:
+        ap.error("--models must include 'none' (the unsampled fit the ratios refer to)")
+    ctx = mp.get_context("spawn")
+    turns, out = Turns(ctx, len(models)), ctx.Queue()
+    with tempfile.TemporaryDirectory(prefix="boostlib-lockstep-") as data_dir:
+        write_data(data_dir, args.n_train, args.n_test, args.seed)
+        procs = [ctx.Process(target=_child, args=(i, n, s, args.policy, data_dir, cfg, turns,
+                                                  args.settle / 1e3, out))
+                 for i, (n, s) in enumerate(models)]
+        for p in procs:
+            p.start()
+        for _ in procs:
+            kind, i, _ = out.get()
+            assert kind == "ready"
+        turns.sems[0].release()
+        results = {}
+        for _ in procs:
+            kind, i, res = out.get()
+            results[i] = res
+        for p in procs:
+            p.join()
+    ordered = [results[i] for i in range(len(models))]
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(dict(args=vars(args), results=ordered), fh)
+    print(render(args, ordered))
+    return 0
+
+
+def render(args, results: List[Dict[str, Any]]) -> str:
+    """The Markdown table: fit time, ratios to the unsampled fit, test logloss."""
+    base = results[0]
+    b_held = np.asarray(base["held"])
+    lines = [f"## Lockstep: boostlib {args.policy}, {args.n_train:,} rows, "
+             f"{args.n_estimators} trees, subsample {args.subsample}, {args.threads} threads",
+             "", "| model | fit s | ratio | median per-iteration ratio | logloss | logloss diff |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for r in results:
+        held = np.asarray(r["held"])
+        # turns 1..n-1 are one iteration each (turn 0: binning and set-up, the last: wrap-up)
+        k = min(held.size, b_held.size) - 1
+        per_iter = np.median(held[1:k] / b_held[1:k]) if k > 1 else float("nan")
+        diff = 100 * (r["logloss"] - base["logloss"]) / base["logloss"]
+        lines.append(f"| {r['name']} | {held.sum():.2f} | {held.sum() / b_held.sum():.3f}x | "
+                     f"{per_iter:.3f}x | {r['logloss']:.5f} | {diff:+.2f}% |")
+    lines += ["", "ratio: fit time over the unsampled fit's; every process took turns with the "
+              "others, one iteration at a time."]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
