@@ -1,6 +1,7 @@
 """Feature binning: per-feature borders from quantiles, and the uint8 binned matrix."""
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import List, Optional
 
 import numpy as np
@@ -62,15 +63,34 @@ class BinMapper:
         self.subsample = int(subsample)
         self.missing_bin = self.max_bins
 
-    def fit(self, X: np.ndarray, rng: Optional[np.random.Generator] = None) -> "BinMapper":
-        """Compute the borders of every feature of ``X`` (float64, NaN = missing)."""
+    def fit(self, X: np.ndarray, rng: Optional[np.random.Generator] = None,
+            n_threads: int = 1) -> "BinMapper":
+        """Compute the borders of every feature of ``X`` (float64, NaN = missing).
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_rows, n_features)
+        rng : numpy Generator, optional
+            Draws the rows the borders are computed on when there are more than
+            ``subsample`` (default: a generator seeded with 0).
+        n_threads : int, default 1
+            Features are processed by this many threads (NumPy's sorts release the GIL); the
+            borders do not depend on it.
+        """
         n = X.shape[0]
         if n > self.subsample:
             rng = rng if rng is not None else np.random.default_rng(0)
             rows = np.sort(rng.choice(n, self.subsample, replace=False))
             X = X[rows]
-        self.set_borders([_feature_borders(np.ascontiguousarray(X[:, f]), self.max_bins)
-                          for f in range(X.shape[1])])
+
+        def borders(f: int) -> np.ndarray:
+            return _feature_borders(np.ascontiguousarray(X[:, f]), self.max_bins)
+
+        if n_threads > 1 and X.shape[1] > 1:
+            with ThreadPoolExecutor(min(n_threads, X.shape[1])) as pool:
+                self.set_borders(list(pool.map(borders, range(X.shape[1]))))
+        else:
+            self.set_borders([borders(f) for f in range(X.shape[1])])
         return self
 
     def set_borders(self, borders: List[np.ndarray]) -> "BinMapper":

@@ -160,7 +160,7 @@ class _BaseBoost(BaseEstimator):
         seed = seed_sequence(self.random_state)
         # Rows of weight 0 must not influence the model, borders included.
         mapper = BinMapper(self.max_bins).fit(X if w is None else X[w > 0],
-                                              stream_rng(seed, "binning"))
+                                              stream_rng(seed, "binning"), n_threads)
         X_binned = mapper.transform(X, n_threads)
         evals = self._make_evals(eval_set, eval_sample_weight, mapper, loss, n_threads)
         ensemble = Ensemble(mapper, self.grow_policy, loss.init_raw(y_enc, w))

@@ -167,11 +167,13 @@ def test_bin_mapper_matches_reference_and_keeps_distinct_values_apart(X, max_bin
 
 
 @KERNEL_SETTINGS
-@given(X=raw_matrix(), max_bins=st.sampled_from(MAX_BINS_CHOICES))
-def test_bin_mapper_borders_match_reference_bit_for_bit(X, max_bins):
-    # the borders of the fit (one sort per feature) against their definition, signs of zero
-    # included; below the subsample size, every row counts
-    bm = BinMapper(max_bins=max_bins).fit(X)
+@given(X=raw_matrix(), max_bins=st.sampled_from(MAX_BINS_CHOICES),
+       n_threads=st.sampled_from([1, 2, 3]))
+def test_bin_mapper_borders_match_reference_bit_for_bit(X, max_bins, n_threads):
+    # the borders of the fit (one sort per feature, features spread over n_threads threads)
+    # against their definition, signs of zero included; below the subsample size, every row
+    # counts
+    bm = BinMapper(max_bins=max_bins).fit(X, n_threads=n_threads)
     for f in range(X.shape[1]):
         expected = ref.feature_borders(X[:, f], max_bins)
         got = bm.borders_[f]

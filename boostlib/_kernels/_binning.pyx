@@ -29,9 +29,7 @@ def map_to_bins(const double[:, :] X, const double[:, ::1] borders,
     cdef Py_ssize_t n_rows = X.shape[0]
     cdef Py_ssize_t n_features = X.shape[1]
     cdef Py_ssize_t n_blocks = (n_rows + BLOCK - 1) // BLOCK
-    cdef Py_ssize_t blk, i, f, start, stop, nb, half
-    cdef const double* base
-    cdef double x
+    cdef Py_ssize_t blk, f
     if out.shape[0] != n_features or out.shape[1] != n_rows:
         raise ValueError("out must have shape (n_features, n_rows)")
     if borders.shape[0] != n_features or n_borders.shape[0] != n_features:
@@ -39,24 +37,46 @@ def map_to_bins(const double[:, :] X, const double[:, ::1] borders,
     for f in range(n_features):
         if not 0 <= n_borders[f] <= borders.shape[1] or n_borders[f] > missing_bin - 1:
             raise ValueError("n_borders out of range")
+    if n_rows == 0 or n_features == 0:
+        return
+    cdef const char* x0 = <const char*> &X[0, 0]
+    cdef bin_t* o0 = &out[0, 0]
     with nogil:
         for blk in prange(n_blocks, schedule="static", num_threads=n_threads):
-            start = blk * BLOCK
-            stop = block_stop(blk, BLOCK, n_rows)
             for f in range(n_features):
-                nb = n_borders[f]
-                for i in range(start, stop):
-                    x = X[i, f]
-                    if isnan(x):
-                        out[f, i] = <bin_t> missing_bin
-                    elif nb == 0:
-                        out[f, i] = 0
-                    else:
-                        # Branch-free lower bound: the loop length depends on nb only, and
-                        # the comparison compiles to a conditional move.
-                        base = &borders[f, 0]
-                        half = nb
-                        while half > 1:
-                            base = base + (half >> 1) if base[(half >> 1)] < x else base
-                            half = half - (half >> 1)
-                        out[f, i] = <bin_t> ((base - &borders[f, 0]) + (base[0] < x))
+                _bin_block(x0 + f * X.strides[1], X.strides[0], blk * BLOCK,
+                           block_stop(blk, BLOCK, n_rows), &borders[f, 0], n_borders[f],
+                           missing_bin, o0 + f * out.strides[0], out.strides[1])
+
+
+cdef void _bin_block(const char* column, Py_ssize_t row_stride, Py_ssize_t start,
+                     Py_ssize_t stop, const double* border, Py_ssize_t nb, int missing_bin,
+                     bin_t* out, Py_ssize_t out_stride) noexcept nogil:
+    """Bins of one feature's rows ``start .. stop`` (at most ``BLOCK``): ``column`` points at
+    the feature's value of row 0, ``row_stride`` and ``out_stride`` are in bytes.
+
+    A branch-free lower bound over the borders, taken by all the block's rows together, one
+    halving step at a time: each step is a loop over the rows whose iterations do not wait
+    for each other, where a search row by row would wait on every comparison before the
+    next load. NaN compares false everywhere and is then given ``missing_bin``. Only the
+    ``nb`` borders are read (with none, every value that is not NaN gets bin 0)."""
+    cdef double xs[BLOCK]
+    cdef Py_ssize_t pos[BLOCK]
+    cdef Py_ssize_t j, m = stop - start, half = nb, step
+    cdef double x
+    for j in range(m):
+        xs[j] = (<const double*>(column + (start + j) * row_stride))[0]
+        pos[j] = 0
+    while half > 1:
+        step = half >> 1
+        for j in range(m):
+            pos[j] = pos[j] + step if border[pos[j] + step] < xs[j] else pos[j]
+        half = half - step
+    if nb == 0:
+        for j in range(m):
+            out[(start + j) * out_stride] = <bin_t> (missing_bin if isnan(xs[j]) else 0)
+        return
+    for j in range(m):
+        x = xs[j]
+        out[(start + j) * out_stride] = <bin_t> (
+            missing_bin if isnan(x) else pos[j] + (border[pos[j]] < x))
