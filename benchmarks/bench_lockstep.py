@@ -29,6 +29,7 @@ import os
 import sys
 import tempfile
 import time
+import traceback
 from typing import Any, Dict, List, Optional
 
 import numpy as np
@@ -63,17 +64,20 @@ class Clock:
     def __init__(self, turns: Turns, i: int, settle: float):
         self.turns, self.i, self.settle = turns, i, settle
         self.held: List[float] = []
+        self.holding = False
         self._start = 0.0
 
     def take(self) -> None:
         """Wait for the token, let the last holder's threads settle, start timing."""
         self.turns.sems[self.i].acquire()
+        self.holding = True
         time.sleep(self.settle)
         self._start = time.perf_counter()
 
     def give(self) -> None:
         """End the turn's timing and give the token to the next process."""
         self.held.append(time.perf_counter() - self._start)
+        self.holding = False
         self.turns.pass_on(self.i)
 
     def stop(self) -> None:
@@ -81,13 +85,27 @@ class Clock:
         self.held.append(time.perf_counter() - self._start)
 
     def leave(self) -> None:
-        """Drop out of the rotation and give the turn on."""
+        """Drop out of the rotation; give the turn on if this process holds it."""
         self.turns.done[self.i] = 1
-        self.turns.pass_on(self.i)
+        if self.holding:
+            self.holding = False
+            self.turns.pass_on(self.i)
 
 
 def _child(i: int, name: str, sampler: Optional[str], policy: str, data_dir: str,
            cfg: Dict[str, Any], turns: Turns, settle: float, out) -> None:
+    """One model's process; a failure leaves the rotation (the others go on) and is
+    reported to the parent."""
+    clock = Clock(turns, i, settle)
+    try:
+        _run_child(i, name, sampler, policy, data_dir, cfg, clock, out)
+    except BaseException:
+        clock.leave()
+        out.put(("error", i, traceback.format_exc()))
+
+
+def _run_child(i: int, name: str, sampler: Optional[str], policy: str, data_dir: str,
+               cfg: Dict[str, Any], clock: Clock, out) -> None:
     from boostlib import boosting
     X = np.load(os.path.join(data_dir, "X_train.npy"))
     y = np.load(os.path.join(data_dir, "y_train.npy"))
@@ -95,7 +113,6 @@ def _child(i: int, name: str, sampler: Optional[str], policy: str, data_dir: str
         rows = half_rows(X.shape[0], cfg["seed"])
         X, y = X[rows], y[rows]
     model, proba, _ = build_boostlib(policy, None if sampler == "half" else sampler)(cfg)
-    clock = Clock(turns, i, settle)
     original = boosting.BoostingContext.fit_tree
 
     def fit_tree(self, *args, **kwargs):    # a turn ends where the next tree is fitted
@@ -139,6 +156,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     cfg = dict(DEFAULTS, n_estimators=args.n_estimators, threads=args.threads,
                subsample=args.subsample, seed=args.seed)
     wanted = args.models.split(",")
+    unknown = sorted(set(wanted) - {s or "none" for _, s in SAMPLERS})
+    if unknown:
+        ap.error(f"--models: unknown {unknown}; expected a subset of none, half, uniform, "
+                 "goss, mvs")
     models = [(n, s) for n, s in SAMPLERS if (s or "none") in wanted]
     if not models or models[0][1] is not None:
         ap.error("--models must include 'none' (the unsampled fit the ratios refer to)")
@@ -151,16 +172,21 @@ def main(argv: Optional[List[str]] = None) -> int:
                  for i, (n, s) in enumerate(models)]
         for p in procs:
             p.start()
-        for _ in procs:
-            kind, i, _ = out.get()
-            assert kind == "ready"
-        turns.sems[0].release()
-        results = {}
+        results, errors = {}, {}
         for _ in procs:
             kind, i, res = out.get()
-            results[i] = res
+            if kind == "error":
+                errors[i] = res
+        turns.pass_on(len(procs) - 1)      # to the first process still in the rotation
+        for _ in range(len(procs) - len(errors)):
+            kind, i, res = out.get()
+            (errors if kind == "error" else results)[i] = res
         for p in procs:
             p.join()
+    if errors:
+        for i, text in sorted(errors.items()):
+            print(f"{models[i][0]} failed:\n{text}", file=sys.stderr)
+        return 1
     ordered = [results[i] for i in range(len(models))]
     if args.json:
         with open(args.json, "w") as fh:
