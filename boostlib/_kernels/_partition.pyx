@@ -339,7 +339,8 @@ def gather_sample(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
             n_range += bad
             n_order += (p > 0) & (rows[p - (p > 0)] >= r)     # row 0: compared with itself
             r = 0 if bad else r             # never read outside the data
-            copy_row(&out[p, 0], &X_rows[r, 0], n_features)
+            if n_features:                  # (no row to take the address of otherwise)
+                copy_row(&out[p, 0], &X_rows[r, 0], n_features)
             if weighted:
                 w = weights[p]
                 n_weight += 1 - ((w >= 0.0) & (w <= DBL_MAX))
