@@ -76,7 +76,7 @@ class Clock:
 
     def give(self) -> None:
         """End the turn's timing and give the token to the next process."""
-        self.held.append(time.perf_counter() - self._start)
+        self.stop()
         self.holding = False
         self.turns.pass_on(self.i)
 

@@ -67,15 +67,15 @@ cdef void _bin_block(const char* column, Py_ssize_t row_stride, Py_ssize_t start
     for j in range(m):
         xs[j] = (<const double*>(column + (start + j) * row_stride))[0]
         pos[j] = 0
+    if nb == 0:
+        for j in range(m):
+            out[(start + j) * out_stride] = <bin_t> (missing_bin if isnan(xs[j]) else 0)
+        return
     while half > 1:
         step = half >> 1
         for j in range(m):
             pos[j] = pos[j] + step if border[pos[j] + step] < xs[j] else pos[j]
         half = half - step
-    if nb == 0:
-        for j in range(m):
-            out[(start + j) * out_stride] = <bin_t> (missing_bin if isnan(xs[j]) else 0)
-        return
     for j in range(m):
         x = xs[j]
         out[(start + j) * out_stride] = <bin_t> (
