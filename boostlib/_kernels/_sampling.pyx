@@ -507,25 +507,26 @@ ctypedef struct GossDraw:
     # the state of one block's draw (see _goss_block)
     const double* score
     double threshold
-    int64_t need            # rows below the threshold still to keep
-    int64_t left            # rows below the threshold still to come
+    uint64_t need           # rows below the threshold still to keep
+    uint64_t left           # rows below the threshold still to come
     Py_ssize_t c            # rows staged
 
 
 cdef inline void _goss_row(GossDraw* d, Py_ssize_t i, uint64_t u, idx_t* stage_rows,
                            double* stage_weight, const double* weight_of) noexcept nogil:
     # Row i: kept with weight 1 at or above the threshold, else with probability need / left
-    # (Knuth's Algorithm S), tested as floor(u * left / 2**32) < need, in integers. The
-    # product and its shift do not wait for the running count, so the chain from one row's
-    # decision to the next is integer compare-and-subtract only. The row is staged
-    # branch-free (the store happens for every row, the index moves only for a kept one).
-    cdef int top = d.score[i] >= d.threshold
-    cdef int other = (1 - top) & (<int64_t>((u * <uint64_t>d.left) >> 32) < d.need)
+    # (Knuth's Algorithm S), tested as floor(u * left / 2**32) < need, in integers. A row at
+    # or above the threshold gets bit 62 set in that product instead (never below need), so
+    # the running count's chain is one unsigned compare and a subtract of its borrow; the
+    # product, its shift and that bit do not wait for it. The row is staged branch-free (the
+    # store happens for every row, the index moves only for a kept one).
+    cdef uint64_t top = d.score[i] >= d.threshold
+    cdef uint64_t other = (((u * d.left) >> 32) | (top << 62)) < d.need
     d.need = d.need - other
     d.left = d.left - (1 - top)
     stage_rows[d.c] = <idx_t>i
     stage_weight[d.c] = weight_of[top]
-    d.c = d.c + (top | other)
+    d.c = d.c + <Py_ssize_t>(top | other)
 
 
 cdef bint _goss_block(const double* score, double threshold, Py_ssize_t lo, Py_ssize_t hi,
@@ -544,8 +545,8 @@ cdef bint _goss_block(const double* score, double threshold, Py_ssize_t lo, Py_s
     cdef GossDraw d
     d.score = score
     d.threshold = threshold
-    d.need = need
-    d.left = left
+    d.need = <uint64_t>need
+    d.left = <uint64_t>left
     d.c = 0
     weight_of[0] = factor
     weight_of[1] = 1.0
