@@ -18,7 +18,8 @@ The models are those of ``bench_peers.py --suite sampling`` for one grow policy:
 a fixed random half of the rows, uniform, GOSS (with its default warm-up) and MVS at
 ``--subsample``, with the same settings. Each reports its fit time (the sum of its turns),
 the ratio to the unsampled fit, the median over the iterations of the per-iteration
-ratio, and its test logloss.
+ratio, and its test logloss. ``--phases`` adds where the time went, step by step, with the
+timers of ``bench_tree_phases.py`` (which add a little overhead of their own).
 """
 from __future__ import annotations
 
@@ -93,22 +94,25 @@ class Clock:
 
 
 def _child(i: int, name: str, sampler: Optional[str], policy: str, data_dir: str,
-           cfg: Dict[str, Any], turns: Turns, settle: float, out) -> None:
+           cfg: Dict[str, Any], turns: Turns, settle: float, phases: bool, out) -> None:
     """One model's process; a failure leaves the rotation (the others go on) and is
     reported to the parent."""
     clock = Clock(turns, i, settle)
     try:
-        _run_child(i, name, sampler, policy, data_dir, cfg, clock, out)
+        _run_child(i, name, sampler, policy, data_dir, cfg, clock, phases, out)
     except BaseException:
         clock.leave()
         out.put(("error", i, traceback.format_exc()))
 
 
 def _run_child(i: int, name: str, sampler: Optional[str], policy: str, data_dir: str,
-               cfg: Dict[str, Any], clock: Clock, out) -> None:
+               cfg: Dict[str, Any], clock: Clock, phases: bool, out) -> None:
     from sklearn.metrics import log_loss
 
     from boostlib import boosting
+    if phases:      # the engine steps' timers of bench_tree_phases.py, summed over the fit
+        from bench_tree_phases import TIMES, install_timers
+        install_timers()
     X = np.load(os.path.join(data_dir, "X_train.npy"))
     y = np.load(os.path.join(data_dir, "y_train.npy"))
     if sampler == "half":
@@ -136,7 +140,10 @@ def _run_child(i: int, name: str, sampler: Optional[str], policy: str, data_dir:
     yt = np.load(os.path.join(data_dir, "y_test.npy"))
     logloss = float(log_loss(yt, np.clip(proba(model, Xt), 1e-15, 1 - 1e-15)))  # as bench_peers
     clock.leave()
-    out.put(("result", i, dict(name=name, held=clock.held, logloss=logloss)))
+    result = dict(name=name, held=clock.held, logloss=logloss)
+    if phases:
+        result["phases"] = dict(TIMES)
+    out.put(("result", i, result))
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -151,6 +158,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--settle", type=float, default=5.0,
                     help="ms a process waits, untimed, after taking its turn")
     ap.add_argument("--json", metavar="PATH", help="also write every turn's time as JSON")
+    ap.add_argument("--phases", action="store_true",
+                    help="also time the engine's steps (as bench_tree_phases.py does) and "
+                         "print them in ms per tree")
     ap.add_argument("--models", default=",".join(s or "none" for _, s in SAMPLERS),
                     help="comma-separated subset of none, half, uniform, goss, mvs")
     args = ap.parse_args(argv)
@@ -169,7 +179,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     with tempfile.TemporaryDirectory(prefix="boostlib-lockstep-") as data_dir:
         write_data(data_dir, args.n_train, args.n_test, args.seed)
         procs = [ctx.Process(target=_child, args=(i, n, s, args.policy, data_dir, cfg, turns,
-                                                  args.settle / 1e3, out))
+                                                  args.settle / 1e3, args.phases, out))
                  for i, (n, s) in enumerate(models)]
         for p in procs:
             p.start()
@@ -214,6 +224,27 @@ def render(args, results: List[Dict[str, Any]]) -> str:
                      f"{per_iter:.3f}x | {r['logloss']:.5f} | {diff:+.2f}% |")
     lines += ["", "ratio: fit time over the unsampled fit's; every process took turns with the "
               "others, one iteration at a time."]
+    if all("phases" in r for r in results):
+        lines += ["", phase_table(args.n_estimators, results)]
+    return "\n".join(lines)
+
+
+def phase_table(n_trees: int, results: List[Dict[str, Any]]) -> str:
+    """The ``--phases`` table: each engine step's total over the fit, in ms per tree
+    (binning in ms per fit), and "rest" (the turns' time outside the top-level steps)."""
+    from bench_tree_phases import PER_FIT, TOP_LEVEL
+    names = sorted({k for r in results for k in r["phases"]},
+                   key=lambda k: -results[0]["phases"].get(k, 0.0))
+    lines = ["| phase | " + " | ".join(r["name"] for r in results) + " |",
+             "|---|" + "---:|" * len(results)]
+    for k in names + ["rest"]:
+        cells = []
+        for r in results:
+            t = r["phases"]
+            v = (sum(r["held"]) - sum(t.get(p, 0.0) for p in TOP_LEVEL) if k == "rest"
+                 else t.get(k, 0.0))
+            cells.append(f"{v * (1e3 if k in PER_FIT else 1e3 / n_trees):.1f}")
+        lines.append(f"| {k} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -53,6 +53,14 @@ cdef inline uint64_t double_bits(double x) noexcept nogil:
     return b
 
 
+cdef inline double bits_double(uint64_t b) noexcept nogil:
+    # The double whose IEEE-754 bits are ``b`` (the inverse of ``double_bits``): masking a
+    # value's bits and taking them back adds it or +0.0 without a branch.
+    cdef double x
+    memcpy(&x, &b, sizeof(double))
+    return x
+
+
 cdef inline void copy_row(bin_t* dst, const bin_t* src, Py_ssize_t n) noexcept nogil:
     # ``memcpy(dst, src, n)`` for one binned row. Rows of 16 to 32 bytes (up to 32 features)
     # are copied as two overlapping 16-byte halves by fixed-size moves the compiler inlines:
