@@ -48,6 +48,10 @@ class Turns:
     def __init__(self, ctx, k: int):
         self.sems = [ctx.Semaphore(0) for _ in range(k)]
         self.done = ctx.Array("b", k)
+        # set by the parent once every model has finished: a finished process waits for it
+        # before it exits, so its teardown (freeing its arrays) does not overlap the turns
+        # of the models still running
+        self.all_finished = ctx.Event()
 
     def pass_on(self, i: int) -> None:
         """Give the turn to the next process after ``i`` that has not finished."""
@@ -144,6 +148,7 @@ def _run_child(i: int, name: str, sampler: Optional[str], policy: str, data_dir:
     if phases:
         result["phases"] = dict(TIMES)
     out.put(("result", i, result))
+    clock.turns.all_finished.wait()
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -192,6 +197,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         for _ in range(len(procs) - len(errors)):
             kind, i, res = out.get()
             (errors if kind == "error" else results)[i] = res
+        turns.all_finished.set()
         for p in procs:
             p.join()
     if errors:

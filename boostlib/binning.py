@@ -22,8 +22,10 @@ def _feature_borders(col: np.ndarray, max_bins: int) -> np.ndarray:
     distinct = col[np.concatenate(([True], col[1:] != col[:-1]))]
     if distinct.size <= max_bins:
         lo, hi = distinct[:-1], distinct[1:]
-        mid = lo + (hi - lo) / 2.0
-        # A midpoint that rounds up onto the next value would merge two values into one bin.
+        with np.errstate(over="ignore"):    # hi - lo beyond the float range: mid is inf
+            mid = lo + (hi - lo) / 2.0
+        # A midpoint that rounds up onto the next value (or overflows) would merge two values
+        # into one bin: the border is then the lower value.
         return np.where(mid >= hi, lo, mid)
     percentiles = np.linspace(0, 100, max_bins + 1)[1:-1]
     borders = np.percentile(col, percentiles, method="midpoint")

@@ -1,4 +1,6 @@
 """Differential tests of the binning kernel and BinMapper against ``np.searchsorted``."""
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -179,6 +181,18 @@ def test_bin_mapper_borders_match_reference_bit_for_bit(X, max_bins, n_threads):
         got = bm.borders_[f]
         np.testing.assert_array_equal(got, expected)
         np.testing.assert_array_equal(np.signbit(got), np.signbit(expected))
+
+
+def test_bin_mapper_values_whose_gap_overflows_stay_apart():
+    # hi - lo beyond the float range: the midpoint overflows to inf, the border is the lower
+    # value, no warning is raised, and the two values land in different bins
+    X = np.array([[-1e308], [1e308], [1e308]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bm = BinMapper(max_bins=255).fit(X)
+        binned = bm.transform(X)
+    np.testing.assert_array_equal(bm.borders_[0], [-1e308])
+    assert binned[0, 0] != binned[0, 1] == binned[0, 2]
 
 
 @pytest.mark.parametrize("max_bins", [2, 16, 255])

@@ -50,7 +50,8 @@ def feature_borders(col: np.ndarray, max_bins: int) -> np.ndarray:
     if distinct.size <= max_bins:
         borders = []
         for lo, hi in zip(distinct[:-1], distinct[1:]):
-            mid = lo + (hi - lo) / 2.0
+            with np.errstate(over="ignore"):    # an overflowing midpoint is inf: lo is used
+                mid = lo + (hi - lo) / 2.0
             borders.append(lo if mid >= hi else mid)
         return np.array(borders, dtype=np.float64)
     q = np.linspace(0, 100, max_bins + 1)[1:-1]
