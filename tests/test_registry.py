@@ -1,4 +1,6 @@
 """The plugin registry: built-ins registered through the public hooks, lookups, errors."""
+import sys
+
 import numpy as np
 import pytest
 
@@ -192,6 +194,30 @@ def test_entry_point_is_discovered_with_its_distribution(fake_distribution):
     X = np.random.default_rng(0).normal(size=(200, 3))
     model = boostlib.BoostRegressor(loss="fake_mse", n_estimators=3).fit(X, X[:, 0])
     assert type(model.loss_).__name__ == "FakeMSE"
+
+
+@pytest.mark.parametrize("shadow_first", [True, False])
+def test_distribution_found_twice_counts_once(fake_distribution, tmp_path_factory,
+                                              monkeypatch, shadow_first):
+    # Two copies of one distribution on sys.path: the first one found is the one imports
+    # use, so only its entry points count, even when the other copy is the one declaring
+    # them (its directory name is what tells the copies apart: its metadata is not read).
+    import importlib
+
+    fake_distribution("boostlib-fake", "1.2.3", {"fake": "fake_loss_mod"},
+                      {"fake_loss_mod": _FAKE_LOSS.format(version=1)})
+    other = tmp_path_factory.mktemp("other_copy")
+    info = other / "boostlib_fake-2.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: boostlib-fake\nVersion: 2.0\n")
+    if shadow_first:
+        monkeypatch.syspath_prepend(str(other))
+    else:
+        monkeypatch.setattr(sys, "path", sys.path + [str(other)])
+    importlib.invalidate_caches()
+    registry.reset()
+    assert ("fake_mse" in boostlib.available("loss")) is not shadow_first
+    assert registry.load_failures() == []
 
 
 def test_entry_point_with_incompatible_api_version_is_refused(fake_distribution):
