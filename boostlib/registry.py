@@ -119,12 +119,9 @@ def _entry_points() -> Iterator[tuple[metadata.EntryPoint, _Origin]]:
     for dist in metadata.distributions():
         ours = [ep for ep in dist.entry_points if ep.group == hookspecs.PROJECT_NAME]
         key = _stem_key(dist)
-        if not ours:
-            if key is not None:
-                seen.add(key)
-            continue
-        name = dist.metadata["Name"]
-        key = _normalize(name) if name else key
+        name = dist.metadata["Name"] if ours or key is None else None
+        if key is None and name:
+            key = _normalize(name)
         if key is not None:  # else (no name anywhere) it cannot be deduplicated: still loaded
             if key in seen:
                 continue
