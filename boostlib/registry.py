@@ -111,9 +111,10 @@ def _entry_points() -> Iterator[tuple[metadata.EntryPoint, _Origin]]:
     """Entry points of the ``boostlib`` group with the distribution that declares each.
 
     A distribution found twice on ``sys.path`` counts once (the first one, as for imports).
-    Only the distributions that declare ``boostlib`` entry points have their metadata read
-    (parsing every installed distribution's metadata costs about a millisecond each); the
-    others are told apart by their directory names, as :mod:`importlib.metadata` does.
+    Distributions are told apart by their directory names, as :mod:`importlib.metadata`
+    does; only those that declare ``boostlib`` entry points (or whose directory name gives no
+    name) have their metadata read, since parsing every installed distribution's metadata
+    costs about a millisecond each.
     """
     seen = set()
     for dist in metadata.distributions():

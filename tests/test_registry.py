@@ -1,4 +1,5 @@
 """The plugin registry: built-ins registered through the public hooks, lookups, errors."""
+import importlib
 import sys
 
 import numpy as np
@@ -202,8 +203,6 @@ def test_distribution_found_twice_counts_once(fake_distribution, tmp_path_factor
     # Two copies of one distribution on sys.path: the first one found is the one imports
     # use, so only its entry points count, even when the other copy is the one declaring
     # them (its directory name is what tells the copies apart: its metadata is not read).
-    import importlib
-
     fake_distribution("boostlib-fake", "1.2.3", {"fake": "fake_loss_mod"},
                       {"fake_loss_mod": _FAKE_LOSS.format(version=1)})
     other = tmp_path_factory.mktemp("other_copy")
