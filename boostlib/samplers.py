@@ -92,16 +92,23 @@ class _Bracket:
         the answer becomes the next guess's centre."""
         guess = self.bounds()
         value = math.nan if guess is None else near(*guess)
-        if value == value:
+        hit = value == value
+        if not hit:
+            value = full()
+        self.record(value, guessed=guess is not None, hit=hit)
+        return value
+
+    def record(self, value: float, guessed: bool, hit: bool) -> None:
+        """Count a search's outcome (``guessed``: there was a guess; ``hit``: it held the
+        answer) and make its answer ``value`` the next guess's centre."""
+        if hit:
             self.hits += 1
         else:
-            self.misses += guess is not None
-            value = full()
+            self.misses += guessed
         if self.last is not None and self.last > 0.0 and value > 0.0:
             move = abs(value / self.last - 1.0)
             self.width = min(self.MAX_WIDTH, max(self.MIN_WIDTH, self.MARGIN * move))
         self.last = value
-        return value
 
 
 def _check_rate(sampler: str, name: str, value: Optional[float], upper_open: bool = False):
@@ -368,28 +375,35 @@ class MVSSampler(_CompiledSampler):
         """Scores, and ``mu`` (None: uniform fallback; 0: keep every positive score).
 
         With ``guess``, ``mu`` is first sought near the last iteration's (see
-        :class:`_Bracket`); that answer can differ from the full kernel's in the last bits
-        (its sum of the small scores is a plain, fixed-order floating-point sum)."""
+        :class:`_Bracket`), in the pass that computes the scores; that answer can differ from
+        the full kernel's in the last bits (its sum of the small scores is a plain,
+        fixed-order floating-point sum)."""
         n = gradient.shape[0]
         h_scale, h_norm = self._hessian_scale(gradient, hessian)
         score = self._buffers.get("score", n)
-        try:
-            n_pos = _sampling.mvs_scores(gradient, hessian, h_scale, h_norm, score,
-                                         self._n_threads)
-        except ValueError as exc:
-            raise ValueError(f"sampler 'mvs': {exc}") from None
+        work, threads = self._buffers.get("work", n), self._n_threads
         target = n * self.subsample
+        bounds = self._bracket.bounds() if guess and n else None
+        mu, n_pos = math.nan, -1
+        if bounds is not None:
+            mu, n_pos = _order_stats.mvs_scores_threshold_near(
+                gradient, hessian, h_scale, h_norm, score, target, *bounds, work, threads)
+        if n_pos < 0:       # no guess, or scores that need mvs_scores' careful pass
+            try:
+                n_pos = _sampling.mvs_scores(gradient, hessian, h_scale, h_norm, score,
+                                             threads)
+            except ValueError as exc:
+                raise ValueError(f"sampler 'mvs': {exc}") from None
         if n_pos == 0:
             return score, None
         if target >= n_pos:
             return score, 0.0
-        work, threads = self._buffers.get("work", n), self._n_threads
-        full = lambda: _order_stats.mvs_threshold(score, target, work, threads)  # noqa: E731
-        if not guess:
-            return score, full()
-        return score, self._bracket.find(
-            lambda lo, hi: _order_stats.mvs_threshold_near(score, target, lo, hi, work,
-                                                           threads), full)
+        hit = mu == mu
+        if not hit:
+            mu = _order_stats.mvs_threshold(score, target, work, threads)
+        if guess:
+            self._bracket.record(mu, guessed=bounds is not None, hit=hit)
+        return score, mu
 
     def sample(self, gradient: np.ndarray, hessian: np.ndarray, rng: np.random.Generator,
                iteration: int) -> Optional[SampleResult]:

@@ -185,6 +185,94 @@ def test_goss_threshold_near_scores_and_ranks_in_one_pass(g, data, f_lo, f_hi, u
     np.testing.assert_array_equal(rest, rest_ref)
 
 
+# gradients with zeros, ties, a wide range and the values whose squares under- or overflow
+mvs_derivative = st.one_of(st.just(0.0), st.just(-0.0), st.sampled_from([-2.0, 1.0, 3.0]),
+                           st.floats(-1e6, 1e6, allow_nan=False),
+                           st.sampled_from([7e-230, -3e-320, 1e200, -1e300]))
+
+
+@KERNEL_SETTINGS
+@given(hnp.arrays(np.float64, st.integers(1, 120), elements=mvs_derivative), st.data(),
+       bracket_factors, bracket_factors)
+def test_mvs_scores_threshold_near_scores_and_solves_in_one_pass(g, data, f_lo, f_hi):
+    # The fused kernel: MVS's scores and their positive count, bit for bit those of
+    # mvs_scores, and mu as mvs_threshold_near gives it on them; (nan, -1) exactly when
+    # mvs_scores needs its careful pass (a root that underflowed or of at least 2^970).
+    h = data.draw(hnp.arrays(np.float64, g.size, elements=st.one_of(
+        st.floats(0.0, 10.0), st.sampled_from([1e-240, 1e200]))))
+    h_scale = data.draw(st.sampled_from([0.0, 0.3, 2.0]))
+    h_norm = float(np.abs(h).sum()) or 1.0
+    assume(np.isfinite(h_norm))
+    expected_score = np.empty(g.size)
+    try:
+        n_pos_ref = _sampling.mvs_scores(g, h, h_scale, h_norm, expected_score)
+    except ValueError:
+        n_pos_ref = None                    # scores that do not sum to a finite number
+    target = data.draw(st.floats(0.05, 0.95)) * max(n_pos_ref or 1, 1)
+    centre = data.draw(st.sampled_from([1.0, float(np.max(expected_score))
+                                        if n_pos_ref else 1.0]))
+    assume(0 < centre < 1e300)
+    lo, hi = centre * min(f_lo, f_hi), centre * max(f_lo, f_hi)
+    score = np.full(g.size, -7.0)
+    n_threads = data.draw(st.sampled_from([1, 2]))
+    mu, n_pos = _order_stats.mvs_scores_threshold_near(g, h, h_scale, h_norm, score, target,
+                                                       lo, hi, np.empty(g.size), n_threads)
+    # the kernel's plain roots, and whether mvs_scores would take its careful pass
+    with np.errstate(over="ignore", under="ignore"):
+        a = (h * (1.0 / h_norm)) * h_scale
+        plain = np.sqrt(g * g + a * a)
+    careful = bool(np.any((plain < 2.0 ** -510) & ((np.abs(g) + np.abs(a)) > 0))
+                   or np.any(~(plain < 2.0 ** 970)))
+    if careful:
+        assert (np.isnan(mu), n_pos) == (True, -1)
+        return
+    assert n_pos == n_pos_ref
+    assert score.tobytes() == expected_score.tobytes()
+    mu_ref = _order_stats.mvs_threshold_near(expected_score, target, lo, hi, np.empty(g.size))
+    assert (np.isnan(mu) and np.isnan(mu_ref)) or mu == mu_ref
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_mvs_scores_threshold_near_across_blocks(n_threads):
+    # Several blocks of 65536 rows: the same scores, count and mu as the two kernels in turn,
+    # for any thread count; and mu found (the bracket holds it).
+    rng = np.random.default_rng(11)
+    n = 3 * _sampling.BLOCK_ROWS + 501
+    g = rng.standard_cauchy(n) * (rng.random(n) < 0.9)
+    h = rng.random(n)
+    h_scale, h_norm = 0.1 * np.abs(g).sum(), np.abs(h).sum()
+    expected = np.empty(n)
+    n_pos = _sampling.mvs_scores(g, h, h_scale, h_norm, expected)
+    target = 0.4 * n
+    mu_full = _order_stats.mvs_threshold(expected, target, np.empty(n))
+    mu_near = _order_stats.mvs_threshold_near(expected, target, mu_full / 1.01, mu_full * 1.01,
+                                              np.empty(n), 1)
+    score = np.empty(n)
+    got = _order_stats.mvs_scores_threshold_near(g, h, h_scale, h_norm, score, target,
+                                                 mu_full / 1.01, mu_full * 1.01, np.empty(n),
+                                                 n_threads)
+    assert got == (mu_near, n_pos) and mu_near == pytest.approx(mu_full, rel=1e-12)
+    assert score.tobytes() == expected.tobytes()
+
+
+def test_mvs_scores_threshold_near_rejects_bad_input():
+    g, h, out = np.array([1.0, 2.0, 3.0]), np.ones(3), np.empty(3)
+    with pytest.raises(ValueError, match="hold n values"):
+        _order_stats.mvs_scores_threshold_near(g, h[:2], 1.0, 1.0, out, 1.0, 0.5, 1.5, out)
+    with pytest.raises(ValueError, match="h_norm"):
+        _order_stats.mvs_scores_threshold_near(g, h, 1.0, 0.0, out, 1.0, 0.5, 1.5, out)
+    with pytest.raises(ValueError, match="bracket"):
+        _order_stats.mvs_scores_threshold_near(g, h, 1.0, 1.0, out, 1.0, 0.0, 1.5, out)
+    with pytest.raises(ValueError, match="target"):
+        _order_stats.mvs_scores_threshold_near(g, h, 1.0, 1.0, out, 0.0, 0.5, 1.5, out)
+    # non-finite derivatives: the careful pass's answer, which raises there
+    g[1] = np.nan
+    assert _order_stats.mvs_scores_threshold_near(g, h, 1.0, 1.0, np.empty(3), 1.0, 0.5, 1.5,
+                                                  np.empty(3))[1] == -1
+    assert _order_stats.mvs_scores_threshold_near(np.empty(0), np.empty(0), 1.0, 1.0,
+                                                  np.empty(0), 1.0, 0.5, 1.5, np.empty(0))[1] == 0
+
+
 def test_goss_threshold_near_rejects_bad_input():
     g, h = np.array([1.0, np.nan, 2.0]), np.ones(3)
     with pytest.raises(ValueError, match="finite and non-negative"):

@@ -28,6 +28,7 @@ from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memmove
 
 from .common cimport bits_double, double_bits
+from .mvs_roots cimport mvs_check_roots, mvs_roots
 
 cdef enum:
     BUCKET_SHIFT = 48                  # keep the top 16 bits of a non-negative double
@@ -512,6 +513,19 @@ cdef enum:
     FROM_SCORES = 0                    # the scores are given
     GOSS_GH = 1                        # the scores are |g * h|, written as they are computed
     GOSS_G = 2                         # the scores are |g|, written as they are computed
+    MVS_ROOTS = 3                      # MVS's roots (mvs_roots.pxd), written and checked
+
+
+cdef struct MVSScoring:
+    # inputs: the hessian term's scale (see _sampling.mvs_scores)
+    double h_scale
+    double h_norm
+    double inv
+    bint divide
+    # outputs, over all rows: positive roots, huge or non-finite ones, underflowed ones
+    Py_ssize_t n_pos
+    Py_ssize_t n_big
+    Py_ssize_t n_unsafe
 
 
 cdef void _goss_scores(const double* g, const double* h, int source, double* score,
@@ -530,7 +544,7 @@ cdef Py_ssize_t _bracket_pass(const double* score, Py_ssize_t n, double lo, doub
                               double* out, Py_ssize_t* block_stats, double* block_sum,
                               bint sums, Py_ssize_t* n_above, bint* ok, int n_threads,
                               int source=FROM_SCORES, const double* g=NULL,
-                              const double* h=NULL) noexcept nogil:
+                              const double* h=NULL, MVSScoring* mvs=NULL) noexcept nogil:
     """One parallel pass over fixed blocks of rows: copy the scores in ``[lo, hi)`` to
     ``out``, in row order, and return their number. For block ``b`` (of ``nb``),
     ``block_stats[b]`` gets its candidates, ``block_stats[nb + b]`` its rows below ``lo``,
@@ -538,18 +552,34 @@ cdef Py_ssize_t _bracket_pass(const double* score, Py_ssize_t n, double lo, doub
     the sum of its scores below ``lo`` (four partial sums, see :func:`_bracket_block`, added
     in a fixed order). ``n_above`` gets the rows at or above ``hi``; ``ok``
     is False when a score is negative, NaN or infinite. With a GOSS ``source``, each block's
-    scores are first computed from ``g`` and ``h`` into ``score`` (then read from the cache)."""
+    scores are first computed from ``g`` and ``h`` into ``score`` (then read from the cache);
+    with ``MVS_ROOTS``, MVS's roots with the scale in ``mvs``, which gets their checks."""
     cdef Py_ssize_t nb = (n + BLOCK - 1) // BLOCK
-    cdef Py_ssize_t blk, start, k = 0
+    cdef Py_ssize_t blk, start, stop, k = 0, n_pos = 0, n_big = 0, n_unsafe = 0
+    cdef Py_ssize_t b_pos, b_big, b_unsafe
+    cdef uint64_t tiny_b = double_bits(ldexp(1.0, -510)), big_b = double_bits(ldexp(1.0, 970))
     cdef int bad = 0
     for blk in prange(nb, schedule="static", num_threads=n_threads):
         start = blk * BLOCK
-        if source != FROM_SCORES:
-            _goss_scores(g, h, source, <double*>score, start,
-                         start + BLOCK if start + BLOCK < n else n)
-        bad += _bracket_block(score, start, start + BLOCK if start + BLOCK < n else n, lo, hi,
-                              out, sums, block_stats + blk, block_stats + nb + blk,
-                              block_stats + 2 * nb + blk, block_sum + blk)
+        stop = start + BLOCK if start + BLOCK < n else n
+        b_pos = b_big = b_unsafe = 0
+        if source == MVS_ROOTS:
+            mvs_roots(g, h, mvs.h_scale, mvs.h_norm, mvs.inv, mvs.divide, <double*>score,
+                      start, stop)
+            mvs_check_roots(g, h, mvs.h_scale, mvs.h_norm, mvs.inv, mvs.divide, score, start,
+                            stop, tiny_b, big_b, &b_pos, &b_big, &b_unsafe)
+        elif source != FROM_SCORES:
+            _goss_scores(g, h, source, <double*>score, start, stop)
+        n_pos += b_pos
+        n_big += b_big
+        n_unsafe += b_unsafe
+        bad += _bracket_block(score, start, stop, lo, hi, out, sums, block_stats + blk,
+                              block_stats + nb + blk, block_stats + 2 * nb + blk,
+                              block_sum + blk)
+    if mvs != NULL:
+        mvs.n_pos = n_pos
+        mvs.n_big = n_big
+        mvs.n_unsafe = n_unsafe
     n_above[0] = 0
     for blk in range(nb):
         if k != blk * BLOCK:
@@ -682,22 +712,79 @@ def mvs_threshold_near(const double[::1] score, double target, double lo, double
     scratch : OUT float64 (n,) work buffer (overwritten).
     n_threads : OpenMP threads; the result does not depend on it.
     """
-    cdef Py_ssize_t n = score.shape[0], nb = (score.shape[0] + BLOCK - 1) // BLOCK
-    cdef Py_ssize_t b, i, m = 0, above = 0
-    cdef double mu = NAN, below_sum = 0.0, cand_sum = 0.0
     cdef bint ok = True
+    _check_bracket(lo, hi, score.shape[0], scratch.shape[0])
+    if not target > 0.0:
+        raise ValueError(f"target={target!r} must be positive")
+    if score.shape[0] == 0:             # no rows: the sum is 0 for every mu, never the target
+        return NAN
+    mu = _mvs_near(&score[0], score.shape[0], target, lo, hi, scratch, n_threads, &ok,
+                   FROM_SCORES, NULL, NULL, NULL)
+    _report(ok, False)
+    return mu
+
+
+def mvs_scores_threshold_near(const double[::1] gradient, const double[::1] hessian,
+                              double h_scale, double h_norm, double[::1] score, double target,
+                              double lo, double hi, double[::1] scratch, int n_threads=1):
+    """``_sampling.mvs_scores`` into ``score`` and :func:`mvs_threshold_near` of them, in one
+    pass: each block of rows is scored, checked and bracketed while it is in the cache.
+
+    The scores, their count of positive ones and ``mu`` are those of the two kernels run one
+    after the other, bit for bit, except in the rare cases that ``mvs_scores`` handles with a
+    pass of its own (a square that underflowed, a root of at least ``2^970``, a non-finite
+    one): then ``score`` is not final, and the caller runs ``mvs_scores`` (which raises on
+    non-finite scores) and the threshold kernels.
+
+    Parameters
+    ----------
+    gradient, hessian : IN float64 (n,).
+    h_scale, h_norm : as in ``_sampling.mvs_scores`` (``h_norm > 0``).
+    score : OUT float64 (n,).
+    target, lo, hi, scratch, n_threads : as in :func:`mvs_threshold_near`.
+
+    Returns
+    -------
+    (mu, n_pos) : ``mu`` as :func:`mvs_threshold_near` returns it (NaN: not inside the
+        bracket) and the number of positive scores; ``(nan, -1)`` in the rare cases above.
+    """
+    cdef Py_ssize_t n = gradient.shape[0]
+    cdef bint ok = True
+    cdef MVSScoring mvs
+    if hessian.shape[0] != n or score.shape[0] != n:
+        raise ValueError("gradient, hessian and score must hold n values")
+    if not h_norm > 0.0:
+        raise ValueError(f"h_norm={h_norm!r} must be positive")
     _check_bracket(lo, hi, n, scratch.shape[0])
     if not target > 0.0:
         raise ValueError(f"target={target!r} must be positive")
-    if n == 0:                          # no rows: the sum is 0 for every mu, never the target
-        return mu
+    if n == 0:
+        return NAN, 0
+    mvs.h_scale, mvs.h_norm = h_scale, h_norm
+    mvs.inv = 1.0 / h_norm
+    mvs.divide = not isfinite(mvs.inv)       # h_norm below ~1e-308: divide row by row
+    mu = _mvs_near(&score[0], n, target, lo, hi, scratch, n_threads, &ok, MVS_ROOTS,
+                   &gradient[0], &hessian[0], &mvs)
+    if not ok or mvs.n_big or mvs.n_unsafe:
+        return NAN, -1
+    return mu, mvs.n_pos
+
+
+cdef double _mvs_near(const double* score, Py_ssize_t n, double target, double lo, double hi,
+                      double[::1] scratch, int n_threads, bint* ok, int source,
+                      const double* g, const double* h, MVSScoring* mvs) except? -1.0:
+    """The body of :func:`mvs_threshold_near` and :func:`mvs_scores_threshold_near` (``n >
+    0``); ``ok`` is False when a score is negative, NaN or infinite (``mu`` is then NaN)."""
+    cdef Py_ssize_t nb = (n + BLOCK - 1) // BLOCK
+    cdef Py_ssize_t b, i, m = 0, above = 0
+    cdef double mu = NAN, below_sum = 0.0, cand_sum = 0.0
     cdef Py_ssize_t* per_block = NULL
     cdef double* block_sum = NULL
     _bracket_buffers(nb, &per_block, &block_sum)
     with nogil:
-        m = _bracket_pass(&score[0], n, lo, hi, &scratch[0], per_block, block_sum, True,
-                          &above, &ok, n_threads)
-        if ok:
+        m = _bracket_pass(score, n, lo, hi, &scratch[0], per_block, block_sum, True,
+                          &above, ok, n_threads, source, g, h, mvs)
+        if ok[0] and (mvs == NULL or (mvs.n_big == 0 and mvs.n_unsafe == 0)):
             for b in range(nb):
                 below_sum += block_sum[b]
             for i in range(m):
@@ -708,5 +795,4 @@ def mvs_threshold_near(const double[::1] score, double target, double lo, double
                 mu = _mvs_quickselect(&scratch[0], m, target, <double>above, below_sum)
     free(per_block)
     free(block_sum)
-    _report(ok, False)
     return mu

@@ -18,6 +18,7 @@ from libc.string cimport memcpy
 
 from .common cimport double_bits, idx_t
 from .counter_rng cimport draw32, high32, low32, splitmix64
+from .mvs_roots cimport mvs_check_roots, mvs_hessian_term, mvs_roots
 
 cdef extern from *:
     """
@@ -264,32 +265,6 @@ cdef double _abs_sum(const double* x, Py_ssize_t start, Py_ssize_t stop) noexcep
     return (s0 + s1) + (s2 + s3)
 
 
-cdef inline double _hessian_term(double h, double h_norm, double inv, double h_scale,
-                                 bint divide) noexcept nogil:
-    """``h_scale * h / h_norm`` (by the reciprocal ``inv`` unless it overflowed)."""
-    return (h / h_norm) * h_scale if divide else (h * inv) * h_scale
-
-
-cdef void _roots(const double* gradient, const double* hessian, double h_scale,
-                 double h_norm, double inv, bint divide, double* out, Py_ssize_t start,
-                 Py_ssize_t stop) noexcept nogil:
-    """``out[i] = sqrt(g_i^2 + a_i^2)``, ``a_i`` the hessian term, for rows ``start ..
-    stop``: nothing else in the loop, so it vectorises (the build's -fno-math-errno lets the
-    square root be one instruction)."""
-    cdef Py_ssize_t i
-    cdef double g, a
-    if divide:                          # one loop per case: no choice inside the loop
-        for i in range(start, stop):
-            g = gradient[i]
-            a = _hessian_term(hessian[i], h_norm, inv, h_scale, True)
-            out[i] = sqrt(g * g + a * a)
-    else:
-        for i in range(start, stop):
-            g = gradient[i]
-            a = _hessian_term(hessian[i], h_norm, inv, h_scale, False)
-            out[i] = sqrt(g * g + a * a)
-
-
 def mvs_scores(const double[::1] gradient, const double[::1] hessian, double h_scale,
                double h_norm, double[::1] out, int n_threads=1):
     """``out = sqrt(g^2 + (h_scale * h / h_norm)^2)`` (parallel), i.e. MVS's
@@ -316,10 +291,9 @@ def mvs_scores(const double[::1] gradient, const double[::1] hessian, double h_s
         positive.
     """
     cdef Py_ssize_t i, n = gradient.shape[0], n_pos = 0, n_unsafe = 0, n_big = 0
-    cdef Py_ssize_t blk, lo, hi, nb = _n_blocks(gradient.shape[0])
+    cdef Py_ssize_t blk, lo, hi, nb = _n_blocks(gradient.shape[0]), b_pos, b_big, b_unsafe
     cdef double g, a, r, m, q, total = 0.0
-    cdef double tiny = ldexp(1.0, -510)
-    cdef uint64_t u, tiny_b = double_bits(ldexp(1.0, -510)), big_b = double_bits(ldexp(1.0, 970))
+    cdef uint64_t tiny_b = double_bits(ldexp(1.0, -510)), big_b = double_bits(ldexp(1.0, 970))
     cdef double inv = 1.0 / h_norm if h_norm > 0.0 else 0.0
     cdef bint divide = not isfinite(inv)        # h_norm below ~1e-308: divide row by row
     if hessian.shape[0] != n or out.shape[0] < n:
@@ -332,15 +306,12 @@ def mvs_scores(const double[::1] gradient, const double[::1] hessian, double h_s
         for blk in prange(nb, schedule="static", num_threads=n_threads):
             lo = blk * BLOCK
             hi = lo + BLOCK if lo + BLOCK < n else n
-            _roots(&gradient[0], &hessian[0], h_scale, h_norm, inv, divide, &out[0], lo, hi)
-            for i in range(lo, hi):
-                u = double_bits(out[i])           # >= 0 or NaN: the bits order the values
-                n_pos += u != 0
-                n_big += u >= big_b
-                if u < tiny_b:              # rare: lost to underflow if a term is not zero
-                    g = gradient[i]
-                    a = _hessian_term(hessian[i], h_norm, inv, h_scale, divide)
-                    n_unsafe += fabs(g) + fabs(a) > 0.0
+            mvs_roots(&gradient[0], &hessian[0], h_scale, h_norm, inv, divide, &out[0], lo, hi)
+            mvs_check_roots(&gradient[0], &hessian[0], h_scale, h_norm, inv, divide, &out[0],
+                            lo, hi, tiny_b, big_b, &b_pos, &b_big, &b_unsafe)
+            n_pos += b_pos
+            n_big += b_big
+            n_unsafe += b_unsafe
         if n_big:                           # a root >= 2^970 (or inf, NaN): is the sum finite?
             for i in range(n):
                 total += out[i]
@@ -349,7 +320,7 @@ def mvs_scores(const double[::1] gradient, const double[::1] hessian, double h_s
             total = 0.0
             for i in prange(n, schedule="static", num_threads=n_threads):
                 g = fabs(gradient[i])
-                a = fabs(_hessian_term(hessian[i], h_norm, inv, h_scale, divide))
+                a = fabs(mvs_hessian_term(hessian[i], h_norm, inv, h_scale, divide))
                 m = g if g > a else a
                 q = (a if g > a else g) / (m if m > 0.0 else 1.0)
                 r = m * sqrt(1.0 + q * q)
