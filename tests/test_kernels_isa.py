@@ -23,6 +23,8 @@ from reference.strategies import KERNEL_SETTINGS, binned_data
 
 from test_kernels_predictor import _ensemble, depthwise_tree, oblivious_tree
 
+FL = dict(allow_nan=False, allow_infinity=False, allow_subnormal=False)
+
 
 def _variants(name):
     if not _cpu.has_avx2():
@@ -100,8 +102,6 @@ def test_exp_is_bit_identical(x):
     avx2.exp_nonpositive(x, b)
     assert_same_bits(a, b, "exp")
 
-
-FL = dict(allow_nan=False, allow_infinity=False, allow_subnormal=False)
 
 
 @KERNEL_SETTINGS
