@@ -109,8 +109,13 @@ class BuildExt(build_ext):
             flags = isa_flags(isa)
             if flags is None:
                 self.extensions = [e for e in self.extensions if e not in variant]
-            for ext in variant if flags else ():
+                continue
+            for ext in variant:
                 ext.extra_compile_args += flags
+            # _cpu asks the CPU with __builtin_cpu_supports only where the probe built it
+            for ext in self.extensions:
+                if ext.name == "boostlib._kernels._cpu":
+                    ext.define_macros.append(("BOOSTLIB_CPU_PROBE", "1"))
         for ext in self.extensions:
             if flag:
                 ext.extra_compile_args.append(flag)
