@@ -208,7 +208,7 @@ def test_mvs_scores_threshold_near_scores_and_solves_in_one_pass(g, data, f_lo, 
         n_pos_ref = _sampling.mvs_scores(g, h, h_scale, h_norm, expected_score)
     except ValueError:
         n_pos_ref = None                    # scores that do not sum to a finite number
-    target = data.draw(st.floats(0.05, 0.95)) * max(n_pos_ref or 1, 1)
+    target = data.draw(st.floats(0.05, 0.95)) * (n_pos_ref or 1)
     centre = data.draw(st.sampled_from([1.0, float(np.max(expected_score))
                                         if n_pos_ref else 1.0]))
     assume(0 < centre < 1e300)
