@@ -1,4 +1,5 @@
-"""Differential tests of the binning kernel and BinMapper against ``np.searchsorted``."""
+"""Differential tests of the binning kernels and BinMapper against ``np.searchsorted``,
+``np.sort`` and ``np.percentile``."""
 import warnings
 
 import numpy as np
@@ -7,7 +8,7 @@ from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 from boostlib._kernels import _binning
-from boostlib.binning import BinMapper
+from boostlib.binning import BinMapper, _midpoint_percentiles
 from reference import kernels as ref
 from reference.strategies import KERNEL_SETTINGS, MAX_BINS_CHOICES
 
@@ -106,6 +107,163 @@ def test_map_to_bins_rejects_bad_arguments():
                              np.empty((2, 4), np.uint8), 1)
     with pytest.raises(ValueError):
         _binning.map_to_bins(X, table[:1], n_borders, 3, np.empty((2, 4), np.uint8), 1)
+
+
+# --------------------------------------------------------------------------------------------
+# sorted_sample: each feature's sorted values, what the borders come from
+# --------------------------------------------------------------------------------------------
+
+SPECIAL = [np.nan, 0.0, -0.0, np.inf, -np.inf, 5e-324, -5e-324, 2.2250738585072014e-308,
+           1.7976931348623157e308, -1.7976931348623157e308, 1.0, -1.0, 1.5, 0.1]
+
+
+@st.composite
+def sample_inputs(draw, max_rows=400, max_features=4):
+    """A matrix mixing special values (NaN, signed zeros, infinities, subnormals, the
+    extremes), repeated values and random floats of every sign and exponent, and a list of
+    rows (empty: all rows; else any order, repeats allowed)."""
+    n_rows = draw(st.integers(1, max_rows))
+    n_features = draw(st.integers(1, max_features))
+    X = np.empty((n_rows, n_features))
+    for f in range(n_features):
+        kind = draw(st.sampled_from(["mixed", "special", "constant", "nan", "floats"]))
+        floats = draw(hnp.arrays(np.float64, n_rows, elements=st.floats(
+            allow_nan=True, allow_infinity=True, allow_subnormal=True)))
+        idx = draw(hnp.arrays(np.int64, n_rows, elements=st.integers(0, len(SPECIAL) - 1)))
+        special = np.asarray(SPECIAL)[idx]
+        if kind == "mixed":
+            X[:, f] = np.where(draw(hnp.arrays(np.bool_, n_rows)), special, floats)
+        elif kind == "special":
+            X[:, f] = special
+        elif kind == "constant":
+            X[:, f] = special[0]
+        elif kind == "nan":
+            X[:, f] = np.nan
+        else:
+            X[:, f] = floats
+    if draw(st.booleans()):
+        rows = np.empty(0, dtype=np.intp)
+    else:
+        rows = draw(hnp.arrays(np.intp, draw(st.integers(1, 2 * n_rows)),
+                               elements=st.integers(0, n_rows - 1)))
+    return X, rows
+
+
+@KERNEL_SETTINGS
+@given(data=sample_inputs(), n_threads=st.sampled_from([1, 2, 3]),
+       order=st.sampled_from(["C", "F", "strided"]))
+def test_sorted_sample_matches_numpy_sort(data, n_threads, order):
+    X, rows = data
+    expected = ref.sorted_sample(X, rows)
+    if order == "F":
+        X = np.asfortranarray(X)
+    elif order == "strided":
+        wide = np.full((X.shape[0], 2 * X.shape[1]), 12345.0)
+        wide[:, 1::2] = X
+        X = wide[:, 1::2]
+    m = rows.size or X.shape[0]
+    out = np.full((X.shape[1], m), 7.0)
+    counts = np.full(X.shape[1], -1, dtype=np.intp)
+    _binning.sorted_sample(X, rows, out, counts, n_threads)
+    for f, e in enumerate(expected):
+        got = out[f, :counts[f]]
+        # bit for bit: the values, their order and the signs of zero (all +0.0)
+        np.testing.assert_array_equal(got.view(np.uint64), e.view(np.uint64))
+
+
+def test_sorted_sample_radix_passes_on_long_columns():
+    # every digit of the sort varies (random doubles of both signs and many exponents), one
+    # digit only varies (values sharing all but the low bits), and none does (a constant):
+    # thousands of rows, so the passes and the skip of uniform digits are all exercised
+    rng = np.random.default_rng(11)
+    n = 5000
+    X = np.column_stack([
+        rng.normal(size=n) * 10.0 ** rng.integers(-300, 300, n),
+        (1.0 + rng.integers(0, 2000, n) * np.finfo(float).eps),
+        np.full(n, -3.25),
+        np.where(rng.random(n) < 0.3, np.nan, rng.standard_cauchy(n)),
+    ])
+    rows = rng.integers(0, n, 3 * n).astype(np.intp)
+    for r in (np.empty(0, dtype=np.intp), rows):
+        out = np.empty((4, r.size or n))
+        counts = np.empty(4, dtype=np.intp)
+        _binning.sorted_sample(X, r, out, counts, 2)
+        for f, e in enumerate(ref.sorted_sample(X, r)):
+            np.testing.assert_array_equal(out[f, :counts[f]].view(np.uint64), e.view(np.uint64))
+
+
+def test_sorted_sample_does_not_depend_on_threads():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(20000, 9))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    outs = []
+    for t in (1, 2, 4):
+        out = np.empty((9, 20000))
+        counts = np.empty(9, dtype=np.intp)
+        _binning.sorted_sample(X, np.empty(0, dtype=np.intp), out, counts, t)
+        outs.append([out[f, :counts[f]].copy() for f in range(9)])
+    for other in outs[1:]:
+        for a, b in zip(outs[0], other):
+            np.testing.assert_array_equal(a.view(np.uint64), b.view(np.uint64))
+
+
+def test_sorted_sample_rejects_bad_arguments():
+    X = np.zeros((5, 2))
+    none = np.empty(0, dtype=np.intp)
+    with pytest.raises(ValueError, match="out must have shape"):
+        _binning.sorted_sample(X, none, np.empty((2, 4)), np.empty(2, np.intp), 1)
+    with pytest.raises(ValueError, match="counts must have 2"):
+        _binning.sorted_sample(X, none, np.empty((2, 5)), np.empty(3, np.intp), 1)
+    for bad in ([0, 5], [-1, 2]):
+        with pytest.raises(ValueError, match=r"rows must be in \[0, 5\)"):
+            _binning.sorted_sample(X, np.array(bad, dtype=np.intp), np.empty((2, 2)),
+                                   np.empty(2, np.intp), 2)
+    counts = np.full(2, 9, dtype=np.intp)       # no rows at all: no values
+    _binning.sorted_sample(np.zeros((0, 2)), none, np.empty((2, 0)), counts, 1)
+    np.testing.assert_array_equal(counts, [0, 0])
+
+
+@st.composite
+def sorted_values(draw):
+    """Sorted finite values with repeats, from 1 to 600 of them."""
+    n = draw(st.integers(1, 600))
+    pool = draw(st.lists(st.floats(-1e300, 1e300, **FINITE), min_size=1, max_size=50))
+    idx = draw(hnp.arrays(np.int64, n, elements=st.integers(0, len(pool) - 1)))
+    return np.sort(np.asarray(pool)[idx] + 0.0)
+
+
+@KERNEL_SETTINGS
+@given(values=sorted_values(), max_bins=st.sampled_from(MAX_BINS_CHOICES))
+def test_midpoint_percentiles_match_numpy_bit_for_bit(values, max_bins):
+    q = np.linspace(0, 100, max_bins + 1)[1:-1]
+    with np.errstate(over="ignore", invalid="ignore"):
+        expected = np.percentile(values, q, method="midpoint")
+    got = _midpoint_percentiles(values, q)
+    finite = np.isfinite(expected)             # NumPy's overflow: see the next test
+    np.testing.assert_array_equal(got[finite].view(np.uint64),
+                                  expected[finite].view(np.uint64))
+    assert np.all(np.isfinite(got))
+
+
+def test_midpoint_percentiles_round_as_numpy():
+    # a pair whose two midpoint formulas round apart: a + (b - a) / 2 is one ulp below
+    # NumPy's b - (b - a) / 2, which is the one to reproduce
+    a, b = -1.3210486329130187e-06, 0.001257302210933933
+    assert a + (b - a) * 0.5 != b - (b - a) * 0.5
+    v = np.array([a, b])
+    q = np.array([50.0])
+    assert _midpoint_percentiles(v, q)[0] == np.percentile(v, q, method="midpoint")[0]
+
+
+def test_midpoint_percentiles_where_numpy_overflows():
+    # neighbours whose difference overflows: NumPy returns NaN (whole index) or -inf; the
+    # percentile is the lower value, or the mean of the halves, both between the neighbours
+    v = np.array([-1.7e308] * 3 + [1.7e308] * 2)
+    q = np.array([25.0, 50.0, 62.5])            # virtual indexes 1, 2, 2.5
+    with np.errstate(over="ignore", invalid="ignore"):
+        numpy_says = np.percentile(v, q, method="midpoint")
+    assert not np.all(np.isfinite(numpy_says))
+    np.testing.assert_array_equal(_midpoint_percentiles(v, q), [-1.7e308, -1.7e308, 0.0])
 
 
 # --------------------------------------------------------------------------------------------
@@ -223,6 +381,35 @@ def test_bin_mapper_more_values_than_bins(max_bins):
         assert used.size == bm.n_bins_nonmissing_[f]
         counts = np.bincount(binned[f][binned[f] != max_bins])
         assert counts.max() <= 2 * (counts.sum() / bm.n_bins_nonmissing_[f]) + 2
+
+
+def test_bin_mapper_ignores_the_sign_of_zero():
+    # -0.0 and 0.0 are one value: the same bin, and no border is -0.0 (quantile or not)
+    X = np.column_stack([np.tile([-0.0, 0.0, 1.0], 200),
+                         np.concatenate([np.full(500, -0.0), np.arange(100.0)])])
+    for max_bins in (2, 255):
+        bm = BinMapper(max_bins=max_bins).fit(X)
+        binned = bm.transform(X)
+        assert binned[0, 0] == binned[0, 1]
+        for b in bm.borders_:
+            assert not np.any((b == 0) & np.signbit(b))
+
+
+@pytest.mark.parametrize("subsample", [0, -3, 2.5, True, "100"])
+def test_bin_mapper_rejects_bad_subsample(subsample):
+    with pytest.raises(ValueError, match="subsample="):
+        BinMapper(subsample=subsample)
+
+
+def test_bin_mapper_subsample_draws_rows_from_rng():
+    # above ``subsample`` rows, the borders come from the rows the generator draws: the same
+    # generator state gives the same borders, and they are those of those rows
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(3000, 2))
+    a = BinMapper(16, subsample=500).fit(X, np.random.default_rng(9), n_threads=2)
+    rows = np.sort(np.random.default_rng(9).choice(3000, 500, replace=False))
+    for f in range(2):
+        np.testing.assert_array_equal(a.borders_[f], ref.feature_borders(X[rows, f], 16))
 
 
 def test_bin_mapper_one_row_one_feature():

@@ -66,6 +66,21 @@ def test_inf_in_X_rejected_nan_accepted():
         m.predict(Xi)
 
 
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("where", [0, 65535, 65536, 99999])
+@pytest.mark.parametrize("value", [np.inf, -np.inf])
+def test_check_X_finds_an_infinity_in_any_slice_of_rows(order, where, value):
+    # check_X tests a slice of rows at a time (65536 values): an infinity in the first or
+    # last row of a slice, or in the last row of all, is found in either memory order
+    from boostlib._validation import check_X
+    Xb = np.zeros((100000, 2), order=order)
+    Xb[::7, 0] = np.nan
+    check_X(Xb)
+    Xb[where, 1] = value
+    with pytest.raises(ValueError, match="Input X contains infinity"):
+        check_X(Xb)
+
+
 @pytest.mark.parametrize("bad", [np.nan, np.inf])
 def test_non_finite_y_rejected(bad):
     y = X[:, 0].copy()

@@ -1,11 +1,24 @@
-"""Map raw float features to bin indices (the uint8 matrix every other kernel reads)."""
-from cython.parallel cimport prange
+"""Binning kernels: each feature's sorted sample (where the borders come from), and the map
+from raw float features to bin indices (the uint8 matrix every other kernel reads)."""
+from cython.parallel cimport parallel, prange
 from libc.math cimport isnan
+from libc.stdint cimport uint64_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
 
-from .common cimport bin_t, idx_t, block_stop
+from .common cimport bin_t, idx_t, block_stop, double_bits
 
 cdef enum:
     BLOCK = 256
+
+cdef enum:
+    GATHER_BLOCK = 512      # rows per block of the sample's transposing copy
+    RADIX_BITS = 11         # the sort's digits: 6 of 11 bits (the last one 9) cover 64 bits
+    RADIX = 1 << 11
+    N_DIGITS = 6
+
+cdef uint64_t SIGN = (<uint64_t>1) << 63
+cdef uint64_t EXP_ALL = <uint64_t>0x7FF0000000000000     # NaN: above this, sign cleared
 
 
 def map_to_bins(const double[:, :] X, const double[:, ::1] borders,
@@ -80,3 +93,128 @@ cdef void _bin_block(const char* column, Py_ssize_t row_stride, Py_ssize_t start
         x = xs[j]
         out[(start + j) * out_stride] = <bin_t> (
             missing_bin if isnan(x) else pos[j] + (border[pos[j]] < x))
+
+
+def sorted_sample(const double[:, :] X, const Py_ssize_t[::1] rows, double[:, ::1] out,
+                  Py_ssize_t[::1] counts, int n_threads):
+    """Every feature's non-missing values over ``rows``, sorted: what the borders come from.
+
+    Two passes. The sample's values are copied feature-major into ``out``, by blocks of rows
+    in parallel (each block's rows are read once, from the cache, for all the features).
+    Then each feature's values (features in parallel) lose their NaNs and are sorted by a
+    least-significant-digit radix sort of their IEEE-754 bits, mapped to unsigned integers
+    in the order of the values (6 passes of 11 bits at most; a pass whose digit is the same
+    for every value is skipped). The sign of zero is dropped: -0.0 is sorted (and returned)
+    as 0.0. The result does not depend on ``n_threads``.
+
+    Parameters
+    ----------
+    X : IN float64 (n_rows, n_features), any memory order.
+    rows : IN intp (m,) the rows to take, in any order, each in ``[0, n_rows)``; empty for
+        every row (``m = n_rows``).
+    out : OUT float64 (n_features, m): ``out[f, :counts[f]]`` is feature ``f``'s sorted
+        values (the rest is scratch).
+    counts : OUT intp (n_features,) the non-missing values per feature.
+    n_threads : OpenMP threads.
+    """
+    cdef Py_ssize_t n_rows = X.shape[0], n_features = X.shape[1]
+    cdef bint every_row = rows.shape[0] == 0
+    cdef Py_ssize_t m = n_rows if every_row else rows.shape[0]
+    cdef Py_ssize_t n_blocks = (m + GATHER_BLOCK - 1) // GATHER_BLOCK
+    cdef Py_ssize_t blk, f, j, j0, j1, r, bad = 0, failed = 0
+    cdef uint64_t* scratch
+    cdef Py_ssize_t* hist
+    if out.shape[0] != n_features or out.shape[1] != m:
+        raise ValueError(f"out must have shape ({n_features}, {m}): one row per feature and "
+                         "one column per sampled row")
+    if counts.shape[0] != n_features:
+        raise ValueError(f"counts must have {n_features} entries, one per feature")
+    if m == 0 or n_features == 0:
+        for f in range(n_features):
+            counts[f] = 0
+        return
+    cdef const char* x0 = <const char*> &X[0, 0]
+    cdef Py_ssize_t s0 = X.strides[0], s1 = X.strides[1]
+    with nogil:
+        for blk in prange(n_blocks, schedule="static", num_threads=n_threads):
+            j0 = blk * GATHER_BLOCK
+            j1 = block_stop(blk, GATHER_BLOCK, m)
+            for j in range(j0, j1):             # the rows are checked once
+                r = j if every_row else rows[j]
+                bad += (r < 0) | (r >= n_rows)
+            for f in range(n_features):
+                for j in range(j0, j1):
+                    r = j if every_row else rows[j]
+                    r = r if 0 <= r < n_rows else 0        # never read outside X
+                    out[f, j] = (<const double*>(x0 + r * s0 + f * s1))[0]
+    if bad:
+        raise ValueError(f"rows must be in [0, {n_rows}), the rows of X")
+    with nogil, parallel(num_threads=n_threads):
+        scratch = <uint64_t*>malloc(m * sizeof(uint64_t))
+        hist = <Py_ssize_t*>malloc(N_DIGITS * RADIX * sizeof(Py_ssize_t))
+        for f in prange(n_features, schedule="dynamic"):
+            if scratch == NULL or hist == NULL:
+                failed += 1
+            else:
+                counts[f] = _sort_values(&out[f, 0], m, scratch, hist)
+        free(scratch)
+        free(hist)
+    if failed:
+        raise MemoryError("sorted_sample: no memory for the sort's work arrays")
+
+
+cdef inline uint64_t _key(uint64_t bits) noexcept nogil:
+    # the unsigned integer whose order is the order of the (non-NaN) values: negatives have
+    # every bit flipped, the others their sign bit set
+    return bits ^ ((<uint64_t>0 - (bits >> 63)) | SIGN)
+
+
+cdef inline uint64_t _unkey(uint64_t key) noexcept nogil:
+    return key ^ (((key >> 63) - 1) | SIGN)
+
+
+cdef Py_ssize_t _sort_values(double* values, Py_ssize_t m, uint64_t* scratch,
+                             Py_ssize_t* hist) noexcept nogil:
+    """Drop the NaNs of ``values[:m]``, sort the rest in place (-0.0 as 0.0), return their
+    count. ``scratch``: m words; ``hist``: N_DIGITS * RADIX counters."""
+    cdef uint64_t* keys = <uint64_t*>values      # the keys overwrite the values they replace
+    cdef uint64_t* src = keys
+    cdef uint64_t* dst = scratch
+    cdef uint64_t* tmp
+    cdef uint64_t bits, k
+    cdef Py_ssize_t i, c = 0, d, b, total, shift
+    for i in range(N_DIGITS * RADIX):
+        hist[i] = 0
+    for i in range(m):
+        bits = double_bits(values[i])
+        bits = 0 if bits == SIGN else bits      # -0.0 is 0.0
+        k = _key(bits)
+        keys[c] = k                             # c <= i: this value was read already
+        c += (bits & ~SIGN) <= EXP_ALL          # NaN: not kept
+    for i in range(c):
+        k = keys[i]
+        for d in range(N_DIGITS):
+            hist[d * RADIX + ((k >> (d * RADIX_BITS)) & (RADIX - 1))] += 1
+    if c == 0:
+        return 0
+    for d in range(N_DIGITS):
+        shift = d * RADIX_BITS
+        if hist[d * RADIX + ((src[0] >> shift) & (RADIX - 1))] == c:
+            continue                            # one digit value: the pass keeps the order
+        total = 0
+        for b in range(RADIX):                  # counts to starting positions
+            i = hist[d * RADIX + b]
+            hist[d * RADIX + b] = total
+            total += i
+        for i in range(c):
+            k = src[i]
+            b = d * RADIX + ((k >> shift) & (RADIX - 1))
+            dst[hist[b]] = k
+            hist[b] += 1
+        tmp = src
+        src = dst
+        dst = tmp
+    for i in range(c):
+        bits = _unkey(src[i])
+        memcpy(&values[i], &bits, sizeof(double))
+    return c

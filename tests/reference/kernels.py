@@ -41,9 +41,11 @@ def feature_borders(col: np.ndarray, max_bins: int) -> np.ndarray:
     """Borders of one feature, from the definition: with at most ``max_bins`` distinct
     non-missing values, the midpoint of each pair of neighbours (the lower value where the
     midpoint rounds onto the upper one); otherwise the distinct ``max_bins - 1`` evenly
-    spaced percentiles of the values (NumPy's ``"midpoint"`` method)."""
+    spaced percentiles of the values (NumPy's ``"midpoint"`` method; where its interpolation
+    overflows, the lower neighbour for a whole index, else the mean of the two halves). The
+    sign of zero is ignored: -0.0 counts as 0.0."""
     col = np.asarray(col, dtype=np.float64)
-    values = col[~np.isnan(col)]
+    values = col[~np.isnan(col)] + 0.0        # -0.0 + 0.0 is 0.0
     if values.size == 0:
         return np.empty(0)
     distinct = np.unique(values)
@@ -55,7 +57,22 @@ def feature_borders(col: np.ndarray, max_bins: int) -> np.ndarray:
             borders.append(lo if mid >= hi else mid)
         return np.array(borders, dtype=np.float64)
     q = np.linspace(0, 100, max_bins + 1)[1:-1]
-    return np.unique(np.percentile(values, q, method="midpoint"))
+    with np.errstate(over="ignore", invalid="ignore"):
+        p = np.percentile(values, q, method="midpoint")
+    for j in np.flatnonzero(~np.isfinite(p)):
+        s = np.sort(values)
+        m = (values.size - 1) * (q[j] / 100)
+        lo, hi = s[int(np.floor(m))], s[int(np.ceil(m))]
+        p[j] = lo if np.floor(m) == np.ceil(m) else lo * 0.5 + hi * 0.5
+    return np.unique(p)
+
+
+def sorted_sample(X: np.ndarray, rows: np.ndarray) -> list:
+    """Each feature's non-missing values over ``rows`` (all rows when empty), sorted, -0.0
+    as 0.0."""
+    X = np.asarray(X, dtype=np.float64)
+    sub = X if len(rows) == 0 else X[np.asarray(rows)]
+    return [np.sort(c[~np.isnan(c)] + 0.0) for c in sub.T]
 
 
 def bin_of_value(x: float, borders: np.ndarray, missing_bin: int) -> int:
