@@ -218,6 +218,9 @@ def test_sorted_sample_rejects_bad_arguments():
         with pytest.raises(ValueError, match=r"rows must be in \[0, 5\)"):
             _binning.sorted_sample(X, np.array(bad, dtype=np.intp), np.empty((2, 2)),
                                    np.empty(2, np.intp), 2)
+    with pytest.raises(ValueError, match="X has no rows"):
+        _binning.sorted_sample(np.zeros((0, 2)), np.array([0], dtype=np.intp),
+                               np.empty((2, 1)), np.empty(2, np.intp), 1)
     counts = np.full(2, 9, dtype=np.intp)       # no rows at all: no values
     _binning.sorted_sample(np.zeros((0, 2)), none, np.empty((2, 0)), counts, 1)
     np.testing.assert_array_equal(counts, [0, 0])

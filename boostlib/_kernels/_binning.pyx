@@ -133,6 +133,8 @@ def sorted_sample(const double[:, :] X, const Py_ssize_t[::1] rows, double[:, ::
         for f in range(n_features):
             counts[f] = 0
         return
+    if n_rows == 0:
+        raise ValueError("rows must be in [0, 0), the rows of X: X has no rows")
     cdef const char* x0 = <const char*> &X[0, 0]
     cdef Py_ssize_t s0 = X.strides[0], s1 = X.strides[1]
     with nogil:
