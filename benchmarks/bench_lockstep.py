@@ -153,14 +153,13 @@ def _run_child(i: int, name: str, sampler: Optional[str], policy: str, data_dir:
     clock.take()
     model.fit(X, y)
     clock.stop()
-    fit_tree.last = 1 << 62     # no turn ends in the predictions' binning
     del X, y
     # still holding the token: the test predictions do not compete with the others' turns
     Xt = np.load(os.path.join(data_dir, "X_test.npy"))
     yt = np.load(os.path.join(data_dir, "y_test.npy"))
     logloss = float(log_loss(yt, np.clip(proba(model, Xt), 1e-15, 1 - 1e-15)))  # as bench_peers
     clock.leave()
-    result = dict(name=name, held=clock.held, logloss=logloss, setup_turns=SETUP_TURNS)
+    result = dict(name=name, held=clock.held, logloss=logloss)
     if phases:
         result["phases"] = dict(TIMES)
     out.put(("result", i, result))
