@@ -59,8 +59,8 @@ def feature_borders(col: np.ndarray, max_bins: int) -> np.ndarray:
     q = np.linspace(0, 100, max_bins + 1)[1:-1]
     with np.errstate(over="ignore", invalid="ignore"):
         p = np.percentile(values, q, method="midpoint")
+    s = np.sort(values)
     for j in np.flatnonzero(~np.isfinite(p)):
-        s = np.sort(values)
         m = (values.size - 1) * (q[j] / 100)
         lo, hi = s[int(np.floor(m))], s[int(np.ceil(m))]
         p[j] = lo if np.floor(m) == np.ceil(m) else lo * 0.5 + hi * 0.5
