@@ -81,7 +81,7 @@ def parser(description: str) -> argparse.ArgumentParser:
 def code_sign_agbm(momentum: float):
     """AGBM with the corrected residual's sign of the paper's published code
     (``agbt.py``: ``c = r - (m+1)/(m+2) (c_prev - b2_prev)``), not the paper's ``+``."""
-    from boostlib.agbm import AGBM
+    from boostlib.builtin.agbm import AGBM
 
     class AGBMCodeSign(AGBM):
         CORRECTION_SIGN = -1.0

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from agbm_common import code_sign_agbm, load, n_iterations, parser  # noqa: E402
 
 from boostlib import BoostRegressor  # noqa: E402
-from boostlib.agbm import AGBM, AGBMR, VAGBM  # noqa: E402
+from boostlib.builtin.agbm import AGBM, AGBMR, VAGBM  # noqa: E402
 
 GAMMAS = (0.3, 0.1, 0.05)
 BLOW_UP = 1e6

@@ -118,7 +118,8 @@ def _run_child(i: int, name: str, sampler: Optional[str], policy: str, data_dir:
                cfg: Dict[str, Any], clock: Clock, phases: bool, out) -> None:
     from sklearn.metrics import log_loss
 
-    from boostlib import binning, boosting
+    from boostlib.engine import binning
+from boostlib.engine import boosting
     if phases:      # the engine steps' timers of bench_tree_phases.py, summed over the fit
         from bench_tree_phases import TIMES, install_timers
         install_timers()

@@ -24,8 +24,8 @@ from bench_peers import make_data  # noqa: E402
 
 import boostlib  # noqa: E402
 from boostlib import _plugin_checks as checks  # noqa: E402
-from boostlib.losses import LogLoss  # noqa: E402
-from boostlib.samplers import MVSSampler  # noqa: E402
+from boostlib.builtin.losses import LogLoss  # noqa: E402
+from boostlib.builtin.samplers import MVSSampler  # noqa: E402
 
 
 def _fit_seconds(X, y, args, how: str) -> float:

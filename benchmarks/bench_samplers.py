@@ -17,7 +17,7 @@ from typing import List, Optional
 
 import numpy as np
 
-from boostlib.samplers import GOSSSampler, MVSSampler, UniformSampler
+from boostlib.builtin.samplers import GOSSSampler, MVSSampler, UniformSampler
 
 
 class _Fit:

@@ -3,17 +3,28 @@
 Public API::
 
     from boostlib import BoostClassifier, BoostRegressor, load_model, available, create
+    from boostlib import Dataset, train, Model          # the engine layer
+
+Layers (each imports only those listed before it): ``_kernels`` (Cython) -> ``plugin`` (hook
+specs, registry, checks, testing kit) -> ``builtin`` (losses, samplers, update rules) and
+``engine`` (binning, trees, grower, ensemble, boosting context and loop) -> ``io`` (model
+files, tables) -> ``engine.model`` / ``engine.training`` (``Model``, ``train``) ->
+``frontend`` (estimators, command line, plotting).
 """
 from typing import Any
 
-from .estimators import BoostClassifier, BoostRegressor
-from .model_io import ModelFileError
-from .hookspecs import hookimpl
-from .registry import PluginError, available, create
+from .engine.dataset import Dataset
+from .engine.model import Model
+from .engine.training import train
+from .frontend.estimators import BoostClassifier, BoostRegressor
+from .io.model_files import ModelFileError
+from .plugin.hookspecs import hookimpl
+from .plugin.registry import PluginError, available, create
 
 __version__ = "0.1.0"
 
-__all__ = ["BoostClassifier", "BoostRegressor", "load_model", "available", "create",
+__all__ = ["BoostClassifier", "BoostRegressor", "Dataset", "train", "Model", "load_model",
+           "available", "create",
            "hookimpl", "PluginError", "ModelFileError", "__version__"]
 
 
@@ -30,5 +41,5 @@ def load_model(path: Any):
     BoostClassifier or BoostRegressor
         The estimator, predicting bit-identically to the one that was saved.
     """
-    from .model_io import load_estimator
+    from .frontend.estimator_files import load_estimator
     return load_estimator(path)

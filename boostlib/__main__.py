@@ -1,6 +1,6 @@
 """``python -m boostlib`` runs the command line."""
 import sys
 
-from .cli import main
+from .frontend.cli import main
 
 sys.exit(main())

@@ -106,7 +106,7 @@ nitpick_ignore_regex = [
 # -- pages written by others, included when present --------------------------------------------
 #: Toctree entries of docs/index.md and modules of docs/api.rst that may not exist yet.
 OPTIONAL_PAGES = ("callbacks", "sglb", "agbm", "model_files", "cli")
-OPTIONAL_MODULES = ("boostlib.sglb", "boostlib.agbm")
+OPTIONAL_MODULES = ("boostlib.builtin.sglb", "boostlib.builtin.agbm")
 
 
 def _page_exists(name: str) -> bool:

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from boostlib import BoostClassifier, BoostRegressor, create
-from boostlib._plugin_checks import ENV
-from boostlib.agbm import AGBM, AGBMR, VAGBM
+from boostlib.plugin.checks import ENV
+from boostlib.builtin.agbm import AGBM, AGBMR, VAGBM
 from boostlib.api import UpdateRule
 from boostlib.registry import PluginError
 from reference import agbm as ref

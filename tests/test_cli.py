@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from boostlib import BoostRegressor, __version__, load_model
-from boostlib.cli import build_parser, estimator_parameters, main
+from boostlib.frontend.cli import build_parser, estimator_parameters, main
 from boostlib.datasets import load_higgs
 
 
@@ -33,12 +33,12 @@ def test_plugins_lists_builtins(capsys):
     for name in ("logloss", "sla", "mse", "uniform", "sgb"):
         assert name in out
     line = next(ln for ln in out.splitlines() if ln.split()[:1] == ["logloss"])
-    assert line.split()[1:] == ["boostlib", __version__, "built-in", "(boostlib.losses)"]
+    assert line.split()[1:] == ["boostlib", __version__, "built-in", "(boostlib.builtin.losses)"]
 
 
 _PLUGIN = """
     from boostlib.api import hookimpl
-    from boostlib.samplers import UniformSampler
+    from boostlib.builtin.samplers import UniformSampler
 
     class Halves(UniformSampler):
         name = "halves"

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from boostlib import BoostClassifier, BoostRegressor
-from boostlib.metrics import logloss
+from boostlib.engine.metrics import logloss
 
 POLICIES = ["symmetric", "depthwise"]
 
@@ -218,8 +218,8 @@ def test_pandas_feature_names(binary_data):
 
 
 def test_loss_and_update_instances_accepted(binary_data):
-    from boostlib.losses import LogLoss
-    from boostlib.updates import SGB
+    from boostlib.builtin.losses import LogLoss
+    from boostlib.builtin.updates import SGB
 
     X, y = binary_data
     a = BoostClassifier(n_estimators=5, random_state=0).fit(X, y)

@@ -13,7 +13,7 @@ import pytest
 
 import boostlib
 from boostlib import BoostClassifier, BoostRegressor, registry
-from boostlib.cli import main
+from boostlib.frontend.cli import main
 from boostlib.testing import check_plugin
 
 PLUGINS = {  # distribution: (module, kind, registered name)

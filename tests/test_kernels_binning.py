@@ -8,7 +8,7 @@ from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 from boostlib._kernels import _binning
-from boostlib.binning import BinMapper, _midpoint_percentiles
+from boostlib.engine.binning import BinMapper, _midpoint_percentiles
 from reference import kernels as ref
 from reference.strategies import KERNEL_SETTINGS, MAX_BINS_CHOICES
 
@@ -421,3 +421,20 @@ def test_bin_mapper_one_row_one_feature():
     np.testing.assert_array_equal(bm.transform(np.array([[3.5], [np.nan], [-1e9]])),
                                   [[0, 2, 0]])
     assert bm.threshold(0, 0) == np.inf
+
+
+@KERNEL_SETTINGS
+@given(X=raw_matrix(), max_bins=st.sampled_from(MAX_BINS_CHOICES),
+       n_threads=st.sampled_from([1, 2]), order=st.sampled_from(["C", "F"]))
+def test_bin_mapper_reads_float32_as_its_float64_values(X, max_bins, n_threads, order):
+    # float32 input is binned without a float64 copy: borders and bins are those of the
+    # same values converted to float64 (exactly representable), for both kernels
+    with np.errstate(over="ignore"):
+        X32 = np.asarray(np.clip(X, -3e38, 3e38), dtype=np.float32, order=order)
+    X64 = X32.astype(np.float64)
+    bm = BinMapper(max_bins=max_bins).fit(X32, n_threads=n_threads)
+    for f in range(X.shape[1]):
+        np.testing.assert_array_equal(bm.borders_[f], ref.feature_borders(X64[:, f], max_bins))
+    expected = ref.map_to_bins(X64, bm.borders_, max_bins)
+    np.testing.assert_array_equal(bm.transform(X32, n_threads), expected)
+    np.testing.assert_array_equal(bm.transform(X32, n_threads, layout="row"), expected.T)

@@ -16,7 +16,9 @@ from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import boostlib
-from boostlib import boosting, ensemble, losses
+from boostlib.engine import boosting
+from boostlib.engine import ensemble
+from boostlib.builtin import losses
 from boostlib import _kernels
 from boostlib._kernels import _cpu
 from reference.strategies import KERNEL_SETTINGS, binned_data

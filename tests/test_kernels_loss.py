@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
-from boostlib import losses
+from boostlib.builtin import losses
 from boostlib._kernels import _loss
 from reference import kernels as ref
 from reference.strategies import KERNEL_SETTINGS

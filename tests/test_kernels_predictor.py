@@ -5,9 +5,9 @@ from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 from boostlib._kernels import _predictor
-from boostlib.binning import BinMapper
-from boostlib.ensemble import Ensemble
-from boostlib.tree import DepthwiseTree, ObliviousTree
+from boostlib.engine.binning import BinMapper
+from boostlib.engine.ensemble import Ensemble
+from boostlib.engine.tree import DepthwiseTree, ObliviousTree
 from reference import kernels as ref
 from reference.strategies import KERNEL_SETTINGS, binned_data
 

@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 
 from boostlib import BoostClassifier, BoostRegressor
-from boostlib._plugin_checks import ENV, level
+from boostlib.plugin.checks import ENV, level
 from boostlib.api import Loss, SampleResult, Sampler, UpdateRule
-from boostlib.losses import LogLoss, MSELoss
+from boostlib.builtin.losses import LogLoss, MSELoss
 from boostlib.registry import PluginError
 
 

@@ -8,7 +8,7 @@ import pytest
 import boostlib
 from boostlib import PluginError, hookspecs, registry
 from boostlib.api import SampleResult, Sampler, UpdateRule, hookimpl
-from boostlib.losses import LogLoss, MSELoss
+from boostlib.builtin.losses import LogLoss, MSELoss
 
 
 def test_builtins_available():
@@ -21,7 +21,7 @@ def test_builtins_available():
 
 def test_builtins_come_from_the_same_hooks_as_third_parties():
     providers = {e.name: e.provider for e in registry.entries("loss")}
-    assert providers["logloss"] == "boostlib.losses"
+    assert providers["logloss"] == "boostlib.builtin.losses"
 
 
 def test_create_builds_instances_with_params():
@@ -47,7 +47,7 @@ class _DuplicateLoss:
 
 def test_duplicate_name_names_both_providers(temp_plugin):
     with pytest.raises(PluginError, match="loss 'logloss' is registered twice: by "
-                                          "boostlib.losses and by dup_plugin"):
+                                          "boostlib.builtin.losses and by dup_plugin"):
         temp_plugin(_DuplicateLoss(), "dup_plugin")
     assert "logloss" in boostlib.available("loss")   # registry left unchanged
 
@@ -168,7 +168,7 @@ def test_incompatible_api_version_is_refused(temp_plugin, version, message):
 # -- entry points, for real: distributions found by importlib.metadata -------------------------
 _FAKE_LOSS = """
     from boostlib.api import hookimpl
-    from boostlib.losses import MSELoss
+    from boostlib.builtin.losses import MSELoss
 
     BOOSTLIB_API_VERSION = {version}
 
@@ -289,7 +289,7 @@ def test_entry_point_cannot_replace_a_builtin(fake_distribution):
     fake_distribution("boostlib-hijack", "0.1", {"hijack": "hijack_mod"},
                       {"hijack_mod": _FAKE_LOSS.format(version=1).replace('"fake_mse"',
                                                                           '"mse"')})
-    with pytest.raises(PluginError, match=r"loss 'mse' is registered twice: by boostlib.losses "
+    with pytest.raises(PluginError, match=r"loss 'mse' is registered twice: by boostlib.builtin.losses "
                                           r"and by hijack \(boostlib-hijack 0.1\)"):
         boostlib.available("loss")
 

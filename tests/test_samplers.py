@@ -9,7 +9,7 @@ from hypothesis import assume, given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 from boostlib import create
-from boostlib.samplers import GOSSSampler, MVSSampler, UniformSampler
+from boostlib.builtin.samplers import GOSSSampler, MVSSampler, UniformSampler
 from reference import samplers as ref
 from reference.strategies import KERNEL_SETTINGS
 
@@ -406,7 +406,7 @@ def test_mvs_threshold_guess_gives_the_same_sample():
 
 
 def test_threshold_guess_width_and_reset():
-    from boostlib.samplers import _Bracket
+    from boostlib.builtin.samplers import _Bracket
     b = _Bracket()
     assert b.bounds() is None
     assert b.find(lambda lo, hi: pytest.fail("no guess yet"), lambda: 2.0) == 2.0

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from boostlib import BoostClassifier, BoostRegressor
-from boostlib._random import seed_sequence, stream_rng
+from boostlib.engine.random_streams import seed_sequence, stream_rng
 from boostlib.api import UpdateRule
-from boostlib.sglb import SGLB
+from boostlib.builtin.sglb import SGLB
 
 Z9995 = 3.2905267314918945         # standard normal 0.9995 quantile
 
@@ -308,8 +308,8 @@ def test_s7_empty_leaves_stay_zero_under_langevin_noise(policy):
     """Leaf values computed on rows that miss some leaves (the ``value_rows`` path CatBoost-
     style sampling uses): a leaf no row reaches is exactly 0 with leaf noise on, the others
     are noisy Newton steps."""
-    from boostlib.binning import BinMapper
-    from boostlib.tree import GrowParams, TreeGrower
+    from boostlib.engine.binning import BinMapper
+    from boostlib.engine.tree import GrowParams, TreeGrower
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200, 1))
@@ -451,7 +451,7 @@ def test_structure_noise_variance_follows_the_hessian_and_sampling_weights():
     weight multiplies it, a leaf's noise sum has variance ``c^2 sum_sampled w_i h_i`` (the
     sampled hessian sum), and unsampled rows keep their gradient."""
     from boostlib.api import SampleResult
-    from boostlib.sglb import structure_gradient
+    from boostlib.builtin.sglb import structure_gradient
 
     rng = np.random.default_rng(0)
     n, c, reps = 50, 1.7, 4000

@@ -7,10 +7,10 @@ import pytest
 
 from boostlib import create, registry
 from boostlib.api import Loss, Sampler, SampleResult, UpdateRule, hookimpl
-from boostlib.losses import LogLoss, MSELoss, SLALoss
-from boostlib.samplers import UniformSampler
+from boostlib.builtin.losses import LogLoss, MSELoss, SLALoss
+from boostlib.builtin.samplers import UniformSampler
 from boostlib.testing import check_loss, check_plugin, check_sampler, check_update_rule
-from boostlib.updates import SGB
+from boostlib.builtin.updates import SGB
 
 
 def _builtin(kind):

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import event, given, strategies as st
 from hypothesis.extra import numpy as hnp
 
-from boostlib.binning import BinMapper
-from boostlib.ensemble import Ensemble
-from boostlib.tree import GrowParams, TreeGrower
+from boostlib.engine.binning import BinMapper
+from boostlib.engine.ensemble import Ensemble
+from boostlib.engine.tree import GrowParams, TreeGrower
 from reference import kernels as ref
 from reference.strategies import SLOW_SETTINGS, binned_data, gradients, make_binned
 

@@ -72,7 +72,7 @@ def test_inf_in_X_rejected_nan_accepted():
 def test_check_X_finds_an_infinity_in_any_slice_of_rows(order, where, value):
     # check_X tests a slice of rows at a time (65536 values): an infinity in the first or
     # last row of a slice, or in the last row of all, is found in either memory order
-    from boostlib._validation import check_X
+    from boostlib.engine.validation import check_X
     Xb = np.zeros((100000, 2), order=order)
     Xb[::7, 0] = np.nan
     check_X(Xb)

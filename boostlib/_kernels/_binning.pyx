@@ -8,6 +8,12 @@ from libc.string cimport memcpy
 
 from .common cimport bin_t, idx_t, block_stop, double_bits
 
+# Raw features are read as float32 or float64 without a converted copy of the matrix; a
+# float32 value converts to double exactly, so its bin is that of the same value in float64.
+ctypedef fused real_t:
+    float
+    double
+
 cdef enum:
     BLOCK = 256
 
@@ -21,14 +27,14 @@ cdef uint64_t SIGN = (<uint64_t>1) << 63
 cdef uint64_t EXP_ALL = <uint64_t>0x7FF0000000000000     # NaN: above this, sign cleared
 
 
-def map_to_bins(const double[:, :] X, const double[:, ::1] borders,
+def map_to_bins(const real_t[:, :] X, const double[:, ::1] borders,
                 const idx_t[::1] n_borders, int missing_bin,
                 bin_t[:, :] out, int n_threads):
     """Bin every value of ``X``.
 
     Parameters
     ----------
-    X : IN float64 array of shape (n_rows, n_features), any memory order.
+    X : IN float32 or float64 array of shape (n_rows, n_features), any memory order.
     borders : IN float64 array of shape (n_features, max_bins - 1); row ``f`` holds the
         ``n_borders[f]`` increasing borders of feature ``f`` (the rest is padding).
     n_borders : IN int32 array of shape (n_features,).
@@ -57,12 +63,12 @@ def map_to_bins(const double[:, :] X, const double[:, ::1] borders,
     with nogil:
         for blk in prange(n_blocks, schedule="static", num_threads=n_threads):
             for f in range(n_features):
-                _bin_block(x0 + f * X.strides[1], X.strides[0], blk * BLOCK,
+                _bin_block(<const real_t*>(x0 + f * X.strides[1]), X.strides[0], blk * BLOCK,
                            block_stop(blk, BLOCK, n_rows), &borders[f, 0], n_borders[f],
                            missing_bin, o0 + f * out.strides[0], out.strides[1])
 
 
-cdef void _bin_block(const char* column, Py_ssize_t row_stride, Py_ssize_t start,
+cdef void _bin_block(const real_t* column, Py_ssize_t row_stride, Py_ssize_t start,
                      Py_ssize_t stop, const double* border, Py_ssize_t nb, int missing_bin,
                      bin_t* out, Py_ssize_t out_stride) noexcept nogil:
     """Bins of one feature's rows ``start .. stop`` (at most ``BLOCK``): ``column`` points at
@@ -78,7 +84,7 @@ cdef void _bin_block(const char* column, Py_ssize_t row_stride, Py_ssize_t start
     cdef Py_ssize_t j, m = stop - start, half = nb, step
     cdef double x
     for j in range(m):
-        xs[j] = (<const double*>(column + (start + j) * row_stride))[0]
+        xs[j] = (<const real_t*>(<const char*>column + (start + j) * row_stride))[0]
         pos[j] = 0
     if nb == 0:
         for j in range(m):
@@ -95,7 +101,7 @@ cdef void _bin_block(const char* column, Py_ssize_t row_stride, Py_ssize_t start
             missing_bin if isnan(x) else pos[j] + (border[pos[j]] < x))
 
 
-def sorted_sample(const double[:, :] X, const Py_ssize_t[::1] rows, double[:, ::1] out,
+def sorted_sample(const real_t[:, :] X, const Py_ssize_t[::1] rows, double[:, ::1] out,
                   Py_ssize_t[::1] counts, int n_threads):
     """Every feature's non-missing values over ``rows``, sorted: what the borders come from.
 
@@ -109,7 +115,7 @@ def sorted_sample(const double[:, :] X, const Py_ssize_t[::1] rows, double[:, ::
 
     Parameters
     ----------
-    X : IN float64 (n_rows, n_features), any memory order.
+    X : IN float32 or float64 (n_rows, n_features), any memory order.
     rows : IN intp (m,) the rows to take, in any order, each in ``[0, n_rows)``; empty for
         every row (``m = n_rows``).
     out : OUT float64 (n_features, m): ``out[f, :counts[f]]`` is feature ``f``'s sorted
@@ -148,7 +154,7 @@ def sorted_sample(const double[:, :] X, const Py_ssize_t[::1] rows, double[:, ::
                 for j in range(j0, j1):
                     r = j if every_row else rows[j]
                     r = r if 0 <= r < n_rows else 0        # never read outside X
-                    out[f, j] = (<const double*>(x0 + r * s0 + f * s1))[0]
+                    out[f, j] = (<const real_t*>(x0 + r * s0 + f * s1))[0]
     if bad:
         raise ValueError(f"rows must be in [0, {n_rows}), the rows of X")
     with nogil, parallel(num_threads=n_threads):

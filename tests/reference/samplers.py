@@ -84,7 +84,7 @@ def splitmix64_uniforms(seed: int, n: int, start: int = 0) -> np.ndarray:
 
 def sampler_uniforms(rng: np.random.Generator, n: int) -> np.ndarray:
     """The uniforms a built-in sampler's draw compares with: one 64-bit seed from ``rng``
-    (as ``boostlib.samplers._draw_seed``), then the counter-based stream of that seed."""
+    (as ``boostlib.builtin.samplers._draw_seed``), then the counter-based stream of that seed."""
     return splitmix64_uniforms(int(rng.integers(0, 2**64, dtype=np.uint64)), n)
 
 

@@ -33,7 +33,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from ._kernels import _sampling
+from .._kernels import _sampling
 from .api import SampleResult
 from .registry import PluginError
 
@@ -70,10 +70,11 @@ def derivatives(loss: Any, returned: Any, gradient: np.ndarray, hessian: np.ndar
     """Validate what ``loss.gradient_hessian`` produced; return the (gradient, hessian).
 
     A loss writes into the buffers it is given and returns None; returning a pair of arrays
-    instead is accepted when they have the right shape and a floating dtype.
+    instead is accepted when they have the buffers' shape ((n,) or (n, n_outputs)) and a
+    floating dtype.
     """
     name = label(loss)
-    n = gradient.shape[0]
+    shape = gradient.shape
     if returned is not None:
         if not (isinstance(returned, tuple) and len(returned) == 2):
             raise PluginError(f"loss {name!r}: gradient_hessian must write into the arrays it "
@@ -81,15 +82,19 @@ def derivatives(loss: Any, returned: Any, gradient: np.ndarray, hessian: np.ndar
                               f"pair), got {type(returned).__name__}")
         gradient, hessian = returned
         for what, arr in (("gradient", gradient), ("hessian", hessian)):
-            if not isinstance(arr, np.ndarray) or arr.shape != (n,) or arr.dtype.kind != "f":
+            if not isinstance(arr, np.ndarray) or arr.shape != shape or arr.dtype.kind != "f":
                 got = (f"{arr.dtype} array of shape {arr.shape}" if isinstance(arr, np.ndarray)
                        else type(arr).__name__)
                 raise PluginError(f"loss {name!r} returned a {what} that is a {got}; "
-                                  f"expected a float64 array of shape ({n},)")
-        gradient = np.ascontiguousarray(gradient, dtype=np.float64)
-        hessian = np.ascontiguousarray(hessian, dtype=np.float64)
-    if how == "fast" and all(np.isfinite(_sampling.abs_sums(gradient, hessian, n_threads))):
-        return gradient, hessian     # both arrays in one parallel pass; which one, on failure
+                                  f"expected a float64 array of shape {shape}")
+        gradient = np.asarray(gradient, dtype=np.float64)
+        hessian = np.asarray(hessian, dtype=np.float64)
+    if how == "fast":
+        # both arrays in one parallel pass, in memory order (a view when contiguous)
+        flat_g = np.ascontiguousarray(np.ravel(gradient, order="K"))
+        flat_h = np.ascontiguousarray(np.ravel(hessian, order="K"))
+        if all(np.isfinite(_sampling.abs_sums(flat_g, flat_h, n_threads))):
+            return gradient, hessian
     for what, arr in (("gradient", gradient), ("hessian", hessian)):
         if not _finite(arr, how):
             bad = int(np.count_nonzero(~np.isfinite(arr)))

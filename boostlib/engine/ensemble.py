@@ -1,15 +1,22 @@
-"""The additive model ``raw(x) = bias + sum_k c_k * tree_k(x)`` and its prediction."""
+"""The additive model ``raw(x) = bias + sum_k c_k * tree_k(x)`` and its prediction.
+
+With ``n_outputs = K > 1`` (e.g. K classes) the raw score is a vector: ``bias`` has K entries
+and every term ``tree_k`` is a :class:`~boostlib.engine.tree.TreeGroup` of K scalar trees,
+one per output, sharing the coefficient ``c_k``. Update rules thus see one model shape
+whatever K is; prediction runs the scalar kernels once per output.
+"""
 from __future__ import annotations
 
 from typing import List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from ._kernels import _predictor
+from .._kernels import _predictor
 from .binning import BinMapper
-from .tree import DepthwiseTree, ObliviousTree
+from .tree import DepthwiseTree, ObliviousTree, TreeGroup
 
 Tree = Union[ObliviousTree, DepthwiseTree]
+Member = Union[ObliviousTree, DepthwiseTree, TreeGroup]
 
 
 class Ensemble:
@@ -20,14 +27,19 @@ class Ensemble:
     bin_mapper : BinMapper
         Borders used to bin raw features at prediction time.
     policy : {"symmetric", "depthwise"}
-    bias : float
+    bias : float, or array of shape (n_outputs,)
+    n_outputs : int, default 1
+        Length of the raw score. With more than one output every tree added is a
+        :class:`~boostlib.engine.tree.TreeGroup` of ``n_outputs`` trees.
     """
 
-    def __init__(self, bin_mapper: BinMapper, policy: str, bias: float = 0.0):
+    def __init__(self, bin_mapper: BinMapper, policy: str, bias=0.0, n_outputs: int = 1):
         self.bin_mapper = bin_mapper
         self.policy = policy
-        self.bias = float(bias)
-        self.trees: List[Tree] = []
+        self.n_outputs = int(n_outputs)
+        self._bias = np.zeros(self.n_outputs)
+        self.bias = bias
+        self.trees: List[Member] = []
         self._coef = np.empty(16)
         #: ``(n_trees, factor)`` of every :meth:`scale` call, in order, or None once the
         #: coefficients were rewritten otherwise (then past states cannot be recovered).
@@ -35,8 +47,35 @@ class Ensemble:
         self._compact_cache = None
 
     @property
+    def bias(self):
+        """The constant term: a float with one output, else a copy of the (n_outputs,) array."""
+        return float(self._bias[0]) if self.n_outputs == 1 else self._bias.copy()
+
+    @bias.setter
+    def bias(self, value) -> None:
+        value = np.asarray(value, dtype=np.float64)
+        if value.size != self.n_outputs:
+            raise ValueError(f"bias must have {self.n_outputs} entries, got {value.size}")
+        self._bias = value.reshape(self.n_outputs).copy()
+
+    @property
+    def bias_array(self) -> np.ndarray:
+        """The bias as an array of shape (n_outputs,) (the storage itself)."""
+        return self._bias
+
+    @property
     def n_trees(self) -> int:
+        """Number of terms ``c_k tree_k`` (boosting rounds' trees; a TreeGroup counts once)."""
         return len(self.trees)
+
+    def output_trees(self, k: int, trees: Optional[Sequence[Member]] = None) -> List[Tree]:
+        """The scalar trees of output ``k`` of ``trees`` (default: all terms), in order."""
+        trees = self.trees if trees is None else trees
+        return list(trees) if self.n_outputs == 1 else [t.trees[k] for t in trees]
+
+    def scalar_trees(self) -> List[Tree]:
+        """Every scalar tree of the model (all outputs)."""
+        return [s for k in range(self.n_outputs) for s in self.output_trees(k)]
 
     @property
     def coef(self) -> np.ndarray:
@@ -52,10 +91,16 @@ class Ensemble:
         self.scale_history = None
         self._compact_cache = None
 
-    def add(self, tree: Tree, coef: float) -> int:
-        """Append a tree; return its index."""
+    def add(self, tree: Member, coef: float) -> int:
+        """Append a tree (a TreeGroup of ``n_outputs`` trees with several outputs); return
+        its index."""
         if tree.policy != self.policy:
             raise ValueError(f"cannot add a {tree.policy} tree to a {self.policy} ensemble")
+        size = len(tree.trees) if isinstance(tree, TreeGroup) else 1
+        if size != self.n_outputs or (self.n_outputs > 1) != isinstance(tree, TreeGroup):
+            raise ValueError(f"a model of {self.n_outputs} output(s) takes "
+                             + ("scalar trees" if self.n_outputs == 1 else
+                                f"TreeGroups of {self.n_outputs} trees"))
         n = self.n_trees
         if n == self._coef.size:
             self._coef = np.concatenate([self._coef, np.empty(max(16, n))])
@@ -68,7 +113,7 @@ class Ensemble:
         """Multiply the bias and every coefficient by ``factor`` (recorded in
         :attr:`scale_history`)."""
         factor = float(factor)
-        self.bias *= factor
+        self._bias *= factor
         self._coef[:self.n_trees] *= factor
         if self.scale_history is not None:
             self.scale_history.append((self.n_trees, factor))
@@ -79,7 +124,7 @@ class Ensemble:
         model had when it held ``n_trees`` trees, e.g. the best iteration)."""
         del self.trees[n_trees:]
         self._coef[:n_trees] = np.asarray(coef, dtype=np.float64)[:n_trees]
-        self.bias = float(bias)
+        self.bias = bias
         if self.scale_history is not None:
             self.scale_history = [(m, f) for m, f in self.scale_history if m < n_trees]
         self._compact_cache = None
@@ -109,9 +154,23 @@ class Ensemble:
             value=cat([t.value for t in trees], np.float64),
             node_offset=offsets([t.value.size for t in trees]))
 
-    def add_trees_binned(self, X_binned: np.ndarray, out: np.ndarray, trees: List[Tree],
+    def add_trees_binned(self, X_binned: np.ndarray, out: np.ndarray, trees: List[Member],
                          coef: np.ndarray, n_threads: int = 1) -> None:
-        """``out += sum coef[t] * trees[t](X)`` on a binned matrix (n_features, n_rows)."""
+        """``out += sum coef[t] * trees[t](X)`` on a binned matrix (n_features, n_rows).
+
+        ``out`` has shape (n_rows,) with one output, else (n_outputs, n_rows).
+        """
+        if self.n_outputs == 1:
+            self.add_scalar_trees_binned(X_binned, out.reshape(-1), trees, coef, n_threads)
+            return
+        for k in range(self.n_outputs):
+            self.add_scalar_trees_binned(X_binned, out[k], self.output_trees(k, trees), coef,
+                                         n_threads)
+
+    def add_scalar_trees_binned(self, X_binned: np.ndarray, out: np.ndarray,
+                                trees: List[Tree], coef: np.ndarray,
+                                n_threads: int = 1) -> None:
+        """``out += sum coef[t] * trees[t](X)`` for scalar trees; ``out`` of shape (n_rows,)."""
         packed = self._pack(trees)
         coef = np.ascontiguousarray(coef, dtype=np.float64)
         missing = self.bin_mapper.missing_bin
@@ -123,15 +182,28 @@ class Ensemble:
             _predictor.predict_depthwise(X_binned, coef=coef, missing_bin=missing, out=out,
                                          n_threads=n_threads, **packed)
 
-    def _scores(self, X_binned: np.ndarray, trees: List[Tree], coef: np.ndarray,
+    def start_scores(self, n_rows: int) -> np.ndarray:
+        """The bias on ``n_rows`` rows, in the layout :meth:`add_trees_binned` updates:
+        (n_rows,) with one output, else (n_outputs, n_rows)."""
+        if self.n_outputs == 1:
+            return np.full(n_rows, self._bias[0])
+        return np.repeat(self._bias[:, None], n_rows, axis=1)
+
+    @staticmethod
+    def rows_first(scores: np.ndarray) -> np.ndarray:
+        """Scores from :meth:`start_scores`' layout to (n_rows,) or (n_rows, n_outputs)."""
+        return scores if scores.ndim == 1 else np.ascontiguousarray(scores.T)
+
+    def _scores(self, X_binned: np.ndarray, trees: List[Member], coef: np.ndarray,
                 n_threads: int) -> np.ndarray:
-        out = np.full(X_binned.shape[1], self.bias)
+        out = self.start_scores(X_binned.shape[1])
         if trees:
             self.add_trees_binned(X_binned, out, trees, coef, n_threads)
-        return out
+        return self.rows_first(out)
 
     def predict_binned(self, X_binned: np.ndarray, n_threads: int = 1) -> np.ndarray:
-        """Raw scores of rows binned with ``bin_mapper`` (n_features, n_rows)."""
+        """Raw scores of rows binned with ``bin_mapper`` (n_features, n_rows): shape
+        (n_rows,) with one output, else (n_rows, n_outputs)."""
         return self._scores(X_binned, self.trees, self.coef.copy(), n_threads)
 
     def _compact(self):
@@ -143,10 +215,10 @@ class Ensemble:
         """
         mapper = self.bin_mapper
         width = mapper.max_bins + 1
-        inner = [t.feature >= 0 if t.policy == "symmetric" else t.left >= 0
-                 for t in self.trees]
-        feats = np.concatenate([t.feature[m] for t, m in zip(self.trees, inner)] or [[]])
-        bins = np.concatenate([t.bin[m] for t, m in zip(self.trees, inner)] or [[]])
+        scalar = self.scalar_trees()
+        inner = [t.feature >= 0 if t.policy == "symmetric" else t.left >= 0 for t in scalar]
+        feats = np.concatenate([t.feature[m] for t, m in zip(scalar, inner)] or [[]])
+        bins = np.concatenate([t.bin[m] for t, m in zip(scalar, inner)] or [[]])
         feats, bins = feats.astype(np.int64), bins.astype(np.int64)
         sizes = np.array([b.size for b in mapper.borders_], dtype=np.int64)
         real = bins < sizes[feats] if feats.size else np.zeros(0, bool)  # size: "all left"
@@ -159,17 +231,23 @@ class Ensemble:
         # rank of each split's border among its feature's used borders
         new_bins = np.searchsorted(used, feats * width + bins) - first[feats]
         trees, pos = [], 0
-        for t, m in zip(self.trees, inner):
+        for t, m in zip(scalar, inner):
             new_bin = t.bin.copy()
             k = int(m.sum())
             new_bin[m] = new_bins[pos:pos + k]
             pos += k
             trees.append(type(t)(**{**{k: getattr(t, k) for k in t.__dataclass_fields__
                                        if k != "policy"}, "bin": new_bin}))
+        if self.n_outputs > 1:          # scalar trees are listed output by output
+            n = self.n_trees
+            trees = [TreeGroup([trees[k * n + i] for k in range(self.n_outputs)])
+                     for i in range(n)]
         return compact, trees, self.coef.copy()
 
     def predict_raw(self, X: np.ndarray, n_threads: int = 1) -> np.ndarray:
-        """Raw scores of raw float64 rows ``X`` (n_rows, n_features); NaN = missing."""
+        """Raw scores of raw float32/float64 rows ``X`` (n_rows, n_features); NaN = missing.
+
+        Shape (n_rows,) with one output, else (n_rows, n_outputs)."""
         if self._compact_cache is None:
             self._compact_cache = self._compact()
         mapper, trees, coef = self._compact_cache
@@ -209,7 +287,7 @@ class Ensemble:
 
         Returns
         -------
-        ndarray of shape (n_rows, len(ends))
+        ndarray of shape (n_rows, len(ends)), or (n_rows, n_outputs, len(ends))
             One pass over the trees: each segment between consecutive ends is added once.
         """
         ends = [int(e) for e in ends]
@@ -221,21 +299,21 @@ class Ensemble:
             self._compact_cache = self._compact()
         mapper, trees, coef = self._compact_cache
         X_binned = mapper.transform(X, n_threads)
-        running = np.full(X_binned.shape[1], self.bias)
-        out = np.empty((X_binned.shape[1], len(ends)))
+        running = self.start_scores(X_binned.shape[1])
+        out = np.empty((X_binned.shape[1],) + running.shape[:-1] + (len(ends),))
         start = 0
         for k, end in enumerate(ends):
             if end > start:
                 self.add_trees_binned(X_binned, running, trees[start:end], coef[start:end],
                                       n_threads)
                 start = end
-            out[:, k] = running / factors[k]
+            out[..., k] = self.rows_first(running) / factors[k]
         return out
 
     def feature_importances(self) -> np.ndarray:
         """Total split gain per feature, normalised to sum to 1 (zeros if no split)."""
         imp = np.zeros(self.bin_mapper.n_features)
-        for t in self.trees:
+        for t in self.scalar_trees():
             mask = t.feature >= 0
             np.add.at(imp, t.feature[mask], t.gain[mask])
         total = imp.sum()

@@ -31,7 +31,7 @@ from typing import Optional
 
 import numpy as np
 
-from .api import Context, SampleResult, UpdateRule
+from ..plugin.api import Context, SampleResult, UpdateRule
 
 SHRINK_MODES = ("constant", "decreasing")
 DEFAULT_TEMPERATURE = 1e4               # CatBoost's default when Langevin is on
@@ -185,19 +185,21 @@ def noise_scale(learning_rate: float, temperature: float) -> float:
 def structure_gradient(gradient: np.ndarray, hessian: np.ndarray,
                        sample: Optional[SampleResult], c: float,
                        rng: np.random.Generator) -> np.ndarray:
-    """``g + c * sqrt(h) * zeta'`` on the rows the tree is fitted on.
+    """``g + c * sqrt(h) * zeta'`` on the rows the tree is fitted on (every output of a
+    row with several outputs gets its own draw).
 
     With a sample, only the sampled rows get noise, of variance ``c^2 h_i / w_i`` (``w_i`` the
     sampler's weight, which the context multiplies in afterwards).
     """
     out = gradient.copy()
     if sample is None:
-        out += c * np.sqrt(hessian) * rng.standard_normal(out.size)
+        out += c * np.sqrt(hessian) * rng.standard_normal(out.shape)
         return out
     rows = np.asarray(sample.indices)
     var = hessian[rows]
     if sample.weights is not None:
         w = np.asarray(sample.weights, dtype=np.float64)
+        w = w if var.ndim == 1 else w[:, None]     # several outputs: (rows, n_outputs)
         var = np.divide(var, w, out=np.zeros_like(var), where=w > 0)
-    out[rows] += c * np.sqrt(var) * rng.standard_normal(rows.size)
+    out[rows] += c * np.sqrt(var) * rng.standard_normal(var.shape)
     return out

@@ -5,7 +5,7 @@ from typing import List, Optional
 
 import numpy as np
 
-from ._kernels import _binning
+from .._kernels import _binning
 
 MAX_BINS = 255
 SUBSAMPLE = 200_000
@@ -58,6 +58,12 @@ def _borders_of_sorted(values: np.ndarray, max_bins: int) -> np.ndarray:
     return np.unique(_midpoint_percentiles(values, percentiles))
 
 
+def _as_real(X: np.ndarray) -> np.ndarray:
+    """``X`` itself when it is float32 or float64 (the kernels read both), else as float64."""
+    X = np.asarray(X)
+    return X if X.dtype in (np.float32, np.float64) else X.astype(np.float64)
+
+
 class BinMapper:
     """Maps raw features to bins.
 
@@ -97,7 +103,7 @@ class BinMapper:
 
     def fit(self, X: np.ndarray, rng: Optional[np.random.Generator] = None,
             n_threads: int = 1) -> "BinMapper":
-        """Compute the borders of every feature of ``X`` (float64, NaN = missing).
+        """Compute the borders of every feature of ``X`` (float32 or float64, NaN = missing).
 
         Parameters
         ----------
@@ -109,7 +115,7 @@ class BinMapper:
             Threads of the compiled pass that copies and sorts each feature's sample
             (``_kernels._binning.sorted_sample``); the borders do not depend on it.
         """
-        X = np.asarray(X, dtype=np.float64)
+        X = _as_real(X)
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D, got shape {X.shape}")
         n = X.shape[0]
@@ -143,7 +149,7 @@ class BinMapper:
         return len(self.borders_)
 
     def transform(self, X: np.ndarray, n_threads: int = 1, layout: str = "feature") -> np.ndarray:
-        """Binned copy of ``X`` (float64, shape (n_rows, n_features)).
+        """Binned copy of ``X`` (float32 or float64, shape (n_rows, n_features)).
 
         Parameters
         ----------
@@ -154,7 +160,7 @@ class BinMapper:
             (what prediction and oblivious levels read); ``"row"``: shape (n_rows,
             n_features) (what histogram building reads).
         """
-        X = np.asarray(X, dtype=np.float64)
+        X = _as_real(X)
         if X.ndim != 2 or X.shape[1] != self.n_features:
             raise ValueError(f"X must have shape (n_rows, {self.n_features})")
         n_borders = self.n_bins_nonmissing_ - 1

@@ -1,4 +1,4 @@
-"""Model files: fitted estimators to and from versioned JSON documents.
+"""Model files: trained models to and from versioned JSON documents.
 
 The format is described field by field in ``docs/model_files.md``. Writing uses Python's
 ``json`` module, whose floats are the shortest ``repr`` that reads back to the same double,
@@ -7,6 +7,10 @@ document before anything is built: types, sizes, index ranges, tree shapes (no c
 shared nodes), finiteness and sorted bin borders. Every failure raises
 :class:`ModelFileError`; loading never executes code from the file (a loss is re-created by
 its registered plugin name through :mod:`boostlib.registry`).
+
+This module reads and writes models as their parts (:class:`ModelParts`): the engine's
+:class:`~boostlib.engine.model.Model` and the estimators build themselves from them, so it
+imports neither.
 """
 from __future__ import annotations
 
@@ -15,21 +19,28 @@ import json
 import math
 import os
 import tempfile
+from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from . import registry
-from .binning import MAX_BINS, BinMapper
-from .ensemble import Ensemble
-from .tree import GROW_POLICIES, DepthwiseTree, ObliviousTree
+from ..engine.binning import MAX_BINS, BinMapper
+from ..engine.ensemble import Ensemble
+from ..engine.params import DEFAULTS, resolve
+from ..engine.random_streams import seed_sequence
+from ..engine.tree import GROW_POLICIES, DepthwiseTree, ObliviousTree, TreeGroup
+from ..plugin import registry
 
-__all__ = ["ModelFileError", "FORMAT", "FORMAT_VERSION", "save_estimator", "load_estimator",
-           "estimator_to_dict", "estimator_from_dict", "dumps", "loads", "ensemble_to_dict",
+__all__ = ["ModelFileError", "FORMAT", "FORMAT_VERSION", "ModelParts", "model_document",
+           "document_parts", "encode", "parse", "write", "read", "ensemble_to_dict",
            "ensemble_from_dict"]
 
 FORMAT = "boostlib-model"
-FORMAT_VERSION = 1
+#: Version written. 2: vector outputs (``model.n_outputs``, a bias per output, a tree per
+#: output in every term), any number of classes, bare engine models (``estimator`` null).
+FORMAT_VERSION = 2
+#: Largest number of outputs (classes) accepted from a file.
+MAX_OUTPUTS = 1 << 16
 #: Largest depth of an oblivious tree (its leaf table has ``2**depth`` entries).
 MAX_OBLIVIOUS_DEPTH = 30
 #: Largest ``|bias| + sum_k |c_k| max|leaf_k|`` accepted, so raw scores stay finite.
@@ -229,6 +240,12 @@ def _tree_to_dict(tree: Any) -> Dict[str, list]:
     return {k: np.asarray(getattr(tree, k)).tolist() for k in keys}
 
 
+def _term_to_dict(term: Any) -> Dict[str, Any]:
+    if isinstance(term, TreeGroup):
+        return {"outputs": [_tree_to_dict(t) for t in term.trees]}
+    return _tree_to_dict(term)
+
+
 def ensemble_to_dict(ensemble: Ensemble) -> Dict[str, Any]:
     """The ``bins`` and ``model`` sections of a model file for ``ensemble``.
 
@@ -246,11 +263,13 @@ def ensemble_to_dict(ensemble: Ensemble) -> Dict[str, Any]:
         "bins": {"max_bins": int(mapper.max_bins),
                  "borders": [np.asarray(b, dtype=np.float64).tolist()
                              for b in mapper.borders_]},
-        "model": {"grow_policy": ensemble.policy, "bias": float(ensemble.bias),
+        "model": {"grow_policy": ensemble.policy, "n_outputs": ensemble.n_outputs,
+                  "bias": (float(ensemble.bias) if ensemble.n_outputs == 1 else
+                           [float(b) for b in ensemble.bias_array]),
                   "coefficients": [float(c) for c in ensemble.coef],
                   "scale_history": None if ensemble.scale_history is None else
                   [[int(m), float(f)] for m, f in ensemble.scale_history],
-                  "trees": [_tree_to_dict(t) for t in ensemble.trees]},
+                  "trees": [_term_to_dict(t) for t in ensemble.trees]},
     }
 
 
@@ -372,14 +391,20 @@ def _check_structure(a: Dict[str, np.ndarray], path: str) -> None:
         raise _fail(f"{path}", f"node {k} {what}")
 
 
-def _raw_bound(bias: float, coef: np.ndarray, trees: List[Any]) -> float:
-    peak = np.array([np.max(np.abs(t.value[t.left < 0] if t.policy == "depthwise"
-                                   else t.value)) for t in trees])
+def _raw_bound(bias: np.ndarray, coef: np.ndarray, terms: List[Any]) -> float:
+    """The largest ``|raw score|`` any output can reach."""
+    def peak(t):
+        return float(np.max(np.abs(t.value[t.left < 0] if t.policy == "depthwise"
+                                   else t.value)))
+    peaks = np.array([max(peak(s) for s in (t.trees if isinstance(t, TreeGroup) else [t]))
+                      for t in terms])
+    top = float(np.max(np.abs(bias)))
     with np.errstate(over="ignore", invalid="ignore"):
-        return float(abs(bias) + np.sum(np.abs(coef) * peak)) if trees else abs(bias)
+        return float(top + np.sum(np.abs(coef) * peaks)) if terms else top
 
 
-def ensemble_from_dict(bins: Any, model: Any, n_features: int) -> Ensemble:
+def ensemble_from_dict(bins: Any, model: Any, n_features: int, version: int = FORMAT_VERSION
+                       ) -> Ensemble:
     """Validate the ``bins`` and ``model`` sections of a model file and build the ensemble.
 
     Parameters
@@ -399,12 +424,19 @@ def ensemble_from_dict(bins: Any, model: Any, n_features: int) -> Ensemble:
         On any inconsistency, naming the offending field.
     """
     mapper = _read_bins(bins, n_features)
-    _check_keys(model, ("grow_policy", "bias", "coefficients", "scale_history", "trees"),
-                "model")
+    keys = ("grow_policy", "bias", "coefficients", "scale_history", "trees")
+    _check_keys(model, keys + (("n_outputs",) if version >= 2 else ()), "model")
     policy = _str(model["grow_policy"], "model.grow_policy")
     if policy not in GROW_POLICIES:
         raise _fail("model.grow_policy", f"{policy!r} is not one of {list(GROW_POLICIES)}")
-    bias = _float(model["bias"], "model.bias")
+    n_outputs = _int(model["n_outputs"], "model.n_outputs", 1, MAX_OUTPUTS) \
+        if version >= 2 else 1
+    if n_outputs == 1:
+        bias = np.array([_float(model["bias"], "model.bias")])
+    else:
+        bias = _float_array(model["bias"], "model.bias")
+        if bias.size != n_outputs:
+            raise _fail("model.bias", f"has {bias.size} entries for {n_outputs} outputs")
     raw_trees = _list(model["trees"], "model.trees")
     coef = _float_array(model["coefficients"], "model.coefficients")
     if coef.size != len(raw_trees):
@@ -412,14 +444,26 @@ def ensemble_from_dict(bins: Any, model: Any, n_features: int) -> Ensemble:
                                           "trees")
     n_borders = mapper.n_bins_nonmissing_.astype(np.int64) - 1
     read = _read_oblivious if policy == "symmetric" else _read_depthwise
-    trees = [read(t, f"model.trees[{k}]", n_borders) for k, t in enumerate(raw_trees)]
+
+    def term(value: Any, path: str) -> Any:
+        if n_outputs == 1:
+            return read(value, path, n_borders)
+        _check_keys(value, ("outputs",), path)
+        parts = _list(value["outputs"], f"{path}.outputs")
+        if len(parts) != n_outputs:
+            raise _fail(f"{path}.outputs", f"has {len(parts)} trees for {n_outputs} outputs")
+        return TreeGroup([read(v, f"{path}.outputs[{k}]", n_borders)
+                          for k, v in enumerate(parts)])
+
+    trees = [term(t, f"model.trees[{k}]") for k, t in enumerate(raw_trees)]
     if not _raw_bound(bias, coef, trees) <= MAX_RAW_BOUND:
         raise _fail("model", f"raw scores could exceed {MAX_RAW_BOUND:g} (bias, coefficients "
                              "or leaf values too large)")
-    if not sum(float(np.sum(t.gain)) for t in trees) <= MAX_RAW_BOUND:
+    scalar = [s for t in trees for s in (t.trees if isinstance(t, TreeGroup) else [t])]
+    if not sum(float(np.sum(t.gain)) for t in scalar) <= MAX_RAW_BOUND:
         raise _fail("model.trees", f"the split gains add up to more than {MAX_RAW_BOUND:g}")
     history = _read_scale_history(model["scale_history"], len(trees))
-    ensemble = Ensemble(mapper, policy, bias)
+    ensemble = Ensemble(mapper, policy, bias if n_outputs > 1 else float(bias[0]), n_outputs)
     for tree, c in zip(trees, coef.tolist()):
         ensemble.add(tree, c)
     ensemble.scale_history = history
@@ -476,29 +520,30 @@ def _registered_name(kind: str, obj: Any) -> str:
                          "boostlib entry points or boostlib.registry.register_plugin)")
 
 
-def _loss_spec(est: Any) -> Dict[str, Any]:
-    """``{"name", "params"}`` that re-create the fitted loss through the registry."""
-    spec = est.loss if est.loss is not None else est._default_loss
-    if isinstance(spec, str):
-        name, params = spec, dict(est.loss_params or {})
+def _loss_spec(loss: Any, spec: Dict[str, Any]) -> Dict[str, Any]:
+    """``{"name", "params"}`` that re-create the fitted ``loss`` through the registry
+    (``spec``: the name and parameters it was created with; no name for an instance)."""
+    if spec.get("name") is not None:
+        name, params = spec["name"], dict(spec.get("params") or {})
     else:
-        name, params = _registered_name("loss", spec), _init_params(spec)
+        name, params = _registered_name("loss", loss), _init_params(loss)
     try:
         params = _json_value(_plain(params), "loss.params")
     except ModelFileError as exc:
         raise ModelFileError(f"cannot save the loss parameters: {exc}") from None
     rebuilt = registry.create("loss", name, params)
-    if type(rebuilt) is not type(est.loss_):
+    if type(rebuilt) is not type(loss):
         raise ModelFileError(f"cannot save: loss {name!r} re-created from the registry is a "
                              f"{type(rebuilt).__name__}, but the model was fitted with a "
-                             f"{type(est.loss_).__name__}")
+                             f"{type(loss).__name__}")
     return {"name": name, "params": params}
 
 
-def _params_to_dict(est: Any) -> Dict[str, Any]:
-    """``get_params()`` as JSON: plugin instances by registered name, the rest if JSON data."""
+def params_to_dict(params: Dict[str, Any]) -> Dict[str, Any]:
+    """Training parameters as JSON: plugin instances by registered name, the rest if JSON
+    data (else null, e.g. a numpy Generator as ``random_state``)."""
     out = {}
-    for key, value in est.get_params(deep=False).items():
+    for key, value in params.items():
         if key in _PLUGIN_KINDS and value is not None and not isinstance(value, str):
             try:
                 value = _registered_name(key, value)
@@ -507,17 +552,16 @@ def _params_to_dict(est: Any) -> Dict[str, Any]:
         try:
             out[key] = _json_value(_plain(value), key)
         except ModelFileError:
-            out[key] = None  # e.g. a numpy Generator as random_state
+            out[key] = None
     return out
 
 
-def _read_params(cls: type, params: Any) -> Dict[str, Any]:
-    from ._random import seed_sequence
-
-    names = set(cls().get_params(deep=False))
+def _read_params(params: Any) -> Dict[str, Any]:
+    """The ``params`` object: training parameter names (those of :func:`boostlib.train` and
+    the estimators), each valid."""
     if not isinstance(params, dict):
         raise _fail("params", f"expected an object, got {_kind(params)}")
-    unknown = sorted(set(params) - names)
+    unknown = sorted(set(params) - set(DEFAULTS))
     if unknown:
         raise _fail("params", f"unknown parameter(s) {unknown[:5]}")
     params = _json_value(params, "params")
@@ -527,10 +571,9 @@ def _read_params(cls: type, params: Any) -> Dict[str, Any]:
     n_jobs = params.get("n_jobs")
     if n_jobs is not None:
         _int(n_jobs, "params.n_jobs", -MAX_N_JOBS, MAX_N_JOBS)
-    est = cls(**params)
     try:
-        est._check_params()
-        seed_sequence(est.random_state)
+        resolve(params)
+        seed_sequence(params.get("random_state"))
         if n_jobs == 0:
             raise ValueError("n_jobs=0 is invalid")
     except (TypeError, ValueError) as exc:
@@ -538,7 +581,7 @@ def _read_params(cls: type, params: Any) -> Dict[str, Any]:
     return params
 
 
-def _read_loss(spec: Any, classifier: bool) -> Any:
+def _read_loss(spec: Any) -> Tuple[Any, Dict[str, Any]]:
     _check_keys(spec, ("name", "params"), "loss")
     name = _str(spec["name"], "loss.name")
     params = spec["params"]
@@ -554,10 +597,7 @@ def _read_loss(spec: Any, classifier: bool) -> Any:
     except Exception as exc:  # noqa: BLE001 - any plugin failure is a loading failure
         raise ModelFileError(f"invalid model file: loss {name!r} rejected its parameters: "
                              f"{exc}") from None
-    if bool(loss.is_classification) != classifier:
-        raise _fail("loss.name", f"{name!r} is {'not ' if classifier else ''}a classification "
-                                 "loss, which does not fit the estimator")
-    return loss
+    return loss, {"name": name, "params": params}
 
 
 # -- classes, names, training record -----------------------------------------------------------
@@ -566,12 +606,12 @@ def _classes_to_dict(classes: np.ndarray) -> Dict[str, Any]:
     values = classes.tolist()
     if classes.dtype.kind not in "biufUO" or not all(
             type(v) in (bool, int, float, str) for v in values):
-        raise ModelFileError(f"cannot save class labels {values!r}: only booleans, numbers "
+        raise ModelFileError(f"cannot save class labels {values[:5]!r}: only booleans, numbers "
                              "and strings can be written")
     return {"dtype": classes.dtype.str, "values": values}
 
 
-def _read_classes(spec: Any) -> np.ndarray:
+def _read_classes(spec: Any, version: int) -> np.ndarray:
     path = "classes"
     _check_keys(spec, ("dtype", "values"), path)
     dtype_str = _str(spec["dtype"], f"{path}.dtype")
@@ -579,9 +619,10 @@ def _read_classes(spec: Any) -> np.ndarray:
         | {f"{e}f{s}" for e in "<>" for s in "248"}
     if dtype_str not in allowed and not _is_unicode_dtype(dtype_str):
         raise _fail(f"{path}.dtype", f"{dtype_str!r} is not a supported label type")
-    values = _list(spec["values"], f"{path}.values", 2)
-    if len(values) != 2:
-        raise _fail(f"{path}.values", "a binary classifier has exactly two classes")
+    values = _list(spec["values"], f"{path}.values", 2 if version == 1 else MAX_OUTPUTS)
+    if len(values) < 2 or (version == 1 and len(values) != 2):
+        raise _fail(f"{path}.values", "a binary classifier has exactly two classes"
+                    if version == 1 else "a classifier has at least two classes")
     kinds = {"b": (bool,), "i": (int,), "u": (int,), "f": (int, float), "U": (str,),
              "O": (str,)}[np.dtype(dtype_str).kind]
     for i, v in enumerate(values):
@@ -591,8 +632,9 @@ def _read_classes(spec: Any) -> np.ndarray:
         classes = np.array(values, dtype=np.dtype(dtype_str))
     except (OverflowError, ValueError):
         raise _fail(f"{path}.values", f"does not fit dtype {dtype_str}") from None
-    if classes.tolist() != values or values[0] == values[1]:
-        raise _fail(f"{path}.values", f"must be two distinct labels of dtype {dtype_str}")
+    if classes.tolist() != values or any(a >= b for a, b in zip(values, values[1:])):
+        raise _fail(f"{path}.values", f"must be distinct labels of dtype {dtype_str}, "
+                                      "in increasing order")
     return classes
 
 
@@ -613,12 +655,13 @@ def _read_names(names: Any, n_features: int) -> Optional[np.ndarray]:
     return np.asarray(names, dtype=object)
 
 
-def _training_to_dict(est: Any) -> Dict[str, Any]:
-    result = getattr(est, "evals_result_", None) or {}
+def _training_to_dict(evals_result: Optional[Dict[str, Any]],
+                      best_iteration: Optional[int]) -> Dict[str, Any]:
     curves = {str(s): {str(m): [float(v) if math.isfinite(v) else None for v in vals]
-                       for m, vals in metrics.items()} for s, metrics in result.items()}
-    best = getattr(est, "best_iteration_", None)
-    return {"best_iteration": None if best is None else int(best), "evals_result": curves}
+                       for m, vals in metrics.items()}
+              for s, metrics in (evals_result or {}).items()}
+    return {"best_iteration": None if best_iteration is None else int(best_iteration),
+            "evals_result": curves}
 
 
 def _read_training(spec: Any) -> Tuple[Optional[int], Dict[str, Dict[str, List[float]]]]:
@@ -644,23 +687,62 @@ def _read_training(spec: Any) -> Tuple[Optional[int], Dict[str, Dict[str, List[f
     return best, result
 
 
-# -- estimators --------------------------------------------------------------------------------
-def _estimator_classes() -> Dict[str, type]:
-    from .estimators import BoostClassifier, BoostRegressor
-    return {"BoostClassifier": BoostClassifier, "BoostRegressor": BoostRegressor}
+# -- documents ---------------------------------------------------------------------------------
+ESTIMATORS = ("BoostClassifier", "BoostRegressor")
 
 
-def estimator_to_dict(est: Any) -> Dict[str, Any]:
-    """The model-file document of a fitted estimator (plain JSON data).
+@dataclass
+class ModelParts:
+    """A validated model file, in parts.
+
+    Attributes
+    ----------
+    estimator : str or None
+        ``"BoostClassifier"``, ``"BoostRegressor"``, or None for a bare engine model.
+    params : dict
+        Training parameters (JSON values; plugins by registered name).
+    loss : Loss
+        Re-created through the registry.
+    loss_spec : dict
+        ``{"name", "params"}`` it was created from.
+    n_features : int
+    feature_names : ndarray of str or None
+    classes : ndarray or None
+        A classifier's labels, in the order of its outputs.
+    ensemble : Ensemble
+    evals_result : dict
+    best_iteration : int or None
+    version : int
+        The file's format version.
+    """
+
+    estimator: Optional[str]
+    params: Dict[str, Any]
+    loss: Any
+    loss_spec: Dict[str, Any]
+    n_features: int
+    feature_names: Optional[np.ndarray]
+    classes: Optional[np.ndarray]
+    ensemble: Ensemble
+    evals_result: Dict[str, Dict[str, List[float]]]
+    best_iteration: Optional[int]
+    version: int
+
+
+def model_document(model: Any, estimator: Optional[str] = None,
+                   classes: Optional[np.ndarray] = None,
+                   params: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """The model-file document of a trained model (plain JSON data).
 
     Parameters
     ----------
-    est : BoostClassifier or BoostRegressor
-        A fitted estimator.
-
-    Returns
-    -------
-    dict
+    model : boostlib.Model
+    estimator : {"BoostClassifier", "BoostRegressor"}, optional
+        The estimator class the file re-creates (None: a bare engine model).
+    classes : ndarray, optional
+        A classifier's labels.
+    params : dict, optional
+        The parameters to record (default: the model's training parameters).
 
     Raises
     ------
@@ -668,26 +750,25 @@ def estimator_to_dict(est: Any) -> Dict[str, Any]:
         When part of the model cannot be written (an unregistered loss instance, class
         labels that are not booleans, numbers or strings).
     """
-    from . import __version__
+    from .. import __version__
 
-    name = type(est).__name__
-    if name not in _estimator_classes():
-        raise ModelFileError(f"cannot save a {name}; expected BoostClassifier or "
-                             "BoostRegressor")
-    est._check_fitted()
-    names = getattr(est, "feature_names_in_", None)
-    classes = getattr(est, "classes_", None)
+    if estimator is not None and estimator not in ESTIMATORS:
+        raise ModelFileError(f"cannot save a {estimator}; expected one of {ESTIMATORS}")
+    names = model.feature_names
     return {
         "format": FORMAT, "format_version": FORMAT_VERSION, "boostlib_version": __version__,
-        "estimator": name, "params": _params_to_dict(est), "loss": _loss_spec(est),
-        "n_features": int(est.n_features_in_),
+        "estimator": estimator,
+        "params": params_to_dict(model.params if params is None else params),
+        "loss": _loss_spec(model.loss, model.loss_spec),
+        "n_features": int(model.n_features),
         "feature_names": None if names is None else [str(n) for n in names],
         "classes": None if classes is None else _classes_to_dict(classes),
-        **ensemble_to_dict(est.ensemble_), "training": _training_to_dict(est),
+        **ensemble_to_dict(model.ensemble),
+        "training": _training_to_dict(model.evals_result, model.best_iteration),
     }
 
 
-def _read_header(doc: Any) -> type:
+def _read_header(doc: Any) -> int:
     if not isinstance(doc, dict):
         raise _fail("document", f"expected a JSON object, got {_kind(doc)}")
     if doc.get("format") != FORMAT:
@@ -697,30 +778,22 @@ def _read_header(doc: Any) -> type:
     if type(version) is not int or not 1 <= version <= FORMAT_VERSION:
         newer = type(version) is int and version > FORMAT_VERSION
         raise ModelFileError(
-            f"unsupported model file format version {version!r}: this boostlib reads version "
-            f"{FORMAT_VERSION}" + ("; the file was written by a newer boostlib "
-                                   f"({doc.get('boostlib_version')!r}), upgrade boostlib"
-                                   if newer else ""))
+            f"unsupported model file format version {version!r}: this boostlib reads versions "
+            f"1 to {FORMAT_VERSION}" + ("; the file was written by a newer boostlib "
+                                        f"({doc.get('boostlib_version')!r}), upgrade boostlib"
+                                        if newer else ""))
     _check_keys(doc, _TOP_KEYS, "document")
     _str(doc["boostlib_version"], "boostlib_version")
-    cls = _estimator_classes().get(_str(doc["estimator"], "estimator"))
-    if cls is None:
-        raise _fail("estimator", f"{doc['estimator']!r} is not 'BoostClassifier' or "
-                                 "'BoostRegressor'")
-    return cls
+    if doc["estimator"] is None and version == 1:
+        raise _fail("estimator", "expected a string in a version 1 file")
+    if doc["estimator"] is not None and _str(doc["estimator"], "estimator") not in ESTIMATORS:
+        raise _fail("estimator", f"{doc['estimator']!r} is not one of {list(ESTIMATORS)}"
+                                 + (" or null" if version >= 2 else ""))
+    return version
 
 
-def estimator_from_dict(doc: Any) -> Any:
-    """Validate a parsed model-file document and build the fitted estimator.
-
-    Parameters
-    ----------
-    doc : dict
-        A document as produced by :func:`estimator_to_dict` (e.g. parsed from JSON).
-
-    Returns
-    -------
-    BoostClassifier or BoostRegressor
+def document_parts(doc: Any) -> ModelParts:
+    """Validate a parsed model-file document (any supported version) and build its parts.
 
     Raises
     ------
@@ -728,60 +801,65 @@ def estimator_from_dict(doc: Any) -> Any:
         When the document is not a valid model file of a supported version, or its loss
         plugin is not installed.
     """
-    cls = _read_header(doc)
-    classifier = cls.__name__ == "BoostClassifier"
-    params = _read_params(cls, doc["params"])
-    loss = _read_loss(doc["loss"], classifier)
+    version = _read_header(doc)
+    estimator = doc["estimator"]
+    classifier = estimator == "BoostClassifier"
+    params = _read_params(doc["params"])
+    loss, loss_spec = _read_loss(doc["loss"])
+    if estimator is not None and bool(loss.is_classification) != classifier:
+        raise _fail("loss.name", f"{loss_spec['name']!r} is {'not ' if classifier else ''}a "
+                                 "classification loss, which does not fit the estimator")
     n_features = _int(doc["n_features"], "n_features", 1, 2 ** 31 - 1)
     names = _read_names(doc["feature_names"], n_features)
-    if classifier == (doc["classes"] is None):
+    if estimator is not None and classifier == (doc["classes"] is None):
         raise _fail("classes", "a classifier needs its classes, a regressor has none")
-    classes = _read_classes(doc["classes"]) if classifier else None
-    ensemble = ensemble_from_dict(doc["bins"], doc["model"], n_features)
+    classes = None if doc["classes"] is None else _read_classes(doc["classes"], version)
+    ensemble = ensemble_from_dict(doc["bins"], doc["model"], n_features, version)
+    try:
+        loss_outputs = int(loss.n_outputs)
+    except (TypeError, ValueError) as exc:
+        raise _fail("loss", f"the loss does not say its number of outputs: {exc}") from None
+    if loss_outputs != ensemble.n_outputs:
+        raise _fail("model.n_outputs", f"{ensemble.n_outputs} output(s), but the loss "
+                                       f"{loss_spec['name']!r} has {loss_outputs}")
+    if classes is not None and ensemble.n_outputs > 1 and classes.size != ensemble.n_outputs:
+        raise _fail("classes", f"{classes.size} classes for a model of "
+                               f"{ensemble.n_outputs} outputs")
+    if classes is not None and ensemble.n_outputs == 1 and classes.size != 2:
+        raise _fail("classes", f"{classes.size} classes for a model of one output")
     best, curves = _read_training(doc["training"])
-    est = cls(**params)
-    est.ensemble_, est.loss_, est.n_features_in_ = ensemble, loss, n_features
-    est.evals_result_, est.best_iteration_ = curves, best
-    if names is not None:
-        est.feature_names_in_ = names
-    if classes is not None:
-        est.classes_ = classes
-    return est
+    return ModelParts(estimator, params, loss, loss_spec, n_features, names, classes,
+                      ensemble, curves, best, version)
 
 
-def dumps(est: Any) -> str:
-    """The model file of a fitted estimator as JSON text (see :func:`estimator_to_dict`)."""
-    return _encode(estimator_to_dict(est))
+def encode(doc: Dict[str, Any]) -> str:
+    """A document as JSON text (floats as their shortest round-tripping ``repr``)."""
+    return _encode(doc)
 
 
-def loads(data: Any) -> Any:
-    """Read a model from JSON text or UTF-8 bytes (see :func:`estimator_from_dict`).
+def parse(data: Any) -> ModelParts:
+    """Read a model from JSON text or UTF-8 bytes (see :func:`document_parts`).
 
     Raises
     ------
     ModelFileError
         For anything that is not a valid model file.
     """
-    return estimator_from_dict(_parse(data))
+    return document_parts(_parse(data))
 
 
-def save_estimator(est: Any, path: Any) -> None:
-    """Write a fitted estimator's model file to ``path`` (atomically: a temporary file in the
-    same folder is renamed over ``path``).
-
-    Parameters
-    ----------
-    est : BoostClassifier or BoostRegressor
-    path : str or os.PathLike
+def write(path: Any, doc: Dict[str, Any]) -> None:
+    """Write a document to ``path`` (atomically: a temporary file in the same folder is
+    renamed over ``path``).
 
     Raises
     ------
     ModelFileError
-        When the model cannot be written (see :func:`estimator_to_dict`).
+        When the document cannot be encoded.
     OSError
         When the file cannot be created.
     """
-    text = dumps(est)
+    text = _encode(doc)
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     try:
@@ -800,21 +878,14 @@ def save_estimator(est: Any, path: Any) -> None:
         raise
 
 
-def load_estimator(path: Any) -> Any:
-    """Read the model file at ``path`` and return the fitted estimator.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-
-    Returns
-    -------
-    BoostClassifier or BoostRegressor
+def read(path: Any) -> ModelParts:
+    """Read and validate the model file at ``path``.
 
     Raises
     ------
     ModelFileError
-        When the file cannot be read or is not a valid model file (see ``docs/model_files.md``).
+        When the file cannot be read or is not a valid model file (see
+        ``docs/model_files.md``).
     """
     try:
         with open(path, "rb") as fh:
@@ -822,5 +893,4 @@ def load_estimator(path: Any) -> Any:
     except OSError as exc:
         raise ModelFileError(f"cannot read model file {os.fspath(path)!r}: "
                              f"{exc.strerror or exc}") from exc
-    return loads(data)
-
+    return parse(data)

@@ -20,8 +20,9 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import __version__, registry
-from ._tables import HEADER_CHOICES, MISSING_TOKENS, Table, read_table
+from .. import __version__
+from ..plugin import registry
+from ..io.tables import HEADER_CHOICES, MISSING_TOKENS, Table, read_table
 
 PLUGIN_KINDS = ("loss", "sampler", "update")
 TASKS = ("classification", "regression")
@@ -30,9 +31,9 @@ TRAIN_OPTIONS = ("data", "target", "output", "task", "eval_fraction", "header", 
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from .datasets import load_higgs
+    from ..datasets import load_higgs
     from .estimators import BoostClassifier
-    from .metrics import accuracy, logloss, roc_auc
+    from ..engine.metrics import accuracy, logloss, roc_auc
 
     X, y = load_higgs("train")
     Xt, yt = load_higgs("test")
@@ -273,7 +274,7 @@ def _fraction(text: str) -> float:
 
 def evaluation(model: Any, X: Any, y: np.ndarray) -> str:
     """Metrics of ``model`` on ``(X, y)``: logloss/AUC/accuracy or RMSE/MAE/R^2."""
-    from .metrics import accuracy, logloss, roc_auc
+    from ..engine.metrics import accuracy, logloss, roc_auc
 
     if hasattr(model, "classes_"):
         p = model.predict_proba(X)[:, 1]
@@ -345,7 +346,7 @@ def prediction_rows(model: Any, X: Any) -> Tuple[List[str], List[Sequence[str]]]
 
 
 def _predict(args: argparse.Namespace) -> int:
-    from . import load_model
+    from .. import load_model
 
     model = load_model(args.model)
     X = _model_features(model, read_table(args.data, args.header, args.sep))

@@ -7,14 +7,14 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import _plugin_checks as checks
-from ._kernels import _predictor, _sampling
-from ._random import stream_rng
-from .api import Loss, SampleResult, Sampler, UpdateRule
+from ..plugin import checks as checks
+from .._kernels import _predictor, _sampling
+from .random_streams import stream_rng
+from ..plugin.api import Loss, SampleResult, Sampler, UpdateRule
 from .callbacks import Callback, IterationInfo
 from .ensemble import Ensemble
-from .registry import PluginError
-from .tree import SampleDefects, TreeGrower
+from ..plugin.registry import PluginError
+from .tree import SampleDefects, TreeGroup, TreeGrower
 
 LEAF_ESTIMATIONS = ("newton", "gradient")
 _NO_WEIGHTS = np.empty(0)
@@ -22,7 +22,8 @@ _NO_WEIGHTS = np.empty(0)
 
 @dataclass
 class EvalSet:
-    """A validation set, binned once, with its running raw scores."""
+    """A validation set, binned once, with its running raw scores, shape
+    (n_outputs, n_rows)."""
 
     name: str
     X_binned: np.ndarray
@@ -56,7 +57,7 @@ class Tracked:
     def __init__(self, ctx: "BoostingContext", name: str):
         self._ctx = ctx
         self._name = name
-        self._bias = 0.0
+        self._bias = np.zeros(ctx.n_outputs)
         self._coef = np.zeros(16)
         self._train = np.empty(0)
         self._evals: List[np.ndarray] = []
@@ -72,9 +73,11 @@ class Tracked:
         return self._name
 
     @property
-    def bias(self) -> float:
-        """The constant term."""
-        return self._ctx.ensemble.bias if self.is_model else self._bias
+    def bias(self):
+        """The constant term (an array of shape (n_outputs,) with several outputs)."""
+        if self.is_model:
+            return self._ctx.ensemble.bias
+        return float(self._bias[0]) if self._bias.size == 1 else self._bias.copy()
 
     @property
     def coefficients(self) -> np.ndarray:
@@ -83,8 +86,8 @@ class Tracked:
 
     @property
     def raw(self) -> np.ndarray:
-        """Raw scores on the training rows (read-only view)."""
-        view = self.train_scores().view()
+        """Raw scores on the training rows (read-only view, shaped as ``ctx.raw``)."""
+        view = self._ctx._public(self.train_scores()).view()
         view.flags.writeable = False
         return view
 
@@ -99,18 +102,19 @@ class Tracked:
         return self._coef[:n]
 
     def train_scores(self) -> np.ndarray:
-        """Training scores (the storage itself)."""
+        """Training scores, shape (n_outputs, n_rows) (the storage itself)."""
         return self._ctx._raw if self.is_model else self._train
 
     def eval_scores(self) -> List[np.ndarray]:
-        """Scores on each validation set, in ``ctx.evals`` order (the storage itself)."""
+        """Scores on each validation set, in ``ctx.evals`` order, each of shape
+        (n_outputs, n_rows) (the storage itself)."""
         return [ev.raw for ev in self._ctx.evals] if self.is_model else self._evals
 
-    def assign(self, bias: float, coef: np.ndarray, train: np.ndarray,
+    def assign(self, bias, coef: np.ndarray, train: np.ndarray,
                evals: Sequence[np.ndarray]) -> None:
         """Replace bias, coefficients and scores (already consistent with each other)."""
         if self.is_model:
-            self._ctx.ensemble.bias = float(bias)
+            self._ctx.ensemble.bias = bias
             self._ctx.ensemble.coef = coef
             self._ctx._scores_changing()
             self._ctx._raw[...] = train
@@ -118,7 +122,7 @@ class Tracked:
             for ev, scores in zip(self._ctx.evals, evals):
                 ev.raw[...] = scores
             return
-        self._bias = float(bias)
+        self._bias = np.asarray(bias, dtype=np.float64).reshape(-1).copy()
         self.coef_array()[...] = coef
         self._train = train             # owned from now on: callers pass new arrays
         self._evals = list(evals)
@@ -188,7 +192,11 @@ class BoostingContext:
         self.random_strength = float(random_strength)
         self.evals = evals
         self.n_threads = n_threads
-        self._raw = np.full(self.n_rows, ensemble.bias)
+        #: length of the raw score (1, or e.g. the number of classes)
+        self.n_outputs = ensemble.n_outputs
+        # scores are stored output-major, (n_outputs, n_rows): each output's row is what the
+        # scalar kernels update; plugins see them rows-first (see _public)
+        self._raw = np.repeat(ensemble.bias_array[:, None], self.n_rows, axis=1)
         self._raw_version = 0           # bumped whenever the training scores change
         self._train_loss: Tuple[int, float] = (-1, math.nan)
         # The training loss run() still has to record: its scores' version, and the loss once
@@ -209,10 +217,21 @@ class BoostingContext:
         self._tracks: Dict[str, Tracked] = {}
 
     # -- state -------------------------------------------------------------------------------
+    def _public(self, scores: np.ndarray) -> np.ndarray:
+        """Output-major storage (n_outputs, n) as plugins see it: (n,) with one output, else
+        (n, n_outputs) (a transposed view, no copy)."""
+        return scores[0] if self.n_outputs == 1 else scores.T
+
+    @property
+    def public_shape(self) -> Tuple[int, ...]:
+        """Shape of raw scores, gradients and hessians: (n_rows,) or (n_rows, n_outputs)."""
+        return (self.n_rows,) if self.n_outputs == 1 else (self.n_rows, self.n_outputs)
+
     @property
     def raw(self) -> np.ndarray:
-        """Current raw scores of the training rows (read-only view)."""
-        view = self._raw.view()
+        """Current raw scores of the training rows (read-only view): shape (n_rows,), or
+        (n_rows, n_outputs) with several outputs."""
+        view = self._public(self._raw).view()
         view.flags.writeable = False
         return view
 
@@ -222,7 +241,7 @@ class BoostingContext:
         return self._model
 
     @property
-    def bias(self) -> float:
+    def bias(self):
         return self.ensemble.bias
 
     @property
@@ -260,16 +279,20 @@ class BoostingContext:
         loss whose hessian can be negative is floored at its ``hessian_floor``.
         """
         current = raw is None
-        raw = self.raw if raw is None else np.ascontiguousarray(raw, dtype=np.float64)
-        if raw.shape != (self.n_rows,):
-            raise ValueError(f"raw must have shape ({self.n_rows},), got {raw.shape}")
+        raw = self.raw if raw is None else np.asarray(raw, dtype=np.float64)
+        if raw.shape != self.public_shape:
+            raise ValueError(f"raw must have shape {self.public_shape}, got {raw.shape}")
+        if raw.ndim == 1:
+            raw = np.ascontiguousarray(raw)
         if raw.flags.writeable:         # the loss must not change the scores it is given
             raw = raw.view()
             raw.flags.writeable = False
+        shape = (self.n_outputs, self.n_rows)
         if self.checks == "full":
-            g, h = np.full(self.n_rows, np.nan), np.full(self.n_rows, np.nan)
+            gbuf, hbuf = np.full(shape, np.nan), np.full(shape, np.nan)
         else:
-            g, h = np.empty(self.n_rows), np.empty(self.n_rows)
+            gbuf, hbuf = np.empty(shape), np.empty(shape)
+        g, h = self._public(gbuf), self._public(hbuf)
         if current and _fast_path(self.loss, "gradient_hessian_loss", "gradient_hessian",
                                   "mean_loss", "loss"):
             # the loss at the current model comes with the derivatives (one pass)
@@ -280,25 +303,36 @@ class BoostingContext:
             returned = None
         else:
             returned = self.loss.gradient_hessian(self._y_view, raw, g, h, self.n_threads)
-        g, h = checks.derivatives(self.loss, returned, g, h, self.iteration, self.checks,
-                                  self.n_threads)
+        g_ret, h_ret = checks.derivatives(self.loss, returned, g, h, self.iteration,
+                                          self.checks, self.n_threads)
+        if g_ret is not g:              # the loss returned arrays of its own
+            g[...], h[...] = g_ret, h_ret
+        # weights and floors on the output-major buffers: (n_outputs, n_rows) * (n_rows,)
         w = self.sample_weight
         if self.leaf_estimation == "gradient":
-            h = np.ones(self.n_rows) if w is None else w.copy()
+            hbuf[...] = 1.0 if w is None else w
         elif self.loss.hessian_can_be_negative:
-            np.maximum(h, self.loss.hessian_floor, out=h)
+            np.maximum(hbuf, self.loss.hessian_floor, out=hbuf)
             if w is not None:
-                h *= w
+                hbuf *= w
         elif w is not None:
-            h *= w
+            hbuf *= w
         if w is not None:
-            g *= w
+            gbuf *= w
         return g, h
 
     def sample(self, gradient: np.ndarray, hessian: np.ndarray) -> Optional[SampleResult]:
-        """This iteration's rows from the sampler (None: every row, weight 1)."""
+        """This iteration's rows from the sampler (None: every row, weight 1).
+
+        With several outputs the sampler sees one value per row: the Euclidean norms of the
+        row's gradient and hessian vectors (GOSS then ranks rows by ``||g||``, MVS by
+        ``sqrt(||g||^2 + lambda ||h||^2)``, as CatBoost does for multiclass).
+        """
         if self.sampler is None:
             return None
+        if self.n_outputs > 1:
+            gradient = _row_norms(gradient, self.public_shape, "gradient")
+            hessian = _row_norms(hessian, self.public_shape, "hessian")
         gv, hv = gradient.view(), hessian.view()    # samplers must not modify them
         gv.flags.writeable = hv.flags.writeable = False
         res = self.sampler.sample(gv, hv, self.rng("sampler"), self.iteration)
@@ -314,9 +348,16 @@ class BoostingContext:
                  split_gradient: Optional[np.ndarray] = None, leaf_noise_scale: float = 0.0):
         """Fit one tree to ``gradient``/``hessian`` (full-length, weights applied).
 
+        With several outputs, ``gradient`` (and ``split_gradient``) have shape
+        (n_rows, n_outputs), ``hessian`` that shape or (n_rows,) (one hessian for every
+        output, e.g. the row weights), and the result is a
+        :class:`~boostlib.engine.tree.TreeGroup`: one tree per output, all on the same
+        sample, each with its own structure and leaf noise.
+
         Parameters
         ----------
-        gradient, hessian : float64 arrays of shape (n_rows,).
+        gradient, hessian : float64 arrays of shape (n_rows,) (see above for several
+            outputs).
         sample : rows and weights to fit on (None: all rows). The histograms are built on
             these rows only. When the sampler's ``leaf_values`` is ``"all"``, the sample
             chooses the structure and the leaf values come from every row (``gradient`` and
@@ -328,9 +369,24 @@ class BoostingContext:
 
         Returns
         -------
-        tree : ObliviousTree or DepthwiseTree with raw leaf values (not yet multiplied by
-            any coefficient).
+        tree : ObliviousTree or DepthwiseTree (TreeGroup with several outputs) with raw leaf
+            values (not yet multiplied by any coefficient).
         """
+        if self.n_outputs == 1:
+            return self._fit_scalar(gradient, hessian, sample, split_gradient,
+                                    leaf_noise_scale)
+        g = _outputs(gradient, self.public_shape, "gradient")
+        h = _outputs(hessian, self.public_shape, "hessian", allow_shared=True)
+        sg = None if split_gradient is None else _outputs(split_gradient, self.public_shape,
+                                                          "split_gradient")
+        return TreeGroup([self._fit_scalar(g[k], h[k] if h.shape[0] > 1 else h[0], sample,
+                                           None if sg is None else sg[k], leaf_noise_scale)
+                          for k in range(self.n_outputs)])
+
+    def _fit_scalar(self, gradient: np.ndarray, hessian: np.ndarray,
+                    sample: Optional[SampleResult], split_gradient: Optional[np.ndarray],
+                    leaf_noise_scale: float):
+        """:meth:`fit_tree` for one output."""
         for arr, what in ((gradient, "gradient"), (hessian, "hessian"),
                           (split_gradient, "split_gradient")):
             if arr is not None and np.shape(arr) != (self.n_rows,):
@@ -417,8 +473,14 @@ class BoostingContext:
 
         For a tree fitted in this iteration it is computed at most once (from the leaf of
         every row when the fit covered all rows, else by one prediction pass, kept for
-        :meth:`add_tree`).
+        :meth:`add_tree`). Shape (n_rows,), or (n_rows, n_outputs) for a TreeGroup.
         """
+        if isinstance(tree, TreeGroup):
+            return np.column_stack([self._scalar_output(t) for t in tree.trees])
+        return self._scalar_output(tree)
+
+    def _scalar_output(self, tree) -> np.ndarray:
+        """:meth:`tree_output` of one scalar tree."""
         fitted = self._fit_info(tree)
         if fitted is not None and fitted.walk_others:
             self._all_leaves(tree, fitted)
@@ -427,7 +489,8 @@ class BoostingContext:
         if fitted is not None and fitted.output is not None:
             return fitted.output.copy()
         out = np.zeros(self.n_rows)
-        self.ensemble.add_trees_binned(self.X_binned, out, [tree], np.ones(1), self.n_threads)
+        self.ensemble.add_scalar_trees_binned(self.X_binned, out, [tree], np.ones(1),
+                                              self.n_threads)
         if fitted is not None:
             fitted.output = out.copy()
         return out
@@ -448,7 +511,9 @@ class BoostingContext:
             index = entry[1]
             target.add_coefficient(index, coefficient)
         else:
-            if not np.all(np.isfinite(tree.value)):
+            finite = (tree.all_finite() if isinstance(tree, TreeGroup)
+                      else np.all(np.isfinite(tree.value)))
+            if not finite:
                 raise PluginError(f"tree at iteration {self.iteration} has non-finite leaf "
                                   "values")
             index = self.ensemble.add(tree, coefficient if target.is_model else 0.0)
@@ -469,6 +534,17 @@ class BoostingContext:
         if target.is_model:
             self._scores_changing()
         train = target.train_scores()
+        parts = tree.trees if isinstance(tree, TreeGroup) else [tree]
+        for k, part in enumerate(parts):
+            self._add_train_scores(train[k], part, coefficient)
+        coef = np.array([coefficient])
+        for ev, scores in zip(self.evals, target.eval_scores()):
+            self.ensemble.add_trees_binned(ev.X_binned, scores, [tree], coef, self.n_threads)
+        if target.is_model:
+            self._raw_version += 1
+
+    def _add_train_scores(self, train: np.ndarray, tree, coefficient: float) -> None:
+        """``train += coefficient * tree(x)`` for one scalar tree and its output's scores."""
         fitted = self._fit_info(tree)
         coef = np.array([coefficient])
         if fitted is not None and fitted.walk_others and fitted.walked:
@@ -484,11 +560,8 @@ class BoostingContext:
         elif fitted is not None and fitted.output is not None:
             train += coefficient * fitted.output
         else:
-            self.ensemble.add_trees_binned(self.X_binned, train, [tree], coef, self.n_threads)
-        for ev, scores in zip(self.evals, target.eval_scores()):
-            self.ensemble.add_trees_binned(ev.X_binned, scores, [tree], coef, self.n_threads)
-        if target.is_model:
-            self._raw_version += 1
+            self.ensemble.add_scalar_trees_binned(self.X_binned, train, [tree], coef,
+                                                  self.n_threads)
 
     def scale_model(self, factor: float) -> None:
         """Multiply the bias and every coefficient (and all running raw scores) by ``factor``."""
@@ -565,12 +638,32 @@ class BoostingContext:
             pairs.append((weight, self._tracked(term[1], "combine")))
         if not pairs:
             raise ValueError(f"{self.update_name}: combine needs at least one term")
-        bias = sum(w * m.bias for w, m in pairs)
+        bias = sum(w * np.asarray(m.bias, dtype=np.float64) for w, m in pairs)
         coef = _lincomb([(w, m.coef_array()) for w, m in pairs])
         train = _lincomb([(w, m.train_scores()) for w, m in pairs])
         evals = [_lincomb([(w, m.eval_scores()[i]) for w, m in pairs])
                  for i in range(len(self.evals))]
         target.assign(bias, coef, train, evals)
+
+
+def _outputs(values: np.ndarray, shape: Tuple[int, int], what: str,
+             allow_shared: bool = False) -> np.ndarray:
+    """Per-output derivatives (n_rows, n_outputs) as output-major rows (n_outputs, n_rows),
+    contiguous (no copy for the context's own arrays); with ``allow_shared`` also (n_rows,),
+    one array for every output, as (1, n_rows)."""
+    arr = np.asarray(values, dtype=np.float64)
+    if allow_shared and arr.shape == shape[:1]:
+        return np.ascontiguousarray(arr[None, :])
+    if arr.shape != shape:
+        raise ValueError(f"{what} must have shape {shape}"
+                         + (f" or {shape[:1]}" if allow_shared else "") + f", got {arr.shape}")
+    return np.ascontiguousarray(arr.T)
+
+
+def _row_norms(values: np.ndarray, shape: Tuple[int, int], what: str) -> np.ndarray:
+    """The Euclidean norm of every row's vector of derivatives, shape (n_rows,)."""
+    rows = _outputs(values, shape, what)
+    return np.sqrt(np.einsum("kn,kn->n", rows, rows))
 
 
 def _owner(cls: type, name: str) -> type:
@@ -616,7 +709,7 @@ def _check_consistent(ctx: BoostingContext, update_name: str) -> None:
                  for ev, scores in zip(ctx.evals, tracked.eval_scores())]
         coef = tracked.coef_array().copy()
         for what, X_binned, scores in sets:
-            expected = np.full(X_binned.shape[1], tracked.bias)
+            expected = np.repeat(np.reshape(tracked.bias, (-1, 1)), X_binned.shape[1], axis=1)
             if trees:
                 ctx.ensemble.add_trees_binned(X_binned, expected, trees, coef, ctx.n_threads)
             if not np.allclose(scores, expected, rtol=1e-9, atol=1e-9):
@@ -714,8 +807,8 @@ def run(ctx: BoostingContext, update: UpdateRule,
             pending = (it, ctx._raw_version)
             ctx._keep_loss_of = pending[::-1]
         for ev in ctx.evals:
-            result[ev.name][metric].append(mean_loss(ctx.loss, ev.y, ev.raw, ev.weight,
-                                                     ctx.n_threads, ev.name, it))
+            result[ev.name][metric].append(mean_loss(ctx.loss, ev.y, ctx._public(ev.raw),
+                                                     ev.weight, ctx.n_threads, ev.name, it))
         if ctx.evals:
             score = result[ctx.evals[-1].name][metric][-1]
             if score < best_score:

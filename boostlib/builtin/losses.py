@@ -1,4 +1,5 @@
-"""Built-in losses: ``logloss``, ``mse`` and ``sla``, registered through the public hook.
+"""Built-in losses: ``logloss``, ``mse``, ``sla`` and ``multiclass``, registered through the
+public hook.
 
 Formulas (``z`` is the raw score, ``g = dL/dz``, ``h = d2L/dz2``):
 
@@ -9,6 +10,12 @@ logloss   ``softplus(z) - y z``           ``sigmoid(z) - y``            ``p (1 -
 mse       ``(z - y)^2 / 2``               ``z - y``                     ``1``
 sla       ``1 - sigmoid(t z / s)``        ``-(t/s) q (1 - q)``          ``-(1/s^2) q (1-q) (1-2q)``
 ========  ==============================  ============================  ==================================
+
+``multiclass`` is the softmax cross-entropy over ``K`` classes, a loss with ``K`` outputs:
+``L(z, y) = logsumexp(z) - z_y``, ``g_k = p_k - [y = k]`` and the diagonal of the hessian
+``h_k = p_k (1 - p_k)`` with ``p = softmax(z)`` (each output's tree takes a Newton step on its
+own coordinate, as CatBoost's ``MultiClass`` does; LightGBM scales this hessian by
+``K/(K-1)``, which is a smaller step).
 
 with ``t = 2y - 1`` and ``q = sigmoid(t z / s)`` for SLA, the smoothed 0-1 loss of the SGLB
 paper (Section 7.2, eq. 12), whose smoothing scale ``s`` defaults to 0.1. SLA is not convex:
@@ -22,8 +29,8 @@ from typing import Optional
 
 import numpy as np
 
-from ._kernels import _loss
-from .api import Loss, hookimpl
+from .._kernels import _loss
+from ..plugin.api import Loss, hookimpl
 
 _EMPTY = np.empty(0, dtype=np.float64)
 
@@ -133,7 +140,88 @@ class SLALoss(_BinaryLoss):
                                              hessian, n_threads), y, weight)
 
 
+def softmax(raw: np.ndarray) -> np.ndarray:
+    """Row-wise softmax of raw scores (n, K), computed stably (the row maximum subtracted)."""
+    z = np.asarray(raw, dtype=np.float64)
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    e /= e.sum(axis=1, keepdims=True)
+    return e
+
+
+class MulticlassLoss(Loss):
+    """Softmax cross-entropy over ``K`` classes: ``K`` raw outputs, one per class.
+
+    Targets are class indices ``0 .. K-1`` (the classifier encodes its labels so).
+
+    Parameters
+    ----------
+    n_classes : int, optional
+        ``K`` (at least 2). Taken from the training target (its largest label plus one) when
+        not given; the classifier passes the number of classes it saw.
+    """
+
+    name = "multiclass"
+    is_classification = True
+    is_multiclass = True
+
+    def __init__(self, n_classes: Optional[int] = None):
+        if n_classes is not None and (isinstance(n_classes, bool) or not isinstance(
+                n_classes, (int, np.integer)) or n_classes < 2):
+            raise ValueError(f"loss 'multiclass': n_classes={n_classes!r} is invalid; expected "
+                             "an int >= 2 or None")
+        self.n_classes = None if n_classes is None else int(n_classes)
+
+    @property
+    def n_outputs(self) -> int:
+        """``K``: one raw score per class."""
+        if self.n_classes is None:
+            raise ValueError("loss 'multiclass': the number of classes is not known yet (pass "
+                             "n_classes or call validate_target on the training target)")
+        return self.n_classes
+
+    def validate_target(self, y: np.ndarray) -> np.ndarray:
+        y = super().validate_target(y)
+        if y.size and not np.all((y >= 0) & (y == np.floor(y))):
+            bad = np.unique(y[(y < 0) | (y != np.floor(y))])[:5]
+            raise ValueError(f"loss 'multiclass' needs class indices 0, 1, 2, ...; got "
+                             f"{bad.tolist()}")
+        top = int(y.max()) + 1 if y.size else 0
+        if self.n_classes is None:
+            if top < 2:
+                raise ValueError("loss 'multiclass' needs at least 2 classes in the training "
+                                 f"target; got {top}")
+            self.n_classes = top
+        elif top > self.n_classes:
+            raise ValueError(f"loss 'multiclass' has n_classes={self.n_classes}; the target "
+                             f"holds class index {top - 1}")
+        return y
+
+    def init_raw(self, y: np.ndarray, sample_weight: Optional[np.ndarray]) -> np.ndarray:
+        """Log of the (weighted) class frequencies, centred: the best constant model."""
+        counts = np.bincount(y.astype(np.intp), weights=sample_weight,
+                             minlength=self.n_outputs)
+        p = np.maximum(counts / counts.sum(), 1e-12)
+        logp = np.log(p)
+        return logp - logp.mean()
+
+    def gradient_hessian(self, y, raw, gradient, hessian, n_threads=1):
+        p = softmax(raw)
+        np.multiply(p, 1.0 - p, out=hessian)
+        p[np.arange(y.shape[0]), y.astype(np.intp)] -= 1.0
+        gradient[...] = p
+
+    def loss(self, y, raw):
+        z = np.asarray(raw, dtype=np.float64)
+        top = z.max(axis=1)
+        lse = top + np.log(np.exp(z - top[:, None]).sum(axis=1))
+        return lse - z[np.arange(y.shape[0]), y.astype(np.intp)]
+
+    def transform(self, raw: np.ndarray) -> np.ndarray:
+        """Class probabilities, shape (n, K), each row summing to 1."""
+        return softmax(raw)
+
+
 @hookimpl
 def boostlib_add_losses():
     """Register the built-in losses."""
-    return {"logloss": LogLoss, "mse": MSELoss, "sla": SLALoss}
+    return {"logloss": LogLoss, "mse": MSELoss, "sla": SLALoss, "multiclass": MulticlassLoss}

@@ -7,7 +7,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from ._compat import DataConversionWarning
+from .._compat import DataConversionWarning
 
 
 def feature_names(X: Any) -> Optional[np.ndarray]:
@@ -55,7 +55,11 @@ def _frame_to_array(X: Any) -> np.ndarray:
 
 
 def check_X(X: Any, name: str = "X") -> np.ndarray:
-    """``X`` as a 2-D float64 array; NaN allowed (missing), infinities rejected."""
+    """``X`` as a 2-D float32 or float64 array; NaN allowed (missing), infinities rejected.
+
+    float32 and float64 arrays are returned as they are, in any memory order (the binning
+    kernels read both without a converted copy); anything else is converted to float64.
+    """
     if hasattr(X, "toarray") or type(X).__module__.startswith("scipy.sparse"):
         raise TypeError(f"{name}: sparse input is not supported; pass a dense array "
                         f"(e.g. {name}.toarray())")
@@ -71,7 +75,8 @@ def check_X(X: Any, name: str = "X") -> np.ndarray:
                          "Reshape your data either using X.reshape(-1, 1) if your data has a "
                          "single feature or X.reshape(1, -1) if it contains a single sample")
     try:
-        arr = np.asarray(arr, dtype=np.float64)
+        if arr.dtype not in (np.float32, np.float64):
+            arr = np.asarray(arr, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise type(exc)(f"{name}: could not convert to float64 ({exc}); boostlib needs "
                         "numeric features") from exc

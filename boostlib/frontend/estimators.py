@@ -1,4 +1,8 @@
-"""scikit-learn style estimators: :class:`BoostClassifier` and :class:`BoostRegressor`."""
+"""scikit-learn style estimators: :class:`BoostClassifier` and :class:`BoostRegressor`.
+
+They validate and encode their inputs, then call :func:`boostlib.train`, and nothing else;
+the trained :class:`boostlib.Model` is ``model_``.
+"""
 from __future__ import annotations
 
 import warnings
@@ -6,17 +10,15 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import registry
-from ._compat import BaseEstimator, ClassifierMixin, NotFittedError, RegressorMixin, HAS_SKLEARN
-from ._kernels._openmp import effective_n_threads
-from ._random import seed_sequence, stream_rng
-from ._validation import (check_choice, check_number, check_sample_weight, check_X, check_y,
-                          feature_names)
-from .binning import BinMapper
-from .boosting import LEAF_ESTIMATIONS, BoostingContext, EvalSet, run
-from .callbacks import Callback, CallbackLike, EarlyStopping, ProgressBar, as_callback
-from .ensemble import Ensemble
-from .tree import GROW_POLICIES, GrowParams, TreeGrower
+from .._compat import BaseEstimator, ClassifierMixin, NotFittedError, RegressorMixin, HAS_SKLEARN
+from ..engine.callbacks import CallbackLike
+from ..engine.dataset import Dataset
+from ..engine.ensemble import Ensemble
+from ..engine.model import Model
+from ..engine.params import resolve
+from ..engine.training import train
+from ..engine.validation import check_sample_weight, check_X, check_y, feature_names
+from ..plugin import registry
 
 
 class _BaseBoost(BaseEstimator):
@@ -63,30 +65,10 @@ class _BaseBoost(BaseEstimator):
 
     # -- validation ----------------------------------------------------------------------------
     def _check_params(self) -> None:
-        check_number("n_estimators", self.n_estimators, 1, integer=True)
-        check_number("learning_rate", self.learning_rate, 0.0, low_open=True)
-        check_number("max_depth", self.max_depth, 1, 30, integer=True)
-        check_choice("grow_policy", self.grow_policy, GROW_POLICIES)
-        check_number("max_bins", self.max_bins, 2, 255, integer=True)
-        check_number("l2_regularization", self.l2_regularization, 0.0)
-        check_number("min_samples_leaf", self.min_samples_leaf, 1, integer=True)
-        check_number("min_child_weight", self.min_child_weight, 0.0)
-        if self.l2_regularization == 0 and self.min_child_weight == 0:
-            raise ValueError("l2_regularization and min_child_weight cannot both be 0 (leaf "
-                             "values -G/(H+l2) would divide by zero)")
-        check_choice("leaf_estimation", self.leaf_estimation, LEAF_ESTIMATIONS)
-        check_number("random_strength", self.random_strength, 0.0)
-        check_number("subsample", self.subsample, 0.0, 1.0, low_open=True)
-        if self.early_stopping_rounds is not None:
-            check_number("early_stopping_rounds", self.early_stopping_rounds, 1, integer=True)
-        check_number("verbose", self.verbose, 0, integer=True)
-        for name in ("loss_params", "sampler_params", "update_params"):
-            value = getattr(self, name)
-            if value is not None and not isinstance(value, dict):
-                raise TypeError(f"{name}={value!r} is invalid; expected a dict or None")
+        resolve(self.get_params(deep=False))
 
     def _check_fitted(self) -> None:
-        if not hasattr(self, "ensemble_"):
+        if not hasattr(self, "model_"):
             raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet; "
                                  "call 'fit' first")
 
@@ -147,69 +129,55 @@ class _BaseBoost(BaseEstimator):
         self
         """
         self._check_params()
-        callback_list = self._callbacks(callbacks)
-        n_threads = effective_n_threads(self.n_jobs)
         names = feature_names(X)
         X = check_X(X)
         y_enc = self._encode_y(y, X.shape[0])
         w = check_sample_weight(sample_weight, X.shape[0])
-        loss = self._make_loss()
+        params = self.get_params(deep=False)
+        params["loss"], params["loss_params"] = self._loss_choice()
+        loss = registry.create("loss", params["loss"], params["loss_params"])
         self._check_loss(loss)
-        y_enc = loss.validate_target(y_enc)
-
-        seed = seed_sequence(self.random_state)
-        # Rows of weight 0 must not influence the model, borders included.
-        mapper = BinMapper(self.max_bins).fit(X if w is None else X[w > 0],
-                                              stream_rng(seed, "binning"), n_threads)
-        X_binned = mapper.transform(X, n_threads)
-        evals = self._make_evals(eval_set, eval_sample_weight, mapper, loss, n_threads)
-        ensemble = Ensemble(mapper, self.grow_policy, loss.init_raw(y_enc, w))
-        for ev in evals:
-            ev.raw[:] = ensemble.bias
-        params = GrowParams(self.max_depth, float(self.l2_regularization),
-                            int(self.min_samples_leaf), float(self.min_child_weight))
-        grower = TreeGrower(X_binned, np.ascontiguousarray(X_binned.T),
-                            mapper.n_bins_nonmissing_, mapper.missing_bin, self.grow_policy,
-                            params, n_threads)
-        sampler = None
-        if self.sampler is not None or self.subsample < 1.0:
-            sampler = registry.create("sampler", self.sampler or "uniform",
-                                      self.sampler_params, subsample=self.subsample)
-        update = registry.create("update", self.update, self.update_params)
-        ctx = BoostingContext(X_binned, y_enc, w, loss, sampler, grower, ensemble, seed,
-                              self.learning_rate, self.n_estimators, self.leaf_estimation,
-                              self.random_strength, evals, n_threads)
-        self.evals_result_, self.best_iteration_ = run(ctx, update, callback_list)
-        self.ensemble_ = ensemble
-        self.loss_ = loss
-        self.n_features_in_ = X.shape[1]
-        if names is not None:
-            self.feature_names_in_ = names
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
+        train_set = Dataset(X, y_enc, sample_weight=w, feature_names=names)
+        valid = self._valid_sets(eval_set, eval_sample_weight, train_set)
+        model = train(params, train_set, valid_sets=valid, callbacks=callbacks or [])
+        # the model records the estimator's own parameters (its loss as the user gave it)
+        model.params = {**model.params, "loss": self.loss, "loss_params": self.loss_params}
+        self._set_model(model)
         return self
 
-    def _callbacks(self, callbacks: Any) -> List[Callback]:
-        """The callbacks of one fit: progress and early stopping from the parameters, then the
-        user's."""
-        if callbacks is None:
-            callbacks = []
-        elif isinstance(callbacks, (str, bytes)) or not isinstance(callbacks, (list, tuple)):
-            raise TypeError(f"callbacks={callbacks!r} is invalid; expected a list of "
-                            "Callback instances or callables")
-        out: List[Callback] = []
-        if self.verbose:
-            out.append(ProgressBar())
-        if self.early_stopping_rounds:
-            out.append(EarlyStopping(int(self.early_stopping_rounds)))
-        return out + [as_callback(cb, i) for i, cb in enumerate(callbacks)]
+    def _set_model(self, model: Model) -> None:
+        """Install a trained model and the attributes derived from it."""
+        self.model_ = model
+        self.evals_result_ = model.evals_result
+        self.best_iteration_ = model.best_iteration
+        self.n_features_in_ = model.n_features
+        if model.feature_names is not None:
+            self.feature_names_in_ = model.feature_names
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+
+    def _loss_choice(self) -> Tuple[Any, Optional[Dict[str, Any]]]:
+        """The loss (name or instance) and its parameters for this fit."""
+        return (self._default_loss if self.loss is None else self.loss), self.loss_params
+
+    @property
+    def ensemble_(self) -> Ensemble:
+        """The trees, coefficients, bias and borders of ``model_``."""
+        self._check_fitted()
+        return self.model_.ensemble
+
+    @property
+    def loss_(self) -> Any:
+        """The fitted loss of ``model_``."""
+        self._check_fitted()
+        return self.model_.loss
 
     def _check_loss(self, loss) -> None:
         if loss.is_classification:
             raise ValueError(f"loss={loss.name!r} is a classification loss; use "
                              "BoostClassifier or a regression loss")
 
-    def _make_evals(self, eval_set, eval_sample_weight, mapper, loss, n_threads) -> List[EvalSet]:
+    def _valid_sets(self, eval_set, eval_sample_weight, train_set: Dataset) -> List[Dataset]:
         if eval_set is None:
             return []
         if isinstance(eval_set, tuple) and len(eval_set) == 2:
@@ -218,48 +186,40 @@ class _BaseBoost(BaseEstimator):
             [None] * len(eval_set)
         if len(weights) != len(eval_set):
             raise ValueError("eval_sample_weight must have one entry per eval_set pair")
-        evals = []
+        out = []
         for i, ((Xe, ye), we) in enumerate(zip(eval_set, weights)):
             Xe = check_X(Xe, f"eval_set[{i}] X")
-            if Xe.shape[1] != mapper.n_features:
+            if Xe.shape[1] != train_set.n_features:
                 raise ValueError(f"eval_set[{i}] has {Xe.shape[1]} features, expected "
-                                 f"{mapper.n_features}")
-            ye = loss.validate_target(self._encode_y(ye, Xe.shape[0]))
-            evals.append(EvalSet(f"valid_{i}", mapper.transform(Xe, n_threads), ye,
-                                 check_sample_weight(we, Xe.shape[0]), np.empty(Xe.shape[0])))
-        return evals
+                                 f"{train_set.n_features}")
+            out.append(Dataset(Xe, self._encode_y(ye, Xe.shape[0]),
+                               sample_weight=check_sample_weight(we, Xe.shape[0]),
+                               reference=train_set))
+        return out
 
     # -- prediction ------------------------------------------------------------------------------
     def _raw_predict(self, X: Any) -> np.ndarray:
         X = self._check_predict_X(X)
-        return self.ensemble_.predict_raw(X, effective_n_threads(self.n_jobs))
+        return self.model_.predict(X, raw=True, n_jobs=self.n_jobs)
 
     @property
     def n_trees_(self) -> int:
-        """Number of trees in the model (AGBM adds two per iteration)."""
+        """Number of trees in the model (AGBM adds two per iteration; with K classes each
+        counts once though it holds one tree per class)."""
         self._check_fitted()
-        return self.ensemble_.n_trees
+        return self.model_.n_trees
 
     @property
     def feature_importances_(self) -> np.ndarray:
         """Total split gain per feature, normalised to sum to 1."""
         self._check_fitted()
-        return self.ensemble_.feature_importances()
+        return self.model_.feature_importances()
 
     # -- virtual ensembles -----------------------------------------------------------------------
-    def _virtual_raw(self, X: Any, n_members: int) -> np.ndarray:
-        """Raw scores of the ``n_members`` truncated models (see ``predict_virtual_ensembles``)."""
+    def _virtual(self, X: Any, n_members: int, raw: bool = False) -> np.ndarray:
+        """The members of ``predict_virtual_ensembles`` (see :meth:`Model.virtual_ensemble_ends`)."""
         X = self._check_predict_X(X)
-        if isinstance(n_members, bool) or not isinstance(n_members, (int, np.integer)) \
-                or n_members < 1:
-            raise ValueError(f"n_members={n_members!r} is invalid; expected an int >= 1")
-        end = self.ensemble_.n_trees
-        period = end // (2 * int(n_members))
-        if period == 0:
-            raise ValueError(f"n_members={n_members} needs a model of at least "
-                             f"{2 * n_members} trees; this one has {end}")
-        ends = [end - (n_members - 1 - k) * period for k in range(n_members)]
-        return self.ensemble_.predict_states_raw(X, ends, effective_n_threads(self.n_jobs))
+        return self.model_.predict_virtual_ensembles(X, n_members, raw=raw, n_jobs=self.n_jobs)
 
     # -- model files ---------------------------------------------------------------------------
     def save_model(self, path: Any) -> None:
@@ -267,7 +227,7 @@ class _BaseBoost(BaseEstimator):
 
         See ``docs/model_files.md`` for the format; :func:`boostlib.load_model` reads it back.
         """
-        from .model_io import save_estimator
+        from .estimator_files import save_estimator
         self._check_fitted()
         save_estimator(self, path)
 
@@ -370,28 +330,24 @@ class BoostRegressor(RegressorMixin, _BaseBoost):
         -------
         ndarray of shape (n_samples, n_members)
         """
-        return self.loss_.transform(self._virtual_raw(X, n_members))
+        return self._virtual(X, n_members)
 
 
 class BoostClassifier(ClassifierMixin, _BaseBoost):
-    """Gradient-boosted trees for binary classification (default loss ``"logloss"``).
+    """Gradient-boosted trees for classification, binary or multiclass.
 
-    Parameters are those of :class:`BoostRegressor`; ``loss`` must be a classification loss
-    (``"logloss"`` or ``"sla"``). Labels may be any two values; ``classes_[1]`` is the
-    positive class.
+    Parameters are those of :class:`BoostRegressor`; ``loss`` must be a classification loss.
+    By default it is ``"logloss"`` for two classes and ``"multiclass"`` (softmax
+    cross-entropy, one raw score per class) for more. Labels may be any values that sort;
+    ``classes_`` holds them in order (``classes_[1]`` is the positive class of a binary
+    problem).
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
+    classes_ : ndarray of shape (n_classes,)
     """
 
     _default_loss = "logloss"
-
-    if HAS_SKLEARN:
-        def __sklearn_tags__(self):
-            tags = super().__sklearn_tags__()
-            tags.classifier_tags.multi_class = False
-            return tags
 
     def _encode_y(self, y: Any, n_rows: int) -> np.ndarray:
         y = check_y(y, n_rows, numeric=False)
@@ -401,20 +357,22 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
         classes = getattr(self, "_fitting_classes", None)
         if classes is None:
             classes = np.unique(y)
-            if classes.size > 2:
-                raise ValueError("Only binary classification is supported. The type of the "
-                                 f"target is multiclass ({classes.size} classes: "
-                                 f"{classes[:5].tolist()}...)")
             if classes.size < 2:
-                raise ValueError(f"BoostClassifier needs two classes in y; got 1 class "
-                                 f"({classes.tolist()})")
+                raise ValueError(f"BoostClassifier needs at least two classes in y; got 1 "
+                                 f"class ({classes.tolist()})")
             self._fitting_classes = classes
-        enc = np.searchsorted(classes, y)
-        enc = np.clip(enc, 0, 1)
+        enc = np.clip(np.searchsorted(classes, y), 0, classes.size - 1)
         if not np.all(classes[enc] == y):
-            raise ValueError(f"y contains labels not seen in the training data; expected "
-                             f"{classes.tolist()}")
+            unseen = np.unique(y[classes[enc] != y])[:5].tolist()
+            raise ValueError(f"y contains labels not seen in the training data ({unseen}); "
+                             f"expected {classes[:10].tolist()}")
         return enc.astype(np.float64)
+
+    def _loss_choice(self) -> Tuple[Any, Optional[Dict[str, Any]]]:
+        if self.loss is None:
+            return ("logloss" if self._fitting_classes.size == 2 else "multiclass"), \
+                self.loss_params
+        return self.loss, self.loss_params
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None,
             eval_set: Optional[Sequence[Tuple[Any, Any]]] = None,
@@ -434,20 +392,25 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
         if not loss.is_classification:
             raise ValueError(f"loss={loss.name!r} is not a classification loss; "
                              "BoostClassifier needs one of those with is_classification=True "
-                             "(e.g. 'logloss', 'sla')")
+                             "(e.g. 'logloss', 'sla', 'multiclass')")
+        n_classes = self._fitting_classes.size
+        if n_classes > 2 and not loss.is_multiclass:
+            raise ValueError(f"loss={loss.name!r} is a binary loss, but y has {n_classes} "
+                             "classes; use a multiclass loss (loss=None or 'multiclass')")
 
     def decision_function(self, X: Any) -> np.ndarray:
-        """Raw scores (log-odds for ``logloss``), shape (n_samples,)."""
+        """Raw scores: shape (n_samples,) for two classes (log-odds of ``classes_[1]`` with
+        ``logloss``), (n_samples, n_classes) for more."""
         return self._raw_predict(X)
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Class probabilities, shape (n_samples, 2), columns ordered as ``classes_``."""
-        raw = self._raw_predict(X)
-        p = self.loss_.transform(raw)
-        return np.column_stack([1.0 - p, p])
+        """Class probabilities, shape (n_samples, n_classes), columns ordered as
+        ``classes_``; each row sums to 1."""
+        p = self.loss_.transform(self._raw_predict(X))
+        return np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
 
     def predict_virtual_ensembles(self, X: Any, n_members: int = 10) -> np.ndarray:
-        """Probability of ``classes_[1]`` under ``n_members`` models taken along the chain.
+        """Class probabilities under ``n_members`` models taken along the chain.
 
         See :meth:`BoostRegressor.predict_virtual_ensembles` for how the members are chosen.
         With ``p_k`` the members' probabilities, the total uncertainty is the entropy of
@@ -456,11 +419,15 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
 
         Returns
         -------
-        ndarray of shape (n_samples, n_members)
+        ndarray
+            Two classes: the probability of ``classes_[1]``, shape (n_samples, n_members).
+            More: shape (n_samples, n_classes, n_members).
         """
-        return self.loss_.transform(self._virtual_raw(X, n_members))
+        return self._virtual(X, n_members)
 
     def predict(self, X: Any) -> np.ndarray:
-        """Predicted labels (``classes_[1]`` where the raw score is positive)."""
-        positive = self._raw_predict(X) > 0
-        return self.classes_[positive.astype(np.intp)]
+        """Predicted labels: the class of the largest raw score (two classes:
+        ``classes_[1]`` where the raw score is positive)."""
+        raw = self._raw_predict(X)
+        index = (raw > 0).astype(np.intp) if raw.ndim == 1 else np.argmax(raw, axis=1)
+        return self.classes_[index]

@@ -4,12 +4,12 @@
 derivatives at the current model, lets the sampler pick rows, fits one tree to them and adds
 it with coefficient ``learning_rate``.
 
-``sglb``: Stochastic Gradient Langevin Boosting (:mod:`boostlib.sglb`).
+``sglb``: Stochastic Gradient Langevin Boosting (:mod:`boostlib.builtin.sglb`).
 """
 from __future__ import annotations
 
 from .agbm import AGBM, AGBMR, VAGBM
-from .api import Context, UpdateRule, hookimpl
+from ..plugin.api import Context, UpdateRule, hookimpl
 from .sglb import SGLB
 
 

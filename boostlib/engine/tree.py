@@ -15,11 +15,11 @@ every split node are built in one pass over the rows and the sibling's come by s
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ._kernels import _histogram, _partition, _splitting
+from .._kernels import _histogram, _partition, _splitting
 
 GROW_POLICIES = ("symmetric", "depthwise")
 
@@ -66,6 +66,26 @@ class DepthwiseTree:
         return int(np.sum(self.left < 0))
 
 
+@dataclass
+class TreeGroup:
+    """One term of a model with several outputs: a tree per output, in output order, added
+    with one coefficient (``TreeGroup(trees)(x)[k] = trees[k](x)``)."""
+
+    trees: List[Any]
+
+    @property
+    def policy(self) -> str:
+        return self.trees[0].policy
+
+    def n_leaves(self) -> int:
+        """Leaves of all the group's trees."""
+        return sum(t.n_leaves() for t in self.trees)
+
+    def all_finite(self) -> bool:
+        """Whether every leaf value of every tree is finite."""
+        return all(bool(np.all(np.isfinite(t.value))) for t in self.trees)
+
+
 class SampleDefects(ValueError):
     """The rows or weights a tree was to be fitted on are invalid (found by the pass that
     gathers them); ``flags`` as ``_sampling.sample_defects`` returns them."""
@@ -91,7 +111,7 @@ class TreeGrower:
     Parameters
     ----------
     X_binned : ndarray of uint8, shape (n_features, n_rows)
-        Feature-major binned training data (see :class:`boostlib.binning.BinMapper`).
+        Feature-major binned training data (see :class:`boostlib.engine.binning.BinMapper`).
     X_rows : ndarray of uint8, shape (n_rows, n_features)
         The same data row-major (histograms and depthwise partition read it).
     n_bins_nonmissing : ndarray of int32, shape (n_features,)

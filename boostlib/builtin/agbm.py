@@ -1,6 +1,6 @@
 """Accelerated gradient boosting (Lu, Karimireddy, Ponomareva and Mirrokni, AISTATS 2020).
 
-Three update rules, registered by :mod:`boostlib.updates`; see ``docs/agbm.md`` for the
+Three update rules, registered by :mod:`boostlib.builtin.updates`; see ``docs/agbm.md`` for the
 algorithms, how they map onto Newton and gradient trees, and the paper reproductions.
 
 ``agbm``
@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Optional, Sequence
 
 import numpy as np
 
-from .api import Context, TrackedModel, UpdateRule
+from ..plugin.api import Context, TrackedModel, UpdateRule
 
 
 def _bad(rule: str, param: str, value: Any, expected: str) -> ValueError:
@@ -55,12 +55,17 @@ def _no_unknown(rule: str, unknown: dict, known: Sequence[str]) -> None:
                         f"expected one of: {', '.join(known)}")
 
 
+def _per_row(weight: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """Row weights shaped to broadcast against ``like`` ((n,) or (n, n_outputs))."""
+    return weight if like.ndim == 1 else weight[:, None]
+
+
 def residual(gradient: np.ndarray, weight: Optional[np.ndarray]) -> np.ndarray:
     """The pseudo-residual ``r = -dL/dz`` of every row.
 
     Parameters
     ----------
-    gradient : float64 (n_rows,)
+    gradient : float64 (n_rows,) or (n_rows, n_outputs)
         The weighted gradient ``g * w`` that ``ctx.gradients()`` returns.
     weight : float64 (n_rows,) or None
         The row weights ``w`` (None: all 1).
@@ -72,6 +77,7 @@ def residual(gradient: np.ndarray, weight: Optional[np.ndarray]) -> np.ndarray:
     """
     if weight is None:
         return -gradient
+    weight = _per_row(weight, gradient)
     out = np.zeros_like(gradient)
     np.divide(gradient, weight, out=out, where=weight > 0)
     np.negative(out, out=out)
@@ -180,7 +186,7 @@ class AGBM(_Momentum):
             weight = self._ones(ctx.n_rows)
             b2 = ctx.fit_tree(-corrected, weight, sample)
         else:
-            b2 = ctx.fit_tree(-corrected * weight, weight, sample)
+            b2 = ctx.fit_tree(-corrected * _per_row(weight, corrected), weight, sample)
         self._error = corrected - ctx.tree_output(b2)
         ctx.add_tree(b2, self.momentum * ctx.learning_rate / theta, to=self._h)
 

@@ -26,8 +26,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ._kernels import _order_stats, _sampling
-from .api import Context, SampleResult, Sampler, hookimpl
+from .._kernels import _order_stats, _sampling
+from ..plugin.api import Context, SampleResult, Sampler, hookimpl
 
 
 class _Buffers:

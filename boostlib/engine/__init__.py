@@ -1,0 +1,1 @@
+"""The engine: binning, trees and their grower, the model, the training loop."""

@@ -1,0 +1,110 @@
+"""Training and validation data, validated once and binned once."""
+from __future__ import annotations
+
+from typing import Any, Dict, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .binning import BinMapper
+from .random_streams import stream_rng
+from .validation import check_sample_weight, check_X, check_y, feature_names as _frame_names
+
+
+class Dataset:
+    """Features, an optional target and row weights, binned once for training.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_rows, n_features)
+        Numeric features; NaN marks a missing value. float32 and float64 arrays are used as
+        they are, in either memory order (no float64 copy of the matrix is made).
+    y : array-like of shape (n_rows,), optional
+        Numeric targets (class indices for classification losses). Needed for training and
+        validation sets.
+    sample_weight : array-like of shape (n_rows,), optional
+        Non-negative row weights. Rows of weight 0 do not influence the model, bin borders
+        included.
+    feature_names : sequence of str, optional
+        Names of the features (default: a DataFrame's string column names, if any).
+    reference : Dataset, optional
+        The training set whose bin borders this (validation) set is binned with.
+        :func:`boostlib.train` bins every validation set with the training set's borders;
+        naming another training set there is an error.
+
+    Notes
+    -----
+    Binning happens when :func:`boostlib.train` first needs it, with that call's
+    ``max_bins`` and ``random_state`` (borders are computed on at most 200,000 rows drawn
+    from the ``"binning"`` random stream); the binned matrix is kept for later calls with
+    the same binning settings.
+    """
+
+    def __init__(self, X: Any, y: Any = None, *, sample_weight: Any = None,
+                 feature_names: Optional[Sequence[str]] = None,
+                 reference: Optional["Dataset"] = None):
+        names = _frame_names(X)
+        self.X = check_X(X)
+        n_rows, n_features = self.X.shape
+        self.y = None if y is None else check_y(y, n_rows)
+        self.sample_weight = check_sample_weight(sample_weight, n_rows)
+        if feature_names is not None:
+            names = np.asarray([str(n) for n in feature_names], dtype=object)
+            if names.shape != (n_features,):
+                raise ValueError(f"feature_names has {names.size} entries; X has "
+                                 f"{n_features} features")
+        self.feature_names = names
+        if reference is not None and not isinstance(reference, Dataset):
+            raise TypeError(f"reference={reference!r} is invalid; expected a boostlib.Dataset")
+        if reference is not None and reference.n_features != n_features:
+            raise ValueError(f"this Dataset has {n_features} features, its reference "
+                             f"{reference.n_features}")
+        self.reference = reference
+        self._binned: Dict[Tuple[Any, ...], Tuple[BinMapper, np.ndarray]] = {}
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def n_features(self) -> int:
+        return int(self.X.shape[1])
+
+    def bin_mapper(self, max_bins: int, seed: np.random.SeedSequence,
+                   n_threads: int) -> BinMapper:
+        """The borders of this (training) set for ``max_bins`` and the fit's ``seed``.
+
+        Computed on the rows of positive weight only; cached per ``(max_bins, seed)``.
+        """
+        return self._bin(max_bins, seed, n_threads)[0]
+
+    def binned(self, mapper: BinMapper, n_threads: int) -> np.ndarray:
+        """uint8 (n_features, n_rows): this set binned with ``mapper``'s borders (cached for
+        the mapper last used)."""
+        key = ("with", id(mapper))
+        cached = self._binned.get(key)
+        if cached is None or cached[0] is not mapper:
+            self._binned = {k: v for k, v in self._binned.items() if k[0] != "with"}
+            cached = (mapper, mapper.transform(self.X, n_threads))
+            self._binned[key] = cached
+        return cached[1]
+
+    def _bin(self, max_bins: int, seed: np.random.SeedSequence,
+             n_threads: int) -> Tuple[BinMapper, np.ndarray]:
+        key = ("fit", int(max_bins), seed.entropy, tuple(seed.spawn_key))
+        if key not in self._binned:
+            w = self.sample_weight
+            X = self.X if w is None else self.X[w > 0]
+            mapper = BinMapper(max_bins).fit(X, stream_rng(seed, "binning"), n_threads)
+            # one entry per binning setting: a new setting replaces the old binned matrix
+            self._binned = {key: (mapper, mapper.transform(self.X, n_threads))}
+        return self._binned[key]
+
+    def training_matrix(self, max_bins: int, seed: np.random.SeedSequence,
+                        n_threads: int) -> Tuple[BinMapper, np.ndarray]:
+        """``(mapper, X_binned)`` of this training set (see :meth:`bin_mapper`)."""
+        return self._bin(max_bins, seed, n_threads)
+
+    def __repr__(self) -> str:
+        return (f"<boostlib.Dataset: {self.n_rows} rows x {self.n_features} features, "
+                f"{self.X.dtype}{', with y' if self.y is not None else ''}"
+                f"{', weighted' if self.sample_weight is not None else ''}>")

@@ -1,0 +1,61 @@
+"""Training parameters: their names, defaults and validation (shared by :func:`train` and the
+estimators, which take the same names)."""
+from __future__ import annotations
+
+from typing import Any, Dict, Mapping
+
+from .tree import GROW_POLICIES
+from .validation import check_choice, check_number
+
+LEAF_ESTIMATIONS = ("newton", "gradient")
+
+#: Every training parameter with its default (the estimators' constructor defaults).
+DEFAULTS: Dict[str, Any] = {
+    "n_estimators": 100, "learning_rate": 0.1, "max_depth": 6, "grow_policy": "symmetric",
+    "max_bins": 255, "l2_regularization": 1.0, "min_samples_leaf": 1,
+    "min_child_weight": 1e-3, "leaf_estimation": "newton", "random_strength": 0.0,
+    "loss": None, "loss_params": None, "sampler": None, "subsample": 1.0,
+    "sampler_params": None, "update": "sgb", "update_params": None,
+    "early_stopping_rounds": None, "random_state": None, "n_jobs": None, "verbose": 0,
+}
+
+
+def resolve(params: Mapping[str, Any]) -> Dict[str, Any]:
+    """``params`` over the defaults, validated.
+
+    Raises
+    ------
+    TypeError, ValueError
+        An unknown name (the message lists the known ones) or a value out of range (the
+        message names the parameter, the value and what was expected).
+    """
+    if not isinstance(params, Mapping):
+        raise TypeError(f"params={params!r} is invalid; expected a dict of training "
+                        "parameters")
+    unknown = sorted(set(params) - set(DEFAULTS))
+    if unknown:
+        raise ValueError(f"unknown training parameter(s) {unknown}; expected names among "
+                         f"{sorted(DEFAULTS)}")
+    p = {**DEFAULTS, **params}
+    check_number("n_estimators", p["n_estimators"], 1, integer=True)
+    check_number("learning_rate", p["learning_rate"], 0.0, low_open=True)
+    check_number("max_depth", p["max_depth"], 1, 30, integer=True)
+    check_choice("grow_policy", p["grow_policy"], GROW_POLICIES)
+    check_number("max_bins", p["max_bins"], 2, 255, integer=True)
+    check_number("l2_regularization", p["l2_regularization"], 0.0)
+    check_number("min_samples_leaf", p["min_samples_leaf"], 1, integer=True)
+    check_number("min_child_weight", p["min_child_weight"], 0.0)
+    if p["l2_regularization"] == 0 and p["min_child_weight"] == 0:
+        raise ValueError("l2_regularization and min_child_weight cannot both be 0 (leaf "
+                         "values -G/(H+l2) would divide by zero)")
+    check_choice("leaf_estimation", p["leaf_estimation"], LEAF_ESTIMATIONS)
+    check_number("random_strength", p["random_strength"], 0.0)
+    check_number("subsample", p["subsample"], 0.0, 1.0, low_open=True)
+    if p["early_stopping_rounds"] is not None:
+        check_number("early_stopping_rounds", p["early_stopping_rounds"], 1, integer=True)
+    check_number("verbose", p["verbose"], 0, integer=True)
+    for name in ("loss_params", "sampler_params", "update_params"):
+        value = p[name]
+        if value is not None and not isinstance(value, dict):
+            raise TypeError(f"{name}={value!r} is invalid; expected a dict or None")
+    return p

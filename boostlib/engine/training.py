@@ -1,0 +1,159 @@
+"""``train(params, train_set) -> Model``: the engine's entry point, which the estimators,
+the command line and distributed training call."""
+from __future__ import annotations
+
+import inspect
+from typing import Any, List, Mapping, Optional, Sequence
+
+import numpy as np
+
+from .._kernels._openmp import effective_n_threads
+from ..plugin import registry
+from ..plugin.registry import PluginError
+from .boosting import BoostingContext, EvalSet, run
+from .callbacks import Callback, CallbackLike, EarlyStopping, ProgressBar, as_callback
+from .dataset import Dataset
+from .ensemble import Ensemble
+from .model import Model
+from .params import resolve
+from .random_streams import seed_sequence
+from .tree import GrowParams, TreeGrower
+
+
+def default_loss(y: np.ndarray) -> str:
+    """The loss :func:`train` uses when ``params`` names none: ``"logloss"`` for a target of
+    0s and 1s (both present), ``"mse"`` otherwise. Multiclass is asked for by name
+    (``loss="multiclass"``); the classifier does that for more than two classes."""
+    values = np.unique(y)
+    return "logloss" if values.size == 2 and values[0] == 0 and values[1] == 1 else "mse"
+
+
+def _callbacks(p: Mapping[str, Any], callbacks: Any) -> List[Callback]:
+    """Progress and early stopping from the parameters, then the caller's callbacks."""
+    if callbacks is None:
+        callbacks = []
+    elif isinstance(callbacks, (str, bytes)) or not isinstance(callbacks, (list, tuple)):
+        raise TypeError(f"callbacks={callbacks!r} is invalid; expected a list of "
+                        "Callback instances or callables")
+    out: List[Callback] = []
+    if p["verbose"]:
+        out.append(ProgressBar())
+    if p["early_stopping_rounds"]:
+        out.append(EarlyStopping(int(p["early_stopping_rounds"])))
+    return out + [as_callback(cb, i) for i, cb in enumerate(callbacks)]
+
+
+def _bias(loss: Any, y: np.ndarray, weight: Optional[np.ndarray], n_outputs: int) -> np.ndarray:
+    """The loss's starting raw score, checked: ``n_outputs`` finite numbers."""
+    value = np.asarray(loss.init_raw(y, weight), dtype=np.float64)
+    if value.size != n_outputs or not np.all(np.isfinite(value)):
+        raise PluginError(f"loss {loss.name or type(loss).__name__!r}: init_raw returned "
+                          f"{value.tolist() if value.size < 10 else value.shape}; expected "
+                          f"{n_outputs} finite number(s)")
+    return value.reshape(n_outputs)
+
+
+def _loss_spec(spec: Any, loss: Any, loss_params: Optional[dict]) -> dict:
+    """``{"name", "params"}`` that re-create the loss for model files: the registered name
+    (None for an instance; the model file looks its class up) and the parameters it was
+    created with, plus those it learned from the target: constructor parameters left at a
+    default of None that the loss has since set (e.g. ``multiclass``'s ``n_classes``)."""
+    if not isinstance(spec, str):
+        return {"name": None, "params": {}}
+    params = dict(loss_params or {})
+    try:
+        signature = inspect.signature(type(loss).__init__).parameters.values()
+    except (TypeError, ValueError):
+        signature = []
+    for arg in signature:
+        if arg.default is None and arg.name not in params \
+                and getattr(loss, arg.name, None) is not None:
+            params[arg.name] = getattr(loss, arg.name)
+    return {"name": spec, "params": params}
+
+
+def train(params: Mapping[str, Any], train_set: Dataset, *,
+          valid_sets: Sequence[Dataset] = (), valid_names: Optional[Sequence[str]] = None,
+          callbacks: Sequence[CallbackLike] = ()) -> Model:
+    """Train a boosting model.
+
+    Parameters
+    ----------
+    params : dict
+        Training parameters, with the estimators' names and defaults (``n_estimators``,
+        ``learning_rate``, ``max_depth``, ``grow_policy``, ``loss``, ``sampler``,
+        ``update``, ...; see :class:`boostlib.BoostRegressor`). Without ``loss``: ``"logloss"``
+        for a 0/1 target, ``"mse"`` otherwise (see :func:`default_loss`).
+    train_set : Dataset
+        Training data with its target.
+    valid_sets : sequence of Dataset, optional
+        Validation sets, binned with the training set's borders; their loss is recorded
+        every iteration, and the last one drives ``early_stopping_rounds``.
+    valid_names : sequence of str, optional
+        Their names in ``evals_result`` (default ``valid_0``, ``valid_1``, ...).
+    callbacks : sequence, optional
+        :class:`boostlib.callbacks.Callback` instances or callables ``fn(info)``, called after
+        every iteration; one returning True stops training.
+
+    Returns
+    -------
+    Model
+    """
+    p = resolve(params)
+    if not isinstance(train_set, Dataset):
+        raise TypeError(f"train_set={train_set!r} is invalid; expected a boostlib.Dataset")
+    if train_set.y is None:
+        raise ValueError("train_set has no target; build it as Dataset(X, y)")
+    valid_sets = list(valid_sets)
+    names = [f"valid_{i}" for i in range(len(valid_sets))] if valid_names is None \
+        else [str(n) for n in valid_names]
+    if len(names) != len(valid_sets) or len(set(names)) != len(names) or "train" in names:
+        raise ValueError(f"valid_names={valid_names!r} is invalid; expected one distinct name "
+                         "per validation set, other than 'train'")
+    for name, ds in zip(names, valid_sets):
+        if not isinstance(ds, Dataset) or ds.y is None:
+            raise TypeError(f"validation set {name!r} must be a boostlib.Dataset with a target")
+        if ds.reference is not None and ds.reference is not train_set:
+            raise ValueError(f"validation set {name!r} was built with another training set "
+                             "as its reference")
+        if ds.n_features != train_set.n_features:
+            raise ValueError(f"validation set {name!r} has {ds.n_features} features, the "
+                             f"training set {train_set.n_features}")
+    callback_list = _callbacks(p, callbacks)
+    n_threads = effective_n_threads(p["n_jobs"])
+    seed = seed_sequence(p["random_state"])
+
+    spec = p["loss"] if p["loss"] is not None else default_loss(train_set.y)
+    loss = registry.create("loss", spec, p["loss_params"])
+    y = loss.validate_target(train_set.y)
+    n_outputs = loss.n_outputs
+    if isinstance(n_outputs, bool) or not isinstance(n_outputs, (int, np.integer)) \
+            or n_outputs < 1:
+        raise PluginError(f"loss {loss.name or type(loss).__name__!r}: n_outputs="
+                          f"{n_outputs!r}; expected an int >= 1")
+    n_outputs = int(n_outputs)
+    w = train_set.sample_weight
+    bias = _bias(loss, y, w, n_outputs)
+
+    mapper, X_binned = train_set.training_matrix(p["max_bins"], seed, n_threads)
+    ensemble = Ensemble(mapper, p["grow_policy"], bias, n_outputs)
+    evals = [EvalSet(name, ds.binned(mapper, n_threads), loss.validate_target(ds.y),
+                     ds.sample_weight, ensemble.start_scores(ds.n_rows).reshape(
+                         n_outputs, ds.n_rows))
+             for name, ds in zip(names, valid_sets)]
+    grow = GrowParams(p["max_depth"], float(p["l2_regularization"]),
+                      int(p["min_samples_leaf"]), float(p["min_child_weight"]))
+    grower = TreeGrower(X_binned, np.ascontiguousarray(X_binned.T), mapper.n_bins_nonmissing_,
+                        mapper.missing_bin, p["grow_policy"], grow, n_threads)
+    sampler = None
+    if p["sampler"] is not None or p["subsample"] < 1.0:
+        sampler = registry.create("sampler", p["sampler"] or "uniform", p["sampler_params"],
+                                  subsample=p["subsample"])
+    update = registry.create("update", p["update"], p["update_params"])
+    ctx = BoostingContext(X_binned, y, w, loss, sampler, grower, ensemble, seed,
+                          p["learning_rate"], p["n_estimators"], p["leaf_estimation"],
+                          p["random_strength"], evals, n_threads)
+    evals_result, best_iteration = run(ctx, update, callback_list)
+    return Model(ensemble, loss, _loss_spec(spec, loss, p["loss_params"]),
+                 train_set.n_features, train_set.feature_names, p, evals_result,
+                 best_iteration)

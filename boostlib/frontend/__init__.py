@@ -1,0 +1,1 @@
+"""The user surfaces: scikit-learn estimators, the command line, plotting."""

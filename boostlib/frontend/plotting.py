@@ -1,0 +1,460 @@
+"""Plots of fitted boostlib models: learning curves, feature importance and single trees.
+
+matplotlib is an optional dependency (``pip install "boostlib[plot]"``). It is imported
+when a plotting function is first called, never by ``import boostlib``. Every function draws
+on the given matplotlib ``Axes`` (or on a new figure when ``ax`` is None) and returns it, so
+the plot can be styled further or saved with ``ax.figure.savefig(...)``.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+
+__all__ = ["plot_learning_curves", "plot_importance", "plot_tree"]
+
+EvalsResult = Mapping[str, Mapping[str, Sequence[float]]]
+
+# Line styles of the data sets in learning curves: training dashed, validation sets solid,
+# then dash-dot and dotted (colours tell the models apart).
+_TRAIN_STYLE = "--"
+_VALID_STYLES = ("-", "-.", ":")
+
+
+def _pyplot():
+    """Import and return ``matplotlib.pyplot``, with a clear error when it is missing."""
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise ImportError(
+            "boostlib.plotting needs matplotlib, which is not installed; install it with "
+            "pip install 'boostlib[plot]' (or pip install matplotlib)") from exc
+    return plt
+
+
+def _new_axes(ax: Optional["Axes"], figsize: Tuple[float, float]) -> "Axes":
+    plt = _pyplot()
+    if ax is None:
+        _, ax = plt.subplots(figsize=figsize)
+    return ax
+
+
+def _ensemble(model: Any):
+    """The fitted :class:`~boostlib.engine.ensemble.Ensemble` of an estimator (or an ensemble)."""
+    if hasattr(model, "trees") and hasattr(model, "bin_mapper"):
+        return model
+    ensemble = getattr(model, "ensemble_", None)
+    if ensemble is None:
+        raise ValueError(f"{type(model).__name__} is not fitted yet; call 'fit' first")
+    return ensemble
+
+
+def _feature_names(model: Any, n_features: int,
+                   feature_names: Optional[Sequence[str]]) -> List[str]:
+    if feature_names is None:
+        feature_names = getattr(model, "feature_names_in_", None)
+    if feature_names is None:
+        return [f"x{i}" for i in range(n_features)]
+    names = [str(n) for n in feature_names]
+    if len(names) != n_features:
+        raise ValueError(f"feature_names has {len(names)} entries; the model has "
+                         f"{n_features} features")
+    return names
+
+
+# -- learning curves ---------------------------------------------------------------------------
+def _is_evals_result(obj: Any) -> bool:
+    """Whether ``obj`` looks like ``{data set: {metric: [values per iteration]}}``."""
+    if not isinstance(obj, Mapping) or not obj:
+        return False
+    for curves in obj.values():
+        if not isinstance(curves, Mapping) or not curves:
+            return False
+        for values in curves.values():
+            if isinstance(values, (Mapping, str)) or not hasattr(values, "__len__"):
+                return False
+    return True
+
+
+def _describe(model: Any) -> str:
+    """A short default label of a fitted estimator: its update rule and sampler."""
+    update = getattr(model, "update", None)
+    label = update if isinstance(update, str) else getattr(update, "name", None) or "model"
+    sampler = getattr(model, "sampler", None)
+    subsample = getattr(model, "subsample", 1.0)
+    if sampler is not None or (isinstance(subsample, float) and subsample < 1.0):
+        name = sampler if isinstance(sampler, str) else getattr(sampler, "name", "uniform")
+        label += f" + {name or 'uniform'} {subsample:g}"
+    return label
+
+
+def _curve_sources(models_or_evals_results: Any,
+                   labels: Optional[Sequence[str]]) -> List[Tuple[str, EvalsResult]]:
+    """``[(label, evals_result), ...]`` from the accepted input forms."""
+    obj = models_or_evals_results
+    if _is_evals_result(obj) or hasattr(obj, "evals_result_") or hasattr(obj, "get_params"):
+        items: List[Tuple[Optional[str], Any]] = [(None, obj)]
+    elif isinstance(obj, Mapping):
+        items = [(str(k), v) for k, v in obj.items()]
+    elif isinstance(obj, Sequence) and not isinstance(obj, str):
+        items = [(None, v) for v in obj]
+    else:
+        raise TypeError("models_or_evals_results must be a fitted estimator, an evals_result_ "
+                        "dict, or a list or dict of those; got " + type(obj).__name__)
+    if not items:
+        raise ValueError("models_or_evals_results is empty")
+    if labels is not None:
+        labels = [str(label) for label in labels]
+        if len(labels) != len(items):
+            raise ValueError(f"labels has {len(labels)} entries for {len(items)} models")
+        items = [(label, v) for label, (_, v) in zip(labels, items)]
+    sources = []
+    for i, (label, item) in enumerate(items):
+        if _is_evals_result(item):
+            result = item
+            default = f"model {i}"
+        else:
+            result = getattr(item, "evals_result_", None)
+            if result is None:
+                raise ValueError(f"item {i} ({type(item).__name__}) has no evals_result_: "
+                                 "pass fitted estimators or their evals_result_ dicts")
+            default = _describe(item)
+        sources.append((label if label is not None else default, result))
+    if labels is None and len({s[0] for s in sources}) < len(sources):
+        sources = [(f"{label} ({i})", result) for i, (label, result) in enumerate(sources)]
+    return sources
+
+
+def _dataset_style(name: str, valid_styles: Dict[str, str]) -> str:
+    if name == "train":
+        return _TRAIN_STYLE
+    if name not in valid_styles:
+        valid_styles[name] = _VALID_STYLES[len(valid_styles) % len(_VALID_STYLES)]
+    return valid_styles[name]
+
+
+def plot_learning_curves(models_or_evals_results: Any, labels: Optional[Sequence[str]] = None,
+                         *, metric: Optional[str] = None,
+                         datasets: Optional[Sequence[str]] = None,
+                         ax: Optional["Axes"] = None, title: Optional[str] = None,
+                         logy: bool = False) -> "Axes":
+    """Plot the loss after every boosting iteration, for one or several models.
+
+    Every model gets one colour; its data sets are told apart by the line style: the
+    training loss (``"train"``) dashed, the first validation set (``"valid_0"``) solid,
+    further validation sets dash-dotted and dotted. Each line is labelled
+    ``"<model label>: <data set>"`` in the legend.
+
+    Parameters
+    ----------
+    models_or_evals_results : estimator, dict, or list or dict of those
+        Fitted estimators (their ``evals_result_`` is plotted) or ``evals_result_``
+        dictionaries (``{data set: {metric: [value per iteration]}}``). A dict mapping a
+        label to an estimator or ``evals_result_`` gives the labels.
+    labels : list of str, optional
+        One label per model. By default the dict keys, else each estimator's update rule
+        (and sampler), else ``"model i"``.
+    metric : str, optional
+        The metric to plot (a key of the inner dictionaries). By default each model's first
+        metric, the name of its loss.
+    datasets : list of str, optional
+        Data sets to plot, e.g. ``["valid_0"]``. By default every data set of every model.
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure is made when None.
+    title : str, optional
+        Title of the axes.
+    logy : bool, default False
+        Use a logarithmic y axis.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
+
+    Raises
+    ------
+    ImportError
+        When matplotlib is not installed.
+    ValueError
+        For an unfitted estimator, an unknown ``metric`` or ``datasets`` entry, or a
+        ``labels`` list of the wrong length.
+    """
+    sources = _curve_sources(models_or_evals_results, labels)
+    ax = _new_axes(ax, (7.0, 4.5))
+    colors = _pyplot().rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
+    valid_styles: Dict[str, str] = {}
+    metrics_used = []
+    n_lines = 0
+    for (label, result), color in zip(sources, itertools.cycle(colors)):
+        names = list(result) if datasets is None else [d for d in datasets if d in result]
+        if datasets is not None and not names:
+            raise ValueError(f"{label}: none of datasets={list(datasets)} is in its "
+                             f"evals_result_ (it has {list(result)})")
+        for name in names:
+            curves = result[name]
+            key = metric if metric is not None else next(iter(curves))
+            if key not in curves:
+                raise ValueError(f"{label}: metric {key!r} is not recorded for {name!r} "
+                                 f"(it has {list(curves)})")
+            if key not in metrics_used:
+                metrics_used.append(key)
+            values = np.asarray(curves[key], dtype=np.float64)
+            ax.plot(np.arange(1, values.size + 1), values, color=color,
+                    linestyle=_dataset_style(name, valid_styles), label=f"{label}: {name}")
+            n_lines += 1
+    ax.set_xlabel("iteration")
+    ax.set_ylabel(", ".join(metrics_used) if metrics_used else "loss")
+    if logy:
+        ax.set_yscale("log")
+    if title is not None:
+        ax.set_title(title)
+    if n_lines:
+        ax.legend()
+    return ax
+
+
+# -- feature importance -------------------------------------------------------------------------
+def plot_importance(model: Any, max_features: Optional[int] = 20, *,
+                    feature_names: Optional[Sequence[str]] = None, ignore_zero: bool = True,
+                    ax: Optional["Axes"] = None, title: Optional[str] = "Feature importance",
+                    precision: int = 3) -> "Axes":
+    """Horizontal bar chart of ``feature_importances_``, the largest at the top.
+
+    The importance of a feature is its share of the total split gain of the model.
+
+    Parameters
+    ----------
+    model : BoostClassifier or BoostRegressor
+        A fitted estimator.
+    max_features : int or None, default 20
+        Show at most this many features (the most important ones); None shows all.
+    feature_names : list of str, optional
+        Names of the features. By default ``model.feature_names_in_`` (set when the model
+        was fitted on a pandas DataFrame), else ``x0, x1, ...``.
+    ignore_zero : bool, default True
+        Leave out features that no split uses.
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure is made when None.
+    title : str or None, default "Feature importance"
+        Title of the axes.
+    precision : int, default 3
+        Significant digits of the value printed at the end of each bar.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on; ``ax.patches`` holds one bar per feature shown.
+
+    Raises
+    ------
+    ImportError
+        When matplotlib is not installed.
+    ValueError
+        For an unfitted model, ``max_features < 1`` or ``feature_names`` of the wrong
+        length.
+    """
+    if max_features is not None and max_features < 1:
+        raise ValueError(f"max_features={max_features!r} must be >= 1 or None")
+    importance = np.asarray(_ensemble(model).feature_importances(), dtype=np.float64)
+    names = _feature_names(model, importance.size, feature_names)
+    order = np.argsort(-importance, kind="stable")
+    if ignore_zero:
+        order = order[importance[order] > 0]
+    if max_features is not None:
+        order = order[:max_features]
+    ax = _new_axes(ax, (6.5, max(2.0, 0.32 * order.size + 1.0)))
+    positions = np.arange(order.size)
+    bars = ax.barh(positions, importance[order], height=0.7, color="C0")
+    ax.set_yticks(positions, [names[i] for i in order])
+    ax.set_ylim(order.size - 0.5, -0.5)    # the most important feature at the top
+    if order.size:
+        ax.bar_label(bars, labels=[f"{v:.{precision}g}" for v in importance[order]],
+                     padding=3, fontsize="small")
+        ax.set_xlim(0.0, float(importance[order].max()) * 1.18)
+    ax.set_xlabel("importance (share of the total split gain)")
+    if title is not None:
+        ax.set_title(title)
+    return ax
+
+
+# -- one tree -------------------------------------------------------------------------------
+@dataclass
+class _Node:
+    text: str
+    leaf: bool
+    depth: int
+    children: List["_Node"] = field(default_factory=list)
+    edge_labels: Tuple[str, str] = ("", "")
+    x: float = 0.0
+
+
+def _split_text(name: str, feature: int, bin_index: int, nan_right: int, mapper,
+                precision: int) -> Tuple[str, Tuple[str, str]]:
+    """Node text and (left, right) edge labels of the split ``bin <= bin_index``.
+
+    A row goes left when its bin is ``<= bin_index`` and it is not missing; the bin of ``x``
+    is the number of borders below ``x``, so that is ``x <= borders[bin_index]``. A bin past
+    the last border sends every non-missing row left.
+    """
+    threshold = mapper.threshold(feature, bin_index)
+    if math.isinf(threshold):
+        text = f"{name} is not missing"
+    else:
+        text = f"{name} <= {threshold:.{precision}g}"
+    if nan_right:
+        return text, ("yes", "no, NaN")
+    return text, ("yes, NaN", "no")
+
+
+def _tree_nodes(ensemble, tree_index: int, names: List[str], precision: int) -> _Node:
+    """The nodes of one tree, leaf values multiplied by the tree's coefficient."""
+    tree = ensemble.trees[tree_index]
+    coef = float(np.asarray(ensemble.coef, dtype=np.float64)[tree_index])
+    mapper = ensemble.bin_mapper
+
+    def leaf(value: float, depth: int) -> _Node:
+        return _Node(f"{coef * value:.{precision}g}", True, depth)
+
+    if tree.policy == "symmetric":
+        depth = int(tree.feature.size)
+        splits = [_split_text(names[int(tree.feature[lvl])], int(tree.feature[lvl]),
+                              int(tree.bin[lvl]), int(tree.nan_right[lvl]), mapper, precision)
+                  for lvl in range(depth)]
+
+        def oblivious(level: int, bits: int) -> _Node:
+            # the leaf of a row is sum_l right_l << l
+            if level == depth:
+                return leaf(float(tree.value[bits]), level)
+            text, edges = splits[level]
+            return _Node(text, False, level,
+                         [oblivious(level + 1, bits), oblivious(level + 1, bits | (1 << level))],
+                         edges)
+
+        return oblivious(0, 0)
+
+    n_nodes = int(tree.left.size)
+
+    def node(k: int, depth: int) -> _Node:
+        if depth > n_nodes:
+            raise ValueError(f"tree {tree_index} has a cycle")
+        if tree.left[k] < 0:
+            return leaf(float(tree.value[k]), depth)
+        f = int(tree.feature[k])
+        text, edges = _split_text(names[f], f, int(tree.bin[k]), int(tree.nan_right[k]),
+                                  mapper, precision)
+        return _Node(text, False, depth,
+                     [node(int(tree.left[k]), depth + 1), node(int(tree.right[k]), depth + 1)],
+                     edges)
+
+    return node(0, 0)
+
+
+def _layout(root: _Node) -> Tuple[List[_Node], int, int]:
+    """Leaves at consecutive x in drawing order, parents centred above their children."""
+    nodes: List[_Node] = []
+    next_leaf = [0]
+
+    def place(n: _Node) -> None:
+        nodes.append(n)
+        if n.leaf:
+            n.x = float(next_leaf[0])
+            next_leaf[0] += 1
+            return
+        for child in n.children:
+            place(child)
+        n.x = (n.children[0].x + n.children[-1].x) / 2.0
+
+    place(root)
+    return nodes, next_leaf[0], max(n.depth for n in nodes)
+
+
+def plot_tree(model: Any, tree_index: int = 0, *, feature_names: Optional[Sequence[str]] = None,
+              ax: Optional["Axes"] = None, precision: int = 4,
+              title: Optional[Union[str, bool]] = True) -> "Axes":
+    """Draw one tree of a fitted model.
+
+    Split nodes read ``feature <= threshold`` with the threshold in the feature's original
+    units; the left edge is "yes", the right edge "no", and the edge that missing values
+    follow says "NaN". Leaves show the tree's contribution to the raw score: the
+    leaf value times the tree's coefficient in the model. An oblivious (``symmetric``) tree
+    is drawn as the full binary tree it is: every node of a level shows the level's split.
+
+    Parameters
+    ----------
+    model : BoostClassifier or BoostRegressor
+        A fitted estimator.
+    tree_index : int, default 0
+        Which tree, ``0 <= tree_index < model.n_trees_`` (negative values count from the
+        end).
+    feature_names : list of str, optional
+        Names of the features. By default ``model.feature_names_in_``, else ``x0, x1, ...``.
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure sized to the tree is made when None.
+    precision : int, default 4
+        Significant digits of thresholds and leaf values.
+    title : str or bool, default True
+        Title of the axes; True for "tree i (coefficient c)", False for none.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on. Node texts are ``ax.texts`` with the gid ``"split"`` or
+        ``"leaf"``; edge labels have the gid ``"edge"``.
+
+    Raises
+    ------
+    ImportError
+        When matplotlib is not installed.
+    IndexError
+        When the model has no tree ``tree_index``.
+    ValueError
+        For an unfitted model or ``feature_names`` of the wrong length.
+
+    Notes
+    -----
+    Trees of depth above 5 or 6 have more leaves than fit legibly on a page; fit a small
+    model (``max_depth=3``) to look at trees.
+    """
+    ensemble = _ensemble(model)
+    n_trees = len(ensemble.trees)
+    if not -n_trees <= tree_index < n_trees:
+        raise IndexError(f"tree_index={tree_index} is out of range: the model has {n_trees} "
+                         "trees")
+    tree_index = tree_index % n_trees
+    names = _feature_names(model, ensemble.bin_mapper.n_features, feature_names)
+    root = _tree_nodes(ensemble, tree_index, names, precision)
+    nodes, n_leaves, depth = _layout(root)
+    ax = _new_axes(ax, (min(40.0, max(5.0, 1.5 * n_leaves)), 1.0 + 1.3 * (depth + 1)))
+    fontsize = 9 if n_leaves <= 16 else 7 if n_leaves <= 32 else 5
+    box = dict(boxstyle="round,pad=0.3", linewidth=0.8)
+    for n in nodes:
+        y = -float(n.depth)
+        for child, label, side in zip(n.children, n.edge_labels, ("right", "left")):
+            cy = -float(child.depth)
+            ax.annotate("", xy=(child.x, cy), xytext=(n.x, y),
+                        arrowprops=dict(arrowstyle="-|>", color="0.45", linewidth=0.8,
+                                        shrinkA=9, shrinkB=9))
+            # the left edge's label ends at the edge, the right edge's starts there
+            ax.text((n.x + child.x) / 2.0, (y + cy) / 2.0, f" {label} ", ha=side,
+                    va="center", fontsize=fontsize - 1, color="0.3", gid="edge")
+        ax.text(n.x, y, n.text, ha="center", va="center", fontsize=fontsize,
+                gid="leaf" if n.leaf else "split",
+                bbox={**box, "facecolor": "#e8f4e8" if n.leaf else "#e8eef8",
+                      "edgecolor": "#5a9a5a" if n.leaf else "#5a78a8"})
+    ax.set_xlim(-0.7, max(n_leaves - 1, 0) + 0.7)
+    ax.set_ylim(-depth - 0.5, 0.5)
+    ax.set_axis_off()
+    if title is True:
+        coef = float(np.asarray(ensemble.coef, dtype=np.float64)[tree_index])
+        title = (f"tree {tree_index} of {n_trees} ({ensemble.policy}; leaf values x "
+                 f"coefficient {coef:.{precision}g})")
+    if title:
+        ax.set_title(str(title))
+    return ax

@@ -1,0 +1,1 @@
+"""The plugin machinery: hook specifications, the registry, plugin checks and the testing kit."""

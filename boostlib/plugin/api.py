@@ -1,0 +1,328 @@
+"""The interfaces plugins implement: everything a loss, sampler or update rule may import.
+
+The built-in plugins (:mod:`boostlib.builtin.losses`, :mod:`boostlib.builtin.samplers`,
+:mod:`boostlib.builtin.updates`) use only this module, exactly like a third-party plugin.
+
+Array contracts
+---------------
+* ``y`` is a 1-D ``float64`` array with one entry per training row.
+* Raw scores, gradients and hessians have one entry per training row: 1-D C-contiguous
+  ``float64`` arrays for a loss with one output (``n_outputs == 1``, every loss written
+  before vector outputs existed), ``float64`` arrays of shape ``(n_rows, n_outputs)`` for a
+  loss with several (e.g. ``multiclass``: one raw score per class). Those 2-D arrays may be
+  in either memory order; write into them with ``out[...] =`` or ufuncs' ``out=``.
+* Gradients and hessians are derivatives of the loss itself with respect to the raw score
+  (``g = dL/dz``, ``h = d2L/dz2``), not of the log-likelihood.
+* Sampled row indices are sorted, unique ``int32`` indices into the training rows.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar, Optional, Protocol, Sequence, Tuple
+
+import numpy as np
+
+from .hookspecs import hookimpl
+
+__all__ = ["hookimpl", "Loss", "Sampler", "SampleResult", "UpdateRule", "Context", "Tree",
+           "TrackedModel"]
+
+
+class Loss(ABC):
+    """A differentiable loss of the raw score.
+
+    Attributes
+    ----------
+    name : str
+        Registered name (set by the registry from the hook's mapping key if missing).
+    is_classification : bool
+        True for losses of binary targets in {0, 1}; the classifier requires it.
+    hessian_can_be_negative : bool
+        True when ``h`` may be negative or zero (non-convex losses such as SLA; Huber outside
+        its quadratic zone). Newton leaves then use ``max(h, hessian_floor)``; ``gradient``
+        leaves need no hessian at all.
+    hessian_floor : float
+        Positive floor used as described above.
+    n_outputs : int
+        Length of the raw score (1 by default). A loss with several outputs receives raw
+        scores and fills gradients and hessians of shape ``(n_rows, n_outputs)``, returns
+        an array of ``n_outputs`` from :meth:`init_raw` and ``(n_rows, n_outputs)`` from
+        :meth:`transform`; :meth:`loss` stays one value per row. The engine reads it after
+        :meth:`validate_target` (a loss may learn it from the target there).
+    is_multiclass : bool
+        True for losses of class indices ``0 .. K-1`` with ``K >= 2`` (the classifier
+        requires one when y has more than two classes).
+    """
+
+    name: ClassVar[str] = ""
+    is_classification: ClassVar[bool] = False
+    is_multiclass: ClassVar[bool] = False
+    n_outputs: int = 1
+    hessian_can_be_negative: ClassVar[bool] = False
+    hessian_floor: float = 1e-6
+
+    def validate_target(self, y: np.ndarray) -> np.ndarray:
+        """Check ``y`` and return it as float64 (classification losses: labels in {0, 1}).
+
+        Raises
+        ------
+        ValueError
+            When ``y`` holds values the loss is not defined for.
+        """
+        y = np.ascontiguousarray(y, dtype=np.float64)
+        if not np.all(np.isfinite(y)):
+            raise ValueError(f"loss {self.name!r}: y contains NaN or infinite values")
+        return y
+
+    def init_raw(self, y: np.ndarray, sample_weight: Optional[np.ndarray]):
+        """Raw score of the best constant model (the model's bias): a float, or an array of
+        ``n_outputs`` entries for a loss with several outputs."""
+        return 0.0
+
+    @abstractmethod
+    def gradient_hessian(self, y: np.ndarray, raw: np.ndarray, gradient: np.ndarray,
+                         hessian: np.ndarray, n_threads: int = 1) -> None:
+        """Write ``dL/dz`` into ``gradient`` and ``d2L/dz2`` into ``hessian`` (in place)."""
+
+    @abstractmethod
+    def loss(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
+        """Pointwise loss values, shape ``(n_rows,)``."""
+
+    def gradient_hessian_loss(self, y: np.ndarray, raw: np.ndarray, gradient: np.ndarray,
+                              hessian: np.ndarray, weight: Optional[np.ndarray] = None,
+                              n_threads: int = 1) -> float:
+        """Write the derivatives like :meth:`gradient_hessian` and return
+        :meth:`mean_loss` at the same scores, in one pass if the loss can.
+
+        The engine calls it when it wants both at the current model (the training loss of
+        the previous iteration comes for free with the next gradients). The default calls the
+        two methods; override it only with a faster equivalent.
+        """
+        returned = self.gradient_hessian(y, raw, gradient, hessian, n_threads)
+        if returned is not None:
+            raise TypeError("gradient_hessian must write into the arrays it is given to be "
+                            "fused with the loss")
+        return self.mean_loss(y, raw, weight, n_threads)
+
+    def mean_loss(self, y: np.ndarray, raw: np.ndarray, weight: Optional[np.ndarray] = None,
+                  n_threads: int = 1) -> float:
+        """Weighted mean of the pointwise loss (``weight`` None: plain mean).
+
+        The boosting loop calls it every iteration on the training and validation sets. The
+        default averages :meth:`loss`; a loss may override it with a faster reduction, which
+        must agree with :meth:`loss` up to rounding.
+        """
+        return float(np.average(self.loss(y, raw), weights=weight))
+
+    def transform(self, raw: np.ndarray) -> np.ndarray:
+        """Map raw scores to predictions (probabilities of class 1 for binary
+        classification, of every class, shape (n, n_outputs), for a multiclass loss)."""
+        return raw
+
+
+@dataclass(frozen=True)
+class SampleResult:
+    """The rows a tree is fitted on in one iteration.
+
+    Attributes
+    ----------
+    indices : ndarray of int32
+        Sorted, unique indices of the selected training rows.
+    weights : ndarray of float64 or None
+        Weight of each selected row (multiplying both its gradient and hessian), or None for
+        weight 1.
+    """
+
+    indices: np.ndarray
+    weights: Optional[np.ndarray] = None
+
+
+class Sampler(ABC):
+    """Chooses, each iteration, the rows the next tree is fitted on.
+
+    Parameters
+    ----------
+    subsample : float
+        Target fraction of rows, in (0, 1]. With ``subsample=1`` the built-in samplers return
+        None (no sampling), which is exactly ``sampler=None``.
+    leaf_values : {"sample", "all"}
+        Which rows the leaf values are computed on. ``"sample"`` (default; Friedman,
+        LightGBM, XGBoost): the sampled rows with their weights decide both the structure and
+        the leaf values. ``"all"`` (CatBoost): the sample chooses the structure only, and the
+        leaf values come from every row with its user weight. The context applies it; a
+        sampler only stores it.
+
+    Notes
+    -----
+    Subclasses add their own keyword parameters (``sampler_params``) and pass these two on
+    to ``super().__init__``.
+    """
+
+    name: ClassVar[str] = ""
+    LEAF_VALUES: ClassVar[Tuple[str, ...]] = ("sample", "all")
+
+    def __init__(self, subsample: float = 1.0, leaf_values: str = "sample"):
+        label = self.name or type(self).__name__
+        if not (isinstance(subsample, (int, float)) and not isinstance(subsample, bool)
+                and 0.0 < subsample <= 1.0):
+            raise ValueError(f"sampler {label!r}: subsample={subsample!r} is invalid; "
+                             "expected a number in (0, 1]")
+        if leaf_values not in self.LEAF_VALUES:
+            raise ValueError(f"sampler {label!r}: leaf_values={leaf_values!r} is invalid; "
+                             f"expected one of {self.LEAF_VALUES}")
+        self.subsample = float(subsample)
+        self.leaf_values = leaf_values
+
+    def begin(self, ctx: "Context") -> None:
+        """Called once before the first iteration (read ``ctx.learning_rate``,
+        ``ctx.n_rows``, ``ctx.n_iterations`` here; reset per-fit state)."""
+
+    @abstractmethod
+    def sample(self, gradient: np.ndarray, hessian: np.ndarray, rng: np.random.Generator,
+               iteration: int) -> Optional[SampleResult]:
+        """Draw this iteration's rows; return None to use every row with weight 1.
+
+        Parameters
+        ----------
+        gradient, hessian : float64 (n_rows,)
+            The loss derivatives the tree will be fitted to (user weights applied; hessians
+            are non-negative when they come from the context). Read-only: a sampler must not
+            modify them.
+        rng : numpy Generator
+            The sampler's own random stream; every random draw must come from it.
+        iteration : int
+            0-based boosting iteration.
+
+        Returns
+        -------
+        SampleResult or None
+            Sorted, unique int32 row indices (never empty) and their weights (None for 1),
+            which multiply both the gradient and the hessian of each selected row.
+        """
+
+
+class Tree(Protocol):
+    """A fitted tree as update rules see it (see :mod:`boostlib.engine.tree`)."""
+
+    def n_leaves(self) -> int: ...
+
+
+class TrackedModel(Protocol):
+    """An additive model over the context's trees whose scores the context keeps up to date.
+
+    ``bias + sum_k coefficients[k] * tree_k(x)``, where ``tree_k`` are the trees of the model
+    being trained (a tree added to one tracked model has coefficient 0 in the others). The
+    context keeps its raw scores on the training rows and on every validation set, so reading
+    them, combining tracked models (:meth:`Context.combine`) and adding a tree
+    (:meth:`Context.add_tree` with ``to=``) never cost a pass over the trees.
+
+    :attr:`Context.model` is the model being trained; :meth:`Context.track` makes auxiliary
+    ones (e.g. AGBM's momentum sequence ``h``). Only the context changes them.
+    """
+
+    @property
+    def name(self) -> str:
+        """``"model"`` for the model being trained, else the name given to ``track``."""
+
+    @property
+    def bias(self) -> float:
+        """The constant term."""
+
+    @property
+    def coefficients(self) -> np.ndarray:
+        """A copy of the coefficients, float64 of shape ``(n_trees,)`` (all trees so far)."""
+
+    @property
+    def raw(self) -> np.ndarray:
+        """Raw scores on the training rows, float64 ``(n_rows,)`` (read-only view)."""
+
+
+class Context(Protocol):
+    """What the boosting loop hands to :meth:`UpdateRule.step` (see ``boostlib.engine.boosting``).
+
+    Attributes: ``iteration`` (0-based), ``n_iterations``, ``learning_rate``, ``n_rows``,
+    ``sample_weight`` (the user's row weights, float64 ``(n_rows,)``, or None for all 1;
+    do not modify), ``raw`` (current training raw scores, read-only), ``bias`` and
+    ``coefficients`` (the model so far), ``model`` (the model being trained as a
+    :class:`TrackedModel`).
+
+    The model changes only through :meth:`add_tree`, :meth:`scale_model` and
+    :meth:`combine`; each keeps the training and validation scores of every tracked model in
+    step with its coefficients, in ``O(n_rows + n_validation_rows + n_trees)`` time.
+    """
+
+    iteration: int
+    n_iterations: int
+    learning_rate: float
+    n_rows: int
+    sample_weight: Optional[np.ndarray]
+
+    @property
+    def raw(self) -> np.ndarray: ...
+
+    @property
+    def model(self) -> TrackedModel: ...
+
+    def rng(self, stream: str) -> np.random.Generator: ...
+
+    def train_loss(self, raw: Optional[np.ndarray] = None) -> float: ...
+
+    def gradients(self, raw: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray]: ...
+
+    def sample(self, gradient: np.ndarray, hessian: np.ndarray) -> Optional[SampleResult]: ...
+
+    def fit_tree(self, gradient: np.ndarray, hessian: np.ndarray,
+                 sample: Optional[SampleResult] = None, *,
+                 split_gradient: Optional[np.ndarray] = None,
+                 leaf_noise_scale: float = 0.0) -> Any: ...
+
+    def tree_output(self, tree: Any) -> np.ndarray: ...
+
+    def add_tree(self, tree: Any, coefficient: float,
+                 to: Optional[TrackedModel] = None) -> int:
+        """Add ``coefficient * tree`` to ``to`` (default: :attr:`model`); return the tree's
+        index.
+
+        A tree joins the shared list of trees the first time it is added to any tracked
+        model (with coefficient 0 in all the others); adding it again, to the same or
+        another tracked model, only changes that model's coefficient.
+        """
+
+    def scale_model(self, factor: float) -> None: ...
+
+    def track(self, name: str, like: Optional[TrackedModel] = None) -> TrackedModel:
+        """A new auxiliary tracked model, a copy of ``like`` (default: :attr:`model`).
+
+        Typically called in :meth:`UpdateRule.begin`. ``name`` (unique per fit) appears in
+        error messages.
+        """
+
+    def combine(self, target: TrackedModel,
+                terms: Sequence[Tuple[float, TrackedModel]]) -> None:
+        """Set ``target`` to ``sum_i w_i * m_i`` over ``terms = [(w_i, m_i), ...]``.
+
+        Bias, coefficients, training and validation scores are combined alike, so the scores
+        stay exact without a prediction pass. ``target`` may appear among the terms (e.g.
+        AGBM's ``model <- (1 - theta) model + theta h``); when it is :attr:`model`, this
+        rewrites the model being trained.
+        """
+
+
+class UpdateRule(ABC):
+    """One boosting iteration: how trees are fitted and combined into the model.
+
+    Every rule produces the same kind of model, ``raw(x) = bias + sum_k c_k * tree_k(x)``,
+    through the context's :meth:`Context.add_tree`, :meth:`Context.scale_model` and
+    :meth:`Context.combine`; so prediction and model files never depend on the rule that
+    trained it.
+    """
+
+    name: ClassVar[str] = ""
+
+    def begin(self, ctx: Context) -> None:
+        """Called once before the first iteration (reset per-fit state here)."""
+
+    @abstractmethod
+    def step(self, ctx: Context) -> None:
+        """Run iteration ``ctx.iteration``."""
