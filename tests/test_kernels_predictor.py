@@ -7,7 +7,7 @@ from hypothesis.extra import numpy as hnp
 from boostlib._kernels import _predictor
 from boostlib.engine.binning import BinMapper
 from boostlib.engine.ensemble import Ensemble
-from boostlib.engine.tree import DepthwiseTree, ObliviousTree
+from boostlib.engine.trees import DepthwiseTree, ObliviousTree
 from reference import kernels as ref
 from reference.strategies import KERNEL_SETTINGS, binned_data
 

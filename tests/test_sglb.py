@@ -309,7 +309,7 @@ def test_s7_empty_leaves_stay_zero_under_langevin_noise(policy):
     style sampling uses): a leaf no row reaches is exactly 0 with leaf noise on, the others
     are noisy Newton steps."""
     from boostlib.engine.binning import BinMapper
-    from boostlib.engine.tree import GrowParams, TreeGrower
+    from boostlib.engine.grower import GrowParams, TreeGrower
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200, 1))

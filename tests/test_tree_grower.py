@@ -9,7 +9,7 @@ from hypothesis.extra import numpy as hnp
 
 from boostlib.engine.binning import BinMapper
 from boostlib.engine.ensemble import Ensemble
-from boostlib.engine.tree import GrowParams, TreeGrower
+from boostlib.engine.grower import GrowParams, TreeGrower
 from reference import kernels as ref
 from reference.strategies import SLOW_SETTINGS, binned_data, gradients, make_binned
 

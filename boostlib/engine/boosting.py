@@ -14,7 +14,8 @@ from ..plugin.api import Loss, SampleResult, Sampler, UpdateRule
 from .callbacks import Callback, IterationInfo
 from .ensemble import Ensemble
 from ..plugin.registry import PluginError
-from .tree import SampleDefects, TreeGroup, TreeGrower
+from .grower import SampleDefects, TreeGrower
+from .trees import TreeGroup
 
 LEAF_ESTIMATIONS = ("newton", "gradient")
 _NO_WEIGHTS = np.empty(0)
@@ -351,7 +352,7 @@ class BoostingContext:
         With several outputs, ``gradient`` (and ``split_gradient``) have shape
         (n_rows, n_outputs), ``hessian`` that shape or (n_rows,) (one hessian for every
         output, e.g. the row weights), and the result is a
-        :class:`~boostlib.engine.tree.TreeGroup`: one tree per output, all on the same
+        :class:`~boostlib.engine.trees.TreeGroup`: one tree per output, all on the same
         sample, each with its own structure and leaf noise.
 
         Parameters
@@ -441,7 +442,7 @@ class BoostingContext:
         # A depthwise tree fitted on a sample: the other rows' leaves come from a row-major
         # walk of the tree (cheaper than a prediction pass over the feature-major matrix),
         # done when the scores are updated, which adds each row's value as the walk lands.
-        walk = not full and self.grower.policy == "depthwise"
+        walk = not full and self.grower.kind.walks_unfitted_rows
         self._fitted[id(tree)] = (tree, _Fitted(rows, node, full, walk_others=walk))
         return tree
 

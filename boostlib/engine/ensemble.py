@@ -1,7 +1,7 @@
 """The additive model ``raw(x) = bias + sum_k c_k * tree_k(x)`` and its prediction.
 
 With ``n_outputs = K > 1`` (e.g. K classes) the raw score is a vector: ``bias`` has K entries
-and every term ``tree_k`` is a :class:`~boostlib.engine.tree.TreeGroup` of K scalar trees,
+and every term ``tree_k`` is a :class:`~boostlib.engine.trees.TreeGroup` of K scalar trees,
 one per output, sharing the coefficient ``c_k``. Update rules thus see one model shape
 whatever K is; prediction runs the scalar kernels once per output.
 """
@@ -13,7 +13,7 @@ import numpy as np
 
 from .._kernels import _predictor
 from .binning import BinMapper
-from .tree import DepthwiseTree, ObliviousTree, TreeGroup
+from .trees import DepthwiseTree, ObliviousTree, TreeGroup, kind_of
 
 Tree = Union[ObliviousTree, DepthwiseTree]
 Member = Union[ObliviousTree, DepthwiseTree, TreeGroup]
@@ -30,11 +30,12 @@ class Ensemble:
     bias : float, or array of shape (n_outputs,)
     n_outputs : int, default 1
         Length of the raw score. With more than one output every tree added is a
-        :class:`~boostlib.engine.tree.TreeGroup` of ``n_outputs`` trees.
+        :class:`~boostlib.engine.trees.TreeGroup` of ``n_outputs`` trees.
     """
 
     def __init__(self, bin_mapper: BinMapper, policy: str, bias=0.0, n_outputs: int = 1):
         self.bin_mapper = bin_mapper
+        self.kind = kind_of(policy)
         self.policy = policy
         self.n_outputs = int(n_outputs)
         self._bias = np.zeros(self.n_outputs)
@@ -129,31 +130,6 @@ class Ensemble:
             self.scale_history = [(m, f) for m, f in self.scale_history if m < n_trees]
         self._compact_cache = None
 
-    def _pack(self, trees: List[Tree]):
-        def offsets(sizes):
-            return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int32)
-
-        def cat(arrays, dtype):
-            return np.ascontiguousarray(np.concatenate(arrays) if arrays else
-                                        np.empty(0), dtype=dtype)
-
-        if self.policy == "symmetric":
-            return dict(
-                split_feature=cat([t.feature for t in trees], np.int32),
-                split_bin=cat([t.bin for t in trees], np.int32),
-                nan_right=cat([t.nan_right for t in trees], np.uint8),
-                split_offset=offsets([t.feature.size for t in trees]),
-                leaf_value=cat([t.value for t in trees], np.float64),
-                leaf_offset=offsets([t.value.size for t in trees]))
-        return dict(
-            feature=cat([t.feature for t in trees], np.int32),
-            split_bin=cat([t.bin for t in trees], np.int32),
-            nan_right=cat([t.nan_right for t in trees], np.uint8),
-            left=cat([t.left for t in trees], np.int32),
-            right=cat([t.right for t in trees], np.int32),
-            value=cat([t.value for t in trees], np.float64),
-            node_offset=offsets([t.value.size for t in trees]))
-
     def add_trees_binned(self, X_binned: np.ndarray, out: np.ndarray, trees: List[Member],
                          coef: np.ndarray, n_threads: int = 1) -> None:
         """``out += sum coef[t] * trees[t](X)`` on a binned matrix (n_features, n_rows).
@@ -171,16 +147,9 @@ class Ensemble:
                                 trees: List[Tree], coef: np.ndarray,
                                 n_threads: int = 1) -> None:
         """``out += sum coef[t] * trees[t](X)`` for scalar trees; ``out`` of shape (n_rows,)."""
-        packed = self._pack(trees)
-        coef = np.ascontiguousarray(coef, dtype=np.float64)
-        missing = self.bin_mapper.missing_bin
-        if self.policy == "symmetric":
-            scratch = np.empty(X_binned.shape[1], dtype=np.int32)
-            _predictor.predict_oblivious(X_binned, coef=coef, missing_bin=missing, out=out,
-                                         scratch=scratch, n_threads=n_threads, **packed)
-        else:
-            _predictor.predict_depthwise(X_binned, coef=coef, missing_bin=missing, out=out,
-                                         n_threads=n_threads, **packed)
+        self.kind.predict(X_binned, out, self.kind.pack(trees),
+                          np.ascontiguousarray(coef, dtype=np.float64),
+                          self.bin_mapper.missing_bin, n_threads)
 
     def start_scores(self, n_rows: int) -> np.ndarray:
         """The bias on ``n_rows`` rows, in the layout :meth:`add_trees_binned` updates:
@@ -216,7 +185,7 @@ class Ensemble:
         mapper = self.bin_mapper
         width = mapper.max_bins + 1
         scalar = self.scalar_trees()
-        inner = [t.feature >= 0 if t.policy == "symmetric" else t.left >= 0 for t in scalar]
+        inner = [self.kind.split_mask(t) for t in scalar]
         feats = np.concatenate([t.feature[m] for t, m in zip(scalar, inner)] or [[]])
         bins = np.concatenate([t.bin[m] for t, m in zip(scalar, inner)] or [[]])
         feats, bins = feats.astype(np.int64), bins.astype(np.int64)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Mapping
 
-from .tree import GROW_POLICIES
+from .trees import GROW_POLICIES
 from .validation import check_choice, check_number
 
 LEAF_ESTIMATIONS = ("newton", "gradient")

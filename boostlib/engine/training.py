@@ -17,7 +17,7 @@ from .ensemble import Ensemble
 from .model import Model
 from .params import resolve
 from .random_streams import seed_sequence
-from .tree import GrowParams, TreeGrower
+from .grower import GrowParams, TreeGrower
 
 
 def default_loss(y: np.ndarray) -> str:

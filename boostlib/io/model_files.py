@@ -28,7 +28,7 @@ from ..engine.binning import MAX_BINS, BinMapper
 from ..engine.ensemble import Ensemble
 from ..engine.params import DEFAULTS, resolve
 from ..engine.random_streams import seed_sequence
-from ..engine.tree import GROW_POLICIES, DepthwiseTree, ObliviousTree, TreeGroup
+from ..engine.trees import GROW_POLICIES, TreeGroup, kind_of
 from ..plugin import registry
 
 __all__ = ["ModelFileError", "FORMAT", "FORMAT_VERSION", "ModelParts", "model_document",
@@ -41,8 +41,6 @@ FORMAT = "boostlib-model"
 FORMAT_VERSION = 2
 #: Largest number of outputs (classes) accepted from a file.
 MAX_OUTPUTS = 1 << 16
-#: Largest depth of an oblivious tree (its leaf table has ``2**depth`` entries).
-MAX_OBLIVIOUS_DEPTH = 30
 #: Largest ``|bias| + sum_k |c_k| max|leaf_k|`` accepted, so raw scores stay finite.
 MAX_RAW_BOUND = 1e300
 #: Border-table entries (``n_features * (max_bins - 1)``) always accepted; beyond it the
@@ -234,10 +232,7 @@ def _encode(doc: Dict[str, Any]) -> str:
 
 # -- the ensemble ------------------------------------------------------------------------------
 def _tree_to_dict(tree: Any) -> Dict[str, list]:
-    keys = ("feature", "bin", "nan_right", "gain", "value")
-    if tree.policy == "depthwise":
-        keys = ("feature", "bin", "nan_right", "left", "right", "gain", "value")
-    return {k: np.asarray(getattr(tree, k)).tolist() for k in keys}
+    return kind_of(tree.policy).to_document(tree)
 
 
 def _term_to_dict(term: Any) -> Dict[str, Any]:
@@ -295,107 +290,23 @@ def _read_bins(bins: Any, n_features: int) -> BinMapper:
     return BinMapper(max_bins).set_borders(arrays)
 
 
-def _read_oblivious(tree: Any, path: str, n_borders: np.ndarray) -> ObliviousTree:
-    _check_keys(tree, ("feature", "bin", "nan_right", "gain", "value"), path)
-    depth = len(_list(tree["feature"], f"{path}.feature", MAX_OBLIVIOUS_DEPTH))
-    feature = _int_array(tree["feature"], f"{path}.feature", 0, n_borders.size - 1)
-    bins = _int_array(tree["bin"], f"{path}.bin", 0, MAX_BINS)
-    nan_right = _int_array(tree["nan_right"], f"{path}.nan_right", 0, 1)
-    gain = _float_array(tree["gain"], f"{path}.gain")
-    for name, arr in (("bin", bins), ("nan_right", nan_right), ("gain", gain)):
-        if arr.size != depth:
-            raise _fail(f"{path}.{name}", f"has {arr.size} entries, expected {depth} (one "
-                                          "per level)")
-    _check_bins(bins, feature, n_borders, f"{path}.bin")
-    _check_gain(gain, f"{path}.gain")
-    value = _float_array(_list(tree["value"], f"{path}.value", 1 << depth), f"{path}.value")
-    if value.size != 1 << depth:
-        raise _fail(f"{path}.value", f"has {value.size} entries; a tree of depth {depth} has "
-                                     f"{1 << depth} leaves")
-    return ObliviousTree(feature=feature.astype(np.int32), bin=bins.astype(np.int32),
-                         nan_right=nan_right.astype(np.uint8), gain=gain, value=value)
+class _Reader:
+    """The typed readers a tree kind validates its trees with
+    (:meth:`boostlib.engine.trees.TreeKind.from_document`); each raises
+    :class:`ModelFileError` naming the field."""
 
-
-def _check_gain(gain: np.ndarray, path: str) -> None:
-    negative = gain < 0
-    if negative.any():
-        raise _fail(f"{path}[{int(np.argmax(negative))}]", "split gains are non-negative")
-
-
-def _check_bins(bins: np.ndarray, feature: np.ndarray, n_borders: np.ndarray, path: str,
-                split: Optional[np.ndarray] = None) -> None:
-    """A split bin ``b`` of feature ``f`` is in ``[0, len(borders[f])]`` (the top: all left).
-
-    ``split`` masks the nodes that split (depthwise leaves have feature -1).
-    """
-    over = bins > n_borders[np.maximum(feature, 0)]
-    if split is not None:
-        over &= split
-    if over.any():
-        k = int(np.argmax(over))
-        raise _fail(f"{path}[{k}]", f"bin {int(bins[k])} is out of range for feature "
-                                    f"{int(feature[k])} ({int(n_borders[feature[k]])} borders)")
-
-
-def _read_depthwise(tree: Any, path: str, n_borders: np.ndarray) -> DepthwiseTree:
-    keys = ("feature", "bin", "nan_right", "left", "right", "gain", "value")
-    _check_keys(tree, keys, path)
-    n = len(_list(tree["value"], f"{path}.value"))
-    if n == 0:
-        raise _fail(f"{path}.value", "a tree needs at least one node")
-    arrays = {
-        "feature": _int_array(tree["feature"], f"{path}.feature", -1, n_borders.size - 1),
-        "bin": _int_array(tree["bin"], f"{path}.bin", 0, MAX_BINS),
-        "nan_right": _int_array(tree["nan_right"], f"{path}.nan_right", 0, 1),
-        "left": _int_array(tree["left"], f"{path}.left", -1, n - 1),
-        "right": _int_array(tree["right"], f"{path}.right", -1, n - 1),
-        "gain": _float_array(tree["gain"], f"{path}.gain"),
-        "value": _float_array(tree["value"], f"{path}.value"),
-    }
-    for name, arr in arrays.items():
-        if arr.size != n:
-            raise _fail(f"{path}.{name}", f"has {arr.size} entries, expected {n} (one per "
-                                          "node)")
-    _check_structure(arrays, path)
-    _check_gain(arrays["gain"], f"{path}.gain")
-    _check_bins(arrays["bin"], arrays["feature"], n_borders, f"{path}.bin",
-                arrays["left"] >= 0)
-    return DepthwiseTree(
-        feature=arrays["feature"].astype(np.int32), bin=arrays["bin"].astype(np.int32),
-        nan_right=arrays["nan_right"].astype(np.uint8), left=arrays["left"].astype(np.int32),
-        right=arrays["right"].astype(np.int32), gain=arrays["gain"], value=arrays["value"])
-
-
-def _check_structure(a: Dict[str, np.ndarray], path: str) -> None:
-    """Node 0 is the root; children come after their parent and have exactly one parent.
-
-    Every node then has a unique path from the root: no cycle, no shared node, no orphan.
-    """
-    left, right, feature = a["left"], a["right"], a["feature"]
-    node = np.arange(left.size)
-    leaf = left < 0
-    checks = [
-        ("right", leaf != (right < 0), "a node has both children or none"),
-        ("left", ~leaf & (left <= node), "a child must come after its parent"),
-        ("right", ~leaf & (right <= node), "a child must come after its parent"),
-        ("feature", leaf != (feature < 0), "leaves have feature -1, split nodes a feature"),
-    ]
-    for name, bad, message in checks:
-        if bad.any():
-            raise _fail(f"{path}.{name}[{int(np.argmax(bad))}]", message)
-    parents = np.bincount(np.concatenate([left[~leaf], right[~leaf]]), minlength=left.size)
-    parents[0] += 1  # the root has no parent: count it as having one
-    if np.any(parents != 1):
-        k = int(np.argmax(parents != 1))
-        what = "is not reachable from the root" if parents[k] == 0 else "has several parents"
-        raise _fail(f"{path}", f"node {k} {what}")
+    MAX_BINS = MAX_BINS
+    check_keys = staticmethod(_check_keys)
+    int_array = staticmethod(_int_array)
+    float_array = staticmethod(_float_array)
+    list_of = staticmethod(_list)
+    fail = staticmethod(_fail)
 
 
 def _raw_bound(bias: np.ndarray, coef: np.ndarray, terms: List[Any]) -> float:
     """The largest ``|raw score|`` any output can reach."""
     def peak(t):
-        return float(np.max(np.abs(t.value[t.left < 0] if t.policy == "depthwise"
-                                   else t.value)))
+        return float(np.max(np.abs(t.value[kind_of(t.policy).leaf_mask(t)])))
     peaks = np.array([max(peak(s) for s in (t.trees if isinstance(t, TreeGroup) else [t]))
                       for t in terms])
     top = float(np.max(np.abs(bias)))
@@ -443,7 +354,10 @@ def ensemble_from_dict(bins: Any, model: Any, n_features: int, version: int = FO
         raise _fail("model.coefficients", f"has {coef.size} entries for {len(raw_trees)} "
                                           "trees")
     n_borders = mapper.n_bins_nonmissing_.astype(np.int64) - 1
-    read = _read_oblivious if policy == "symmetric" else _read_depthwise
+    kind = kind_of(policy)
+
+    def read(value: Any, path: str, n_borders: np.ndarray) -> Any:
+        return kind.from_document(value, path, n_borders, _Reader)
 
     def term(value: Any, path: str) -> Any:
         if n_outputs == 1:

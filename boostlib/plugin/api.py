@@ -203,7 +203,7 @@ class Sampler(ABC):
 
 
 class Tree(Protocol):
-    """A fitted tree as update rules see it (see :mod:`boostlib.engine.tree`)."""
+    """A fitted tree as update rules see it (see :mod:`boostlib.engine.trees`)."""
 
     def n_leaves(self) -> int: ...
 

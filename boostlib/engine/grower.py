@@ -1,89 +1,22 @@
-"""Trees and the grower that fits them with the Cython kernels.
+"""The grower: fits trees on the binned training matrix with the Cython kernels.
 
-Two grow policies share one level-by-level engine: every fitted row carries the id of its
-node (``boostlib._kernels._partition``); each level, the histograms of the smaller child of
-every split node are built in one pass over the rows and the sibling's come by subtraction.
-
-* ``symmetric`` (oblivious) trees use one split per level for all leaves, the candidate
-  maximising the sum of the leaves' gains. A leaf where the chosen split breaks
-  ``min_samples_leaf`` / ``min_child_weight`` is not split: its rows still follow the split
-  (leaf index = bits), but both children keep the parent's value, so the constraint holds for
-  every distinct leaf value.
-* ``depthwise`` trees choose the best split of every node and stop a node when no split has a
-  positive gain.
+Every tree kind (:mod:`boostlib.engine.trees`) shares one level-by-level engine: every fitted
+row carries the id of its node (``boostlib._kernels._partition``); each level, the
+histograms of the smaller child of every split node are built in one pass over the rows and
+the sibling's come by subtraction. The kind decides the structure (which splits a level
+takes); the grower owns the data, the histogram buffers, the root histogram, the split
+statistics and the leaf values (:mod:`boostlib.engine.leaves`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from dataclasses import dataclass
+from typing import Dict, Optional, Tuple
 
 import numpy as np
 
 from .._kernels import _histogram, _partition, _splitting
-
-GROW_POLICIES = ("symmetric", "depthwise")
-
-
-@dataclass
-class ObliviousTree:
-    """An oblivious tree of depth ``d``: level ``l`` splits on ``(feature[l], bin[l])``.
-
-    The leaf of a row is ``sum_l right_l << l`` where ``right_l`` says whether the row goes
-    right at level ``l``; ``value`` has ``2**d`` entries.
-    """
-
-    feature: np.ndarray
-    bin: np.ndarray
-    nan_right: np.ndarray
-    gain: np.ndarray
-    value: np.ndarray
-    policy: str = field(default="symmetric", init=False)
-
-    @property
-    def depth(self) -> int:
-        return int(self.feature.size)
-
-    def n_leaves(self) -> int:
-        """Number of leaves (``2**depth``)."""
-        return int(self.value.size)
-
-
-@dataclass
-class DepthwiseTree:
-    """A binary tree stored as node arrays; node 0 is the root, ``left[k] < 0`` for leaves."""
-
-    feature: np.ndarray
-    bin: np.ndarray
-    nan_right: np.ndarray
-    left: np.ndarray
-    right: np.ndarray
-    gain: np.ndarray
-    value: np.ndarray
-    policy: str = field(default="depthwise", init=False)
-
-    def n_leaves(self) -> int:
-        """Number of leaves."""
-        return int(np.sum(self.left < 0))
-
-
-@dataclass
-class TreeGroup:
-    """One term of a model with several outputs: a tree per output, in output order, added
-    with one coefficient (``TreeGroup(trees)(x)[k] = trees[k](x)``)."""
-
-    trees: List[Any]
-
-    @property
-    def policy(self) -> str:
-        return self.trees[0].policy
-
-    def n_leaves(self) -> int:
-        """Leaves of all the group's trees."""
-        return sum(t.n_leaves() for t in self.trees)
-
-    def all_finite(self) -> bool:
-        """Whether every leaf value of every tree is finite."""
-        return all(bool(np.all(np.isfinite(t.value))) for t in self.trees)
+from .leaves import leaf_values
+from .trees import kind_of
 
 
 class SampleDefects(ValueError):
@@ -124,9 +57,7 @@ class TreeGrower:
     def __init__(self, X_binned: np.ndarray, X_rows: np.ndarray,
                  n_bins_nonmissing: np.ndarray, missing_bin: int, policy: str,
                  params: GrowParams, n_threads: int = 1):
-        if policy not in GROW_POLICIES:
-            raise ValueError(f"grow_policy={policy!r} is invalid; expected one of "
-                             f"{GROW_POLICIES}")
+        self.kind = kind_of(policy)
         if X_rows.shape != X_binned.shape[::-1]:
             raise ValueError("X_rows must be the (n_rows, n_features) twin of X_binned")
         self.X = X_binned
@@ -214,24 +145,6 @@ class TreeGrower:
                 & (left[:, 1] >= p.min_child_weight) & (right[:, 1] >= p.min_child_weight)
                 & (left[:, 1] + lam > 0) & (right[:, 1] + lam > 0))
 
-    def _leaf_values(self, G, H, count, noise_scale, rng):
-        """``-G/(H+l2)``, plus ``noise_scale * N(0,1) / sqrt(H+l2)`` when asked.
-
-        A leaf no row reaches is exactly 0; it gets no noise, nor does a leaf whose rows
-        carry no hessian (weight) mass. One normal is drawn per leaf either way, so the
-        stream does not depend on which leaves are empty.
-        """
-        lam = self.params.l2_regularization
-        denom = H + lam
-        safe = (denom > 0) & (count > 0)
-        value = np.where(safe, -G / np.where(safe, denom, 1.0), 0.0)
-        if noise_scale > 0.0:
-            z = rng.standard_normal(value.size)
-            noisy = safe & (H > 0)
-            value = value + np.where(noisy, noise_scale * z / np.sqrt(np.where(noisy, denom,
-                                                                                1.0)), 0.0)
-        return value
-
     # -- public ------------------------------------------------------------------------------
     def grow(self, rows: np.ndarray, gradient: np.ndarray, hessian: np.ndarray, *,
              leaf_gradient: Optional[np.ndarray] = None, split_noise_std: float = 0.0,
@@ -304,8 +217,8 @@ class TreeGrower:
             if not g_v.shape == h_v.shape == rows_v.shape:
                 raise ValueError("value_rows, value_gradient and value_hessian must have the "
                                  "same shape")
-        grow = self._grow_symmetric if self.policy == "symmetric" else self._grow_depthwise
-        tree, node, group = grow(rows, g, h, split_noise_std, split_rng, prepared)
+        tree, node, group = self.kind.grow(self, rows, g, h, split_noise_std, split_rng,
+                                           prepared)
         if value_rows is not None:
             node, lg, h = self.apply(tree, rows_v), g_v, h_v
         self._set_values(tree, node, lg, h, group, leaf_noise_scale, leaf_rng)
@@ -320,41 +233,14 @@ class TreeGrower:
         already known (the rows the tree was grown on): a depthwise tree then walks only the
         others.
         """
-        if rows is None or rows.size == self.X_rows.shape[0]:
-            if tree.policy == "depthwise":      # one pass over the row-major data
-                node = np.empty(self.X_rows.shape[0], dtype=np.int32)
-                k_rows, k_leaves = known if known is not None else (None, None)
-                _partition.leaves_depthwise(self.X_rows, tree.feature, tree.bin,
-                                            tree.nan_right, tree.left, tree.right,
-                                            self.missing_bin, node, self.n_threads,
-                                            k_rows, k_leaves)
-                return node
-            rows = np.arange(self.X_rows.shape[0], dtype=np.int32)
-        rows = np.ascontiguousarray(rows, dtype=np.int32)
-        node = np.zeros(rows.size, dtype=np.int32)
-        if tree.policy == "symmetric":
-            for level in range(tree.depth):
-                _partition.apply_level_oblivious(
-                    self.X, rows, node, int(tree.feature[level]), int(tree.bin[level]),
-                    int(tree.nan_right[level]), level, self.missing_bin, self.n_threads)
-        else:
-            for _ in range(self.params.max_depth):
-                _partition.apply_level(self.X, rows, node, tree.feature, tree.bin,
-                                       tree.nan_right, tree.left, tree.right,
-                                       self.missing_bin, self.n_threads)
-        return node
+        return self.kind.apply(self, tree, rows, known)
 
     def add_values(self, tree, coefficient: float, raw: np.ndarray,
                    known: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> None:
         """``raw += coefficient * tree(x)`` on every training row of a depthwise tree, in one
         row-major walk (``known`` as in :meth:`apply`: those rows are not walked); ``raw``
         ends bit-identical to adding the values of the leaves :meth:`apply` gives."""
-        if tree.policy != "depthwise":
-            raise ValueError("add_values walks depthwise trees")
-        k_rows, k_leaves = known if known is not None else (None, None)
-        _partition.add_depthwise(self.X_rows, tree.feature, tree.bin, tree.nan_right,
-                                 tree.left, tree.right, self.missing_bin, tree.value,
-                                 float(coefficient), raw, self.n_threads, k_rows, k_leaves)
+        self.kind.add_values(self, tree, coefficient, raw, known)
 
     def _set_values(self, tree, node, lg, h, group, noise_scale, rng):
         """Leaf values from the per-leaf sums of ``lg`` and ``h`` over the rows in ``node``.
@@ -366,8 +252,8 @@ class TreeGrower:
         _partition.node_sums(node, lg, h, sums)
         if group is None:
             leaves = np.flatnonzero(tree.left < 0)
-            tree.value[leaves] = self._leaf_values(sums[leaves, 0], sums[leaves, 1],
-                                                   sums[leaves, 2], noise_scale, rng)
+            tree.value[leaves] = leaf_values(sums[leaves, 0], sums[leaves, 1], sums[leaves, 2],
+                                             self.params.l2_regularization, noise_scale, rng)
             return
         n_leaves = tree.value.size
         G = np.bincount(group, sums[:, 0], minlength=n_leaves)
@@ -375,7 +261,8 @@ class TreeGrower:
         C = np.bincount(group, sums[:, 2], minlength=n_leaves)
         used = np.unique(group)
         group_value = np.zeros(n_leaves)
-        group_value[used] = self._leaf_values(G[used], H[used], C[used], noise_scale, rng)
+        group_value[used] = leaf_values(G[used], H[used], C[used],
+                                        self.params.l2_regularization, noise_scale, rng)
         tree.value[:] = group_value[group]
 
     def _work(self, name: str, shape: Tuple[int, int], axis: int, dtype) -> np.ndarray:
@@ -427,125 +314,3 @@ class TreeGrower:
         inputs = (hX, self._no_rows, g32, h32)
         self._build(*inputs[:2], node, np.zeros(1, dtype=np.int32), *inputs[2:], hist)
         return node, inputs, hist
-
-    def _grow_symmetric(self, rows, g, h, noise_std, split_rng, prepared=None):
-        p = self.params
-        node, (hX, hrows, g32, h32), hist = self._root(rows, g, h, prepared)
-        slot_of_leaf = np.zeros(1, dtype=np.int32)     # -1: leaf not active
-        frozen_at = np.full(1, p.max_depth, dtype=np.int64)
-        feats, bins, nanr, gains = [], [], [], []
-        for level in range(p.max_depth):
-            n_leaves = 1 << level
-            act = np.flatnonzero(slot_of_leaf >= 0)
-            if act.size == 0:
-                break
-            slots = slot_of_leaf[act].astype(np.int32)
-            f, b, d, gain = _splitting.find_split_level(
-                hist, slots, self.nbnm, self.missing_bin, p.l2_regularization,
-                self._msl, p.min_child_weight, self._noise(split_rng, noise_std),
-                self._gain_sum, self._n_valid, self.n_threads)
-            if f < 0:
-                break
-            left, right = self._split_stats(hist, slots, f, b, d)
-            if not np.any(self._has_missing(hist[slots, f, self.missing_bin])):
-                d = int(right[:, 2].sum() > left[:, 2].sum())   # no NaN seen: majority side
-            valid = self._valid(left, right)
-            feats.append(f)
-            bins.append(b)
-            nanr.append(d)
-            gains.append(gain)
-            frozen_at[act[~valid]] = level
-            frozen_at = np.concatenate([frozen_at, frozen_at])
-            split = act[valid]
-            new_slot = np.full(2 * n_leaves, -1, dtype=np.int32)
-            build_next = level + 1 < p.max_depth and split.size > 0
-            if build_next:     # histograms of the smaller children, the others by subtraction
-                small_right = right[valid, 2] < left[valid, 2]
-                small = split + n_leaves * small_right
-                big = split + n_leaves * ~small_right
-                m = split.size
-                new_slot[small] = np.arange(m)
-            listing = self._row_list(rows.size) if build_next else (None, None)
-            _partition.apply_level_oblivious(self.X, rows, node, f, b, d, level,
-                                             self.missing_bin, self.n_threads,
-                                             new_slot if build_next else None, *listing)
-            if build_next:
-                new_hist = self._hist_buffer((level + 1) % 2, 2 * m)
-                self._build(hX, hrows, node, new_slot, g32, h32, new_hist[:m], listing)
-                np.subtract(hist[slots[valid]], new_hist[:m], out=new_hist[m:])
-                new_slot[big] = m + np.arange(m)
-                hist = new_hist
-            slot_of_leaf = new_slot
-        depth = len(feats)
-        n_leaves = 1 << depth
-        # Leaves below a frozen leaf share its value: group = the leaf's bits above the freeze.
-        group = np.arange(n_leaves) & ((1 << np.minimum(frozen_at, depth)) - 1)
-        tree = ObliviousTree(
-            feature=np.array(feats, dtype=np.int32), bin=np.array(bins, dtype=np.int32),
-            nan_right=np.array(nanr, dtype=np.uint8), gain=np.array(gains, dtype=np.float64),
-            value=np.zeros(n_leaves))
-        return tree, node, group
-
-    def _grow_depthwise(self, rows, g, h, noise_std, split_rng, prepared=None):
-        p = self.params
-        node, (hX, hrows, g32, h32), hist = self._root(rows, g, h, prepared)
-        feature, bin_, nanr, left_c, right_c, gain = [-1], [0], [0], [-1], [-1], [0.0]
-        level_nodes, level_slots = [0], [0]
-        for depth in range(p.max_depth):
-            k = len(level_nodes)
-            noise = (split_rng.normal(0.0, noise_std, size=(k, self.X.shape[0], self.n_bins))
-                     if noise_std > 0.0 else self._no_noise3)
-            best = np.empty((k, 7))
-            _splitting.find_split_nodes(
-                hist, np.asarray(level_slots, dtype=np.int32), self.nbnm, self.missing_bin,
-                p.l2_regularization, self._msl, p.min_child_weight, noise,
-                np.empty((k, self.X.shape[0], 4)), best, self.n_threads)
-            splits = []
-            for j, (k_node, s_slot) in enumerate(zip(level_nodes, level_slots)):
-                f, b, d, gn, cl, cr, has_missing = best[j]
-                if f < 0:
-                    continue
-                if not has_missing:        # no missing rows seen: they follow the majority
-                    d = float(cr > cl)
-                splits.append((k_node, s_slot, int(f), int(b), int(d), float(gn), cl, cr))
-            if not splits:
-                break
-            for k, s, f, b, d, gn, cl, cr in splits:
-                feature[k], bin_[k], nanr[k], gain[k] = f, b, d, gn
-                left_c[k], right_c[k] = len(feature), len(feature) + 1
-                for _ in range(2):
-                    feature.append(-1), bin_.append(0), nanr.append(0), left_c.append(-1)
-                    right_c.append(-1), gain.append(0.0)
-            n_nodes = len(feature)
-            lc = np.full(n_nodes, -1, dtype=np.int32)
-            rc = np.full(n_nodes, -1, dtype=np.int32)
-            for k, *_ in splits:
-                lc[k], rc[k] = left_c[k], right_c[k]
-            level_nodes, level_slots = [], []
-            build_next = depth + 1 < p.max_depth
-            if build_next:     # histograms of the smaller children, the others by subtraction
-                m = len(splits)
-                slot_of_node = np.full(n_nodes, -1, dtype=np.int32)
-                parent_slots = []
-                for j, (k, s, f, b, d, gn, cl, cr) in enumerate(splits):
-                    small, big = (right_c[k], left_c[k]) if cr < cl else (left_c[k], right_c[k])
-                    slot_of_node[small] = j
-                    parent_slots.append(s)
-                    level_nodes += [small, big]
-                    level_slots += [j, m + j]
-            listing = self._row_list(rows.size) if build_next else (None, None)
-            _partition.apply_level(self.X, rows, node, np.asarray(feature, np.int32),
-                                   np.asarray(bin_, np.int32), np.asarray(nanr, np.uint8),
-                                   lc, rc, self.missing_bin, self.n_threads,
-                                   slot_of_node if build_next else None, *listing)
-            if build_next:
-                new_hist = self._hist_buffer((depth + 1) % 2, 2 * m)
-                self._build(hX, hrows, node, slot_of_node, g32, h32, new_hist[:m], listing)
-                np.subtract(hist[parent_slots], new_hist[:m], out=new_hist[m:])
-                hist = new_hist
-        tree = DepthwiseTree(
-            feature=np.asarray(feature, dtype=np.int32), bin=np.asarray(bin_, dtype=np.int32),
-            nan_right=np.asarray(nanr, dtype=np.uint8), left=np.asarray(left_c, dtype=np.int32),
-            right=np.asarray(right_c, dtype=np.int32), gain=np.asarray(gain, dtype=np.float64),
-            value=np.zeros(len(feature)))
-        return tree, node, None

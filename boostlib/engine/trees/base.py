@@ -1,0 +1,120 @@
+"""The interface every tree kind implements (symmetric, depthwise; a new kind is one new
+subclass registered in :data:`boostlib.engine.trees.KINDS`)."""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+
+class TreeKind(ABC):
+    """How one kind of tree is grown, walked, predicted and stored.
+
+    Every method that grows or walks trees receives the
+    :class:`~boostlib.engine.grower.TreeGrower`, which owns the binned data, the histogram
+    buffers and the shared level machinery (root histogram, histogram passes, split
+    statistics, leaf values); a kind only decides the structure.
+
+    Attributes
+    ----------
+    name : str
+        The ``grow_policy`` value that selects this kind.
+    tree_class : type
+        The dataclass of one fitted tree (its array fields, ``gain`` and ``value`` included).
+    fields : tuple of str
+        The tree's array fields, in model-file order.
+    walks_unfitted_rows : bool
+        Whether, after a fit on a sample, the other rows' leaves are cheaper found by a
+        row-major walk (:meth:`add_values`) than by a prediction pass.
+    """
+
+    name: str = ""
+    tree_class: type = object
+    fields: Tuple[str, ...] = ()
+    walks_unfitted_rows: bool = False
+
+    @abstractmethod
+    def grow(self, grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray,
+             noise_std: float, split_rng: Any, prepared: Any = None
+             ) -> Tuple[Any, np.ndarray, Optional[np.ndarray]]:
+        """Grow one tree's structure on ``rows`` (leaf values left at 0).
+
+        Returns
+        -------
+        tree, node_of_row, group
+            ``node_of_row``: the leaf slot of every fitted row (what :meth:`apply` returns);
+            ``group``: None, or for every leaf slot the slot whose value it shares (leaves
+            that a constraint left unsplit).
+        """
+
+    @abstractmethod
+    def apply(self, grower: Any, tree: Any, rows: Optional[np.ndarray],
+              known: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> np.ndarray:
+        """The leaf slot of the training rows ``rows`` (None: every row); ``known``: sorted
+        rows whose leaves are known already (a kind may skip them)."""
+
+    def add_values(self, grower: Any, tree: Any, coefficient: float, raw: np.ndarray,
+                   known: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> None:
+        """``raw += coefficient * tree(x)`` on every training row by a walk (kinds with
+        :attr:`walks_unfitted_rows`)."""
+        raise NotImplementedError(f"{self.name} trees are not walked row by row")
+
+    @abstractmethod
+    def split_mask(self, tree: Any) -> np.ndarray:
+        """Which entries of ``tree.feature`` / ``tree.bin`` are splits."""
+
+    @abstractmethod
+    def leaf_mask(self, tree: Any) -> np.ndarray:
+        """Which entries of ``tree.value`` are leaves a row can reach."""
+
+    @abstractmethod
+    def pack(self, trees: List[Any]) -> Dict[str, np.ndarray]:
+        """The trees concatenated into the arrays :meth:`predict` reads."""
+
+    @abstractmethod
+    def predict(self, X_binned: np.ndarray, out: np.ndarray, packed: Dict[str, np.ndarray],
+                coef: np.ndarray, missing_bin: int, n_threads: int) -> None:
+        """``out += sum_t coef[t] * tree_t(x)`` on a binned matrix (n_features, n_rows)."""
+
+    def to_document(self, tree: Any) -> Dict[str, list]:
+        """The tree as model-file JSON data: its :attr:`fields` as lists."""
+        return {k: np.asarray(getattr(tree, k)).tolist() for k in self.fields}
+
+    @abstractmethod
+    def from_document(self, value: Any, path: str, n_borders: np.ndarray, reader: Any) -> Any:
+        """Validate a tree read from a model file and build it.
+
+        ``reader`` is the model-file reader (:mod:`boostlib.io.model_files`), whose typed
+        readers (``check_keys``, ``int_array``, ``float_array``, ``list_of``, ``fail``)
+        raise its error naming ``path``; the kind checks shapes, index ranges, its
+        structure, bins within each feature's borders and non-negative gains.
+        """
+
+    @staticmethod
+    def _offsets(sizes: List[int]) -> np.ndarray:
+        return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int32)
+
+    @staticmethod
+    def _cat(arrays: List[np.ndarray], dtype: Any) -> np.ndarray:
+        return np.ascontiguousarray(np.concatenate(arrays) if arrays else np.empty(0),
+                                    dtype=dtype)
+
+
+def bins_in_range(bins: np.ndarray, feature: np.ndarray, n_borders: np.ndarray,
+                  split: np.ndarray) -> Optional[Tuple[str, str]]:
+    """A split bin ``b`` of feature ``f`` lies in ``[0, len(borders[f])]`` (the top: all
+    left); ``split`` masks the entries that split."""
+    over = (bins > n_borders[np.maximum(feature, 0)]) & split
+    if over.any():
+        k = int(np.argmax(over))
+        return (f"bin[{k}]", f"bin {int(bins[k])} is out of range for feature "
+                             f"{int(feature[k])} ({int(n_borders[feature[k]])} borders)")
+    return None
+
+
+def gains_non_negative(gain: np.ndarray) -> Optional[Tuple[str, str]]:
+    negative = gain < 0
+    if negative.any():
+        return f"gain[{int(np.argmax(negative))}]", "split gains are non-negative"
+    return None

@@ -1,0 +1,213 @@
+"""Depthwise trees: every node gets its own best split; nodes are split level by level up to
+``max_depth``, and a node without a split of positive gain stays a leaf."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from ..._kernels import _partition, _predictor, _splitting
+from .base import TreeKind, bins_in_range, gains_non_negative
+
+
+@dataclass
+class DepthwiseTree:
+    """A binary tree stored as node arrays; node 0 is the root, ``left[k] < 0`` for leaves."""
+
+    feature: np.ndarray
+    bin: np.ndarray
+    nan_right: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    gain: np.ndarray
+    value: np.ndarray
+    policy: str = field(default="depthwise", init=False)
+
+    def n_leaves(self) -> int:
+        """Number of leaves."""
+        return int(np.sum(self.left < 0))
+
+
+class DepthwiseKind(TreeKind):
+    """``grow_policy="depthwise"``."""
+
+    name = "depthwise"
+    tree_class = DepthwiseTree
+    fields = ("feature", "bin", "nan_right", "left", "right", "gain", "value")
+    walks_unfitted_rows = True
+
+    def grow(self, grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray,
+             noise_std: float, split_rng: Any, prepared: Any = None):
+        """See :meth:`TreeKind.grow`."""
+        p = grower.params
+        node, (hX, hrows, g32, h32), hist = grower._root(rows, g, h, prepared)
+        feature, bin_, nanr, left_c, right_c, gain = [-1], [0], [0], [-1], [-1], [0.0]
+        level_nodes, level_slots = [0], [0]
+        for depth in range(p.max_depth):
+            k = len(level_nodes)
+            noise = (split_rng.normal(0.0, noise_std, size=(k, grower.X.shape[0], grower.n_bins))
+                     if noise_std > 0.0 else grower._no_noise3)
+            best = np.empty((k, 7))
+            _splitting.find_split_nodes(
+                hist, np.asarray(level_slots, dtype=np.int32), grower.nbnm, grower.missing_bin,
+                p.l2_regularization, grower._msl, p.min_child_weight, noise,
+                np.empty((k, grower.X.shape[0], 4)), best, grower.n_threads)
+            splits = []
+            for j, (k_node, s_slot) in enumerate(zip(level_nodes, level_slots)):
+                f, b, d, gn, cl, cr, has_missing = best[j]
+                if f < 0:
+                    continue
+                if not has_missing:        # no missing rows seen: they follow the majority
+                    d = float(cr > cl)
+                splits.append((k_node, s_slot, int(f), int(b), int(d), float(gn), cl, cr))
+            if not splits:
+                break
+            for k, s, f, b, d, gn, cl, cr in splits:
+                feature[k], bin_[k], nanr[k], gain[k] = f, b, d, gn
+                left_c[k], right_c[k] = len(feature), len(feature) + 1
+                for _ in range(2):
+                    feature.append(-1), bin_.append(0), nanr.append(0), left_c.append(-1)
+                    right_c.append(-1), gain.append(0.0)
+            n_nodes = len(feature)
+            lc = np.full(n_nodes, -1, dtype=np.int32)
+            rc = np.full(n_nodes, -1, dtype=np.int32)
+            for k, *_ in splits:
+                lc[k], rc[k] = left_c[k], right_c[k]
+            level_nodes, level_slots = [], []
+            build_next = depth + 1 < p.max_depth
+            if build_next:     # histograms of the smaller children, the others by subtraction
+                m = len(splits)
+                slot_of_node = np.full(n_nodes, -1, dtype=np.int32)
+                parent_slots = []
+                for j, (k, s, f, b, d, gn, cl, cr) in enumerate(splits):
+                    small, big = (right_c[k], left_c[k]) if cr < cl else (left_c[k], right_c[k])
+                    slot_of_node[small] = j
+                    parent_slots.append(s)
+                    level_nodes += [small, big]
+                    level_slots += [j, m + j]
+            listing = grower._row_list(rows.size) if build_next else (None, None)
+            _partition.apply_level(grower.X, rows, node, np.asarray(feature, np.int32),
+                                   np.asarray(bin_, np.int32), np.asarray(nanr, np.uint8),
+                                   lc, rc, grower.missing_bin, grower.n_threads,
+                                   slot_of_node if build_next else None, *listing)
+            if build_next:
+                new_hist = grower._hist_buffer((depth + 1) % 2, 2 * m)
+                grower._build(hX, hrows, node, slot_of_node, g32, h32, new_hist[:m], listing)
+                np.subtract(hist[parent_slots], new_hist[:m], out=new_hist[m:])
+                hist = new_hist
+        tree = DepthwiseTree(
+            feature=np.asarray(feature, dtype=np.int32), bin=np.asarray(bin_, dtype=np.int32),
+            nan_right=np.asarray(nanr, dtype=np.uint8), left=np.asarray(left_c, dtype=np.int32),
+            right=np.asarray(right_c, dtype=np.int32), gain=np.asarray(gain, dtype=np.float64),
+            value=np.zeros(len(feature)))
+        return tree, node, None
+
+    def apply(self, grower: Any, tree: DepthwiseTree, rows: Optional[np.ndarray],
+              known: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> np.ndarray:
+        """See :meth:`TreeKind.apply`: every row by one walk over the row-major data (the
+        ``known`` rows skipped), a subset level by level."""
+        n_total = grower.X_rows.shape[0]
+        if rows is None or rows.size == n_total:
+            node = np.empty(n_total, dtype=np.int32)
+            k_rows, k_leaves = known if known is not None else (None, None)
+            _partition.leaves_depthwise(grower.X_rows, tree.feature, tree.bin, tree.nan_right,
+                                        tree.left, tree.right, grower.missing_bin, node,
+                                        grower.n_threads, k_rows, k_leaves)
+            return node
+        rows = np.ascontiguousarray(rows, dtype=np.int32)
+        node = np.zeros(rows.size, dtype=np.int32)
+        for _ in range(grower.params.max_depth):
+            _partition.apply_level(grower.X, rows, node, tree.feature, tree.bin,
+                                   tree.nan_right, tree.left, tree.right, grower.missing_bin,
+                                   grower.n_threads)
+        return node
+
+    def add_values(self, grower: Any, tree: DepthwiseTree, coefficient: float,
+                   raw: np.ndarray,
+                   known: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> None:
+        """``raw += coefficient * tree(x)`` on every training row in one row-major walk
+        (``known`` rows are not walked); bit-identical to adding the values of the leaves
+        :meth:`apply` gives."""
+        k_rows, k_leaves = known if known is not None else (None, None)
+        _partition.add_depthwise(grower.X_rows, tree.feature, tree.bin, tree.nan_right,
+                                 tree.left, tree.right, grower.missing_bin, tree.value,
+                                 float(coefficient), raw, grower.n_threads, k_rows, k_leaves)
+
+    def split_mask(self, tree: DepthwiseTree) -> np.ndarray:
+        return tree.left >= 0
+
+    def leaf_mask(self, tree: DepthwiseTree) -> np.ndarray:
+        return tree.left < 0
+
+    def pack(self, trees: List[DepthwiseTree]) -> Dict[str, np.ndarray]:
+        return dict(
+            feature=self._cat([t.feature for t in trees], np.int32),
+            split_bin=self._cat([t.bin for t in trees], np.int32),
+            nan_right=self._cat([t.nan_right for t in trees], np.uint8),
+            left=self._cat([t.left for t in trees], np.int32),
+            right=self._cat([t.right for t in trees], np.int32),
+            value=self._cat([t.value for t in trees], np.float64),
+            node_offset=self._offsets([t.value.size for t in trees]))
+
+    def predict(self, X_binned: np.ndarray, out: np.ndarray, packed: Dict[str, np.ndarray],
+                coef: np.ndarray, missing_bin: int, n_threads: int) -> None:
+        _predictor.predict_depthwise(X_binned, coef=coef, missing_bin=missing_bin, out=out,
+                                     n_threads=n_threads, **packed)
+
+    def from_document(self, value: Any, path: str, n_borders: np.ndarray,
+                      reader: Any) -> DepthwiseTree:
+        r = reader
+        r.check_keys(value, self.fields, path)
+        n = len(r.list_of(value["value"], f"{path}.value"))
+        if n == 0:
+            raise r.fail(f"{path}.value", "a tree needs at least one node")
+        arrays = {
+            "feature": r.int_array(value["feature"], f"{path}.feature", -1, n_borders.size - 1),
+            "bin": r.int_array(value["bin"], f"{path}.bin", 0, r.MAX_BINS),
+            "nan_right": r.int_array(value["nan_right"], f"{path}.nan_right", 0, 1),
+            "left": r.int_array(value["left"], f"{path}.left", -1, n - 1),
+            "right": r.int_array(value["right"], f"{path}.right", -1, n - 1),
+            "gain": r.float_array(value["gain"], f"{path}.gain"),
+            "value": r.float_array(value["value"], f"{path}.value"),
+        }
+        for name, arr in arrays.items():
+            if arr.size != n:
+                raise r.fail(f"{path}.{name}", f"has {arr.size} entries, expected {n} (one "
+                                               "per node)")
+        for problem in (_structure(arrays), gains_non_negative(arrays["gain"]),
+                        bins_in_range(arrays["bin"], arrays["feature"], n_borders,
+                                      arrays["left"] >= 0)):
+            if problem is not None:
+                raise r.fail(f"{path}.{problem[0]}" if problem[0] else path, problem[1])
+        a = arrays
+        return DepthwiseTree(
+            feature=a["feature"].astype(np.int32), bin=a["bin"].astype(np.int32),
+            nan_right=a["nan_right"].astype(np.uint8), left=a["left"].astype(np.int32),
+            right=a["right"].astype(np.int32), gain=a["gain"], value=a["value"])
+
+
+def _structure(a: Dict[str, np.ndarray]) -> Optional[Tuple[str, str]]:
+    """Node 0 is the root; children come after their parent and have exactly one parent.
+
+    Every node then has a unique path from the root: no cycle, no shared node, no orphan.
+    """
+    left, right, feature = a["left"], a["right"], a["feature"]
+    node = np.arange(left.size)
+    leaf = left < 0
+    checks = [
+        ("right", leaf != (right < 0), "a node has both children or none"),
+        ("left", ~leaf & (left <= node), "a child must come after its parent"),
+        ("right", ~leaf & (right <= node), "a child must come after its parent"),
+        ("feature", leaf != (feature < 0), "leaves have feature -1, split nodes a feature"),
+    ]
+    for name, bad, message in checks:
+        if bad.any():
+            return f"{name}[{int(np.argmax(bad))}]", message
+    parents = np.bincount(np.concatenate([left[~leaf], right[~leaf]]), minlength=left.size)
+    parents[0] += 1  # the root has no parent: count it as having one
+    if np.any(parents != 1):
+        k = int(np.argmax(parents != 1))
+        what = "is not reachable from the root" if parents[k] == 0 else "has several parents"
+        return "", f"node {k} {what}"
+    return None

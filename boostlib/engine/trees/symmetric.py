@@ -1,0 +1,171 @@
+"""Symmetric (oblivious) trees, CatBoost-style: one split per level shared by every leaf.
+
+The split of a level is the candidate maximising the sum of its leaves' gains. A leaf where
+the chosen split breaks ``min_samples_leaf`` / ``min_child_weight`` is not split: its rows
+still follow the split (the leaf index is the bits of the levels), but both children keep the
+parent's value, so the constraint holds for every distinct leaf value.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from ..._kernels import _partition, _predictor, _splitting
+from .base import TreeKind, bins_in_range, gains_non_negative
+
+#: Largest depth of an oblivious tree read from a file (its leaf table has ``2**depth``
+#: entries).
+MAX_DEPTH = 30
+
+
+@dataclass
+class ObliviousTree:
+    """An oblivious tree of depth ``d``: level ``l`` splits on ``(feature[l], bin[l])``.
+
+    The leaf of a row is ``sum_l right_l << l`` where ``right_l`` says whether the row goes
+    right at level ``l``; ``value`` has ``2**d`` entries.
+    """
+
+    feature: np.ndarray
+    bin: np.ndarray
+    nan_right: np.ndarray
+    gain: np.ndarray
+    value: np.ndarray
+    policy: str = field(default="symmetric", init=False)
+
+    @property
+    def depth(self) -> int:
+        return int(self.feature.size)
+
+    def n_leaves(self) -> int:
+        """Number of leaves (``2**depth``)."""
+        return int(self.value.size)
+
+
+class SymmetricKind(TreeKind):
+    """``grow_policy="symmetric"``."""
+
+    name = "symmetric"
+    tree_class = ObliviousTree
+    fields = ("feature", "bin", "nan_right", "gain", "value")
+
+    def grow(self, grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray,
+             noise_std: float, split_rng: Any, prepared: Any = None):
+        """See :meth:`TreeKind.grow`."""
+        p = grower.params
+        node, (hX, hrows, g32, h32), hist = grower._root(rows, g, h, prepared)
+        slot_of_leaf = np.zeros(1, dtype=np.int32)     # -1: leaf not active
+        frozen_at = np.full(1, p.max_depth, dtype=np.int64)
+        feats, bins, nanr, gains = [], [], [], []
+        for level in range(p.max_depth):
+            n_leaves = 1 << level
+            act = np.flatnonzero(slot_of_leaf >= 0)
+            if act.size == 0:
+                break
+            slots = slot_of_leaf[act].astype(np.int32)
+            f, b, d, gain = _splitting.find_split_level(
+                hist, slots, grower.nbnm, grower.missing_bin, p.l2_regularization,
+                grower._msl, p.min_child_weight, grower._noise(split_rng, noise_std),
+                grower._gain_sum, grower._n_valid, grower.n_threads)
+            if f < 0:
+                break
+            left, right = grower._split_stats(hist, slots, f, b, d)
+            if not np.any(grower._has_missing(hist[slots, f, grower.missing_bin])):
+                d = int(right[:, 2].sum() > left[:, 2].sum())   # no NaN seen: majority side
+            valid = grower._valid(left, right)
+            feats.append(f)
+            bins.append(b)
+            nanr.append(d)
+            gains.append(gain)
+            frozen_at[act[~valid]] = level
+            frozen_at = np.concatenate([frozen_at, frozen_at])
+            split = act[valid]
+            new_slot = np.full(2 * n_leaves, -1, dtype=np.int32)
+            build_next = level + 1 < p.max_depth and split.size > 0
+            if build_next:     # histograms of the smaller children, the others by subtraction
+                small_right = right[valid, 2] < left[valid, 2]
+                small = split + n_leaves * small_right
+                big = split + n_leaves * ~small_right
+                m = split.size
+                new_slot[small] = np.arange(m)
+            listing = grower._row_list(rows.size) if build_next else (None, None)
+            _partition.apply_level_oblivious(grower.X, rows, node, f, b, d, level,
+                                             grower.missing_bin, grower.n_threads,
+                                             new_slot if build_next else None, *listing)
+            if build_next:
+                new_hist = grower._hist_buffer((level + 1) % 2, 2 * m)
+                grower._build(hX, hrows, node, new_slot, g32, h32, new_hist[:m], listing)
+                np.subtract(hist[slots[valid]], new_hist[:m], out=new_hist[m:])
+                new_slot[big] = m + np.arange(m)
+                hist = new_hist
+            slot_of_leaf = new_slot
+        depth = len(feats)
+        n_leaves = 1 << depth
+        # Leaves below a frozen leaf share its value: group = the leaf's bits above the freeze.
+        group = np.arange(n_leaves) & ((1 << np.minimum(frozen_at, depth)) - 1)
+        tree = ObliviousTree(
+            feature=np.array(feats, dtype=np.int32), bin=np.array(bins, dtype=np.int32),
+            nan_right=np.array(nanr, dtype=np.uint8), gain=np.array(gains, dtype=np.float64),
+            value=np.zeros(n_leaves))
+        return tree, node, group
+
+    def apply(self, grower: Any, tree: ObliviousTree, rows: Optional[np.ndarray],
+              known: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> np.ndarray:
+        """See :meth:`TreeKind.apply` (``known`` is not used: a level pass is cheap)."""
+        if rows is None:
+            rows = np.arange(grower.X_rows.shape[0], dtype=np.int32)
+        rows = np.ascontiguousarray(rows, dtype=np.int32)
+        node = np.zeros(rows.size, dtype=np.int32)
+        for level in range(tree.depth):
+            _partition.apply_level_oblivious(
+                grower.X, rows, node, int(tree.feature[level]), int(tree.bin[level]),
+                int(tree.nan_right[level]), level, grower.missing_bin, grower.n_threads)
+        return node
+
+    def split_mask(self, tree: ObliviousTree) -> np.ndarray:
+        return tree.feature >= 0
+
+    def leaf_mask(self, tree: ObliviousTree) -> np.ndarray:
+        return np.ones(tree.value.size, dtype=bool)
+
+    def pack(self, trees: List[ObliviousTree]) -> Dict[str, np.ndarray]:
+        return dict(
+            split_feature=self._cat([t.feature for t in trees], np.int32),
+            split_bin=self._cat([t.bin for t in trees], np.int32),
+            nan_right=self._cat([t.nan_right for t in trees], np.uint8),
+            split_offset=self._offsets([t.feature.size for t in trees]),
+            leaf_value=self._cat([t.value for t in trees], np.float64),
+            leaf_offset=self._offsets([t.value.size for t in trees]))
+
+    def predict(self, X_binned: np.ndarray, out: np.ndarray, packed: Dict[str, np.ndarray],
+                coef: np.ndarray, missing_bin: int, n_threads: int) -> None:
+        scratch = np.empty(X_binned.shape[1], dtype=np.int32)
+        _predictor.predict_oblivious(X_binned, coef=coef, missing_bin=missing_bin, out=out,
+                                     scratch=scratch, n_threads=n_threads, **packed)
+
+    def from_document(self, value: Any, path: str, n_borders: np.ndarray,
+                      reader: Any) -> ObliviousTree:
+        r = reader
+        r.check_keys(value, self.fields, path)
+        depth = len(r.list_of(value["feature"], f"{path}.feature", MAX_DEPTH))
+        feature = r.int_array(value["feature"], f"{path}.feature", 0, n_borders.size - 1)
+        bins = r.int_array(value["bin"], f"{path}.bin", 0, r.MAX_BINS)
+        nan_right = r.int_array(value["nan_right"], f"{path}.nan_right", 0, 1)
+        gain = r.float_array(value["gain"], f"{path}.gain")
+        for name, arr in (("bin", bins), ("nan_right", nan_right), ("gain", gain)):
+            if arr.size != depth:
+                raise r.fail(f"{path}.{name}", f"has {arr.size} entries, expected {depth} "
+                                               "(one per level)")
+        for problem in (bins_in_range(bins, feature, n_borders, np.ones(depth, bool)),
+                        gains_non_negative(gain)):
+            if problem is not None:
+                raise r.fail(f"{path}.{problem[0]}", problem[1])
+        leaves = r.float_array(r.list_of(value["value"], f"{path}.value", 1 << depth),
+                               f"{path}.value")
+        if leaves.size != 1 << depth:
+            raise r.fail(f"{path}.value", f"has {leaves.size} entries; a tree of depth "
+                                          f"{depth} has {1 << depth} leaves")
+        return ObliviousTree(feature=feature.astype(np.int32), bin=bins.astype(np.int32),
+                             nan_right=nan_right.astype(np.uint8), gain=gain, value=leaves)
