@@ -302,3 +302,197 @@ def test_split_of_missing_against_non_missing(plt):
     raw = model.predict(np.array([[1e300], [-1e300], [np.nan]]))
     bias = model.ensemble_.bias
     np.testing.assert_allclose(raw, bias + np.array([left, left, right]), rtol=1e-3)
+
+
+# -- multiclass models ---------------------------------------------------------------------------
+CLASSES = np.array(["ant", "bee", "cat"])
+
+
+@pytest.fixture(scope="module")
+def three_classes():
+    """Three classes, each favoured by its own feature (softmax choice via Gumbel noise)."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(900, 5))
+    scores = 2.0 * X[:, :3] + rng.gumbel(size=(900, 3))
+    y = CLASSES[np.argmax(scores, axis=1)]
+    return X[:600], y[:600], X[600:], y[600:]
+
+
+def _fit_multiclass(data, **params):
+    X, y, Xt, yt = data
+    params = {"n_estimators": 4, "max_depth": 2, "learning_rate": 0.3, "random_state": 0,
+              **params}
+    model = BoostClassifier(**params).fit(X, y, eval_set=[(Xt, yt)])
+    assert model.model_.n_outputs == 3 and list(model.classes_) == list(CLASSES)
+    return model
+
+
+def _leaf_texts(tree, coef, precision=4):
+    """The leaf texts ``plot_tree`` draws for ``tree``, in drawing order."""
+    if tree.policy == "symmetric":
+        d = tree.depth
+        order = [sum(((k >> (d - 1 - v)) & 1) << v for v in range(d)) for k in range(2 ** d)]
+        return [f"{coef * tree.value[i]:.{precision}g}" for i in order]
+    out = []
+
+    def walk(k):
+        if tree.left[k] < 0:
+            out.append(f"{coef * tree.value[k]:.{precision}g}")
+        else:
+            walk(tree.left[k])
+            walk(tree.right[k])
+
+    walk(0)
+    return out
+
+
+def test_multiclass_learning_curves_of_estimator_and_model(plt, three_classes, higgs_small,
+                                                           tmp_path):
+    clf = _fit_multiclass(three_classes, n_estimators=6)
+    for source in (clf, clf.model_):
+        ax = plot_learning_curves(source)
+        _render(ax, tmp_path / "mc_curves.png")
+        lines = ax.get_lines()
+        assert [line.get_label() for line in lines] == ["sgb: train", "sgb: valid_0"]
+        for line, d in zip(lines, ("train", "valid_0")):
+            curve = clf.evals_result_[d]["multiclass"]
+            assert len(curve) == 6
+            np.testing.assert_array_equal(line.get_ydata(), curve)
+        assert ax.get_ylabel() == "multiclass"
+        plt.close("all")
+    ax = plot_learning_curves({"3 classes": clf.model_}, metric="multiclass",
+                              datasets=["valid_0"])
+    assert [line.get_label() for line in ax.get_lines()] == ["3 classes: valid_0"]
+    with pytest.raises(ValueError, match=r"metric 'logloss'.*\['multiclass'\]"):
+        plot_learning_curves(clf, metric="logloss")
+    # a binary and a multiclass model on one axes: each its own loss
+    X, y, Xt, yt = higgs_small
+    binary = BoostClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y)
+    ax = plot_learning_curves({"binary": binary, "multiclass": clf}, datasets=["train"])
+    assert [len(line.get_ydata()) for line in ax.get_lines()] == [3, 6]
+    assert ax.get_ylabel() == "logloss, multiclass"
+
+
+def test_multiclass_importance_sums_the_gain_of_every_class(plt, three_classes, tmp_path):
+    clf = _fit_multiclass(three_classes, n_estimators=8)
+    ens = clf.ensemble_
+    per_class = np.zeros((3, 5))
+    for k in range(3):
+        for tree in ens.output_trees(k):
+            used = tree.feature >= 0
+            np.add.at(per_class[k], tree.feature[used], tree.gain[used])
+    gain = per_class.sum(axis=0)
+    np.testing.assert_allclose(clf.feature_importances_, gain / gain.sum())
+    # the classes' trees use the features differently: one class alone would not do
+    assert not np.allclose(per_class[0] / per_class[0].sum(), gain / gain.sum())
+    for source in (clf, clf.model_):
+        ax = plot_importance(source, max_features=None, ignore_zero=False)
+        _render(ax, tmp_path / "mc_importance.png")
+        order = np.argsort(-gain, kind="stable")
+        np.testing.assert_allclose([p.get_width() for p in ax.patches], gain[order] / gain.sum())
+        assert [t.get_text() for t in ax.get_yticklabels()] == [f"x{i}" for i in order]
+        plt.close("all")
+
+
+def test_model_gives_its_feature_names_to_the_plots(plt, three_classes):
+    pd = pytest.importorskip("pandas")
+    X, y, _, _ = three_classes
+    names = ["alpha", "beta", "gamma", "delta", "eps"]
+    clf = BoostClassifier(n_estimators=3, max_depth=2, random_state=0).fit(
+        pd.DataFrame(X, columns=names), y)
+    ax = plot_importance(clf.model_, max_features=None, ignore_zero=False)
+    assert sorted(t.get_text() for t in ax.get_yticklabels()) == sorted(names)
+    ax = plot_tree(clf.model_, output=1)
+    assert _texts(ax, "split")[0].split(" ")[0] in names
+
+
+@pytest.mark.parametrize("policy", ["symmetric", "depthwise"])
+def test_multiclass_tree_output_selects_the_class_tree(plt, three_classes, tmp_path, policy):
+    clf = _fit_multiclass(three_classes, grow_policy=policy)
+    ens = clf.ensemble_
+    coef = float(np.asarray(ens.coef)[2])
+    drawn = []
+    for k, label in enumerate(CLASSES):
+        expected = _leaf_texts(ens.trees[2].trees[k], coef)
+        assert ens.trees[2].trees[k] is ens.output_trees(k)[2]
+        ax = plot_tree(clf, tree_index=2, output=k)
+        if k == 1:
+            _render(ax, tmp_path / f"mc_tree_{policy}.png")
+        assert _texts(ax, "leaf") == expected
+        assert len(_texts(ax, "edge")) == 2 * len(_texts(ax, "split"))
+        title = ax.get_title()
+        assert title.startswith(f"tree 2 of 4, class {label} ({policy};")
+        # the Model draws the same tree and names the output instead of the class
+        ax_model = plot_tree(clf.model_, tree_index=2, output=k)
+        assert _texts(ax_model, "leaf") == expected
+        assert _texts(ax_model, "split") == _texts(ax, "split")
+        assert ax_model.get_title().startswith(f"tree 2 of 4, output {k} ({policy};")
+        drawn.append(expected)
+        plt.close("all")
+    assert drawn[0] != drawn[1] and drawn[1] != drawn[2] and drawn[0] != drawn[2]
+    # the default is class 0's tree; negative tree indices count from the end
+    assert _texts(plot_tree(clf, tree_index=2), "leaf") == drawn[0]
+    last = plot_tree(clf, tree_index=-1, output=2)
+    assert _texts(last, "leaf") == _leaf_texts(ens.trees[3].trees[2],
+                                               float(np.asarray(ens.coef)[3]))
+    assert "tree 3 of 4, class cat" in last.get_title()
+
+
+@pytest.mark.parametrize("policy", ["symmetric", "depthwise"])
+def test_multiclass_stump_leaves_are_the_class_raw_scores(plt, policy):
+    # One feature, one stump per class: the drawn tree of class k explains column k of
+    # decision_function at the printed threshold and just above it.
+    rng = np.random.default_rng(6)
+    x = rng.uniform(0, 10, size=900)
+    y = np.where(x < 3.0, 0, np.where(x < 7.0, 1, 2))
+    flip = rng.random(900) < 0.1
+    y[flip] = rng.integers(0, 3, size=int(flip.sum()))
+    clf = BoostClassifier(n_estimators=1, max_depth=1, learning_rate=0.5, grow_policy=policy,
+                          random_state=0).fit(x[:, None], y)
+    bias = clf.ensemble_.bias
+    thresholds = []
+    for k in range(3):
+        ax = plot_tree(clf, output=k, precision=17, feature_names=["size"])
+        split, = _texts(ax, "split")
+        threshold = float(split.split(" ")[2])
+        thresholds.append(threshold)
+        left, right = (float(v) for v in _texts(ax, "leaf"))
+        probe = np.array([[threshold], [np.nextafter(threshold, np.inf)]])
+        raw = clf.decision_function(probe)
+        assert raw.shape == (2, 3)
+        np.testing.assert_allclose(raw[:, k], [bias[k] + left, bias[k] + right], rtol=1e-12)
+        assert f"class {k}" in ax.get_title()
+    # class 0 splits near 3 and class 2 near 7: different trees were drawn
+    assert 2.0 < thresholds[0] < 4.0 and 6.0 < thresholds[2] < 8.0
+
+
+def test_tree_output_errors(plt, three_classes):
+    clf = _fit_multiclass(three_classes)
+    for source in (clf, clf.model_):
+        for bad in (3, -1, 10):
+            with pytest.raises(ValueError, match=rf"output={bad} is out of range: the model "
+                                                 r"has 3 outputs \(classes\), so "
+                                                 r"0 <= output <= 2"):
+                plot_tree(source, output=bad)
+        for bad in (1.0, "bee", True):
+            with pytest.raises(ValueError, match=rf"output={bad!r} is invalid; expected an "
+                                                 r"int in \[0, 2\]"):
+                plot_tree(source, output=bad)
+        with pytest.raises(IndexError, match=r"has 4 trees \(each a group of 3 trees"):
+            plot_tree(source, tree_index=4, output=1)
+    # single-output models: output may only be 0 or None
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(200, 2))
+    for model in (BoostRegressor(n_estimators=2, max_depth=2).fit(X, X[:, 0]),
+                  BoostClassifier(n_estimators=2, max_depth=2).fit(X, X[:, 0] > 0)):
+        for source in (model, model.model_):
+            for ok in (None, 0, np.int64(0)):
+                leaves = _texts(plot_tree(source, output=ok), "leaf")
+                assert leaves == _texts(plot_tree(source), "leaf")
+            assert "class" not in plot_tree(source).get_title()
+            for bad in (1, -1, True):
+                with pytest.raises(ValueError, match=rf"output={bad!r} is invalid: the model "
+                                                     "has a single output, so output must be "
+                                                     "0 or None"):
+                    plot_tree(source, output=bad)
+            plt.close("all")

@@ -4,6 +4,11 @@ matplotlib is an optional dependency (``pip install "boostlib[plot]"``). It is i
 when a plotting function is first called, never by ``import boostlib``. Every function draws
 on the given matplotlib ``Axes`` (or on a new figure when ``ax`` is None) and returns it, so
 the plot can be styled further or saved with ``ax.figure.savefig(...)``.
+
+Every function takes a fitted estimator or its :class:`boostlib.Model` (``model_``), for
+single-output models (regression, binary classification) and multiclass ones alike. A
+multiclass model's terms each hold one tree per class: :func:`plot_tree` draws the tree of
+one class (``output``), and :func:`plot_importance` sums the gain over all classes' trees.
 """
 from __future__ import annotations
 
@@ -46,10 +51,24 @@ def _new_axes(ax: Optional["Axes"], figsize: Tuple[float, float]) -> "Axes":
     return ax
 
 
+def _is_ensemble(obj: Any) -> bool:
+    """Whether ``obj`` is an :class:`~boostlib.engine.ensemble.Ensemble`."""
+    return hasattr(obj, "trees") and hasattr(obj, "bin_mapper")
+
+
+def _is_model(obj: Any) -> bool:
+    """Whether ``obj`` is a trained :class:`boostlib.Model` (what :func:`boostlib.train`
+    returns and an estimator's ``model_``)."""
+    return _is_ensemble(getattr(obj, "ensemble", None)) and hasattr(obj, "evals_result")
+
+
 def _ensemble(model: Any):
-    """The fitted :class:`~boostlib.engine.ensemble.Ensemble` of an estimator (or an ensemble)."""
-    if hasattr(model, "trees") and hasattr(model, "bin_mapper"):
+    """The fitted :class:`~boostlib.engine.ensemble.Ensemble` of an estimator, a
+    :class:`boostlib.Model` or an ensemble."""
+    if _is_ensemble(model):
         return model
+    if _is_model(model):
+        return model.ensemble
     ensemble = getattr(model, "ensemble_", None)
     if ensemble is None:
         raise ValueError(f"{type(model).__name__} is not fitted yet; call 'fit' first")
@@ -60,6 +79,8 @@ def _feature_names(model: Any, n_features: int,
                    feature_names: Optional[Sequence[str]]) -> List[str]:
     if feature_names is None:
         feature_names = getattr(model, "feature_names_in_", None)
+    if feature_names is None and _is_model(model):
+        feature_names = model.feature_names
     if feature_names is None:
         return [f"x{i}" for i in range(n_features)]
     names = [str(n) for n in feature_names]
@@ -84,11 +105,19 @@ def _is_evals_result(obj: Any) -> bool:
 
 
 def _describe(model: Any) -> str:
-    """A short default label of a fitted estimator: its update rule and sampler."""
-    update = getattr(model, "update", None)
+    """A short default label of a fitted estimator or Model: its update rule and sampler."""
+    if _is_model(model):
+        params = model.params
+
+        def setting(name: str, default: Any = None) -> Any:
+            return params.get(name, default)
+    else:
+        def setting(name: str, default: Any = None) -> Any:
+            return getattr(model, name, default)
+    update = setting("update")
     label = update if isinstance(update, str) else getattr(update, "name", None) or "model"
-    sampler = getattr(model, "sampler", None)
-    subsample = getattr(model, "subsample", 1.0)
+    sampler = setting("sampler")
+    subsample = setting("subsample", 1.0)
     if sampler is not None or (isinstance(subsample, float) and subsample < 1.0):
         name = sampler if isinstance(sampler, str) else getattr(sampler, "name", "uniform")
         label += f" + {name or 'uniform'} {subsample:g}"
@@ -99,15 +128,17 @@ def _curve_sources(models_or_evals_results: Any,
                    labels: Optional[Sequence[str]]) -> List[Tuple[str, EvalsResult]]:
     """``[(label, evals_result), ...]`` from the accepted input forms."""
     obj = models_or_evals_results
-    if _is_evals_result(obj) or hasattr(obj, "evals_result_") or hasattr(obj, "get_params"):
+    if _is_evals_result(obj) or hasattr(obj, "evals_result_") or hasattr(obj, "get_params") \
+            or _is_model(obj):
         items: List[Tuple[Optional[str], Any]] = [(None, obj)]
     elif isinstance(obj, Mapping):
         items = [(str(k), v) for k, v in obj.items()]
     elif isinstance(obj, Sequence) and not isinstance(obj, str):
         items = [(None, v) for v in obj]
     else:
-        raise TypeError("models_or_evals_results must be a fitted estimator, an evals_result_ "
-                        "dict, or a list or dict of those; got " + type(obj).__name__)
+        raise TypeError("models_or_evals_results must be a fitted estimator, a Model, an "
+                        "evals_result_ dict, or a list or dict of those; got "
+                        + type(obj).__name__)
     if not items:
         raise ValueError("models_or_evals_results is empty")
     if labels is not None:
@@ -121,10 +152,12 @@ def _curve_sources(models_or_evals_results: Any,
             result = item
             default = f"model {i}"
         else:
-            result = getattr(item, "evals_result_", None)
+            result = item.evals_result if _is_model(item) else \
+                getattr(item, "evals_result_", None)
             if result is None:
                 raise ValueError(f"item {i} ({type(item).__name__}) has no evals_result_: "
-                                 "pass fitted estimators or their evals_result_ dicts")
+                                 "pass fitted estimators, Models or their evals_result_ "
+                                 "dicts")
             default = _describe(item)
         sources.append((label if label is not None else default, result))
     if labels is None and len({s[0] for s in sources}) < len(sources):
@@ -154,16 +187,20 @@ def plot_learning_curves(models_or_evals_results: Any, labels: Optional[Sequence
 
     Parameters
     ----------
-    models_or_evals_results : estimator, dict, or list or dict of those
-        Fitted estimators (their ``evals_result_`` is plotted) or ``evals_result_``
-        dictionaries (``{data set: {metric: [value per iteration]}}``). A dict mapping a
-        label to an estimator or ``evals_result_`` gives the labels.
+    models_or_evals_results : estimator, Model, dict, or list or dict of those
+        Fitted estimators (their ``evals_result_`` is plotted), :class:`boostlib.Model`
+        instances (their ``evals_result``) or ``evals_result_`` dictionaries
+        (``{data set: {metric: [value per iteration]}}``). A dict mapping a label to one of
+        those gives the labels.
     labels : list of str, optional
-        One label per model. By default the dict keys, else each estimator's update rule
-        (and sampler), else ``"model i"``.
+        One label per model. By default the dict keys, else each estimator's (or Model's)
+        update rule (and sampler), else ``"model i"``.
     metric : str, optional
         The metric to plot (a key of the inner dictionaries). By default each model's first
-        metric, the name of its loss.
+        metric, the name of its loss: ``"logloss"`` for a binary classifier,
+        ``"multiclass"`` for a classifier of more than two classes, ``"mse"`` for a
+        regressor. Models of different losses can share the axes; the y label then lists
+        their metrics.
     datasets : list of str, optional
         Data sets to plot, e.g. ``["valid_0"]``. By default every data set of every model.
     ax : matplotlib Axes, optional
@@ -227,17 +264,20 @@ def plot_importance(model: Any, max_features: Optional[int] = 20, *,
                     precision: int = 3) -> "Axes":
     """Horizontal bar chart of ``feature_importances_``, the largest at the top.
 
-    The importance of a feature is its share of the total split gain of the model.
+    The importance of a feature is its share of the total split gain of the model. For a
+    multiclass model that is the gain of the splits of every class's trees: one importance
+    per feature for the whole model, as ``feature_importances_`` gives it.
 
     Parameters
     ----------
-    model : BoostClassifier or BoostRegressor
-        A fitted estimator.
+    model : BoostClassifier, BoostRegressor or Model
+        A fitted estimator or a :class:`boostlib.Model` (e.g. an estimator's ``model_``).
     max_features : int or None, default 20
         Show at most this many features (the most important ones); None shows all.
     feature_names : list of str, optional
         Names of the features. By default ``model.feature_names_in_`` (set when the model
-        was fitted on a pandas DataFrame), else ``x0, x1, ...``.
+        was fitted on a pandas DataFrame; a Model's ``feature_names``), else
+        ``x0, x1, ...``.
     ignore_zero : bool, default True
         Leave out features that no split uses.
     ax : matplotlib Axes, optional
@@ -313,45 +353,61 @@ def _split_text(name: str, feature: int, bin_index: int, nan_right: int, mapper,
     return text, ("yes, NaN", "no")
 
 
-def _tree_nodes(ensemble, tree_index: int, names: List[str], precision: int) -> _Node:
-    """The nodes of one tree, leaf values multiplied by the tree's coefficient."""
+def _check_output(output: Any, n_outputs: int) -> int:
+    """The index of the output (class) whose tree to draw, checked against the model."""
+    if n_outputs == 1:
+        if output is None or (isinstance(output, (int, np.integer))
+                              and not isinstance(output, bool) and output == 0):
+            return 0
+        raise ValueError(f"output={output!r} is invalid: the model has a single output, so "
+                         "output must be 0 or None (it selects a class's tree only in "
+                         "multiclass models)")
+    if output is None:
+        return 0
+    if isinstance(output, bool) or not isinstance(output, (int, np.integer)):
+        raise ValueError(f"output={output!r} is invalid; expected an int in "
+                         f"[0, {n_outputs - 1}], the index of a class (the model has "
+                         f"{n_outputs} outputs)")
+    if not 0 <= output < n_outputs:
+        raise ValueError(f"output={output} is out of range: the model has {n_outputs} "
+                         f"outputs (classes), so 0 <= output <= {n_outputs - 1}")
+    return int(output)
+
+
+def _output_name(model: Any, output: int, n_outputs: int) -> str:
+    """``"class <label>"`` for an estimator with ``classes_``, else ``"output k"``."""
+    classes = getattr(model, "classes_", None)
+    if classes is not None and len(classes) == n_outputs:
+        return f"class {classes[output]}"
+    return f"output {output}"
+
+
+def _tree_nodes(ensemble, tree_index: int, output: int, names: List[str],
+                precision: int) -> _Node:
+    """The nodes of output ``output``'s tree of term ``tree_index``, leaf values multiplied
+    by the term's coefficient."""
     tree = ensemble.trees[tree_index]
+    if ensemble.n_outputs > 1:
+        tree = tree.trees[output]
     coef = float(np.asarray(ensemble.coef, dtype=np.float64)[tree_index])
     mapper = ensemble.bin_mapper
 
     def leaf(value: float, depth: int) -> _Node:
         return _Node(f"{coef * value:.{precision}g}", True, depth)
 
-    if tree.policy == "symmetric":
-        depth = int(tree.feature.size)
-        splits = [_split_text(names[int(tree.feature[lvl])], int(tree.feature[lvl]),
-                              int(tree.bin[lvl]), int(tree.nan_right[lvl]), mapper, precision)
-                  for lvl in range(depth)]
-
-        def oblivious(level: int, bits: int) -> _Node:
-            # the leaf of a row is sum_l right_l << l
-            if level == depth:
-                return leaf(float(tree.value[bits]), level)
-            text, edges = splits[level]
-            return _Node(text, False, level,
-                         [oblivious(level + 1, bits), oblivious(level + 1, bits | (1 << level))],
-                         edges)
-
-        return oblivious(0, 0)
-
-    n_nodes = int(tree.left.size)
+    a = ensemble.kind.node_arrays(tree)      # every kind, as an explicit binary tree
+    n_nodes = int(a["left"].size)
 
     def node(k: int, depth: int) -> _Node:
         if depth > n_nodes:
             raise ValueError(f"tree {tree_index} has a cycle")
-        if tree.left[k] < 0:
-            return leaf(float(tree.value[k]), depth)
-        f = int(tree.feature[k])
-        text, edges = _split_text(names[f], f, int(tree.bin[k]), int(tree.nan_right[k]),
+        if a["left"][k] < 0:
+            return leaf(float(a["value"][k]), depth)
+        f = int(a["feature"][k])
+        text, edges = _split_text(names[f], f, int(a["bin"][k]), int(a["nan_right"][k]),
                                   mapper, precision)
-        return _Node(text, False, depth,
-                     [node(int(tree.left[k]), depth + 1), node(int(tree.right[k]), depth + 1)],
-                     edges)
+        return _Node(text, False, depth, [node(int(a["left"][k]), depth + 1),
+                                          node(int(a["right"][k]), depth + 1)], edges)
 
     return node(0, 0)
 
@@ -375,9 +431,9 @@ def _layout(root: _Node) -> Tuple[List[_Node], int, int]:
     return nodes, next_leaf[0], max(n.depth for n in nodes)
 
 
-def plot_tree(model: Any, tree_index: int = 0, *, feature_names: Optional[Sequence[str]] = None,
-              ax: Optional["Axes"] = None, precision: int = 4,
-              title: Optional[Union[str, bool]] = True) -> "Axes":
+def plot_tree(model: Any, tree_index: int = 0, *, output: Optional[int] = None,
+              feature_names: Optional[Sequence[str]] = None, ax: Optional["Axes"] = None,
+              precision: int = 4, title: Optional[Union[str, bool]] = True) -> "Axes":
     """Draw one tree of a fitted model.
 
     Split nodes read ``feature <= threshold`` with the threshold in the feature's original
@@ -386,21 +442,32 @@ def plot_tree(model: Any, tree_index: int = 0, *, feature_names: Optional[Sequen
     leaf value times the tree's coefficient in the model. An oblivious (``symmetric``) tree
     is drawn as the full binary tree it is: every node of a level shows the level's split.
 
+    A multiclass model (``K`` classes) has one raw score per class, and each of its terms
+    holds ``K`` trees sharing one coefficient, the tree of class ``k`` adding to the raw
+    score of ``classes_[k]``; ``output`` chooses which of them is drawn.
+
     Parameters
     ----------
-    model : BoostClassifier or BoostRegressor
-        A fitted estimator.
+    model : BoostClassifier, BoostRegressor or Model
+        A fitted estimator or a :class:`boostlib.Model` (e.g. an estimator's ``model_``).
     tree_index : int, default 0
-        Which tree, ``0 <= tree_index < model.n_trees_`` (negative values count from the
+        Which term, ``0 <= tree_index < model.n_trees_`` (negative values count from the
         end).
+    output : int, optional
+        For a multiclass model, the index ``k`` of the class whose tree to draw,
+        ``0 <= k < n_classes`` (the class ``classes_[k]``); None means 0. A single-output
+        model (regression, binary classification) has one tree per term: only 0 or None.
     feature_names : list of str, optional
-        Names of the features. By default ``model.feature_names_in_``, else ``x0, x1, ...``.
+        Names of the features. By default ``model.feature_names_in_`` (a Model's
+        ``feature_names``), else ``x0, x1, ...``.
     ax : matplotlib Axes, optional
         Where to draw; a new figure sized to the tree is made when None.
     precision : int, default 4
         Significant digits of thresholds and leaf values.
     title : str or bool, default True
-        Title of the axes; True for "tree i (coefficient c)", False for none.
+        Title of the axes; True for "tree i of n (policy; leaf values x coefficient c)",
+        with ", class <label>" after "of n" for a multiclass estimator (", output k" for a
+        multiclass Model, which does not know the class labels); False for none.
 
     Returns
     -------
@@ -415,7 +482,9 @@ def plot_tree(model: Any, tree_index: int = 0, *, feature_names: Optional[Sequen
     IndexError
         When the model has no tree ``tree_index``.
     ValueError
-        For an unfitted model or ``feature_names`` of the wrong length.
+        For an unfitted model, ``feature_names`` of the wrong length, or an ``output``
+        that is not an int in ``[0, n_classes - 1]`` (not 0 or None for a single-output
+        model).
 
     Notes
     -----
@@ -424,12 +493,15 @@ def plot_tree(model: Any, tree_index: int = 0, *, feature_names: Optional[Sequen
     """
     ensemble = _ensemble(model)
     n_trees = len(ensemble.trees)
+    n_outputs = int(getattr(ensemble, "n_outputs", 1))
+    output = _check_output(output, n_outputs)
     if not -n_trees <= tree_index < n_trees:
+        groups = f" (each a group of {n_outputs} trees, one per class)" if n_outputs > 1 else ""
         raise IndexError(f"tree_index={tree_index} is out of range: the model has {n_trees} "
-                         "trees")
+                         f"trees{groups}")
     tree_index = tree_index % n_trees
     names = _feature_names(model, ensemble.bin_mapper.n_features, feature_names)
-    root = _tree_nodes(ensemble, tree_index, names, precision)
+    root = _tree_nodes(ensemble, tree_index, output, names, precision)
     nodes, n_leaves, depth = _layout(root)
     ax = _new_axes(ax, (min(40.0, max(5.0, 1.5 * n_leaves)), 1.0 + 1.3 * (depth + 1)))
     fontsize = 9 if n_leaves <= 16 else 7 if n_leaves <= 32 else 5
@@ -453,7 +525,8 @@ def plot_tree(model: Any, tree_index: int = 0, *, feature_names: Optional[Sequen
     ax.set_axis_off()
     if title is True:
         coef = float(np.asarray(ensemble.coef, dtype=np.float64)[tree_index])
-        title = (f"tree {tree_index} of {n_trees} ({ensemble.policy}; leaf values x "
+        which = f", {_output_name(model, output, n_outputs)}" if n_outputs > 1 else ""
+        title = (f"tree {tree_index} of {n_trees}{which} ({ensemble.policy}; leaf values x "
                  f"coefficient {coef:.{precision}g})")
     if title:
         ax.set_title(str(title))

@@ -77,6 +77,13 @@ class TreeKind(ABC):
                 coef: np.ndarray, missing_bin: int, n_threads: int) -> None:
         """``out += sum_t coef[t] * tree_t(x)`` on a binned matrix (n_features, n_rows)."""
 
+    @abstractmethod
+    def node_arrays(self, tree: Any) -> Dict[str, np.ndarray]:
+        """The tree as an explicit binary tree (what plots draw): arrays ``feature``, ``bin``,
+        ``nan_right``, ``left``, ``right`` (-1 at leaves) and ``value`` over nodes, node 0
+        the root; a row at a split node goes right when its bin is above ``bin`` (missing
+        values: when ``nan_right``)."""
+
     def to_document(self, tree: Any) -> Dict[str, list]:
         """The tree as model-file JSON data: its :attr:`fields` as lists."""
         return {k: np.asarray(getattr(tree, k)).tolist() for k in self.fields}

@@ -140,6 +140,10 @@ class DepthwiseKind(TreeKind):
     def leaf_mask(self, tree: DepthwiseTree) -> np.ndarray:
         return tree.left < 0
 
+    def node_arrays(self, tree: DepthwiseTree) -> Dict[str, np.ndarray]:
+        return {k: getattr(tree, k) for k in ("feature", "bin", "nan_right", "left", "right",
+                                              "value")}
+
     def pack(self, trees: List[DepthwiseTree]) -> Dict[str, np.ndarray]:
         return dict(
             feature=self._cat([t.feature for t in trees], np.int32),

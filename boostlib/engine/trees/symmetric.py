@@ -130,6 +130,28 @@ class SymmetricKind(TreeKind):
     def leaf_mask(self, tree: ObliviousTree) -> np.ndarray:
         return np.ones(tree.value.size, dtype=bool)
 
+    def node_arrays(self, tree: ObliviousTree) -> Dict[str, np.ndarray]:
+        """The complete binary tree of the levels, nodes in breadth-first order: the node at
+        depth ``l`` reached by the turns ``r_0 .. r_{l-1}`` (1: right) leads to the leaf
+        ``sum_j r_j << j``."""
+        depth = tree.depth
+        n_inner = (1 << depth) - 1
+        n = 2 * n_inner + 1
+        level = np.floor(np.log2(np.arange(n) + 1)).astype(np.int64)
+        inner = np.arange(n) < n_inner
+        left = np.where(inner, 2 * np.arange(n) + 1, -1)
+        right = np.where(inner, 2 * np.arange(n) + 2, -1)
+        bits = np.zeros(n, dtype=np.int64)          # the turns taken to reach each node
+        for k in range(n_inner):
+            bits[left[k]] = bits[k]
+            bits[right[k]] = bits[k] | (1 << level[k])
+        lvl = np.minimum(level, max(depth - 1, 0))
+        return dict(feature=np.where(inner, tree.feature[lvl] if depth else -1, -1),
+                    bin=np.where(inner, tree.bin[lvl] if depth else 0, 0),
+                    nan_right=np.where(inner, tree.nan_right[lvl] if depth else 0, 0),
+                    left=left, right=right,
+                    value=np.where(inner, 0.0, tree.value[np.where(inner, 0, bits)]))
+
     def pack(self, trees: List[ObliviousTree]) -> Dict[str, np.ndarray]:
         return dict(
             split_feature=self._cat([t.feature for t in trees], np.int32),
