@@ -118,8 +118,7 @@ def _run_child(i: int, name: str, sampler: Optional[str], policy: str, data_dir:
                cfg: Dict[str, Any], clock: Clock, phases: bool, out) -> None:
     from sklearn.metrics import log_loss
 
-    from boostlib.engine import binning
-from boostlib.engine import boosting
+    from boostlib.engine import binning, context
     if phases:      # the engine steps' timers of bench_tree_phases.py, summed over the fit
         from bench_tree_phases import TIMES, install_timers
         install_timers()
@@ -129,7 +128,7 @@ from boostlib.engine import boosting
         rows = half_rows(X.shape[0], cfg["seed"])
         X, y = X[rows], y[rows]
     model, proba, _ = build_boostlib(policy, None if sampler == "half" else sampler)(cfg)
-    original = boosting.BoostingContext.fit_tree
+    original = context.BoostingContext.fit_tree
 
     def setup_turn(step):       # the set-up's first turns end where the binning steps end
         def wrapped(self, *args, **kwargs):
@@ -149,7 +148,7 @@ from boostlib.engine import boosting
             clock.take()
         return original(self, *args, **kwargs)
     fit_tree.last = -1
-    boosting.BoostingContext.fit_tree = fit_tree
+    context.BoostingContext.fit_tree = fit_tree
     out.put(("ready", i, None))
     clock.take()
     model.fit(X, y)

@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_peers import half_rows, make_data  # noqa: E402
 
 import boostlib  # noqa: E402
-from boostlib import binning, boosting, tree  # noqa: E402
+from boostlib.engine import binning, context, grower  # noqa: E402
 from boostlib._kernels import _partition, _splitting  # noqa: E402
 
 TIMES: Dict[str, float] = collections.defaultdict(float)
@@ -40,14 +40,14 @@ TIMES: Dict[str, float] = collections.defaultdict(float)
 PHASES = [
     (binning.BinMapper, "fit", "binning"),
     (binning.BinMapper, "transform", "binning"),
-    (boosting.BoostingContext, "gradients", "derivatives"),
-    (boosting.BoostingContext, "sample", "sampler"),
-    (boosting.BoostingContext, "add_tree", "score update"),
-    (boosting.BoostingContext, "fit_tree", "fit tree"),
-    (tree.TreeGrower, "grow", "grow"),
-    (tree.TreeGrower, "_build", "histograms"),
-    (tree.TreeGrower, "_set_values", "leaf values"),
-    (tree.TreeGrower, "_gather_sample", "sample inputs"),
+    (context.BoostingContext, "gradients", "derivatives"),
+    (context.BoostingContext, "sample", "sampler"),
+    (context.BoostingContext, "add_tree", "score update"),
+    (context.BoostingContext, "fit_tree", "fit tree"),
+    (grower.TreeGrower, "grow", "grow"),
+    (grower.TreeGrower, "_build", "histograms"),
+    (grower.TreeGrower, "_set_values", "leaf values"),
+    (grower.TreeGrower, "_gather_sample", "sample inputs"),
     (_partition, "apply_level", "partition"),
     (_partition, "apply_level_oblivious", "partition"),
     (_splitting, "find_split_nodes", "split finding"),

@@ -11,7 +11,6 @@ from typing import List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .._kernels import _predictor
 from .binning import BinMapper
 from .trees import DepthwiseTree, ObliviousTree, TreeGroup, kind_of
 

@@ -33,3 +33,42 @@ def roc_auc(y: np.ndarray, score: np.ndarray) -> float:
 def accuracy(y: np.ndarray, pred: np.ndarray) -> float:
     """Fraction of equal entries."""
     return float(np.mean(np.asarray(y) == np.asarray(pred)))
+
+
+def multiclass_logloss(y: np.ndarray, proba: np.ndarray,
+                       sample_weight: Optional[np.ndarray] = None) -> float:
+    """Mean multiclass cross-entropy: minus the log of the probability each row's class gets.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_samples,)
+        Class indices ``0 .. n_classes - 1``, i.e. column numbers of ``proba``.
+    proba : ndarray of shape (n_samples, n_classes)
+        Class probabilities (rows summing to 1); clipped below at 1e-15.
+    sample_weight : ndarray of shape (n_samples,), optional
+        Row weights of the mean.
+
+    Returns
+    -------
+    float
+        With two classes, ``logloss(y, proba[:, 1])`` up to the clipping.
+
+    Raises
+    ------
+    ValueError
+        When ``proba`` is not 2-D with one row per entry of ``y``, or ``y`` holds something
+        other than column numbers of ``proba``.
+    """
+    proba = np.asarray(proba, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if proba.ndim != 2 or y.ndim != 1 or proba.shape[0] != y.shape[0]:
+        raise ValueError(f"multiclass_logloss: expected y of shape (n,) and proba of shape "
+                         f"(n, n_classes); got {y.shape} and {proba.shape}")
+    bad = (y != np.round(y)) | (y < 0) | (y >= proba.shape[1])     # NaN is bad too
+    if bad.any():
+        raise ValueError(f"multiclass_logloss: y must hold class indices 0 .. "
+                         f"{proba.shape[1] - 1} (columns of proba); got "
+                         f"{np.unique(y[bad])[:5].tolist()}")
+    index = y.astype(np.intp)
+    p = np.clip(proba[np.arange(y.size), index], 1e-15, None)
+    return float(np.average(-np.log(p), weights=sample_weight))

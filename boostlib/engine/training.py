@@ -10,7 +10,8 @@ import numpy as np
 from .._kernels._openmp import effective_n_threads
 from ..plugin import registry
 from ..plugin.registry import PluginError
-from .boosting import BoostingContext, EvalSet, run
+from .context import BoostingContext, EvalSet
+from .loop import run
 from .callbacks import Callback, CallbackLike, EarlyStopping, ProgressBar, as_callback
 from .dataset import Dataset
 from .ensemble import Ensemble

@@ -239,7 +239,7 @@ class TrackedModel(Protocol):
 
 
 class Context(Protocol):
-    """What the boosting loop hands to :meth:`UpdateRule.step` (see ``boostlib.engine.boosting``).
+    """What the boosting loop hands to :meth:`UpdateRule.step` (see ``boostlib.engine.context``).
 
     Attributes: ``iteration`` (0-based), ``n_iterations``, ``learning_rate``, ``n_rows``,
     ``sample_weight`` (the user's row weights, float64 ``(n_rows,)``, or None for all 1;

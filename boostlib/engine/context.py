@@ -1,4 +1,5 @@
-"""The boosting loop and the context it hands to update rules."""
+"""The context an update rule works with during one fit: derivatives, sampling, fitting
+trees, adding them to the model or to tracked models, and the scores that follow."""
 from __future__ import annotations
 
 import math
@@ -7,17 +8,17 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..plugin import checks as checks
 from .._kernels import _predictor, _sampling
-from .random_streams import stream_rng
-from ..plugin.api import Loss, SampleResult, Sampler, UpdateRule
-from .callbacks import Callback, IterationInfo
-from .ensemble import Ensemble
+from ..plugin import checks
+from ..plugin.api import Loss, SampleResult, Sampler
 from ..plugin.registry import PluginError
+from .ensemble import Ensemble
 from .grower import SampleDefects, TreeGrower
+from .loss_values import _fast_path, mean_loss
+from .random_streams import stream_rng
+from .tracked import Tracked, _lincomb
 from .trees import TreeGroup
 
-LEAF_ESTIMATIONS = ("newton", "gradient")
 _NO_WEIGHTS = np.empty(0)
 
 
@@ -43,111 +44,6 @@ class _Fitted:
     # and a walk of the tree gives the others' (see TreeGrower.apply and add_values)
     walk_others: bool = False
     walked: bool = False                    # add_values() walked it once already
-
-
-class Tracked:
-    """A tracked model of one fit (implements :class:`boostlib.api.TrackedModel`).
-
-    ``bias + sum_k coef[k] * tree_k`` over the context's trees, with its raw scores on the
-    training rows and on every validation set. The model being trained (``ctx.model``) keeps
-    its bias and coefficients in the ensemble and its scores in the context's arrays; an
-    auxiliary one (``ctx.track(name)``) owns them. Coefficients past the stored ones are 0
-    (trees added after the last change of this model).
-    """
-
-    def __init__(self, ctx: "BoostingContext", name: str):
-        self._ctx = ctx
-        self._name = name
-        self._bias = np.zeros(ctx.n_outputs)
-        self._coef = np.zeros(16)
-        self._train = np.empty(0)
-        self._evals: List[np.ndarray] = []
-
-    @property
-    def is_model(self) -> bool:
-        """Whether this is the model being trained."""
-        return self is self._ctx.model
-
-    @property
-    def name(self) -> str:
-        """``"model"`` or the name given to ``ctx.track``."""
-        return self._name
-
-    @property
-    def bias(self):
-        """The constant term (an array of shape (n_outputs,) with several outputs)."""
-        if self.is_model:
-            return self._ctx.ensemble.bias
-        return float(self._bias[0]) if self._bias.size == 1 else self._bias.copy()
-
-    @property
-    def coefficients(self) -> np.ndarray:
-        """A copy of the coefficients, shape ``(n_trees,)``."""
-        return self.coef_array().copy()
-
-    @property
-    def raw(self) -> np.ndarray:
-        """Raw scores on the training rows (read-only view, shaped as ``ctx.raw``)."""
-        view = self._ctx._public(self.train_scores()).view()
-        view.flags.writeable = False
-        return view
-
-    # -- used by the context (not part of the plugin interface) ----------------------------
-    def coef_array(self) -> np.ndarray:
-        """The coefficients of all ``n_trees`` trees (the storage itself; do not modify)."""
-        n = self._ctx.ensemble.n_trees
-        if self.is_model:
-            return self._ctx.ensemble.coef
-        if self._coef.size < n:
-            self._coef = np.concatenate([self._coef, np.zeros(max(n, 16))])
-        return self._coef[:n]
-
-    def train_scores(self) -> np.ndarray:
-        """Training scores, shape (n_outputs, n_rows) (the storage itself)."""
-        return self._ctx._raw if self.is_model else self._train
-
-    def eval_scores(self) -> List[np.ndarray]:
-        """Scores on each validation set, in ``ctx.evals`` order, each of shape
-        (n_outputs, n_rows) (the storage itself)."""
-        return [ev.raw for ev in self._ctx.evals] if self.is_model else self._evals
-
-    def assign(self, bias, coef: np.ndarray, train: np.ndarray,
-               evals: Sequence[np.ndarray]) -> None:
-        """Replace bias, coefficients and scores (already consistent with each other)."""
-        if self.is_model:
-            self._ctx.ensemble.bias = bias
-            self._ctx.ensemble.coef = coef
-            self._ctx._scores_changing()
-            self._ctx._raw[...] = train
-            self._ctx._raw_version += 1
-            for ev, scores in zip(self._ctx.evals, evals):
-                ev.raw[...] = scores
-            return
-        self._bias = np.asarray(bias, dtype=np.float64).reshape(-1).copy()
-        self.coef_array()[...] = coef
-        self._train = train             # owned from now on: callers pass new arrays
-        self._evals = list(evals)
-
-    def add_coefficient(self, index: int, value: float) -> None:
-        """``coef[index] += value`` (scores are updated by the caller)."""
-        if self.is_model:
-            coef = self._ctx.ensemble.coef.copy()
-            coef[index] += value
-            self._ctx.ensemble.coef = coef
-        else:
-            self.coef_array()[index] += value
-
-    def __repr__(self) -> str:
-        return f"<tracked model {self._name!r}>"
-
-
-def _lincomb(terms: Sequence[Tuple[float, np.ndarray]]) -> np.ndarray:
-    """``sum_i w_i * a_i`` in a new array, terms added in order."""
-    (w0, a0), rest = terms[0], terms[1:]
-    out = np.multiply(a0, w0)
-    for w, a in rest:
-        out += w * a
-    return out
 
 
 class BoostingContext:
@@ -665,170 +561,3 @@ def _row_norms(values: np.ndarray, shape: Tuple[int, int], what: str) -> np.ndar
     """The Euclidean norm of every row's vector of derivatives, shape (n_rows,)."""
     rows = _outputs(values, shape, what)
     return np.sqrt(np.einsum("kn,kn->n", rows, rows))
-
-
-def _owner(cls: type, name: str) -> type:
-    return next(k for k in cls.__mro__ if name in k.__dict__)
-
-
-def _fast_path(loss: Loss, fast: str, *bases: str) -> bool:
-    """Whether ``loss`` has its own ``fast`` method (e.g. a compiled ``mean_loss``) that
-    belongs with its ``bases`` methods (``loss``): a subclass that overrides one of them but
-    inherits ``fast`` from a built-in would otherwise get the built-in's values."""
-    cls = type(loss)
-    if getattr(cls, fast) is getattr(Loss, fast):
-        return False
-    owner = _owner(cls, fast)
-    return all(issubclass(owner, _owner(cls, base)) for base in bases)
-
-
-def mean_loss(loss: Loss, y: np.ndarray, raw: np.ndarray, weight: Optional[np.ndarray],
-              n_threads: int, what: str, iteration: int) -> float:
-    """The loss's weighted mean on one data set, validated.
-
-    A loss that keeps the default :meth:`Loss.mean_loss` gets its ``loss()`` output checked
-    for shape first (a wrong shape would otherwise broadcast silently).
-    """
-    if not _fast_path(loss, "mean_loss", "loss"):
-        values = checks.pointwise_loss(loss, loss.loss(y, raw), y.shape[0])
-        value = float(np.average(values, weights=weight))
-    else:
-        value = loss.mean_loss(y, raw, weight, n_threads)
-    return checks.mean_loss(loss, value, what, iteration)
-
-
-def _check_consistent(ctx: BoostingContext, update_name: str) -> None:
-    """Every tracked model's scores must equal its prediction (``BOOSTLIB_PLUGIN_CHECKS=full``).
-
-    Checks the model being trained on the training rows and on every validation set, then the
-    auxiliary tracked models (``ctx.track``) the same way.
-    """
-    trees = ctx.ensemble.trees
-    for tracked in [ctx.model, *ctx.tracks]:
-        sets = [("training", ctx.X_binned, tracked.train_scores())]
-        sets += [(f"validation set {ev.name!r}", ev.X_binned, scores)
-                 for ev, scores in zip(ctx.evals, tracked.eval_scores())]
-        coef = tracked.coef_array().copy()
-        for what, X_binned, scores in sets:
-            expected = np.repeat(np.reshape(tracked.bias, (-1, 1)), X_binned.shape[1], axis=1)
-            if trees:
-                ctx.ensemble.add_trees_binned(X_binned, expected, trees, coef, ctx.n_threads)
-            if not np.allclose(scores, expected, rtol=1e-9, atol=1e-9):
-                worst = float(np.max(np.abs(scores - expected)))
-                whose = "model's" if tracked.is_model else f"tracked model {tracked.name!r}'s"
-                raise PluginError(f"update rule {update_name!r} left the model inconsistent "
-                                  f"at iteration {ctx.iteration}: {what} scores differ from "
-                                  f"the {whose} prediction by up to {worst:.3g}")
-
-
-def pending_loss(ctx: BoostingContext, pending: Tuple[int, int]) -> float:
-    """The training loss of an earlier iteration, whose scores had version ``pending[1]``:
-    from the context's cache (the loss computed with the derivatives at those scores, or
-    kept before they changed), else computed now (the scores are unchanged)."""
-    iteration, version = pending
-    for cached in (ctx._train_loss, ctx._kept_loss):
-        if cached[0] == version:
-            return cached[1]
-    if ctx._raw_version != version:     # _scores_changing() keeps it: cannot happen
-        raise RuntimeError(f"the training loss of iteration {iteration} was lost")
-    ctx._scores_changing()
-    return ctx._kept_loss[1]
-
-
-def _without_zero_tail(n_trees: int, coef: np.ndarray) -> int:
-    """Number of trees once trailing trees of coefficient exactly 0 are dropped (e.g. the
-    momentum tree AGBM fitted in the best iteration, which the best model does not use)."""
-    nonzero = np.flatnonzero(np.asarray(coef[:n_trees]) != 0.0)
-    return int(nonzero[-1]) + 1 if nonzero.size else 0
-
-
-def run(ctx: BoostingContext, update: UpdateRule,
-        callbacks: Sequence[Callback] = ()) -> Tuple[Dict[str, Dict[str, List[float]]], int]:
-    """Run the boosting iterations, calling ``callbacks`` after each one.
-
-    Parameters
-    ----------
-    ctx : the fit's context.
-    update : the update rule.
-    callbacks : :class:`boostlib.callbacks.Callback` instances; training stops after an
-        iteration where one of them returns True. When a callback marked a best state
-        (:meth:`IterationInfo.mark_best`, as early stopping does) before the last iteration,
-        the model is truncated to it.
-
-    Returns
-    -------
-    evals_result : ``{"train": {loss_name: [...]}, eval_name: {loss_name: [...]}}``: the mean
-        loss after each iteration on the training rows (with their user weights) and on each
-        validation set (every iteration that ran, also after a truncation).
-    best_iteration : 0-based iteration of the best score on the last validation set, or the
-        last iteration without validation sets.
-    """
-    metric = ctx.loss.name or type(ctx.loss).__name__
-    result = {"train": {metric: []}, **{ev.name: {metric: []} for ev in ctx.evals}}
-    best_score, best_iter = math.inf, -1
-    marked: List[Any] = [None]
-
-    def mark_best() -> None:
-        marked[0] = (ctx.iteration, ctx.ensemble.n_trees, ctx.ensemble.bias,
-                     ctx.ensemble.coef.copy())
-
-    def info(it: int) -> IterationInfo:
-        return IterationInfo(it, ctx.n_iterations, metric, result, ctx.ensemble.n_trees,
-                             mark_best)
-
-    update_name = update.name or type(update).__name__
-    ctx.update_name = f"update rule {update_name!r}"
-    if ctx.sampler is not None:
-        ctx.sampler.begin(ctx)
-    update.begin(ctx)
-    for cb in callbacks:
-        cb.on_fit_begin(info(-1))
-    it = -1
-    pending: Optional[Tuple[int, int]] = None
-    for it in range(ctx.n_iterations):
-        ctx.iteration = it
-        ctx._fitted.clear()
-        n_before = ctx.ensemble.n_trees
-        update.step(ctx)
-        if ctx.ensemble.n_trees < n_before:
-            raise PluginError(f"update rule {update_name!r} removed trees at iteration {it}")
-        if ctx.checks == "full":
-            _check_consistent(ctx, update_name)
-        train = result["train"][metric]
-        if pending is not None:
-            train[pending[0]] = pending_loss(ctx, pending)
-            pending = None
-        if callbacks:               # they may read it now
-            train.append(ctx.train_loss())
-        else:
-            # Recorded lazily: a rule that starts the next iteration with the derivatives at
-            # the model gets this loss from the same pass (gradient_hessian_loss); otherwise
-            # it is computed when the scores are about to change, or at the end.
-            train.append(math.nan)
-            pending = (it, ctx._raw_version)
-            ctx._keep_loss_of = pending[::-1]
-        for ev in ctx.evals:
-            result[ev.name][metric].append(mean_loss(ctx.loss, ev.y, ctx._public(ev.raw),
-                                                     ev.weight, ctx.n_threads, ev.name, it))
-        if ctx.evals:
-            score = result[ctx.evals[-1].name][metric][-1]
-            if score < best_score:
-                best_score, best_iter = score, it
-        current = info(it)
-        stop = [bool(cb.on_iteration(current)) for cb in callbacks]   # every callback runs
-        if any(stop):
-            break
-    if pending is not None:
-        result["train"][metric][pending[0]] = pending_loss(ctx, pending)
-    if not np.isfinite(ctx.raw.sum()):
-        raise PluginError(f"update rule {update_name!r} produced non-finite raw scores")
-    if marked[0] is not None and marked[0][0] < it:
-        _, n_trees, bias, coef = marked[0]
-        # the saved state is the whole coefficient vector (AGBM rewrites earlier trees'
-        # coefficients); trees the best model did not use yet are dropped
-        ctx.ensemble.truncate(_without_zero_tail(n_trees, coef), bias, coef)
-    for cb in callbacks:
-        cb.on_fit_end(info(it))
-    if best_iter < 0:
-        best_iter = it
-    return result, best_iter

@@ -1,0 +1,151 @@
+"""The boosting loop: an update rule's steps, the losses recorded after each, callbacks and
+early stopping."""
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ..plugin.api import UpdateRule
+from ..plugin.registry import PluginError
+from .callbacks import Callback, IterationInfo
+from .context import BoostingContext
+from .loss_values import mean_loss
+
+
+def _check_consistent(ctx: BoostingContext, update_name: str) -> None:
+    """Every tracked model's scores must equal its prediction (``BOOSTLIB_PLUGIN_CHECKS=full``).
+
+    Checks the model being trained on the training rows and on every validation set, then the
+    auxiliary tracked models (``ctx.track``) the same way.
+    """
+    trees = ctx.ensemble.trees
+    for tracked in [ctx.model, *ctx.tracks]:
+        sets = [("training", ctx.X_binned, tracked.train_scores())]
+        sets += [(f"validation set {ev.name!r}", ev.X_binned, scores)
+                 for ev, scores in zip(ctx.evals, tracked.eval_scores())]
+        coef = tracked.coef_array().copy()
+        for what, X_binned, scores in sets:
+            expected = np.repeat(np.reshape(tracked.bias, (-1, 1)), X_binned.shape[1], axis=1)
+            if trees:
+                ctx.ensemble.add_trees_binned(X_binned, expected, trees, coef, ctx.n_threads)
+            if not np.allclose(scores, expected, rtol=1e-9, atol=1e-9):
+                worst = float(np.max(np.abs(scores - expected)))
+                whose = "model's" if tracked.is_model else f"tracked model {tracked.name!r}'s"
+                raise PluginError(f"update rule {update_name!r} left the model inconsistent "
+                                  f"at iteration {ctx.iteration}: {what} scores differ from "
+                                  f"the {whose} prediction by up to {worst:.3g}")
+
+
+def pending_loss(ctx: BoostingContext, pending: Tuple[int, int]) -> float:
+    """The training loss of an earlier iteration, whose scores had version ``pending[1]``:
+    from the context's cache (the loss computed with the derivatives at those scores, or
+    kept before they changed), else computed now (the scores are unchanged)."""
+    iteration, version = pending
+    for cached in (ctx._train_loss, ctx._kept_loss):
+        if cached[0] == version:
+            return cached[1]
+    if ctx._raw_version != version:     # _scores_changing() keeps it: cannot happen
+        raise RuntimeError(f"the training loss of iteration {iteration} was lost")
+    ctx._scores_changing()
+    return ctx._kept_loss[1]
+
+
+def _without_zero_tail(n_trees: int, coef: np.ndarray) -> int:
+    """Number of trees once trailing trees of coefficient exactly 0 are dropped (e.g. the
+    momentum tree AGBM fitted in the best iteration, which the best model does not use)."""
+    nonzero = np.flatnonzero(np.asarray(coef[:n_trees]) != 0.0)
+    return int(nonzero[-1]) + 1 if nonzero.size else 0
+
+
+def run(ctx: BoostingContext, update: UpdateRule,
+        callbacks: Sequence[Callback] = ()) -> Tuple[Dict[str, Dict[str, List[float]]], int]:
+    """Run the boosting iterations, calling ``callbacks`` after each one.
+
+    Parameters
+    ----------
+    ctx : the fit's context.
+    update : the update rule.
+    callbacks : :class:`boostlib.callbacks.Callback` instances; training stops after an
+        iteration where one of them returns True. When a callback marked a best state
+        (:meth:`IterationInfo.mark_best`, as early stopping does) before the last iteration,
+        the model is truncated to it.
+
+    Returns
+    -------
+    evals_result : ``{"train": {loss_name: [...]}, eval_name: {loss_name: [...]}}``: the mean
+        loss after each iteration on the training rows (with their user weights) and on each
+        validation set (every iteration that ran, also after a truncation).
+    best_iteration : 0-based iteration of the best score on the last validation set, or the
+        last iteration without validation sets.
+    """
+    metric = ctx.loss.name or type(ctx.loss).__name__
+    result = {"train": {metric: []}, **{ev.name: {metric: []} for ev in ctx.evals}}
+    best_score, best_iter = math.inf, -1
+    marked: List[Any] = [None]
+
+    def mark_best() -> None:
+        marked[0] = (ctx.iteration, ctx.ensemble.n_trees, ctx.ensemble.bias,
+                     ctx.ensemble.coef.copy())
+
+    def info(it: int) -> IterationInfo:
+        return IterationInfo(it, ctx.n_iterations, metric, result, ctx.ensemble.n_trees,
+                             mark_best)
+
+    update_name = update.name or type(update).__name__
+    ctx.update_name = f"update rule {update_name!r}"
+    if ctx.sampler is not None:
+        ctx.sampler.begin(ctx)
+    update.begin(ctx)
+    for cb in callbacks:
+        cb.on_fit_begin(info(-1))
+    it = -1
+    pending: Optional[Tuple[int, int]] = None
+    for it in range(ctx.n_iterations):
+        ctx.iteration = it
+        ctx._fitted.clear()
+        n_before = ctx.ensemble.n_trees
+        update.step(ctx)
+        if ctx.ensemble.n_trees < n_before:
+            raise PluginError(f"update rule {update_name!r} removed trees at iteration {it}")
+        if ctx.checks == "full":
+            _check_consistent(ctx, update_name)
+        train = result["train"][metric]
+        if pending is not None:
+            train[pending[0]] = pending_loss(ctx, pending)
+            pending = None
+        if callbacks:               # they may read it now
+            train.append(ctx.train_loss())
+        else:
+            # Recorded lazily: a rule that starts the next iteration with the derivatives at
+            # the model gets this loss from the same pass (gradient_hessian_loss); otherwise
+            # it is computed when the scores are about to change, or at the end.
+            train.append(math.nan)
+            pending = (it, ctx._raw_version)
+            ctx._keep_loss_of = pending[::-1]
+        for ev in ctx.evals:
+            result[ev.name][metric].append(mean_loss(ctx.loss, ev.y, ctx._public(ev.raw),
+                                                     ev.weight, ctx.n_threads, ev.name, it))
+        if ctx.evals:
+            score = result[ctx.evals[-1].name][metric][-1]
+            if score < best_score:
+                best_score, best_iter = score, it
+        current = info(it)
+        stop = [bool(cb.on_iteration(current)) for cb in callbacks]   # every callback runs
+        if any(stop):
+            break
+    if pending is not None:
+        result["train"][metric][pending[0]] = pending_loss(ctx, pending)
+    if not np.isfinite(ctx.raw.sum()):
+        raise PluginError(f"update rule {update_name!r} produced non-finite raw scores")
+    if marked[0] is not None and marked[0][0] < it:
+        _, n_trees, bias, coef = marked[0]
+        # the saved state is the whole coefficient vector (AGBM rewrites earlier trees'
+        # coefficients); trees the best model did not use yet are dropped
+        ctx.ensemble.truncate(_without_zero_tail(n_trees, coef), bias, coef)
+    for cb in callbacks:
+        cb.on_fit_end(info(it))
+    if best_iter < 0:
+        best_iter = it
+    return result, best_iter

@@ -1,0 +1,39 @@
+"""The mean loss of a data set, from a loss plugin's fastest correct method, validated."""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from ..plugin import checks
+from ..plugin.api import Loss
+
+
+def _owner(cls: type, name: str) -> type:
+    return next(k for k in cls.__mro__ if name in k.__dict__)
+
+
+def _fast_path(loss: Loss, fast: str, *bases: str) -> bool:
+    """Whether ``loss`` has its own ``fast`` method (e.g. a compiled ``mean_loss``) that
+    belongs with its ``bases`` methods (``loss``): a subclass that overrides one of them but
+    inherits ``fast`` from a built-in would otherwise get the built-in's values."""
+    cls = type(loss)
+    if getattr(cls, fast) is getattr(Loss, fast):
+        return False
+    owner = _owner(cls, fast)
+    return all(issubclass(owner, _owner(cls, base)) for base in bases)
+
+
+def mean_loss(loss: Loss, y: np.ndarray, raw: np.ndarray, weight: Optional[np.ndarray],
+              n_threads: int, what: str, iteration: int) -> float:
+    """The loss's weighted mean on one data set, validated.
+
+    A loss that keeps the default :meth:`Loss.mean_loss` gets its ``loss()`` output checked
+    for shape first (a wrong shape would otherwise broadcast silently).
+    """
+    if not _fast_path(loss, "mean_loss", "loss"):
+        values = checks.pointwise_loss(loss, loss.loss(y, raw), y.shape[0])
+        value = float(np.average(values, weights=weight))
+    else:
+        value = loss.mean_loss(y, raw, weight, n_threads)
+    return checks.mean_loss(loss, value, what, iteration)
