@@ -20,11 +20,19 @@ def test_demo_prints_a_comparison(capsys):
     assert main(["demo", "--n-estimators", "5", "--n-jobs", "1"]) == 0
     out = capsys.readouterr().out
     assert "HIGGS" in out
-    rows = [line for line in out.splitlines() if line.startswith(("symmetric", "depthwise"))]
+    binary, _, multiclass = out.partition("\nmulticlass: 5 classes")
+    rows = [line for line in binary.splitlines() if line.startswith(("symmetric", "depthwise"))]
     assert len(rows) >= 4
     for line in rows:
         logloss = float(line.split()[-3])
         assert 0.3 < logloss < 0.7
+    assert "multiclass logloss" in multiclass and "accuracy" in multiclass
+    rows = [line.split() for line in multiclass.splitlines()
+            if line.startswith(("symmetric", "depthwise"))]
+    assert [r[0] for r in rows] == ["symmetric", "depthwise"]
+    for _, trees, _, mlogloss, acc in rows:
+        # 5 trees at learning rate 0.1 move away from the class frequencies (ln 5 = 1.61)
+        assert trees == "5" and 0.8 < float(mlogloss) < np.log(5) and 0.3 < float(acc) <= 1
 
 
 def test_plugins_lists_builtins(capsys):
@@ -251,13 +259,225 @@ def test_string_labels_and_task_inference(tmp_path, capsys):
     code, out, err = _run(capsys, "train", path, "--target", "t", "-o", tmp_path / "r.json",
                           "--n-estimators", 5)
     assert code == 0 and "-> regression" in out, err
+    assert err == "boostlib: task: regression, inferred because target 't' has non-integer " \
+                  "values (e.g. 0.126) (--task overrides)\n"
+
+
+# -- multiclass and the task rule -----------------------------------------------------------
+SPECIES = np.array(["setosa", "versicolor", "virginica"])
+
+
+def _features(n=300, seed=0):
+    return np.random.default_rng(seed).normal(size=(n, 3))
+
+
+def _bins(X, borders):
+    """Class index of each row: ``X[:, 0] + X[:, 1] / 3`` cut at ``borders``."""
+    return np.digitize(X[:, 0] + X[:, 1] / 3, borders)
+
+
+def _train_ok(capsys, path, target, *options):
+    code, out, err = _run(capsys, "train", path, "--target", target, "--n-estimators", 10,
+                          "--n-jobs", 1, *options)
+    assert code == 0, err
+    return out, err
+
+
+def test_text_target_with_three_classes_trains_multiclass(tmp_path, capsys):
+    X = _features()
+    y = SPECIES[_bins(X, [-0.5, 0.5])]
+    path = _write_csv(tmp_path / "iris.csv", X, y, ["a", "b", "c"], target="species")
+    model_path = tmp_path / "m.json"
+    out, err = _train_ok(capsys, path, "species", "-o", model_path)
+    assert err == ("boostlib: task: multiclass classification (3 classes), inferred because "
+                   "target 'species' is text with 3 distinct values (--task overrides)\n")
+    assert "target 'species' -> classification (classes setosa, versicolor, virginica)" in out
+    model = load_model(model_path)
+    assert model.classes_.tolist() == SPECIES.tolist() and model.loss_.name == "multiclass"
+    # the evaluation on the training rows, recomputed from the model file
+    from boostlib.engine.metrics import accuracy, multiclass_logloss
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)   # an array has no feature names
+        proba, labels = model.predict_proba(X), model.predict(X)
+    want = (f"evaluation on the training rows: multiclass logloss "
+            f"{multiclass_logloss(np.searchsorted(SPECIES, y), proba):.4f}  accuracy "
+            f"{accuracy(y, labels):.4f}\n")
+    assert want in out and "AUC" not in out
+
+
+def test_multiclass_predictions_have_one_probability_column_per_class(tmp_path, capsys):
+    X = _features()
+    y = SPECIES[_bins(X, [-0.5, 0.5])]
+    path = _write_csv(tmp_path / "iris.csv", X, y, ["a", "b", "c"], target="species")
+    _train_ok(capsys, path, "species", "-o", tmp_path / "m.json")
+    code, out, err = _run(capsys, "predict", tmp_path / "m.json", path, "-o",
+                          tmp_path / "pred.csv")
+    assert code == 0 and "300 predictions written" in out, err
+    header, rows = _read_predictions(tmp_path / "pred.csv")
+    assert header == ["prediction", "proba_setosa", "proba_versicolor", "proba_virginica"]
+    proba = np.array([[float(v) for v in r[1:]] for r in rows])
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    assert [r[0] for r in rows] == SPECIES[np.argmax(proba, axis=1)].tolist()
+    assert len(set(r[0] for r in rows)) == 3
+    model = load_model(tmp_path / "m.json")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        assert np.array_equal(proba, model.predict_proba(X))      # bit-identical
+
+
+def test_integer_target_with_four_values_trains_multiclass(tmp_path, capsys):
+    X = _features()
+    y = 2 * _bins(X, [-0.7, 0.0, 0.7]) + 1                        # labels 1, 3, 5, 7
+    path = _write_csv(tmp_path / "g.csv", X, y, ["a", "b", "c"], target="grade")
+    out, err = _train_ok(capsys, path, "grade", "-o", tmp_path / "m.json",
+                         "--eval-fraction", 0.25, "--random-state", 0)
+    assert err == ("boostlib: task: multiclass classification (4 classes), inferred because "
+                   "target 'grade' has 4 distinct integer values, each in at least 5 rows "
+                   "(--task overrides)\n")
+    assert "-> classification (classes 1, 3, 5, 7)" in out
+    evaluation = next(line for line in out.splitlines() if line.startswith("evaluation"))
+    assert evaluation.startswith("evaluation on 75 held-out rows: multiclass logloss 0.")
+    words = evaluation.split()
+    assert words[-2] == "accuracy" and 0.5 < float(words[-1]) <= 1.0
+    assert 0 < float(words[-3]) < np.log(4)
+    model = load_model(tmp_path / "m.json")
+    assert model.classes_.tolist() == [1, 3, 5, 7] and model.loss_.name == "multiclass"
+    code, out, _ = _run(capsys, "predict", tmp_path / "m.json", path)
+    lines = out.splitlines()
+    assert code == 0 and lines[0] == "prediction,proba_1,proba_3,proba_5,proba_7"
+    assert {line.split(",")[0] for line in lines[1:]} <= {"1", "3", "5", "7"}
+
+
+def test_binary_output_is_unchanged_by_the_multiclass_rule(tmp_path, capsys):
+    X = _features(200)
+    path = _write_csv(tmp_path / "b.csv", X, np.where(X[:, 0] > 0, 4, 9), ["a", "b", "c"],
+                      target="y")
+    out, err = _train_ok(capsys, path, "y", "-o", tmp_path / "m.json")
+    assert err == "boostlib: task: binary classification, inferred because target 'y' has " \
+                  "2 distinct integer values (--task overrides)\n"
+    assert "logloss 0." in out and "AUC" in out and "multiclass" not in out
+    code, out, _ = _run(capsys, "predict", tmp_path / "m.json", path)
+    assert code == 0 and out.splitlines()[0] == "prediction,probability"
+
+
+@pytest.mark.parametrize("y, reason", [
+    (lambda X: np.arange(X.shape[0]) / 4, "has non-integer values (e.g. 0.25)"),
+    (lambda X: np.arange(X.shape[0]) % 25, "has 25 distinct integer values, more than the 20 "
+                                           "a class label may have"),
+    (lambda X: np.where(np.arange(X.shape[0]) < 4, 9, _bins(X, [-0.5, 0.5])),
+     "has 4 distinct integer values, but 9 occurs in only 4 rows (a class needs 5)"),
+    (lambda X: np.full(X.shape[0], 3), "has a single value"),
+])
+def test_other_numeric_targets_train_a_regression(y, reason, tmp_path, capsys):
+    X = _features()
+    path = _write_csv(tmp_path / "r.csv", X, y(X), ["a", "b", "c"], target="t")
+    out, err = _train_ok(capsys, path, "t", "-o", tmp_path / "r.json")
+    assert err == f"boostlib: task: regression, inferred because target 't' {reason} " \
+                  "(--task overrides)\n"
+    assert "-> regression (numeric target)" in out and "RMSE" in out
+    assert isinstance(load_model(tmp_path / "r.json"), BoostRegressor)
+
+
+def test_task_option_overrides_the_rule(tmp_path, capsys):
+    X = _features()
+    path = _write_csv(tmp_path / "g.csv", X, _bins(X, [-0.7, 0.0, 0.7]), ["a", "b", "c"],
+                      target="y")
+    out, err = _train_ok(capsys, path, "y", "--task", "regression", "-o", tmp_path / "r.json")
+    assert err == "boostlib: task: regression, from --task regression\n"
+    assert "-> regression" in out and "RMSE" in out
+    assert isinstance(load_model(tmp_path / "r.json"), BoostRegressor)
+    # 25 integer values would be regressed; --task classification makes them classes
+    path = _write_csv(tmp_path / "many.csv", X, np.arange(300) % 25, ["a", "b", "c"],
+                      target="y")
+    out, err = _train_ok(capsys, path, "y", "--task", "classification", "-o",
+                         tmp_path / "c.json", "--n-estimators", 2)
+    assert err == "boostlib: task: multiclass classification (25 classes), from --task " \
+                  "classification\n"
+    assert "(classes 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 and 15 more)" in out
+    assert "multiclass logloss" in out
+    assert load_model(tmp_path / "c.json").classes_.size == 25
+
+
+def test_text_target_with_too_many_values_is_an_error(tmp_path, capsys):
+    X = _features()
+    cities = np.array([f"city{i:02d}" for i in range(30)])[np.arange(300) % 30]
+    path = _write_csv(tmp_path / "c.csv", X, cities, ["a", "b", "c"], target="city")
+    err = _error(capsys, "train", path, "--target", "city", "-o", tmp_path / "m.json")
+    assert err == ("boostlib: error: --target 'city' is text with 30 distinct values; without "
+                   "--task a text target must be a class label with at most 20 distinct "
+                   "values. Pass --task classification to train a 30-class classifier anyway "
+                   "(text cannot be regressed), or choose another --target")
+    assert not (tmp_path / "m.json").exists()
+    _train_ok(capsys, path, "city", "--task", "classification", "-o", tmp_path / "m.json",
+              "--n-estimators", 2)
+    assert load_model(tmp_path / "m.json").classes_.tolist() == sorted(set(cities))
+
+
+def test_targets_that_cannot_serve_the_task_are_errors(tmp_path, capsys):
+    X = _features(60)
+    text = _write_csv(tmp_path / "t.csv", X, SPECIES[np.arange(60) % 3], ["a", "b", "c"],
+                      target="y")
+    assert "--task regression needs a numeric target, but --target 'y' is text (3 distinct " \
+           "values such as 'setosa'); use --task classification" in \
+        _error(capsys, "train", text, "--target", "y", "--task", "regression")
+    floats = _write_csv(tmp_path / "f.csv", X, X[:, 0].round(2), ["a", "b", "c"], target="y")
+    assert "--task classification needs class labels, but --target 'y' holds non-integer " \
+           "numbers such as" in _error(capsys, "train", floats, "--target", "y", "--task",
+                                       "classification")
+    single = _write_csv(tmp_path / "s.csv", X, ["a"] * 60, ["a", "b", "c"], target="y")
+    assert "--target 'y' has the single value 'a'; classification needs at least two " \
+           "classes" in _error(capsys, "train", single, "--target", "y")
+    # a class only in the held-out rows: the model could not learn it
+    rare = _write_csv(tmp_path / "r.csv", X, ["x"] * 59 + ["y"], ["a", "b", "c"], target="y")
+    for seed in range(20):
+        code, _, err = _run(capsys, "train", rare, "--target", "y", "--eval-fraction", 0.2,
+                            "--random-state", seed, "-o", tmp_path / "m.json",
+                            "--n-estimators", 2)
+        if code:
+            break
+    assert code == 2 and "--eval-fraction 0.2 holds out every row of class 'y'" in err
+    assert "use a smaller --eval-fraction or another --random-state" in err
+
+
+def test_help_states_the_task_rule(capsys):
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "text -> classification (at most 20 distinct values); integers with 2 distinct " \
+           "values, or 3 to 20 each in at least 5 rows -> classification (binary, " \
+           "multiclass); other numbers -> regression" in out
+    assert "multiclass logloss and accuracy" in out
+    with pytest.raises(SystemExit):
+        main(["predict", "--help"])
+    assert "prediction,proba_<label>" in capsys.readouterr().out
+
+
+def test_multiclass_logloss_metric():
+    from boostlib.engine.metrics import logloss, multiclass_logloss
+
+    proba = np.array([[0.2, 0.8], [0.6, 0.4], [0.5, 0.5]])
+    y = np.array([1, 0, 1])
+    assert multiclass_logloss(y, proba) == pytest.approx(logloss(y, proba[:, 1]), rel=1e-12)
+    proba = np.array([[0.7, 0.2, 0.1], [0.0, 0.0, 1.0]])
+    assert multiclass_logloss([0, 1], proba) == pytest.approx(
+        (-np.log(0.7) - np.log(1e-15)) / 2)                        # clipped, not infinite
+    assert multiclass_logloss([0, 2], proba, sample_weight=[1, 0]) == pytest.approx(
+        -np.log(0.7))
+    with pytest.raises(ValueError, match="class indices 0 .. 2"):
+        multiclass_logloss([0, 3], proba)
+    with pytest.raises(ValueError, match="shape"):
+        multiclass_logloss([0, 1, 2], proba)
 
 
 def _error(capsys, *argv):
+    """The one-line error of a failing command (after ``train``'s task line, if any)."""
     code, out, err = _run(capsys, *argv)
     assert code == 2
-    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
-    return err
+    lines = err.strip().splitlines()
+    assert "Traceback" not in err and ": error: " in lines[-1], err
+    assert all(line.startswith("boostlib: task: ") for line in lines[:-1]), err
+    return lines[-1]
 
 
 def test_user_errors_are_one_line(higgs_csv, tmp_path, capsys):

@@ -4,7 +4,9 @@
 estimators' signature (types from the annotations, help from the numpydoc docstring), so a
 new parameter appears on the command line without changes here. User errors (missing file,
 unknown column or plugin, bad JSON or value) end with a one-line message on stderr and exit
-status 2, never a traceback.
+status 2, never a traceback. Without ``--task``, ``train`` infers classification (binary
+or multiclass) or regression from the target column (:func:`infer_task`) and says which on
+stderr.
 """
 from __future__ import annotations
 
@@ -31,6 +33,14 @@ TRAIN_OPTIONS = ("data", "target", "output", "task", "eval_fraction", "header", 
 
 
 def _demo(args: argparse.Namespace) -> int:
+    """``boostlib demo``: the binary HIGGS comparison, then the multiclass part."""
+    _demo_binary(args)
+    _demo_multiclass(args)
+    return 0
+
+
+def _demo_binary(args: argparse.Namespace) -> None:
+    """HIGGS: every update rule and sampler with both tree kinds."""
     from ..datasets import load_higgs
     from .estimators import BoostClassifier
     from ..engine.metrics import accuracy, logloss, roc_auc
@@ -66,7 +76,77 @@ def _demo(args: argparse.Namespace) -> int:
         print(f"{cfg['grow_policy']:<11} {cfg['update']:<7} {sampler:<16} {model.n_trees_:>5} "
               f"{fit_s:>6.2f} {logloss(yt, p):>8.4f} {roc_auc(yt, p):>7.4f} "
               f"{accuracy(yt, model.predict(Xt)):>8.4f}", flush=True)
-    return 0
+
+
+#: Size of the demo's multiclass problem.
+DEMO_CLASSES, DEMO_FEATURES, DEMO_ROWS = 5, 10, (4000, 1000)
+
+
+def multiclass_demo_data(n_rows: int, seed: int, n_classes: int = DEMO_CLASSES,
+                         n_features: int = DEMO_FEATURES
+                         ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A synthetic multiclass problem whose true class probabilities are known.
+
+    Features are standard normal; class ``k`` has the score ``0.8 * X @ W[:, k] +
+    sin(2 * X[:, k])`` (``W`` fixed, standard normal), and the label is the class of the
+    largest score plus Gumbel noise, so the class probabilities are the softmax of the
+    scores.
+
+    Parameters
+    ----------
+    n_rows : int
+    seed : int
+        Seed of the rows (the score weights do not depend on it).
+    n_classes : int, default DEMO_CLASSES
+        At most ``n_features``.
+    n_features : int, default DEMO_FEATURES
+
+    Returns
+    -------
+    X : ndarray of shape (n_rows, n_features)
+    y : ndarray of shape (n_rows,)
+        Labels ``0 .. n_classes - 1`` (int64).
+    proba : ndarray of shape (n_rows, n_classes)
+        The true class probabilities.
+    """
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_rows, n_features))
+    weights = np.random.default_rng(20240607).normal(size=(n_features, n_classes))
+    score = 0.8 * X @ weights + np.sin(2.0 * X[:, :n_classes])
+    y = np.argmax(score + rng.gumbel(size=score.shape), axis=1).astype(np.int64)
+    proba = np.exp(score - score.max(axis=1, keepdims=True))
+    return X, y, proba / proba.sum(axis=1, keepdims=True)
+
+
+def _demo_multiclass(args: argparse.Namespace) -> None:
+    """A synthetic 5-class problem: softmax loss with both tree kinds."""
+    from .estimators import BoostClassifier
+    from ..engine.metrics import accuracy, multiclass_logloss
+
+    X, y, _ = multiclass_demo_data(DEMO_ROWS[0], seed=1)
+    Xt, yt, truth = multiclass_demo_data(DEMO_ROWS[1], seed=2)
+    prior = np.bincount(y, minlength=DEMO_CLASSES) / y.size
+    print(f"\nmulticlass: {DEMO_CLASSES} classes, synthetic numpy data ({X.shape[0]} train / "
+          f"{Xt.shape[0]} test rows, {X.shape[1]} features), loss multiclass (softmax)")
+    print(f"on the test rows, the class frequencies score multiclass logloss "
+          f"{multiclass_logloss(yt, np.tile(prior, (yt.size, 1))):.4f}; the true "
+          f"probabilities {multiclass_logloss(yt, truth):.4f} (accuracy "
+          f"{accuracy(yt, truth.argmax(axis=1)):.4f})\n")
+    header = (f"{'grow policy':<11} {'trees':>5} {'fit s':>6} {'multiclass logloss':>18} "
+              f"{'accuracy':>8}")
+    print(header)
+    print("-" * len(header))
+    for policy in ("symmetric", "depthwise"):
+        model = BoostClassifier(n_estimators=args.n_estimators, learning_rate=args.learning_rate,
+                                max_depth=args.max_depth, random_state=args.random_state,
+                                n_jobs=args.n_jobs, grow_policy=policy)
+        t0 = time.perf_counter()
+        model.fit(X, y)
+        fit_s = time.perf_counter() - t0
+        proba = model.predict_proba(Xt)
+        print(f"{policy:<11} {model.n_trees_:>5} {fit_s:>6.2f} "
+              f"{multiclass_logloss(yt, proba):>18.4f} "
+              f"{accuracy(yt, model.predict(Xt)):>8.4f}", flush=True)
 
 
 def _source(entry: registry.Entry) -> str:
@@ -191,7 +271,8 @@ def _special_help(name: str) -> Optional[str]:
         if name == kind:
             label = "update rule" if kind == "update" else kind
             return (f"registered {label} name (see 'boostlib plugins')" +
-                    (", default: logloss for classification, mse for regression"
+                    (", default: logloss for two classes, multiclass for more, mse for "
+                     "regression"
                      if kind == "loss" else ""))
         if name == f"{kind}_params":
             return f"the {kind}'s parameters as a JSON object, e.g. '{{\"name\": value}}'"
@@ -228,22 +309,140 @@ def add_estimator_options(parser: argparse.ArgumentParser) -> List[str]:
 
 
 # -- train -----------------------------------------------------------------------------------------
-def _target(table: Table, name: str, task: Optional[str]) -> Tuple[str, np.ndarray]:
-    """The task (inferred when None: two distinct values mean classification) and ``y``."""
+#: Without ``--task``, a target is a class label when it is text with at most this many
+#: distinct values, or integer-valued with 2 .. MAX_CLASSES distinct values (see
+#: :func:`infer_task`).
+MAX_CLASSES = 20
+#: ... and, for an integer target with three or more values, when every value occurs in at
+#: least this many rows (a rarer value suggests a count or a measurement, not a class).
+MIN_CLASS_ROWS = 5
+
+TASK_RULE = (f"text -> classification (at most {MAX_CLASSES} distinct values); integers "
+             f"with 2 distinct values, or 3 to {MAX_CLASSES} each in at least "
+             f"{MIN_CLASS_ROWS} rows -> classification (binary, multiclass); other numbers "
+             f"-> regression")
+
+
+def _integer_valued(values: np.ndarray) -> np.ndarray:
+    """Which entries of a float array are integers small enough to be exact in int64."""
+    return (values == np.round(values)) & (np.abs(values) < 2.0 ** 53)
+
+
+def _shown(value: Any) -> str:
+    """A target value in a message: text quoted, numbers as ``%g``."""
+    return repr(str(value)) if isinstance(value, str) else f"{float(value):g}"
+
+
+def _classification_kind(n_classes: int) -> str:
+    return "binary classification" if n_classes == 2 else \
+        f"multiclass classification ({n_classes} classes)"
+
+
+def infer_task(values: np.ndarray, name: str) -> Tuple[str, str]:
+    """The task of a target column when ``--task`` is not given, and why.
+
+    The rule (:data:`TASK_RULE`): a text column is a class label, unless it has more than
+    :data:`MAX_CLASSES` distinct values (an error: it cannot be regressed). A numeric column
+    is a class label when all its values are integers and it has exactly 2 distinct values,
+    or 3 to :data:`MAX_CLASSES` distinct values each found in at least
+    :data:`MIN_CLASS_ROWS` rows. Anything else is regression.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_rows,)
+        The target column: float64 (numeric, no NaN) or an object array of str (text).
+    name : str
+        The column name, for the messages.
+
+    Returns
+    -------
+    task : {"classification", "regression"}
+    reason : str
+        One clause saying why, e.g. ``"target 'y' is text with 3 distinct values"``.
+
+    Raises
+    ------
+    ValueError
+        For a text column with more than :data:`MAX_CLASSES` distinct values.
+    """
+    distinct, counts = np.unique(values, return_counts=True)
+    n = distinct.size
+    if values.dtype.kind != "f":
+        if n > MAX_CLASSES:
+            raise ValueError(
+                f"--target {name!r} is text with {n} distinct values; without --task a text "
+                f"target must be a class label with at most {MAX_CLASSES} distinct values. "
+                f"Pass --task classification to train a {n}-class classifier anyway (text "
+                f"cannot be regressed), or choose another --target")
+        return "classification", f"target {name!r} is text with {n} distinct values"
+    integer = _integer_valued(values)
+    if not integer.all():
+        example = float(values[np.argmin(integer)])
+        return "regression", f"target {name!r} has non-integer values (e.g. {example!r})"
+    if n < 2:
+        return "regression", f"target {name!r} has a single value"
+    if n == 2:
+        return "classification", f"target {name!r} has 2 distinct integer values"
+    if n > MAX_CLASSES:
+        return "regression", (f"target {name!r} has {n} distinct integer values, more than "
+                              f"the {MAX_CLASSES} a class label may have")
+    rare = int(np.argmin(counts))
+    if counts[rare] < MIN_CLASS_ROWS:
+        return "regression", (f"target {name!r} has {n} distinct integer values, but "
+                              f"{_shown(distinct[rare])} occurs in only {counts[rare]} "
+                              f"row{'s' if counts[rare] > 1 else ''} (a class needs "
+                              f"{MIN_CLASS_ROWS})")
+    return "classification", (f"target {name!r} has {n} distinct integer values, each in at "
+                              f"least {MIN_CLASS_ROWS} rows")
+
+
+def _target(table: Table, name: str, task: Optional[str]) -> Tuple[str, np.ndarray, str]:
+    """The task (from ``--task``, else :func:`infer_task`), ``y`` and the one-line
+    explanation printed on stderr.
+
+    Raises
+    ------
+    ValueError
+        For missing or infinite target values, a target that cannot serve the task (text for
+        regression, non-integer numbers or a single value for classification), or a text
+        target with too many distinct values and no ``--task``.
+    """
     col = table.column(name)
     numeric = col.dtype.kind == "f"
     missing = np.isnan(col) if numeric else np.array([v.lower() in MISSING_TOKENS for v in col])
     if missing.any():
         raise ValueError(f"target column {name!r} has {int(missing.sum())} missing values "
                          f"(first in data row {int(np.argmax(missing)) + 1})")
-    n_values = np.unique(col).size
-    task = task or ("classification" if n_values == 2 else "regression")
+    if numeric and np.isinf(col).any():
+        infinite = np.isinf(col)
+        raise ValueError(f"--target {name!r} has {int(infinite.sum())} infinite values (first "
+                         f"in data row {int(np.argmax(infinite)) + 1}); expected finite numbers "
+                         "or class labels")
+    distinct = np.unique(col)
+    if task is None:
+        task, reason = infer_task(col, name)
+        reason = f"inferred because {reason} (--task overrides)"
+    else:
+        reason = f"from --task {task}"
     if task == "regression" and not numeric:
-        raise ValueError(f"target column {name!r} is not numeric and has {n_values} distinct "
-                         "values: regression needs numbers, classification two classes")
-    if task == "classification" and numeric and np.all(col == np.round(col)):
-        col = col.astype(np.int64)
-    return task, col
+        raise ValueError(f"--task regression needs a numeric target, but --target {name!r} is "
+                         f"text ({distinct.size} distinct values such as "
+                         f"{_shown(distinct[0])}); use --task classification")
+    if task == "classification":
+        if numeric and not _integer_valued(col).all():
+            example = float(col[np.argmin(_integer_valued(col))])
+            raise ValueError(f"--task classification needs class labels, but --target "
+                             f"{name!r} holds non-integer numbers such as {example!r}; use "
+                             "--task regression")
+        if distinct.size < 2:
+            raise ValueError(f"--target {name!r} has the single value {_shown(distinct[0])}; "
+                             "classification needs at least two classes")
+        if numeric:
+            col = col.astype(np.int64)
+        chosen = _classification_kind(distinct.size)
+    else:
+        chosen = "regression"
+    return task, col, f"boostlib: task: {chosen}, {reason}"
 
 
 def _split(n_rows: int, fraction: float, seed: Any) -> Tuple[np.ndarray, Optional[np.ndarray]]:
@@ -272,12 +471,43 @@ def _fraction(text: str) -> float:
     return value
 
 
+def _class_index(classes: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Column of each label of ``y`` in ``classes`` (sorted); ValueError for unknown labels."""
+    index = np.clip(np.searchsorted(classes, y), 0, classes.size - 1)
+    unknown = classes[index] != y
+    if unknown.any():
+        raise ValueError(f"the evaluation rows hold labels the model does not know "
+                         f"({np.unique(y[unknown])[:5].tolist()}); expected one of "
+                         f"{classes[:10].tolist()}")
+    return index
+
+
 def evaluation(model: Any, X: Any, y: np.ndarray) -> str:
-    """Metrics of ``model`` on ``(X, y)``: logloss/AUC/accuracy or RMSE/MAE/R^2."""
-    from ..engine.metrics import accuracy, logloss, roc_auc
+    """Metrics of ``model`` on ``(X, y)``, as printed by ``train``.
+
+    Parameters
+    ----------
+    model : BoostClassifier or BoostRegressor
+        A fitted estimator.
+    X : array-like of shape (n_rows, n_features)
+    y : ndarray of shape (n_rows,)
+        True labels (classifier) or values (regressor).
+
+    Returns
+    -------
+    str
+        Binary classification: logloss, AUC (when both classes occur) and accuracy;
+        multiclass: multiclass logloss and accuracy; regression: RMSE, MAE and R^2.
+    """
+    from ..engine.metrics import accuracy, logloss, multiclass_logloss, roc_auc
 
     if hasattr(model, "classes_"):
-        p = model.predict_proba(X)[:, 1]
+        proba = model.predict_proba(X)
+        if model.classes_.size > 2:
+            mlogloss = multiclass_logloss(_class_index(model.classes_, y), proba)
+            return (f"multiclass logloss {mlogloss:.4f}  "
+                    f"accuracy {accuracy(y, model.predict(X)):.4f}")
+        p = proba[:, 1]
         positive = y == model.classes_[1]
         parts = [f"logloss {logloss(positive, p):.4f}"]
         if 0 < positive.sum() < positive.size:
@@ -296,18 +526,30 @@ def _train(args: argparse.Namespace) -> int:
     if not os.path.isdir(folder):
         raise FileNotFoundError(f"cannot write {args.output}: folder {folder} does not exist")
     table = read_table(args.data, args.header, args.sep)
-    task, y = _target(table, args.target, args.task)
+    task, y, why = _target(table, args.target, args.task)
     X = table.features([n for n in table.names if n != args.target])
+    print(why, file=sys.stderr, flush=True)
     classes = _estimator_classes()
     cls = classes[0] if task == "classification" else classes[1]
     model = cls(**{name: getattr(args, name) for name in args.estimator_params
                    if hasattr(args, name)})
-    described = f"classes {', '.join(map(str, np.unique(y)))}" if task == "classification" \
-        else "numeric target"
+    if task == "classification":
+        labels = [str(c) for c in np.unique(y).tolist()]
+        described = "classes " + ", ".join(labels[:10]) + \
+            (f" and {len(labels) - 10} more" if len(labels) > 10 else "")
+    else:
+        described = "numeric target"
     print(f"{args.data}: {table.n_rows} rows, {X.shape[1]} features, target {args.target!r} "
           f"-> {task} ({described})")
     fit_rows, eval_rows = _split(table.n_rows, args.eval_fraction,
                                  getattr(args, "random_state", None))
+    if task == "classification" and eval_rows is not None:
+        unseen = np.setdiff1d(y[eval_rows], y[fit_rows])
+        if unseen.size:
+            raise ValueError(f"--eval-fraction {args.eval_fraction:g} holds out every row of "
+                             f"class {', '.join(_shown(c) for c in unseen[:5].tolist())}, so "
+                             "the model cannot learn it; expected each class in the training "
+                             "rows: use a smaller --eval-fraction or another --random-state")
     eval_set = None if eval_rows is None else [(X.take(eval_rows), y[eval_rows])]
     start = time.perf_counter()
     model.fit(X.take(fit_rows), y[fit_rows], eval_set=eval_set)
@@ -336,12 +578,31 @@ def _model_features(model: Any, table: Table) -> Any:
 
 
 def prediction_rows(model: Any, X: Any) -> Tuple[List[str], List[Sequence[str]]]:
-    """Header and rows of the predictions CSV (floats written exactly, as ``repr``)."""
+    """Header and rows of the predictions CSV (floats written exactly, as ``repr``).
+
+    Parameters
+    ----------
+    model : BoostClassifier or BoostRegressor
+        A fitted estimator.
+    X : array-like of shape (n_rows, n_features)
+
+    Returns
+    -------
+    header : list of str
+        ``prediction`` (regressor); ``prediction, probability`` (binary classifier: the
+        probability of ``classes_[1]``); ``prediction, proba_<label>, ...`` (multiclass: one
+        column per class, in the order of ``classes_``).
+    rows : list of tuple of str
+    """
     if hasattr(model, "classes_"):
-        proba = model.predict_proba(X)[:, 1]
-        labels = model.predict(X)
-        return ["prediction", "probability"], [(str(c), repr(float(p)))
-                                               for c, p in zip(labels.tolist(), proba)]
+        proba = model.predict_proba(X)
+        labels = [str(c) for c in model.predict(X).tolist()]
+        if model.classes_.size > 2:
+            header = ["prediction"] + [f"proba_{c}" for c in model.classes_.tolist()]
+            return header, [(c,) + tuple(repr(v) for v in row)
+                            for c, row in zip(labels, proba.tolist())]
+        return ["prediction", "probability"], [(c, repr(float(p)))
+                                               for c, p in zip(labels, proba[:, 1])]
     return ["prediction"], [(repr(float(v)),) for v in model.predict(X)]
 
 
@@ -382,8 +643,23 @@ def _data_options(parser: argparse.ArgumentParser) -> None:
                              ".tsv/.tab files, else comma)")
 
 
+_TASK_EPILOG = """task: with --task, the target is a class label (BoostClassifier: binary for two
+classes, softmax "multiclass" loss for more) or a number (BoostRegressor). Without it:
+  * text target: classification; 2 distinct values make it binary, 3 to {k} multiclass,
+    more are an error (pass --task classification to train anyway);
+  * numeric target with integer values only: binary classification with exactly 2
+    distinct values, multiclass with 3 to {k} distinct values each found in at least
+    {m} rows;
+  * any other numeric target (non-integer values, a single value, more than {k}
+    values, or a value in fewer than {m} rows): regression.
+The choice and its reason are printed on stderr, e.g.
+  boostlib: task: multiclass classification (3 classes), inferred because target
+  'species' is text with 3 distinct values (--task overrides)""".format(
+    k=MAX_CLASSES, m=MIN_CLASS_ROWS)
+
 _TRAIN_EPILOG = """examples:
   boostlib train higgs.csv --target label --eval-fraction 0.2 --output higgs.json
+  boostlib train flowers.csv --target species      # 3 text labels: multiclass
   boostlib train data.csv --target y --task regression --n-estimators 500 \\
       --learning-rate 0.05 --sampler mvs --subsample 0.5
   boostlib train data.csv --target y --update sglb \\
@@ -391,22 +667,30 @@ _TRAIN_EPILOG = """examples:
 
 DATA is a CSV/TSV file (.gz too) or Parquet (.parquet, .pq; needs pyarrow). Every column
 but the target is a feature and must be numeric; empty, NA, NaN, null and ? are missing
-values."""
+values.
+
+""" + _TASK_EPILOG
 
 _PREDICT_EPILOG = """examples:
   boostlib predict higgs.json test.csv --output predictions.csv
   boostlib predict higgs.json test.csv | head
 
 The model's feature columns are taken from DATA by name; other columns (e.g. the target)
-are ignored. A classifier writes the predicted class and the probability of the positive
-class (classes_[1]); a regressor writes the prediction."""
+are ignored. Columns written:
+  regressor                 prediction
+  binary classifier         prediction,probability   (probability of classes_[1])
+  multiclass classifier     prediction,proba_<label>,...   (one column per class, in the
+                            order of classes_; each row sums to 1)"""
 
 
 def _add_train(sub: Any) -> None:
     train = sub.add_parser(
         "train", help="train a model on a CSV or Parquet file and write a model file",
-        description="Train a BoostClassifier or BoostRegressor on DATA, print its evaluation "
-                    "and write the model file.", epilog=_TRAIN_EPILOG,
+        description="Train a BoostClassifier (binary or multiclass) or BoostRegressor on "
+                    "DATA, print its\nevaluation (binary: logloss, AUC and accuracy; "
+                    "multiclass: multiclass logloss and\naccuracy; regression: RMSE, MAE "
+                    "and R^2) and write the model file.",
+        epilog=_TRAIN_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     train.add_argument("data", metavar="DATA", help="training data (CSV, TSV or Parquet)")
     train.add_argument("--target", required=True, metavar="COLUMN",
@@ -414,8 +698,8 @@ def _add_train(sub: Any) -> None:
     train.add_argument("--output", "-o", default="model.json", metavar="MODEL.json",
                        help="model file to write (default: model.json)")
     train.add_argument("--task", choices=TASKS, default=None,
-                       help="default: classification when the target has exactly two "
-                            "distinct values, else regression")
+                       help=f"default: inferred from the target and printed on stderr: "
+                            f"{TASK_RULE} (see 'task:' below)")
     train.add_argument("--eval-fraction", type=_fraction, default=0.0, metavar="F",
                        help="hold out this fraction of the rows (drawn with --random-state) "
                             "for evaluation and early stopping (default: 0, evaluate on the "
@@ -447,7 +731,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 parser_class=_Parser)
     demo = sub.add_parser("demo", help="train on the bundled HIGGS subset and compare the "
-                                       "available update rules and samplers")
+                                       "available update rules and samplers, then on a "
+                                       "synthetic 5-class problem with both tree kinds")
     demo.add_argument("--n-estimators", type=int, default=200)
     demo.add_argument("--learning-rate", type=float, default=0.1)
     demo.add_argument("--max-depth", type=int, default=6)
