@@ -25,6 +25,14 @@ def test_usage_examples_run():
     sglb = next(b for b in blocks if "predict_virtual_ensembles" in b)
     exec(compile(sglb, "README-sglb", "exec"), ns)
     assert ns["members"].shape == (ns["X_test"].shape[0], 10)
+    multi = next(b for b in blocks if "multi = BoostClassifier" in b)
+    exec(compile(multi, "README-multiclass", "exec"), ns)
+    assert list(ns["multi"].classes_) == ["high", "low", "mid"]
+    assert ns["multi"].predict_proba(ns["X_test"][:2]).shape == (2, 3)
+    engine = next(b for b in blocks if "train_set = Dataset" in b)
+    exec(compile(engine, "README-engine", "exec"), ns)
+    # the engine example repeats the first example's parameters: the same model
+    np.testing.assert_array_equal(ns["proba"], ns["clf"].predict_proba(ns["X_test"])[:, 1])
 
 
 def test_plugin_example_registers_and_trains():

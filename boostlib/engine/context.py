@@ -222,7 +222,8 @@ class BoostingContext:
         """This iteration's rows from the sampler (None: every row, weight 1).
 
         With several outputs the sampler sees one value per row: the Euclidean norms of the
-        row's gradient and hessian vectors (GOSS then ranks rows by ``||g||``, MVS by
+        row's gradient and hessian vectors (GOSS then ranks rows by its score of them, by
+        default LightGBM's ``|g h|``: ``||g|| ||h||``; MVS samples by
         ``sqrt(||g||^2 + lambda ||h||^2)``, as CatBoost does for multiclass).
         """
         if self.sampler is None:

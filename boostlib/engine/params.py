@@ -1,4 +1,4 @@
-"""Training parameters: their names, defaults and validation (shared by :func:`train` and the
+"""Training parameters: their names, defaults and validation (shared by :func:`boostlib.train` and the
 estimators, which take the same names)."""
 from __future__ import annotations
 

@@ -84,7 +84,7 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
         Training parameters, with the estimators' names and defaults (``n_estimators``,
         ``learning_rate``, ``max_depth``, ``grow_policy``, ``loss``, ``sampler``,
         ``update``, ...; see :class:`boostlib.BoostRegressor`). Without ``loss``: ``"logloss"``
-        for a 0/1 target, ``"mse"`` otherwise (see :func:`default_loss`).
+        for a 0/1 target, ``"mse"`` otherwise (see :func:`~boostlib.engine.training.default_loss`).
     train_set : Dataset
         Training data with its target.
     valid_sets : sequence of Dataset, optional

@@ -30,7 +30,7 @@ class TreeKind(ABC):
     """
 
     name: str = ""
-    tree_class: type = object
+    tree_class: Optional[type] = None
     fields: Tuple[str, ...] = ()
     walks_unfitted_rows: bool = False
 
@@ -57,7 +57,7 @@ class TreeKind(ABC):
     def add_values(self, grower: Any, tree: Any, coefficient: float, raw: np.ndarray,
                    known: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> None:
         """``raw += coefficient * tree(x)`` on every training row by a walk (kinds with
-        :attr:`walks_unfitted_rows`)."""
+        ``walks_unfitted_rows``)."""
         raise NotImplementedError(f"{self.name} trees are not walked row by row")
 
     @abstractmethod
@@ -85,7 +85,7 @@ class TreeKind(ABC):
         values: when ``nan_right``)."""
 
     def to_document(self, tree: Any) -> Dict[str, list]:
-        """The tree as model-file JSON data: its :attr:`fields` as lists."""
+        """The tree as model-file JSON data: its ``fields`` as lists."""
         return {k: np.asarray(getattr(tree, k)).tolist() for k in self.fields}
 
     @abstractmethod

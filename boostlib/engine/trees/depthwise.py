@@ -39,7 +39,7 @@ class DepthwiseKind(TreeKind):
 
     def grow(self, grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray,
              noise_std: float, split_rng: Any, prepared: Any = None):
-        """See :meth:`TreeKind.grow`."""
+        """See :meth:`boostlib.engine.trees.TreeKind.grow`."""
         p = grower.params
         node, (hX, hrows, g32, h32), hist = grower._root(rows, g, h, prepared)
         feature, bin_, nanr, left_c, right_c, gain = [-1], [0], [0], [-1], [-1], [0.0]
@@ -105,7 +105,7 @@ class DepthwiseKind(TreeKind):
 
     def apply(self, grower: Any, tree: DepthwiseTree, rows: Optional[np.ndarray],
               known: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> np.ndarray:
-        """See :meth:`TreeKind.apply`: every row by one walk over the row-major data (the
+        """See :meth:`boostlib.engine.trees.TreeKind.apply`: every row by one walk over the row-major data (the
         ``known`` rows skipped), a subset level by level."""
         n_total = grower.X_rows.shape[0]
         if rows is None or rows.size == n_total:

@@ -53,7 +53,7 @@ class SymmetricKind(TreeKind):
 
     def grow(self, grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray,
              noise_std: float, split_rng: Any, prepared: Any = None):
-        """See :meth:`TreeKind.grow`."""
+        """See :meth:`boostlib.engine.trees.TreeKind.grow`."""
         p = grower.params
         node, (hX, hrows, g32, h32), hist = grower._root(rows, g, h, prepared)
         slot_of_leaf = np.zeros(1, dtype=np.int32)     # -1: leaf not active
@@ -113,7 +113,7 @@ class SymmetricKind(TreeKind):
 
     def apply(self, grower: Any, tree: ObliviousTree, rows: Optional[np.ndarray],
               known: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> np.ndarray:
-        """See :meth:`TreeKind.apply` (``known`` is not used: a level pass is cheap)."""
+        """See :meth:`boostlib.engine.trees.TreeKind.apply` (``known`` is not used: a level pass is cheap)."""
         if rows is None:
             rows = np.arange(grower.X_rows.shape[0], dtype=np.int32)
         rows = np.ascontiguousarray(rows, dtype=np.int32)
