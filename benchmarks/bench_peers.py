@@ -143,18 +143,21 @@ def half_rows(n: int, seed: int) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).permutation(n)[: n // 2])
 
 
-def write_data(directory: str, n_train: int, n_test: int, seed: int) -> Dict[str, Any]:
-    """Generate train (seed) and test (seed + 1) sets and save them as .npy in ``directory``."""
+def write_data(directory: str, n_train: int, n_test: int, seed: int,
+               dtype: str = "float64") -> Dict[str, Any]:
+    """Generate train (seed) and test (seed + 1) sets and save them as .npy in ``directory``,
+    the features as ``dtype`` (every library then reads the same values)."""
     info: Dict[str, Any] = {}
     for part, n, s in (("train", n_train, seed), ("test", n_test, seed + 1)):
         X, y, bayes = make_data(n, s)
+        X = X.astype(dtype, copy=False)
         np.save(os.path.join(directory, f"X_{part}.npy"), X)
         np.save(os.path.join(directory, f"y_{part}.npy"), y)
         info[part] = dict(n_rows=n, seed=s, positive_rate=float(y.mean()),
                           nan_rate=float(np.isnan(X).mean()), bayes_logloss=bayes)
         del X, y
     info["n_features"] = N_FEATURES
-    info["dtype"] = "float64"
+    info["dtype"] = dtype
     info["nan_features"] = list(NAN_FEATURES)
     return info
 
@@ -561,7 +564,7 @@ def render(report: Dict[str, Any]) -> str:
         "",
         f"{cfg['n_estimators']} trees, depth {cfg['max_depth']}, {cfg['max_bins']} bins, "
         f"learning rate {cfg['learning_rate']}, L2 {cfg['l2']}, {cfg['threads']} threads. "
-        f"Data: float64, {100 * data['train']['nan_rate'] * data['n_features'] / len(data['nan_features']):.1f}% "
+        f"Data: {data['dtype']}, {100 * data['train']['nan_rate'] * data['n_features'] / len(data['nan_features']):.1f}% "
         f"NaN in features {data['nan_features']}, Bayes-optimal test logloss "
         f"{data['test']['bayes_logloss']:.4f}.",
         f"Machine: {env['cpu']}, {env['cpu_count']} CPUs, Python {env['python']}.",
@@ -669,6 +672,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                          + ", ".join(MODELS))
     ap.add_argument("--subsample", type=float, default=DEFAULTS["subsample"],
                     help="row sampling rate of the sampled models")
+    ap.add_argument("--dtype", choices=["float64", "float32"], default="float64",
+                    help="dtype of the feature matrices every library is given (float32: "
+                         "the W1 memory setting)")
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     ap.add_argument("--timeout", type=float, default=None, help="per-model timeout, seconds")
     ap.add_argument("--retry-contended", type=int, default=0, metavar="K",
@@ -700,7 +706,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     tmp = tempfile.mkdtemp(prefix="boostlib-bench-")
     try:
         t0 = time.perf_counter()
-        data = write_data(tmp, args.n_train, args.n_test, args.seed)
+        data = write_data(tmp, args.n_train, args.n_test, args.seed, args.dtype)
         print(f"data: {args.n_train:,} train + {args.n_test:,} test rows generated in "
               f"{time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
         if args.repeats < 1:
@@ -729,7 +735,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     results = [_median_run(runs) for runs in rounds.values()]
     by_name = {r["name"]: r for r in results}
     report = dict(config=dict(cfg, n_train=args.n_train, n_test=args.n_test,
-                              input_dtype="float64"),
+                              input_dtype=args.dtype),
                   data=data, environment=env, results=results,
                   ratios=ratios(by_name), sampling=sampling_ratios(by_name),
                   memory_note="peak_mb = peak RSS during fit + predict_proba minus RSS after "
