@@ -69,14 +69,6 @@ class Dataset:
     def n_features(self) -> int:
         return int(self.X.shape[1])
 
-    def bin_mapper(self, max_bins: int, seed: np.random.SeedSequence,
-                   n_threads: int) -> BinMapper:
-        """The borders of this (training) set for ``max_bins`` and the fit's ``seed``.
-
-        Computed on the rows of positive weight only; cached per ``(max_bins, seed)``.
-        """
-        return self._bin(max_bins, seed, n_threads)[0]
-
     def binned(self, mapper: BinMapper, n_threads: int) -> np.ndarray:
         """uint8 (n_features, n_rows): this set binned with ``mapper``'s borders (cached for
         the mapper last used)."""
@@ -88,8 +80,11 @@ class Dataset:
             self._binned[key] = cached
         return cached[1]
 
-    def _bin(self, max_bins: int, seed: np.random.SeedSequence,
-             n_threads: int) -> Tuple[BinMapper, np.ndarray]:
+    def training_matrix(self, max_bins: int, seed: np.random.SeedSequence,
+                        n_threads: int) -> Tuple[BinMapper, np.ndarray]:
+        """``(mapper, X_binned)`` of this training set: borders computed on the rows of
+        positive weight (at most 200,000 drawn from the fit's ``"binning"`` stream) and the
+        uint8 (n_features, n_rows) matrix; cached per ``(max_bins, seed)``."""
         key = ("fit", int(max_bins), seed.entropy, tuple(seed.spawn_key))
         if key not in self._binned:
             w = self.sample_weight
@@ -98,11 +93,6 @@ class Dataset:
             # one entry per binning setting: a new setting replaces the old binned matrix
             self._binned = {key: (mapper, mapper.transform(self.X, n_threads))}
         return self._binned[key]
-
-    def training_matrix(self, max_bins: int, seed: np.random.SeedSequence,
-                        n_threads: int) -> Tuple[BinMapper, np.ndarray]:
-        """``(mapper, X_binned)`` of this training set (see :meth:`bin_mapper`)."""
-        return self._bin(max_bins, seed, n_threads)
 
     def __repr__(self) -> str:
         return (f"<boostlib.Dataset: {self.n_rows} rows x {self.n_features} features, "
