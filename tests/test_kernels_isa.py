@@ -16,8 +16,8 @@ from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import boostlib
-from boostlib.engine import boosting
-from boostlib.engine import ensemble
+from boostlib.engine import context
+from boostlib.engine.trees import depthwise, symmetric
 from boostlib.builtin import losses
 from boostlib import _kernels
 from boostlib._kernels import _cpu
@@ -119,7 +119,7 @@ def test_prediction_kernels_are_bit_identical(data, policy, pick, n_threads):
     out = {}
     for label, mod in (("baseline", base), ("avx2", avx2)):
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(ensemble, "_predictor", mod)
+            mp.setattr(symmetric if policy == "symmetric" else depthwise, "_predictor", mod)
             out[label] = start.copy()
             ens.add_trees_binned(data.X_binned, out[label], trees, coef, n_threads)
     assert_same_bits(out["baseline"], out["avx2"], f"{policy} prediction")
@@ -142,7 +142,8 @@ def test_add_leaf_values_is_bit_identical(n, pick, n_threads):
 
 
 def _use(monkeypatch, isa):
-    for module, name in ((losses, "_loss"), (boosting, "_predictor"), (ensemble, "_predictor")):
+    for module, name in ((losses, "_loss"), (context, "_predictor"), (symmetric, "_predictor"),
+                         (depthwise, "_predictor")):
         monkeypatch.setattr(module, name, _kernels.variant(name, isa))
 
 
