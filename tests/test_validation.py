@@ -90,9 +90,9 @@ def test_non_finite_y_rejected(bad):
 
 
 def test_classifier_label_errors():
-    with pytest.raises(ValueError, match="Only binary classification is supported"):
-        BoostClassifier().fit(X, np.arange(40) % 3)
-    with pytest.raises(ValueError, match="needs two classes in y; got 1 class"):
+    with pytest.raises(ValueError, match="'logloss' is a binary loss, but y has 3 classes"):
+        BoostClassifier(loss="logloss").fit(X, np.arange(40) % 3)
+    with pytest.raises(ValueError, match="needs at least two classes in y; got 1 class"):
         BoostClassifier().fit(X, np.zeros(40))
     with pytest.raises(ValueError, match="Unknown label type: continuous"):
         BoostClassifier().fit(X, X[:, 0])
