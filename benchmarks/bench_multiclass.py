@@ -95,8 +95,9 @@ def build(name: str, a: argparse.Namespace) -> Tuple[Any, Callable, Callable]:
         model = catboost.CatBoostClassifier(
             loss_function="MultiClass", iterations=a.n_estimators, learning_rate=a.learning_rate,
             depth=a.depth, grow_policy="SymmetricTree", border_count=254, bootstrap_type="No",
-            random_strength=0, l2_leaf_reg=1.0, leaf_estimation_iterations=1,
-            leaf_estimation_method="Newton", boosting_type="Plain", thread_count=a.threads,
+            random_strength=0, l2_leaf_reg=1.0, score_function="L2",
+            leaf_estimation_iterations=1, leaf_estimation_method="Newton",
+            boosting_type="Plain", thread_count=a.threads,
             verbose=0, allow_writing_files=False)
         proba = lambda m, X: m.predict_proba(X, thread_count=a.threads)  # noqa: E731
     elif name == "xgboost":
