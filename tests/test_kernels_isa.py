@@ -86,11 +86,8 @@ def test_loss_kernels_are_bit_identical(inputs, kind, scale, n_threads):
         else:
             getattr(mod, f"{name}_gradient")(y, z, w, g, h, n_threads)
             total = getattr(mod, f"{name}_sum")(y, z, w, n_threads)
-        g2, h2 = np.full(n, np.nan), np.full(n, np.nan)
-        fused = mod.gradient_loss_sum(kind, y, z, w, scale, g2, h2, n_threads)
-        out[label] = (g, h, np.array([total]), g2, h2, np.array([fused]))
-    for what, a, b in zip(("gradient", "hessian", "loss sum", "fused gradient",
-                           "fused hessian", "fused loss sum"), out["baseline"], out["avx2"]):
+        out[label] = (g, h, np.array([total]))
+    for what, a, b in zip(("gradient", "hessian", "loss sum"), out["baseline"], out["avx2"]):
         assert_same_bits(a, b, f"{name} {what}")
 
 

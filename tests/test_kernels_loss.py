@@ -266,33 +266,6 @@ def test_loss_sums_do_not_depend_on_threads(name):
         loss_sum(name, y, z, w[:3])
 
 
-@pytest.mark.parametrize("kind,name", [(0, "logloss"), (1, "mse"), (2, "sla")])
-@KERNEL_SETTINGS
-@given(data=st.data(), n_threads=st.sampled_from([1, 2]))
-def test_fused_gradient_and_loss_equal_the_separate_kernels(kind, name, data, n_threads):
-    """One pass gives bit for bit the derivatives of ``*_gradient`` and the sum of ``*_sum``."""
-    y, z, w = data.draw(loss_case(name))
-    g, h = np.full(len(y), np.nan), np.full(len(y), np.nan)
-    total = _loss.gradient_loss_sum(kind, y, z, w, 0.3, g, h, n_threads)
-    g_ref, h_ref = kernel(name, y, z, scale=0.3)
-    assert np.array_equal(g, g_ref) and np.array_equal(h, h_ref)
-    assert total == loss_sum(name, y, z, w, 0.3, n_threads)
-
-
-def test_fused_loss_over_many_blocks_and_bad_input():
-    rng = np.random.default_rng(5)
-    n = 50_001
-    y = (rng.random(n) < 0.3).astype(float)
-    z = rng.normal(scale=3, size=n)
-    g, h = np.empty(n), np.empty(n)
-    sums = {nt: _loss.gradient_loss_sum(0, y, z, EMPTY, 1.0, g, h, nt) for nt in (1, 2, 3)}
-    assert sums[1] == sums[2] == sums[3] == _loss.logloss_sum(y, z, EMPTY, 1)
-    with pytest.raises(ValueError, match="unknown loss kind"):
-        _loss.gradient_loss_sum(7, y, z, EMPTY, 1.0, g, h, 1)
-    with pytest.raises(ValueError, match="same length"):
-        _loss.gradient_loss_sum(0, y, z[:-1], EMPTY, 1.0, g, h, 1)
-
-
 @pytest.mark.parametrize("center", [0.0, 5.0, -30.0, 700.0])
 def test_logloss_sum_product_form_keeps_its_accuracy(center):
     """The unweighted logloss sum takes one log per block of the product of ``1 + e^-|z|``:
@@ -303,11 +276,9 @@ def test_logloss_sum_product_form_keeps_its_accuracy(center):
     z = center + rng.normal(scale=0.5, size=n)
     y = (rng.random(n) < 0.5).astype(float)
     expected = math.fsum(np.logaddexp(0.0, z) - y * z)
-    g, h = np.empty(n), np.empty(n)
     for nt in (1, 2):
         got = _loss.logloss_sum(y, z, EMPTY, nt)
         assert got == pytest.approx(expected, rel=1e-13, abs=1e-9)
-        assert _loss.gradient_loss_sum(0, y, z, EMPTY, 1.0, g, h, nt) == got
     ones = np.zeros(n)
     assert _loss.logloss_sum(ones, np.zeros(n), EMPTY, 2) == pytest.approx(n * math.log(2),
                                                                           rel=1e-14)

@@ -109,14 +109,6 @@ cdef inline double _ll_product_sum(const double* z, const double* y, const doubl
     return s
 
 
-cdef inline double _ll_derivatives_sum(const double* z, const double* y, double* g, double* h,
-                                       Py_ssize_t m, double* prod, long* expo) noexcept nogil:
-    """``g``, ``h`` and the unweighted loss terms (see :func:`_ll_product_sum`) of a chunk."""
-    cdef double e[CHUNK]
-    _ll_fill(z, y, g, h, e, m)
-    return _ll_product_sum(z, y, e, m, prod, expo)
-
-
 cdef inline double _ll_sum(const double* z, const double* y, Py_ssize_t m, double* prod,
                            long* expo) noexcept nogil:
     """The unweighted loss terms of a chunk (see :func:`_ll_product_sum`)."""
@@ -125,20 +117,6 @@ cdef inline double _ll_sum(const double* z, const double* y, Py_ssize_t m, doubl
     for j in range(m):
         e[j] = boostlib_exp_nonpos(-fabs(z[j]))
     return _ll_product_sum(z, y, e, m, prod, expo)
-
-
-cdef inline double _ll_derivatives_weighted_sum(const double* z, const double* y,
-                                                const double* w, double* g, double* h,
-                                                Py_ssize_t m) noexcept nogil:
-    """``g``, ``h`` and ``sum w (max(z, 0) + log1p(e) - y z)`` of a chunk."""
-    cdef double e[CHUNK]
-    cdef double s = 0.0, zj
-    cdef Py_ssize_t j
-    _ll_fill(z, y, g, h, e, m)
-    for j in range(m):
-        zj = z[j]
-        s = s + w[j] * ((zj if zj > 0.0 else 0.0) + log1p(e[j]) - y[j] * zj)
-    return s
 
 
 def mse_gradient(const double[::1] y, const double[::1] raw, const double[::1] weight,
@@ -265,71 +243,3 @@ def sla_sum(const double[::1] y, const double[::1] raw, const double[::1] weight
             double scale, int n_threads):
     """``sum_i w_i (1 - sigmoid(t_i z_i / s))``, ``t = 2y - 1`` (weights empty: 1)."""
     return _loss_sum(K_SLA, y, raw, weight, scale, n_threads)
-
-
-# -- derivatives and the loss value in one pass ---------------------------------------------------
-
-def gradient_loss_sum(int kind, const double[::1] y, const double[::1] raw,
-                      const double[::1] loss_weight, double scale, double[::1] g,
-                      double[::1] h, int n_threads):
-    """Unweighted ``g`` and ``h`` of loss ``kind`` (0 logloss, 1 mse, 2 sla) written in place,
-    and the ``loss_weight``-weighted sum of the pointwise loss returned, in one pass.
-
-    The derivatives equal those of the ``*_gradient`` kernels bit for bit and the sum equals
-    the ``*_sum`` kernels' (same fixed blocks, added in block order), so the result does not
-    depend on ``n_threads``. Logloss shares one ``exp`` between its derivatives and its loss.
-    """
-    cdef Py_ssize_t n = y.shape[0], nb, blk, i, lo, hi
-    if raw.shape[0] != n or g.shape[0] != n or h.shape[0] != n:
-        raise ValueError("y, raw, gradient and hessian must have the same length")
-    if loss_weight.shape[0] not in (0, n):
-        raise ValueError("weight must be empty or have the length of y")
-    if kind not in (K_LOGLOSS, K_MSE, K_SLA):
-        raise ValueError(f"unknown loss kind {kind}")
-    cdef bint weighted = loss_weight.shape[0] > 0
-    cdef bint product_log = kind == K_LOGLOSS and not weighted
-    nb = (n + LOSS_BLOCK - 1) // LOSS_BLOCK
-    partial = np.zeros(max(nb, 1))
-    cdef double[::1] part = partial
-    cdef double s, total = 0.0, z, q, t, v, prod
-    cdef Py_ssize_t c, m
-    cdef long expo
-    with nogil:
-        for blk in prange(nb, schedule="static", num_threads=n_threads):
-            lo = blk * LOSS_BLOCK
-            hi = block_stop(blk, LOSS_BLOCK, n)
-            s = 0.0
-            prod = 1.0
-            expo = 0
-            if kind == K_LOGLOSS:
-                for c in range(lo, hi, CHUNK):
-                    m = CHUNK if c + CHUNK <= hi else hi - c
-                    if product_log:
-                        s = s + _ll_derivatives_sum(&raw[c], &y[c], &g[c], &h[c], m, &prod,
-                                                    &expo)
-                    else:
-                        s = s + _ll_derivatives_weighted_sum(&raw[c], &y[c], &loss_weight[c],
-                                                             &g[c], &h[c], m)
-                if product_log:
-                    s = s + _log_product(prod, expo)
-            else:
-                for i in range(lo, hi):
-                    z = raw[i]
-                    if kind == K_MSE:
-                        g[i] = z - y[i]
-                        h[i] = 1.0
-                        v = 0.5 * (z - y[i]) * (z - y[i])
-                    else:
-                        t = 2.0 * y[i] - 1.0
-                        q = _sigmoid(t * z / scale)
-                        g[i] = -(t / scale) * q * (1.0 - q)
-                        h[i] = -(q * (1.0 - q) * (1.0 - 2.0 * q)) / (scale * scale)
-                        v = 1.0 - _sigmoid(t * z / scale)
-                    if weighted:
-                        s = s + loss_weight[i] * v
-                    else:
-                        s = s + v
-            part[blk] = s
-        for blk in range(nb):
-            total = total + part[blk]
-    return total

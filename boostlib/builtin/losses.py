@@ -80,10 +80,6 @@ class LogLoss(_BinaryLoss):
     def mean_loss(self, y, raw, weight=None, n_threads=1):
         return _mean(_loss.logloss_sum(y, raw, _weight(weight), n_threads), y, weight)
 
-    def gradient_hessian_loss(self, y, raw, gradient, hessian, weight=None, n_threads=1):
-        return _mean(_loss.gradient_loss_sum(0, y, raw, _weight(weight), 1.0, gradient, hessian,
-                                             n_threads), y, weight)
-
 
 class MSELoss(Loss):
     """Half squared error; the raw score is the prediction."""
@@ -101,10 +97,6 @@ class MSELoss(Loss):
 
     def mean_loss(self, y, raw, weight=None, n_threads=1):
         return _mean(_loss.mse_sum(y, raw, _weight(weight), n_threads), y, weight)
-
-    def gradient_hessian_loss(self, y, raw, gradient, hessian, weight=None, n_threads=1):
-        return _mean(_loss.gradient_loss_sum(1, y, raw, _weight(weight), 1.0, gradient, hessian,
-                                             n_threads), y, weight)
 
 
 class SLALoss(_BinaryLoss):
@@ -134,10 +126,6 @@ class SLALoss(_BinaryLoss):
 
     def mean_loss(self, y, raw, weight=None, n_threads=1):
         return _mean(_loss.sla_sum(y, raw, _weight(weight), self.scale, n_threads), y, weight)
-
-    def gradient_hessian_loss(self, y, raw, gradient, hessian, weight=None, n_threads=1):
-        return _mean(_loss.gradient_loss_sum(2, y, raw, _weight(weight), self.scale, gradient,
-                                             hessian, n_threads), y, weight)
 
 
 def softmax(raw: np.ndarray) -> np.ndarray:

@@ -14,7 +14,7 @@ from ..plugin.api import Loss, SampleResult, Sampler
 from ..plugin.registry import PluginError
 from .ensemble import Ensemble
 from .grower import SampleDefects, TreeGrower
-from .loss_values import _fast_path, mean_loss
+from .loss_values import mean_loss
 from .random_streams import stream_rng
 from .tracked import Tracked, _lincomb
 from .trees import TreeGroup
@@ -95,11 +95,7 @@ class BoostingContext:
         # scalar kernels update; plugins see them rows-first (see _public)
         self._raw = np.repeat(ensemble.bias_array[:, None], self.n_rows, axis=1)
         self._raw_version = 0           # bumped whenever the training scores change
-        self._train_loss: Tuple[int, float] = (-1, math.nan)
-        # The training loss run() still has to record: its scores' version, and the loss once
-        # it is known (computed before those scores change, so they need no copy).
-        self._keep_loss_of = (-1, -1)        # (version, iteration)
-        self._kept_loss: Tuple[int, float] = (-1, math.nan)
+        self._train_loss: Tuple[int, float] = (-1, math.nan)   # (version, loss) cache
         self._all_rows = np.arange(self.n_rows, dtype=np.int32)
         # Trees fitted during the current iteration, with the leaf of every fitted row.
         self._fitted: Dict[int, Tuple[Any, _Fitted]] = {}
@@ -175,7 +171,6 @@ class BoostingContext:
         boosting: split scores ``G^2/(W+l2)`` and leaves ``-G/(W+l2)``); with Newton leaves a
         loss whose hessian can be negative is floored at its ``hessian_floor``.
         """
-        current = raw is None
         raw = self.raw if raw is None else np.asarray(raw, dtype=np.float64)
         if raw.shape != self.public_shape:
             raise ValueError(f"raw must have shape {self.public_shape}, got {raw.shape}")
@@ -190,16 +185,7 @@ class BoostingContext:
         else:
             gbuf, hbuf = np.empty(shape), np.empty(shape)
         g, h = self._public(gbuf), self._public(hbuf)
-        if current and _fast_path(self.loss, "gradient_hessian_loss", "gradient_hessian",
-                                  "mean_loss", "loss"):
-            # the loss at the current model comes with the derivatives (one pass)
-            value = self.loss.gradient_hessian_loss(self._y_view, raw, g, h, self.sample_weight,
-                                                    self.n_threads)
-            self._train_loss = (self._raw_version, checks.mean_loss(
-                self.loss, value, "the training set", self.iteration))
-            returned = None
-        else:
-            returned = self.loss.gradient_hessian(self._y_view, raw, g, h, self.n_threads)
+        returned = self.loss.gradient_hessian(self._y_view, raw, g, h, self.n_threads)
         g_ret, h_ret = checks.derivatives(self.loss, returned, g, h, self.iteration,
                                           self.checks, self.n_threads)
         if g_ret is not g:              # the loss returned arrays of its own
@@ -429,8 +415,6 @@ class BoostingContext:
 
     def _add_scores(self, target: Tracked, tree, coefficient: float) -> None:
         """``scores += coefficient * tree(x)`` on the training rows and validation sets."""
-        if target.is_model:
-            self._scores_changing()
         train = target.train_scores()
         parts = tree.trees if isinstance(tree, TreeGroup) else [tree]
         for k, part in enumerate(parts):
@@ -466,21 +450,10 @@ class BoostingContext:
         if not math.isfinite(factor):
             raise ValueError(f"factor={factor!r} must be finite")
         self.ensemble.scale(factor)
-        self._scores_changing()
         self._raw *= factor
         self._raw_version += 1
         for ev in self.evals:
             ev.raw *= factor
-
-    def _scores_changing(self) -> None:
-        """Called before the model's training scores change: the loss run() still has to
-        record at the current scores is computed now (or taken from the cache)."""
-        version, iteration = self._keep_loss_of
-        if version == self._raw_version and self._kept_loss[0] != version:
-            self._kept_loss = (version, self._train_loss[1] if self._train_loss[0] == version
-                               else mean_loss(self.loss, self._y_view, self.raw,
-                                              self.sample_weight, self.n_threads,
-                                              "the training set", iteration))
 
     # -- tracked models ------------------------------------------------------------------------
     def _tracked(self, obj: Any, what: str) -> Tracked:

@@ -3,7 +3,7 @@ early stopping."""
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
 
@@ -36,20 +36,6 @@ def _check_consistent(ctx: BoostingContext, update_name: str) -> None:
                 raise PluginError(f"update rule {update_name!r} left the model inconsistent "
                                   f"at iteration {ctx.iteration}: {what} scores differ from "
                                   f"the {whose} prediction by up to {worst:.3g}")
-
-
-def pending_loss(ctx: BoostingContext, pending: Tuple[int, int]) -> float:
-    """The training loss of an earlier iteration, whose scores had version ``pending[1]``:
-    from the context's cache (the loss computed with the derivatives at those scores, or
-    kept before they changed), else computed now (the scores are unchanged)."""
-    iteration, version = pending
-    for cached in (ctx._train_loss, ctx._kept_loss):
-        if cached[0] == version:
-            return cached[1]
-    if ctx._raw_version != version:     # _scores_changing() keeps it: cannot happen
-        raise RuntimeError(f"the training loss of iteration {iteration} was lost")
-    ctx._scores_changing()
-    return ctx._kept_loss[1]
 
 
 def _without_zero_tail(n_trees: int, coef: np.ndarray) -> int:
@@ -101,7 +87,6 @@ def run(ctx: BoostingContext, update: UpdateRule,
     for cb in callbacks:
         cb.on_fit_begin(info(-1))
     it = -1
-    pending: Optional[Tuple[int, int]] = None
     for it in range(ctx.n_iterations):
         ctx.iteration = it
         ctx._fitted.clear()
@@ -111,19 +96,7 @@ def run(ctx: BoostingContext, update: UpdateRule,
             raise PluginError(f"update rule {update_name!r} removed trees at iteration {it}")
         if ctx.checks == "full":
             _check_consistent(ctx, update_name)
-        train = result["train"][metric]
-        if pending is not None:
-            train[pending[0]] = pending_loss(ctx, pending)
-            pending = None
-        if callbacks:               # they may read it now
-            train.append(ctx.train_loss())
-        else:
-            # Recorded lazily: a rule that starts the next iteration with the derivatives at
-            # the model gets this loss from the same pass (gradient_hessian_loss); otherwise
-            # it is computed when the scores are about to change, or at the end.
-            train.append(math.nan)
-            pending = (it, ctx._raw_version)
-            ctx._keep_loss_of = pending[::-1]
+        result["train"][metric].append(ctx.train_loss())
         for ev in ctx.evals:
             result[ev.name][metric].append(mean_loss(ctx.loss, ev.y, ctx._public(ev.raw),
                                                      ev.weight, ctx.n_threads, ev.name, it))
@@ -135,8 +108,6 @@ def run(ctx: BoostingContext, update: UpdateRule,
         stop = [bool(cb.on_iteration(current)) for cb in callbacks]   # every callback runs
         if any(stop):
             break
-    if pending is not None:
-        result["train"][metric][pending[0]] = pending_loss(ctx, pending)
     if not np.isfinite(ctx.raw.sum()):
         raise PluginError(f"update rule {update_name!r} produced non-finite raw scores")
     if marked[0] is not None and marked[0][0] < it:

@@ -82,7 +82,6 @@ class Tracked:
         if self.is_model:
             self._ctx.ensemble.bias = bias
             self._ctx.ensemble.coef = coef
-            self._ctx._scores_changing()
             self._ctx._raw[...] = train
             self._ctx._raw_version += 1
             for ev, scores in zip(self._ctx.evals, evals):

@@ -89,22 +89,6 @@ class Loss(ABC):
     def loss(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
         """Pointwise loss values, shape ``(n_rows,)``."""
 
-    def gradient_hessian_loss(self, y: np.ndarray, raw: np.ndarray, gradient: np.ndarray,
-                              hessian: np.ndarray, weight: Optional[np.ndarray] = None,
-                              n_threads: int = 1) -> float:
-        """Write the derivatives like :meth:`gradient_hessian` and return
-        :meth:`mean_loss` at the same scores, in one pass if the loss can.
-
-        The engine calls it when it wants both at the current model (the training loss of
-        the previous iteration comes for free with the next gradients). The default calls the
-        two methods; override it only with a faster equivalent.
-        """
-        returned = self.gradient_hessian(y, raw, gradient, hessian, n_threads)
-        if returned is not None:
-            raise TypeError("gradient_hessian must write into the arrays it is given to be "
-                            "fused with the loss")
-        return self.mean_loss(y, raw, weight, n_threads)
-
     def mean_loss(self, y: np.ndarray, raw: np.ndarray, weight: Optional[np.ndarray] = None,
                   n_threads: int = 1) -> float:
         """Weighted mean of the pointwise loss (``weight`` None: plain mean).
