@@ -22,13 +22,12 @@ import numpy as np
 
 from cython.parallel cimport prange
 from libc.float cimport DBL_MAX
-from libc.math cimport NAN, fabs, isfinite, ldexp
+from libc.math cimport NAN, ldexp
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memmove
 
 from .common cimport bits_double, double_bits
-from .mvs_roots cimport mvs_check_roots, mvs_roots
 
 cdef enum:
     BUCKET_SHIFT = 48                  # keep the top 16 bits of a non-negative double
@@ -509,77 +508,26 @@ cdef int _bracket_block(const double* score, Py_ssize_t start, Py_ssize_t stop, 
     return <int>bad
 
 
-cdef enum:
-    FROM_SCORES = 0                    # the scores are given
-    GOSS_GH = 1                        # the scores are |g * h|, written as they are computed
-    GOSS_G = 2                         # the scores are |g|, written as they are computed
-    MVS_ROOTS = 3                      # MVS's roots (mvs_roots.pxd), written and checked
-
-
-cdef struct MVSScoring:
-    # inputs: the hessian term's scale (see _sampling.mvs_scores)
-    double h_scale
-    double h_norm
-    double inv
-    bint divide
-    # outputs, over all rows: positive roots, huge or non-finite ones, underflowed ones
-    Py_ssize_t n_pos
-    Py_ssize_t n_big
-    Py_ssize_t n_unsafe
-
-
-cdef void _goss_scores(const double* g, const double* h, int source, double* score,
-                       Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
-    """GOSS's scores of rows ``start .. stop`` (a loop of its own: it vectorises)."""
-    cdef Py_ssize_t i
-    if source == GOSS_GH:
-        for i in range(start, stop):
-            score[i] = fabs(g[i] * h[i])
-    else:
-        for i in range(start, stop):
-            score[i] = fabs(g[i])
-
-
 cdef Py_ssize_t _bracket_pass(const double* score, Py_ssize_t n, double lo, double hi,
                               double* out, Py_ssize_t* block_stats, double* block_sum,
-                              bint sums, Py_ssize_t* n_above, bint* ok, int n_threads,
-                              int source=FROM_SCORES, const double* g=NULL,
-                              const double* h=NULL, MVSScoring* mvs=NULL) noexcept nogil:
+                              bint sums, Py_ssize_t* n_above, bint* ok,
+                              int n_threads) noexcept nogil:
     """One parallel pass over fixed blocks of rows: copy the scores in ``[lo, hi)`` to
     ``out``, in row order, and return their number. For block ``b`` (of ``nb``),
     ``block_stats[b]`` gets its candidates, ``block_stats[nb + b]`` its rows below ``lo``,
     ``block_stats[2 nb + b]`` its rows at or above ``hi`` and, when ``sums``, ``block_sum[b]``
     the sum of its scores below ``lo`` (four partial sums, see :func:`_bracket_block`, added
     in a fixed order). ``n_above`` gets the rows at or above ``hi``; ``ok``
-    is False when a score is negative, NaN or infinite. With a GOSS ``source``, each block's
-    scores are first computed from ``g`` and ``h`` into ``score`` (then read from the cache);
-    with ``MVS_ROOTS``, MVS's roots with the scale in ``mvs``, which gets their checks."""
+    is False when a score is negative, NaN or infinite."""
     cdef Py_ssize_t nb = (n + BLOCK - 1) // BLOCK
-    cdef Py_ssize_t blk, start, stop, k = 0, n_pos = 0, n_big = 0, n_unsafe = 0
-    cdef Py_ssize_t b_pos, b_big, b_unsafe
-    cdef uint64_t tiny_b = double_bits(ldexp(1.0, -510)), big_b = double_bits(ldexp(1.0, 970))
+    cdef Py_ssize_t blk, start, stop, k = 0
     cdef int bad = 0
     for blk in prange(nb, schedule="static", num_threads=n_threads):
         start = blk * BLOCK
         stop = start + BLOCK if start + BLOCK < n else n
-        b_pos = b_big = b_unsafe = 0
-        if source == MVS_ROOTS:
-            mvs_roots(g, h, mvs.h_scale, mvs.h_norm, mvs.inv, mvs.divide, <double*>score,
-                      start, stop)
-            mvs_check_roots(g, h, mvs.h_scale, mvs.h_norm, mvs.inv, mvs.divide, score, start,
-                            stop, tiny_b, big_b, &b_pos, &b_big, &b_unsafe)
-        elif source != FROM_SCORES:
-            _goss_scores(g, h, source, <double*>score, start, stop)
-        n_pos += b_pos
-        n_big += b_big
-        n_unsafe += b_unsafe
         bad += _bracket_block(score, start, stop, lo, hi, out, sums, block_stats + blk,
                               block_stats + nb + blk, block_stats + 2 * nb + blk,
                               block_sum + blk)
-    if mvs != NULL:
-        mvs.n_pos = n_pos
-        mvs.n_big = n_big
-        mvs.n_unsafe = n_unsafe
     n_above[0] = 0
     for blk in range(nb):
         if k != blk * BLOCK:
@@ -629,37 +577,12 @@ def kth_largest_near(const double[::1] score, Py_ssize_t k, double lo, double hi
         the answer is NaN).
     """
     return _kth_near(&score[0] if score.shape[0] else NULL, score.shape[0], k, lo, hi,
-                     scratch, n_threads, rest, FROM_SCORES, NULL, NULL)
-
-
-def goss_threshold_near(const double[::1] gradient, const double[::1] hessian,
-                        bint use_hessian, Py_ssize_t k, double lo, double hi,
-                        double[::1] score, double[::1] scratch, int n_threads=1,
-                        int64_t[::1] rest=None):
-    """GOSS's scores ``|g * h|`` (``use_hessian``) or ``|g|`` into ``score``, and
-    :func:`kth_largest_near` of them, in one pass: each block of rows is scored, then
-    bracketed while it is in the cache. ``score`` is filled whatever the answer (a NaN
-    answer leaves it ready for :func:`kth_largest`).
-
-    Parameters
-    ----------
-    gradient, hessian : IN float64 (n,).
-    use_hessian : rank by ``|g * h|`` (else ``|g|``).
-    k, lo, hi, scratch, n_threads, rest : as in :func:`kth_largest_near`.
-    score : OUT float64 (n,).
-    """
-    cdef Py_ssize_t n = gradient.shape[0]
-    if hessian.shape[0] != n or score.shape[0] != n:
-        raise ValueError("gradient, hessian and score must hold n values")
-    return _kth_near(&score[0] if n else NULL, n, k, lo, hi, scratch, n_threads, rest,
-                     GOSS_GH if use_hessian else GOSS_G, &gradient[0] if n else NULL,
-                     &hessian[0] if n else NULL)
+                     scratch, n_threads, rest)
 
 
 cdef double _kth_near(const double* score, Py_ssize_t n, Py_ssize_t k, double lo, double hi,
-                      double[::1] scratch, int n_threads, int64_t[::1] rest, int source,
-                      const double* g, const double* h) except? -1.0:
-    """The body of :func:`kth_largest_near` and :func:`goss_threshold_near`."""
+                      double[::1] scratch, int n_threads, int64_t[::1] rest) except? -1.0:
+    """The body of :func:`kth_largest_near`."""
     cdef Py_ssize_t nb = (n + BLOCK - 1) // BLOCK
     cdef Py_ssize_t m = 0, above = 0
     cdef double v = NAN
@@ -675,7 +598,7 @@ cdef double _kth_near(const double* score, Py_ssize_t n, Py_ssize_t k, double lo
     _bracket_buffers(nb, &per_block, &block_sum)
     with nogil:
         m = _bracket_pass(score, n, lo, hi, &scratch[0], per_block, block_sum, False,
-                          &above, &ok, n_threads, source, g, h)
+                          &above, &ok, n_threads)
         if ok and m > 0 and above < k <= above + m:
             # the selection reorders its input: a copy, so the candidates stay in row order
             a = <double*>malloc(m * sizeof(double))
@@ -718,63 +641,15 @@ def mvs_threshold_near(const double[::1] score, double target, double lo, double
         raise ValueError(f"target={target!r} must be positive")
     if score.shape[0] == 0:             # no rows: the sum is 0 for every mu, never the target
         return NAN
-    mu = _mvs_near(&score[0], score.shape[0], target, lo, hi, scratch, n_threads, &ok,
-                   FROM_SCORES, NULL, NULL, NULL)
+    mu = _mvs_near(&score[0], score.shape[0], target, lo, hi, scratch, n_threads, &ok)
     _report(ok, False)
     return mu
 
 
-def mvs_scores_threshold_near(const double[::1] gradient, const double[::1] hessian,
-                              double h_scale, double h_norm, double[::1] score, double target,
-                              double lo, double hi, double[::1] scratch, int n_threads=1):
-    """``_sampling.mvs_scores`` into ``score`` and :func:`mvs_threshold_near` of them, in one
-    pass: each block of rows is scored, checked and bracketed while it is in the cache.
-
-    The scores, their count of positive ones and ``mu`` are those of the two kernels run one
-    after the other, bit for bit, except in the rare cases that ``mvs_scores`` handles with a
-    pass of its own (a square that underflowed, a root of at least ``2^970``, a non-finite
-    one): then ``score`` is not final, and the caller runs ``mvs_scores`` (which raises on
-    non-finite scores) and the threshold kernels.
-
-    Parameters
-    ----------
-    gradient, hessian : IN float64 (n,).
-    h_scale, h_norm : as in ``_sampling.mvs_scores`` (``h_norm > 0``).
-    score : OUT float64 (n,).
-    target, lo, hi, scratch, n_threads : as in :func:`mvs_threshold_near`.
-
-    Returns
-    -------
-    (mu, n_pos) : ``mu`` as :func:`mvs_threshold_near` returns it (NaN: not inside the
-        bracket) and the number of positive scores; ``(nan, -1)`` in the rare cases above.
-    """
-    cdef Py_ssize_t n = gradient.shape[0]
-    cdef bint ok = True
-    cdef MVSScoring mvs
-    if hessian.shape[0] != n or score.shape[0] != n:
-        raise ValueError("gradient, hessian and score must hold n values")
-    if not h_norm > 0.0:
-        raise ValueError(f"h_norm={h_norm!r} must be positive")
-    _check_bracket(lo, hi, n, scratch.shape[0])
-    if not target > 0.0:
-        raise ValueError(f"target={target!r} must be positive")
-    if n == 0:
-        return NAN, 0
-    mvs.h_scale, mvs.h_norm = h_scale, h_norm
-    mvs.inv = 1.0 / h_norm
-    mvs.divide = not isfinite(mvs.inv)       # h_norm below ~1e-308: divide row by row
-    mu = _mvs_near(&score[0], n, target, lo, hi, scratch, n_threads, &ok, MVS_ROOTS,
-                   &gradient[0], &hessian[0], &mvs)
-    if not ok or mvs.n_big or mvs.n_unsafe:
-        return NAN, -1
-    return mu, mvs.n_pos
-
-
 cdef double _mvs_near(const double* score, Py_ssize_t n, double target, double lo, double hi,
-                      double[::1] scratch, int n_threads, bint* ok, int source,
-                      const double* g, const double* h, MVSScoring* mvs) except? -1.0:
-    """The body of :func:`mvs_threshold_near` and :func:`mvs_scores_threshold_near` (``n >
-    0``); ``ok`` is False when a score is negative, NaN or infinite (``mu`` is then NaN)."""
+                      double[::1] scratch, int n_threads, bint* ok) except? -1.0:
+    """The body of :func:`mvs_threshold_near` (``n > 0``); ``ok`` is False when a score is
+    negative, NaN or infinite (``mu`` is then NaN)."""
     cdef Py_ssize_t nb = (n + BLOCK - 1) // BLOCK
     cdef Py_ssize_t b, i, m = 0, above = 0
     cdef double mu = NAN, below_sum = 0.0, cand_sum = 0.0
@@ -783,8 +658,8 @@ cdef double _mvs_near(const double* score, Py_ssize_t n, double target, double l
     _bracket_buffers(nb, &per_block, &block_sum)
     with nogil:
         m = _bracket_pass(score, n, lo, hi, &scratch[0], per_block, block_sum, True,
-                          &above, ok, n_threads, source, g, h, mvs)
-        if ok[0] and (mvs == NULL or (mvs.n_big == 0 and mvs.n_unsafe == 0)):
+                          &above, ok, n_threads)
+        if ok[0]:
             for b in range(nb):
                 below_sum += block_sum[b]
             for i in range(m):

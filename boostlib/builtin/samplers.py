@@ -250,20 +250,16 @@ class GOSSSampler(_CompiledSampler):
             return None
         buf = self._buffers
         score = buf.get("score", n)
-        # the threshold, and each block's rows below it (ties at the threshold are "top");
-        # near the last one, the scores are computed in the same pass
+        # the threshold, and each block's rows below it (ties at the threshold are "top"),
+        # first sought near the last one
         rest = np.empty(-(-n // _sampling.BLOCK_ROWS), dtype=np.int64)
-        work, threads, gh = buf.get("work", n), self._n_threads, self.score == "gh"
-        scored = []
+        work, threads = buf.get("work", n), self._n_threads
+        _sampling.goss_scores(gradient, hessian, self.score == "gh", score, threads)
 
         def near(lo: float, hi: float) -> float:
-            scored.append(True)
-            return _order_stats.goss_threshold_near(gradient, hessian, gh, top_k, lo, hi, score,
-                                                    work, threads, rest)
+            return _order_stats.kth_largest_near(score, top_k, lo, hi, work, threads, rest)
 
         def full() -> float:
-            if not scored:
-                _sampling.goss_scores(gradient, hessian, gh, score, threads)
             return _order_stats.kth_largest(score, top_k, work, threads, rest)
 
         threshold = self._bracket.find(near, full)
@@ -375,29 +371,25 @@ class MVSSampler(_CompiledSampler):
         """Scores, and ``mu`` (None: uniform fallback; 0: keep every positive score).
 
         With ``guess``, ``mu`` is first sought near the last iteration's (see
-        :class:`_Bracket`), in the pass that computes the scores; that answer can differ from
-        the full kernel's in the last bits (its sum of the small scores is a plain,
-        fixed-order floating-point sum)."""
+        :class:`_Bracket`); that answer can differ from the full kernel's in the last bits
+        (its sum of the small scores is a plain, fixed-order floating-point sum)."""
         n = gradient.shape[0]
         h_scale, h_norm = self._hessian_scale(gradient, hessian)
         score = self._buffers.get("score", n)
         work, threads = self._buffers.get("work", n), self._n_threads
         target = n * self.subsample
         bounds = self._bracket.bounds() if guess and n else None
-        mu, n_pos = math.nan, -1
-        if bounds is not None:
-            mu, n_pos = _order_stats.mvs_scores_threshold_near(
-                gradient, hessian, h_scale, h_norm, score, target, *bounds, work, threads)
-        if n_pos < 0:       # no guess, or scores that need mvs_scores' careful pass
-            try:
-                n_pos = _sampling.mvs_scores(gradient, hessian, h_scale, h_norm, score,
-                                             threads)
-            except ValueError as exc:
-                raise ValueError(f"sampler 'mvs': {exc}") from None
+        try:
+            n_pos = _sampling.mvs_scores(gradient, hessian, h_scale, h_norm, score, threads)
+        except ValueError as exc:
+            raise ValueError(f"sampler 'mvs': {exc}") from None
         if n_pos == 0:
             return score, None
         if target >= n_pos:
             return score, 0.0
+        mu = math.nan
+        if bounds is not None:
+            mu = _order_stats.mvs_threshold_near(score, target, *bounds, work, threads)
         hit = mu == mu
         if not hit:
             mu = _order_stats.mvs_threshold(score, target, work, threads)
