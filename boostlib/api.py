@@ -1,4 +1,5 @@
-"""``boostlib.api`` is ``boostlib.plugin.api`` (this name is kept for users and plugins)."""
+"""``boostlib.api`` is ``boostlib.plugin.api``
+(this name is kept for users and plugins)."""
 import sys
 
 from .plugin import api as _module

@@ -1,4 +1,5 @@
-"""``boostlib.callbacks`` is ``boostlib.engine.callbacks`` (this name is kept for users and plugins)."""
+"""``boostlib.callbacks`` is ``boostlib.engine.callbacks``
+(this name is kept for users and plugins)."""
 import sys
 
 from .engine import callbacks as _module

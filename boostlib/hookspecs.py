@@ -1,4 +1,5 @@
-"""``boostlib.hookspecs`` is ``boostlib.plugin.hookspecs`` (this name is kept for users and plugins)."""
+"""``boostlib.hookspecs`` is ``boostlib.plugin.hookspecs``
+(this name is kept for users and plugins)."""
 import sys
 
 from .plugin import hookspecs as _module

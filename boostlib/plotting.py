@@ -1,4 +1,5 @@
-"""``boostlib.plotting`` is ``boostlib.frontend.plotting`` (this name is kept for users and plugins)."""
+"""``boostlib.plotting`` is ``boostlib.frontend.plotting``
+(this name is kept for users and plugins)."""
 import sys
 
 from .frontend import plotting as _module

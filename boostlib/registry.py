@@ -1,4 +1,5 @@
-"""``boostlib.registry`` is ``boostlib.plugin.registry`` (this name is kept for users and plugins)."""
+"""``boostlib.registry`` is ``boostlib.plugin.registry``
+(this name is kept for users and plugins)."""
 import sys
 
 from .plugin import registry as _module

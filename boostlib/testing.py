@@ -1,4 +1,5 @@
-"""``boostlib.testing`` is ``boostlib.plugin.testing`` (this name is kept for users and plugins)."""
+"""``boostlib.testing`` is ``boostlib.plugin.testing``
+(this name is kept for users and plugins)."""
 import sys
 
 from .plugin import testing as _module

@@ -159,7 +159,8 @@ def test_fit_is_bit_identical_on_either_variant(binary_data, monkeypatch, policy
                                        subsample=0.6 if sampler else 1.0, random_state=3,
                                        n_jobs=2)
         est.fit(X, y)
-        got[isa] = (est.decision_function(X_test), np.asarray(est.evals_result_["train"]["logloss"]))
+        got[isa] = (est.decision_function(X_test),
+                    np.asarray(est.evals_result_["train"]["logloss"]))
     assert_same_bits(got["baseline"][0], got["avx2"][0], "decision_function")
     assert_same_bits(got["baseline"][1], got["avx2"][1], "training loss curve")
 

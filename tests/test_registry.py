@@ -289,8 +289,9 @@ def test_entry_point_cannot_replace_a_builtin(fake_distribution):
     fake_distribution("boostlib-hijack", "0.1", {"hijack": "hijack_mod"},
                       {"hijack_mod": _FAKE_LOSS.format(version=1).replace('"fake_mse"',
                                                                           '"mse"')})
-    with pytest.raises(PluginError, match=r"loss 'mse' is registered twice: by boostlib.builtin.losses "
-                                          r"and by hijack \(boostlib-hijack 0.1\)"):
+    with pytest.raises(PluginError, match=r"loss 'mse' is registered twice: by "
+                                          r"boostlib.builtin.losses and by hijack "
+                                          r"\(boostlib-hijack 0.1\)"):
         boostlib.available("loss")
 
 

@@ -55,8 +55,8 @@ def run(ctx: BoostingContext, update: UpdateRule,
     update : the update rule.
     callbacks : :class:`boostlib.callbacks.Callback` instances; training stops after an
         iteration where one of them returns True. When a callback marked a best state
-        (:meth:`~boostlib.callbacks.IterationInfo.mark_best`, as early stopping does) before the last iteration,
-        the model is truncated to it.
+        (:meth:`~boostlib.callbacks.IterationInfo.mark_best`, as early stopping does)
+        before the last iteration, the model is truncated to it.
 
     Returns
     -------

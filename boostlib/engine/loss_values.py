@@ -28,8 +28,8 @@ def mean_loss(loss: Loss, y: np.ndarray, raw: np.ndarray, weight: Optional[np.nd
               n_threads: int, what: str, iteration: int) -> float:
     """The loss's weighted mean on one data set, validated.
 
-    A loss that keeps the default :meth:`~boostlib.api.Loss.mean_loss` gets its ``loss()`` output checked
-    for shape first (a wrong shape would otherwise broadcast silently).
+    A loss that keeps the default :meth:`~boostlib.api.Loss.mean_loss` gets its ``loss()``
+    output checked for shape first (a wrong shape would otherwise broadcast silently).
     """
     if not _fast_path(loss, "mean_loss", "loss"):
         values = checks.pointwise_loss(loss, loss.loss(y, raw), y.shape[0])

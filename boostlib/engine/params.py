@@ -1,5 +1,5 @@
-"""Training parameters: their names, defaults and validation (shared by :func:`boostlib.train` and the
-estimators, which take the same names)."""
+"""Training parameters: their names, defaults and validation (shared by
+:func:`boostlib.train` and the estimators, which take the same names)."""
 from __future__ import annotations
 
 from typing import Any, Dict, Mapping

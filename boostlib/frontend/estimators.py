@@ -217,7 +217,8 @@ class _BaseBoost(BaseEstimator):
 
     # -- virtual ensembles -----------------------------------------------------------------------
     def _virtual(self, X: Any, n_members: int, raw: bool = False) -> np.ndarray:
-        """The members of ``predict_virtual_ensembles`` (see :meth:`Model.virtual_ensemble_ends`)."""
+        """The members of ``predict_virtual_ensembles`` (see
+        :meth:`boostlib.Model.virtual_ensemble_ends`)."""
         X = self._check_predict_X(X)
         return self.model_.predict_virtual_ensembles(X, n_members, raw=raw, n_jobs=self.n_jobs)
 

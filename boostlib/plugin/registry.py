@@ -23,7 +23,8 @@ import pluggy
 
 from . import api, hookspecs
 
-BUILTIN_PLUGINS = ("boostlib.builtin.losses", "boostlib.builtin.samplers", "boostlib.builtin.updates")
+BUILTIN_PLUGINS = ("boostlib.builtin.losses", "boostlib.builtin.samplers",
+                   "boostlib.builtin.updates")
 
 KINDS: dict[str, tuple] = {
     # kind: (hook name, interface)

@@ -569,7 +569,8 @@ def _leaf_value(G: float, H: float, l2: float) -> float:
 def grow_symmetric(Xb: np.ndarray, g: np.ndarray, h: np.ndarray, nbnm, missing_bin: int,
                    max_depth: int, l2: float, msl: float, mcw: float,
                    leaf_g: Optional[np.ndarray] = None, unseen_side=None) -> Dict:
-    """Reference symmetric (oblivious) grower, following ``boostlib.engine.trees.symmetric``'s docstring.
+    """Reference symmetric (oblivious) grower, following the docstring of
+    ``boostlib.engine.trees.symmetric``.
 
     ``Xb`` (n_features, n_fit) are the fitted rows, ``g``/``h`` their gradient and hessian as
     the structure sees them (already rounded to float32 by the caller if wanted).

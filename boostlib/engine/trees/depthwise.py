@@ -105,8 +105,8 @@ class DepthwiseKind(TreeKind):
 
     def apply(self, grower: Any, tree: DepthwiseTree, rows: Optional[np.ndarray],
               known: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> np.ndarray:
-        """See :meth:`boostlib.engine.trees.TreeKind.apply`: every row by one walk over the row-major data (the
-        ``known`` rows skipped), a subset level by level."""
+        """See :meth:`boostlib.engine.trees.TreeKind.apply`: every row by one walk over the
+        row-major data (the ``known`` rows skipped), a subset level by level."""
         n_total = grower.X_rows.shape[0]
         if rows is None or rows.size == n_total:
             node = np.empty(n_total, dtype=np.int32)

@@ -113,7 +113,8 @@ class SymmetricKind(TreeKind):
 
     def apply(self, grower: Any, tree: ObliviousTree, rows: Optional[np.ndarray],
               known: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> np.ndarray:
-        """See :meth:`boostlib.engine.trees.TreeKind.apply` (``known`` is not used: a level pass is cheap)."""
+        """See :meth:`boostlib.engine.trees.TreeKind.apply` (``known`` is not used: a level
+        pass is cheap)."""
         if rows is None:
             rows = np.arange(grower.X_rows.shape[0], dtype=np.int32)
         rows = np.ascontiguousarray(rows, dtype=np.int32)
