@@ -95,10 +95,6 @@ class _BaseBoost(BaseEstimator):
     def _encode_y(self, y: Any, n_rows: int) -> np.ndarray:
         return check_y(y, n_rows)
 
-    def _make_loss(self):
-        return registry.create("loss", self._default_loss if self.loss is None else self.loss,
-                               self.loss_params)
-
     def fit(self, X: Any, y: Any, sample_weight: Any = None,
             eval_set: Optional[Sequence[Tuple[Any, Any]]] = None,
             eval_sample_weight: Optional[Sequence[Any]] = None,
@@ -110,7 +106,8 @@ class _BaseBoost(BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             Numeric features; NaN marks a missing value.
         y : array-like of shape (n_samples,)
-            Targets: numbers for a regressor, two class labels for a classifier.
+            Targets: numbers for a regressor, class labels (two or more) for a
+            classifier.
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative row weights (multiply gradients and hessians).
         eval_set : list of (X, y) pairs, optional
@@ -261,8 +258,8 @@ class BoostRegressor(RegressorMixin, _BaseBoost):
         Gaussian noise on split scores: std ``random_strength * RMS(g) / (1 + e^{t lr}/N)``
         at iteration ``t`` (CatBoost's schedule, SGLB supplement B).
     loss : str or Loss, default "mse"
-        A registered loss name (``"mse"``; ``"logloss"`` and ``"sla"`` for the classifier)
-        or an instance of :class:`boostlib.api.Loss`.
+        A registered loss name (``"mse"``; ``"logloss"``, ``"sla"`` and ``"multiclass"`` for
+        the classifier) or an instance of :class:`boostlib.api.Loss`.
     loss_params : dict, optional
         Keyword arguments of the loss, e.g. ``{"scale": 0.1}`` for ``"sla"``.
     sampler : str or Sampler, optional
@@ -296,6 +293,8 @@ class BoostRegressor(RegressorMixin, _BaseBoost):
 
     Attributes
     ----------
+    model_ : boostlib.Model
+        The trained model (what :func:`boostlib.train` returns).
     ensemble_ : Ensemble
     evals_result_ : dict
     best_iteration_ : int
