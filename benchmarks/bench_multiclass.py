@@ -59,6 +59,8 @@ from sklearn.datasets import make_classification
 from sklearn.metrics import log_loss
 from sklearn.model_selection import train_test_split
 
+from bench_peers import _system_busy_s     # the same load measure as bench_peers
+
 MODELS = ("boostlib-depthwise", "boostlib-symmetric", "lightgbm", "catboost", "xgboost",
           "sklearn-hgb")
 PEER_MODULES = {"lightgbm": "lightgbm", "catboost": "catboost", "xgboost": "xgboost",
@@ -119,17 +121,6 @@ def build(name: str, a: argparse.Namespace) -> Tuple[Any, Callable, Callable]:
     return model, proba, limit
 
 
-def _machine_busy_s() -> Optional[float]:
-    """CPU seconds all CPUs of the machine spent busy since boot (None without psutil)."""
-    try:
-        import psutil
-    except ImportError:
-        return None
-    t = psutil.cpu_times()
-    return sum(t) - t.idle - getattr(t, "iowait", 0.0) - getattr(t, "guest", 0.0) \
-        - getattr(t, "guest_nice", 0.0)
-
-
 def _fmt_load(load: Optional[float]) -> str:
     return "n/a" if load is None else f"{load:.2f}"
 
@@ -139,10 +130,10 @@ def run_once(name: str, a: argparse.Namespace, data: Dict[str, np.ndarray]) -> D
     model, proba, limit = build(name, a)
     gc.collect()
     with limit():
-        busy0, cpu0, t0 = _machine_busy_s(), time.process_time(), time.perf_counter()
+        busy0, cpu0, t0 = _system_busy_s(), time.process_time(), time.perf_counter()
         model.fit(data["X_train"], data["y_train"])
         fit_s = time.perf_counter() - t0
-        own_cpu_s, busy1 = time.process_time() - cpu0, _machine_busy_s()
+        own_cpu_s, busy1 = time.process_time() - cpu0, _system_busy_s()
         t0 = time.perf_counter()
         p = np.asarray(proba(model, data["X_test"]))
         predict_s = time.perf_counter() - t0

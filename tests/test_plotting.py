@@ -192,10 +192,6 @@ def test_tree_drawing_matches_the_tree(plt, higgs_small, tmp_path, policy):
     if policy == "symmetric":
         assert len(splits) == 2 ** tree.depth - 1
         assert len(leaves) == 2 ** tree.depth
-        # drawing order of the leaves: bit v of the leaf index = "right at level v"
-        order = [sum(((k >> (tree.depth - 1 - v)) & 1) << v for v in range(tree.depth))
-                 for k in range(2 ** tree.depth)]
-        expected = [f"{coef * tree.value[i]:.4g}" for i in order]
         for level in range(tree.depth):
             fl, bl = int(tree.feature[level]), int(tree.bin[level])
             text = f"x{fl} <= {ens.bin_mapper.borders_[fl][bl]:.4g}"
@@ -204,17 +200,7 @@ def test_tree_drawing_matches_the_tree(plt, higgs_small, tmp_path, policy):
         is_leaf = tree.left < 0
         assert len(splits) == int((~is_leaf).sum())
         assert len(leaves) == int(is_leaf.sum())
-        expected = []
-
-        def walk(k):
-            if tree.left[k] < 0:
-                expected.append(f"{coef * tree.value[k]:.4g}")
-            else:
-                walk(tree.left[k])
-                walk(tree.right[k])
-
-        walk(0)
-    assert leaves == expected
+    assert leaves == _leaf_texts(tree, coef)
     # two labelled edges per split; exactly one of each pair carries "NaN"
     assert len(edges) == 2 * len(splits)
     assert sum("NaN" in e for e in edges) == len(splits)
@@ -330,6 +316,7 @@ def _fit_multiclass(data, **params):
 def _leaf_texts(tree, coef, precision=4):
     """The leaf texts ``plot_tree`` draws for ``tree``, in drawing order."""
     if tree.policy == "symmetric":
+        # drawing order of the leaves: bit v of the leaf index = "right at level v"
         d = tree.depth
         order = [sum(((k >> (d - 1 - v)) & 1) << v for v in range(d)) for k in range(2 ** d)]
         return [f"{coef * tree.value[i]:.{precision}g}" for i in order]

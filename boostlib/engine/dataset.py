@@ -1,7 +1,7 @@
 """Training and validation data, validated once and binned once."""
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -59,7 +59,10 @@ class Dataset:
             raise ValueError(f"this Dataset has {n_features} features, its reference "
                              f"{reference.n_features}")
         self.reference = reference
-        self._binned: Dict[Tuple[Any, ...], Tuple[BinMapper, np.ndarray]] = {}
+        # (key, mapper, X_binned): as a training set for one binning setting, and as a
+        # validation set for the last mapper it was binned with
+        self._as_training: Optional[Tuple[Any, BinMapper, np.ndarray]] = None
+        self._as_valid: Optional[Tuple[BinMapper, np.ndarray]] = None
 
     @property
     def n_rows(self) -> int:
@@ -72,27 +75,22 @@ class Dataset:
     def binned(self, mapper: BinMapper, n_threads: int) -> np.ndarray:
         """uint8 (n_features, n_rows): this set binned with ``mapper``'s borders (cached for
         the mapper last used)."""
-        key = ("with", id(mapper))
-        cached = self._binned.get(key)
-        if cached is None or cached[0] is not mapper:
-            self._binned = {k: v for k, v in self._binned.items() if k[0] != "with"}
-            cached = (mapper, mapper.transform(self.X, n_threads))
-            self._binned[key] = cached
-        return cached[1]
+        if self._as_valid is None or self._as_valid[0] is not mapper:
+            self._as_valid = (mapper, mapper.transform(self.X, n_threads))
+        return self._as_valid[1]
 
     def training_matrix(self, max_bins: int, seed: np.random.SeedSequence,
                         n_threads: int) -> Tuple[BinMapper, np.ndarray]:
         """``(mapper, X_binned)`` of this training set: borders computed on the rows of
         positive weight (at most 200,000 drawn from the fit's ``"binning"`` stream) and the
         uint8 (n_features, n_rows) matrix; cached per ``(max_bins, seed)``."""
-        key = ("fit", int(max_bins), seed.entropy, tuple(seed.spawn_key))
-        if key not in self._binned:
+        key = (int(max_bins), seed.entropy, tuple(seed.spawn_key))
+        if self._as_training is None or self._as_training[0] != key:
             w = self.sample_weight
             X = self.X if w is None else self.X[w > 0]
             mapper = BinMapper(max_bins).fit(X, stream_rng(seed, "binning"), n_threads)
-            # one entry per binning setting: a new setting replaces the old binned matrix
-            self._binned = {key: (mapper, mapper.transform(self.X, n_threads))}
-        return self._binned[key]
+            self._as_training = (key, mapper, mapper.transform(self.X, n_threads))
+        return self._as_training[1], self._as_training[2]
 
     def __repr__(self) -> str:
         return (f"<boostlib.Dataset: {self.n_rows} rows x {self.n_features} features, "

@@ -180,6 +180,20 @@ def _compare(c: _Checker, what: str, ref: str, value: np.ndarray, fd_coarse: np.
                "loss itself with respect to the raw score, g = dL/dz and h = d2L/dz2)")
 
 
+def _rejects_nan_target(c: _Checker, loss: Loss, y: np.ndarray) -> None:
+    """``validate_target`` must raise ValueError for a target with a NaN."""
+    y_nan = y.copy()
+    y_nan[y.shape[0] // 2] = np.nan
+    try:
+        loss.validate_target(y_nan)
+    except ValueError:
+        pass
+    except Exception as exc:  # noqa: BLE001 - the wrong exception type is the finding
+        c.fail(f"validate_target must raise ValueError for a NaN target, raised {exc!r}")
+    else:
+        c.fail("validate_target accepted a NaN target; it must raise ValueError")
+
+
 def check_loss(loss: Loss, y: np.ndarray | None = None, raw: np.ndarray | None = None, *,
                n_rows: int = 256, seed: int = 0, rtol: float = 1e-4, atol: float = 1e-6,
                eps: float = 1e-6, extreme: float = 50.0) -> None:
@@ -237,16 +251,7 @@ def check_loss(loss: Loss, y: np.ndarray | None = None, raw: np.ndarray | None =
                  n, np.float64)
     c.require(np.array_equal(y_in, y), "validate_target modified its input")
     c.require(np.array_equal(yv, y), "validate_target changed the values of a valid target")
-    y_nan = y.copy()
-    y_nan[n // 2] = np.nan
-    try:
-        loss.validate_target(y_nan)
-    except ValueError:
-        pass
-    except Exception as exc:  # noqa: BLE001 - the wrong exception type is the finding
-        c.fail(f"validate_target must raise ValueError for a NaN target, raised {exc!r}")
-    else:
-        c.fail("validate_target accepted a NaN target; it must raise ValueError")
+    _rejects_nan_target(c, loss, y)
     if loss.is_classification:
         y_bad = y.copy()
         y_bad[0] = 2.0
@@ -371,16 +376,7 @@ def _check_vector_loss(c: _Checker, loss: Loss, y: np.ndarray | None, raw: np.nd
     yv = c.array(c.call("validate_target(y)", loss.validate_target, y.copy()),
                  "validate_target(y)", n, np.float64)
     c.require(np.array_equal(yv, y), "validate_target changed the values of a valid target")
-    y_nan = y.copy()
-    y_nan[n // 2] = np.nan
-    try:
-        loss.validate_target(y_nan)
-    except ValueError:
-        pass
-    except Exception as exc:  # noqa: BLE001 - the wrong exception type is the finding
-        c.fail(f"validate_target must raise ValueError for a NaN target, raised {exc!r}")
-    else:
-        c.fail("validate_target accepted a NaN target; it must raise ValueError")
+    _rejects_nan_target(c, loss, y)
     k = c.call("n_outputs", lambda: loss.n_outputs)
     c.require(isinstance(k, (int, np.integer)) and not isinstance(k, bool) and k >= 1,
               f"n_outputs must be an int >= 1 after validate_target, got {k!r}")
