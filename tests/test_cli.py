@@ -500,8 +500,8 @@ def test_user_errors_are_one_line(higgs_csv, tmp_path, capsys):
     assert "format version 9" in _error(capsys, "predict", tmp_path / "bad.json", test)
     assert "cannot read model file" in _error(capsys, "predict", tmp_path / "x.json", test)
     (tmp_path / "text.csv").write_text("y,a,b\n1,x,2\n0,y,3\n")
-    assert "non-numeric column 'a'" in _error(capsys, "train", tmp_path / "text.csv",
-                                              "--target", "y")
+    assert "has no column 'z'" in _error(capsys, "train", tmp_path / "text.csv",
+                                         "--target", "y", "--categorical", "z")
     (tmp_path / "ragged.csv").write_text("y,a\n1,2\n0\n")
     assert "data row 2 has 1 fields" in _error(capsys, "train", tmp_path / "ragged.csv",
                                                "--target", "y")

@@ -12,14 +12,17 @@ from reference.strategies import (KERNEL_SETTINGS, TWO_CHANNELS, binned_data, gr
 
 def kernel_hist(data, rows, node, slot_of_node, g, h, n_slots, n_threads, n_channels=3,
                 fill=np.nan, listing=(None, None)):
-    hist = np.full((n_slots, data.n_features, data.n_bins, n_channels), fill)
+    """The kernel's histograms, laid out per feature, returned dense ``(n_slots,
+    n_features, n_bins, channels)`` to compare with the reference."""
+    offsets = ref.hist_offsets(data.nbnm)
+    hist = np.full((n_slots, int(offsets[-1]), n_channels), fill)
     _histogram.build_histograms(data.X_rows, np.ascontiguousarray(rows, dtype=np.int32),
                                 np.ascontiguousarray(node, dtype=np.int32),
                                 np.ascontiguousarray(slot_of_node, dtype=np.int32),
                                 np.ascontiguousarray(g, dtype=np.float32),
-                                np.ascontiguousarray(h, dtype=np.float32), hist, n_threads,
-                                *listing)
-    return hist
+                                np.ascontiguousarray(h, dtype=np.float32), offsets, hist,
+                                n_threads, *listing)
+    return ref.dense_hist(hist, data.nbnm, data.missing_bin)
 
 
 def assert_hist_close(got, expected, g, h):

@@ -15,27 +15,47 @@ def no_noise(n_bins):
     return np.empty((0, n_bins))
 
 
+NO_CATS = np.empty(0, np.uint8)
+CAT_PARAMS = np.array([10.0, 10.0, 10.0, 32.0])
+
+
 def node_split(hist, nbnm, mb, l2, msl, mcw, noise=None, n_threads=1):
-    """Kernel ``find_split_node``; returns (result, scratch)."""
+    """Kernel ``find_split_nodes`` on one node given as a dense ``(n_features, n_bins, ch)``
+    histogram; returns (result, scratch)."""
     hist = np.ascontiguousarray(hist)
-    scratch = np.full((hist.shape[0], 4), np.nan)
-    res = _splitting.find_split_node(hist, np.asarray(nbnm, np.int32), mb, l2, msl, mcw,
-                                     no_noise(hist.shape[1]) if noise is None else noise,
-                                     scratch, n_threads)
-    return res, scratch
+    scratch = np.full((1, hist.shape[0], 4), np.nan)
+    out = np.full((1, 7), np.nan)
+    nz = np.empty((0, hist.shape[0], hist.shape[1])) if noise is None else noise[None]
+    _splitting.find_split_nodes(ref.compact_hist(hist[None], nbnm, mb), np.zeros(1, np.int32),
+                                ref.hist_offsets(nbnm), np.asarray(nbnm, np.int32), NO_CATS,
+                                CAT_PARAMS, l2, msl, mcw, np.ascontiguousarray(nz), scratch,
+                                out, n_threads)
+    f = int(out[0, 0])
+    res = (-1, -1, 0, 0.0) if f < 0 else (f, int(out[0, 1]), int(out[0, 2]), out[0, 3])
+    return res, scratch[0]
 
 
 def level_split(hist, slots, nbnm, mb, l2, msl, mcw, noise=None, n_threads=1):
-    """Kernel ``find_split_level``; returns (result, gain_sum, n_valid)."""
+    """Kernel ``find_split_level`` on dense histograms; returns (result, gain_sum,
+    n_valid)."""
     hist = np.ascontiguousarray(hist)
     n_features, n_bins = hist.shape[1], hist.shape[2]
     gain_sum = np.full((n_features, 2, n_bins), np.nan)
     n_valid = np.full((n_features, 2, n_bins), -7, dtype=np.int32)
-    res = _splitting.find_split_level(hist, np.asarray(slots, np.int32),
-                                      np.asarray(nbnm, np.int32), mb, l2, msl, mcw,
-                                      no_noise(n_bins) if noise is None else noise,
+    res = _splitting.find_split_level(ref.compact_hist(hist, nbnm, mb),
+                                      np.asarray(slots, np.int32), ref.hist_offsets(nbnm),
+                                      np.asarray(nbnm, np.int32), NO_CATS, CAT_PARAMS, l2, msl,
+                                      mcw, no_noise(n_bins) if noise is None else noise,
                                       gain_sum, n_valid, n_threads)
     return res, gain_sum, n_valid
+
+
+def split_stats(hist, slots, f, b, d, nbnm, mb, left, right):
+    """Kernel ``split_stats`` of threshold split ``(f, b, d)`` on dense histograms."""
+    nbnm = np.asarray(nbnm, np.int32)
+    _splitting.split_stats(ref.compact_hist(hist, nbnm, mb), np.asarray(slots, np.int32),
+                           int(ref.hist_offsets(nbnm)[f]), int(nbnm[f]), np.empty(0, np.int32),
+                           b, d, left, right)
 
 
 def hist_of(data, g, h, node=None, n_nodes=1):
@@ -243,9 +263,10 @@ def nodes_split(hist, slots, nbnm, missing_bin, l2, msl, mcw, noise=None, n_thre
     noise3 = (np.empty((0, hist.shape[1], hist.shape[2])) if noise is None
               else np.ascontiguousarray(noise, np.float64))
     out = np.full((k, 7), np.nan)
-    _splitting.find_split_nodes(hist, np.asarray(slots, np.int32), np.asarray(nbnm, np.int32),
-                                missing_bin, l2, msl, mcw, noise3,
-                                np.empty((k, hist.shape[1], 4)), out, n_threads)
+    _splitting.find_split_nodes(ref.compact_hist(hist, nbnm, missing_bin),
+                                np.asarray(slots, np.int32), ref.hist_offsets(nbnm),
+                                np.asarray(nbnm, np.int32), NO_CATS, CAT_PARAMS, l2, msl, mcw,
+                                noise3, np.empty((k, hist.shape[1], 4)), out, n_threads)
     return out
 
 
@@ -276,8 +297,8 @@ def test_find_split_nodes_matches_brute_force_node_by_node(case, two_channels, s
         err = ref.choice_is_consistent(res, best, cands, exact, noise=nz)
         assert err is None, err
         left, right = np.empty((1, 3)), np.empty((1, 3))
-        _splitting.split_stats(hist, np.array([s], np.int32), f, b, d, int(data.nbnm[f]),
-                               data.missing_bin, left, right)
+        split_stats(hist, np.array([s], np.int32), f, b, d, data.nbnm, data.missing_bin,
+                    left, right)
         assert (out[j, 4], out[j, 5]) == (left[0, 2], right[0, 2])
         miss = hist[s, f, data.missing_bin]
         has = miss[2] > 0 if hist.shape[3] == 3 else (miss[0] != 0 or miss[1] != 0)
@@ -314,8 +335,7 @@ def test_split_stats_matches_reference(case, pick):
     d = pick.draw(st.integers(0, 1))
     left = np.full((slots.size, 3), np.nan)
     right = np.full((slots.size, 3), np.nan)
-    _splitting.split_stats(hist, slots, f, b, d, int(data.nbnm[f]), data.missing_bin, left,
-                           right)
+    split_stats(hist, slots, f, b, d, data.nbnm, data.missing_bin, left, right)
     scale = np.sum(np.abs(np.asarray(g, np.float32), dtype=np.float64)) + np.sum(
         np.abs(np.asarray(h, np.float32), dtype=np.float64))
     for k, s in enumerate(slots):

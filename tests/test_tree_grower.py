@@ -347,7 +347,7 @@ def test_constant_features_and_zero_gradients_give_no_split(policy, max_bins):
     assert tree.n_leaves() == 1 and np.all(node == 0)
     assert tree.value[0] == pytest.approx(-(15.0 - 12.0) / 7.0)
     X = np.array([[0, 1], [1, 0], [2, 2], [0, max_bins]], np.uint8)
-    data = make_binned(X, [3, 3], max_bins)
+    data = make_binned(X, [min(3, max_bins)] * 2, max_bins)   # (bin 2 is missing at 2 bins)
     tree, node = grow(data, np.arange(4), np.zeros(4), np.ones(4), policy, 3, 1.0, 1, 1e-3)
     assert tree.n_leaves() == 1 and np.all(tree.value == 0)
 

@@ -117,18 +117,25 @@ def test_shape_errors():
         BoostRegressor().fit(X, X[:, 0], sample_weight=[1, 2, 3])
     with pytest.raises(ValueError, match="finite and non-negative"):
         BoostRegressor().fit(X, X[:, 0], sample_weight=-np.ones(40))
-    with pytest.raises(TypeError, match="sparse input is not supported"):
-        sp = pytest.importorskip("scipy.sparse")
-        BoostRegressor().fit(sp.csr_matrix(X), X[:, 0])
+
+    class SparseLike:       # has toarray but is not a scipy.sparse matrix (those are accepted)
+        shape = X.shape
+
+        def toarray(self):
+            return X
+
+    with pytest.raises(TypeError, match="sparse input of type SparseLike is not supported"):
+        BoostRegressor().fit(SparseLike(), X[:, 0])
 
 
 def test_non_numeric_dataframe_column():
+    """Text columns are categorical unless categorical_features leaves them out."""
     pd = pytest.importorskip("pandas")
     df = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": ["x", "y", "z"]})
-    with pytest.raises(ValueError, match=r"X: non-numeric column 'b' \((object|str)\): "
-                                         r"boostlib needs numeric features \(categorical "
-                                         r"support comes later\)"):
-        BoostRegressor().fit(df, [1.0, 2.0, 3.0])
+    BoostRegressor(n_estimators=2).fit(df, [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=r"column 'b' holds labels \(text or category\) but "
+                                         r"is not in categorical_features"):
+        BoostRegressor(categorical_features=["a"]).fit(df, [1.0, 2.0, 3.0])
 
 
 def test_non_numeric_columns_are_all_named():
@@ -140,10 +147,10 @@ def test_non_numeric_columns_are_all_named():
     with pytest.raises(ValueError) as err:
         BoostClassifier().fit(df, Y_BIN)
     message = str(err.value)
-    assert "\n" not in message and "categorical support comes later" in message
-    for col in ("'text'", "'cat' (category)", "'when' (datetime64"):
-        assert col in message
-    assert "'num'" not in message
+    assert "\n" not in message and "declare label columns in categorical_features" in message
+    assert "'when' (datetime64" in message
+    for col in ("'num'", "'text'", "'cat'"):       # numeric, or categorical by default
+        assert col not in message
     model = BoostClassifier(n_estimators=2).fit(df[["num"]], Y_BIN)
     with pytest.raises(ValueError, match="non-numeric column 'num' \\(category\\)"):
         model.predict(df[["num"]].astype("category"))

@@ -8,7 +8,10 @@ import numpy as np
 from cython.parallel cimport prange
 from libc.float cimport DBL_MAX
 
-from .common cimport bin_t, idx_t, block_stop, copy_row, LIST_BLOCK, WalkNode
+from libc.stdint cimport uint32_t
+
+from .common cimport (bin_t, idx_t, block_stop, copy_row, LIST_BLOCK, WalkNode, CAT_SPLIT,
+                     SET_WORDS, in_set)
 
 LIST_BLOCK_ROWS = LIST_BLOCK    # the block length of row lists, for Python callers
 
@@ -41,7 +44,7 @@ def apply_level(const bin_t[:, ::1] X_binned, const idx_t[::1] rows, idx_t[::1] 
                 const unsigned char[::1] nan_right, const idx_t[::1] left_child,
                 const idx_t[::1] right_child, int missing_bin, int n_threads,
                 const idx_t[::1] slot_of_node=None, idx_t[::1] listed=None,
-                idx_t[::1] block_counts=None):
+                idx_t[::1] block_counts=None, const uint32_t[:, ::1] cat_sets=None):
     """Send each row to the child of its node (rows of unsplit nodes stay where they are).
 
     Parameters
@@ -63,6 +66,8 @@ def apply_level(const bin_t[:, ::1] X_binned, const idx_t[::1] rows, idx_t[::1] 
         number to ``block_counts[b]`` (OUT int32, one per block). The histogram pass then
         visits only those rows; skipping the others row by row costs a mispredicted branch
         on every other row.
+    cat_sets : IN uint32 (n_sets, 8), optional
+        The bin sets of the categorical splits (``nan_right == 2``, ``split_bin`` = set).
     """
     cdef Py_ssize_t n = rows.shape[0]
     cdef Py_ssize_t p, blk, stop
@@ -73,7 +78,8 @@ def apply_level(const bin_t[:, ::1] X_binned, const idx_t[::1] rows, idx_t[::1] 
     cdef idx_t[:, ::1] child
     cdef idx_t[::1] feat, thr, nan_side
     child, feat, thr, nan_side = _node_tables(X_binned.shape[0], split_feature, split_bin,
-                                              nan_right, left_child, right_child)
+                                              nan_right, left_child, right_child, cat_sets)
+    cdef const uint32_t* sets = _sets_pointer(cat_sets)
     _check_rows(rows, X_binned.shape[1])
     cdef bint listing = _check_listing(n, n_nodes, slot_of_node, listed, block_counts)
     if BOOSTLIB_DEBUG:
@@ -87,8 +93,11 @@ def apply_level(const bin_t[:, ::1] X_binned, const idx_t[::1] rows, idx_t[::1] 
             for p in range(blk * LIST_BLOCK, stop):
                 node = node_of_row[p]   # unsplit nodes are their own children: branch-free
                 b = X_binned[feat[node], rows[p]]
-                go_right = ((b > thr[node]) & (b != missing_bin)) | (
-                    (b == missing_bin) & nan_side[node])
+                if nan_side[node] == CAT_SPLIT:
+                    go_right = 1 - in_set(sets, thr[node], b)
+                else:
+                    go_right = ((b > thr[node]) & (b != missing_bin)) | (
+                        (b == missing_bin) & nan_side[node])
                 node_of_row[p] = child[node, go_right]
             if listing:
                 block_counts[blk] = _list_block(&node_of_row[0], &slot_of_node[0],
@@ -126,9 +135,11 @@ cdef bint _check_listing(Py_ssize_t n, Py_ssize_t n_nodes, const idx_t[::1] slot
 
 def _node_tables(Py_ssize_t n_features, const idx_t[::1] split_feature,
                  const idx_t[::1] split_bin, const unsigned char[::1] nan_right,
-                 const idx_t[::1] left_child, const idx_t[::1] right_child):
+                 const idx_t[::1] left_child, const idx_t[::1] right_child,
+                 const uint32_t[:, ::1] cat_sets=None):
     """Per-node tables of a branch-free walk: children (an unsplit node is both its own
-    children), split feature (0 when unsplit), split bin and NaN side."""
+    children), split feature (0 when unsplit), split bin (a categorical split: its set)
+    and NaN side (``CAT_SPLIT`` for a categorical split)."""
     cdef Py_ssize_t k, n_nodes = split_feature.shape[0]
     if (split_bin.shape[0] != n_nodes or nan_right.shape[0] != n_nodes
             or left_child.shape[0] != n_nodes or right_child.shape[0] != n_nodes
@@ -148,17 +159,32 @@ def _node_tables(Py_ssize_t n_features, const idx_t[::1] split_feature,
             feat[k] = split_feature[k]
             thr[k] = split_bin[k]
             nan_side[k] = nan_right[k] != 0
+            if nan_right[k] == CAT_SPLIT:
+                if cat_sets is None or not 0 <= split_bin[k] < cat_sets.shape[0]:
+                    raise ValueError("invalid tree: a categorical split without its set")
+                nan_side[k] = CAT_SPLIT
+            elif nan_right[k] > 1:
+                raise ValueError("invalid tree: nan_right must be 0, 1 or 2")
         else:
             child[k, 0] = k
             child[k, 1] = k
     return child, feat, thr, nan_side
 
 
+cdef const uint32_t* _sets_pointer(const uint32_t[:, ::1] cat_sets) except? NULL:
+    """The first word of ``cat_sets`` (NULL when there are none)."""
+    if cat_sets is None or cat_sets.shape[0] == 0:
+        return NULL
+    if cat_sets.shape[1] != SET_WORDS:
+        raise ValueError("cat_sets must have shape (n_sets, 8)")
+    return &cat_sets[0, 0]
+
+
 def apply_level_oblivious(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
                           idx_t[::1] node_of_row, int feature, int split_bin,
                           int nan_right, int level, int missing_bin, int n_threads,
                           const idx_t[::1] slot_of_node=None, idx_t[::1] listed=None,
-                          idx_t[::1] block_counts=None):
+                          idx_t[::1] block_counts=None, const uint32_t[:, ::1] cat_sets=None):
     """Oblivious level: ``node |= right << level`` for every row.
 
     Parameters
@@ -171,11 +197,17 @@ def apply_level_oblivious(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     n_threads : OpenMP threads (parallel over rows).
     slot_of_node, listed, block_counts : optional, as in :func:`apply_level`, with
         ``slot_of_node`` over the ``2**(level + 1)`` leaves after this level.
+    cat_sets : IN uint32 (n_sets, 8), optional: with ``nan_right == 2`` the split is
+        categorical, and ``split_bin`` names its set.
     """
     cdef Py_ssize_t n = rows.shape[0]
     cdef Py_ssize_t p, blk, stop
     cdef int b, bit
     cdef const bin_t* xf
+    cdef const uint32_t* sets = _sets_pointer(cat_sets)
+    cdef bint categorical = nan_right == CAT_SPLIT
+    if categorical and (sets == NULL or not 0 <= split_bin < cat_sets.shape[0]):
+        raise ValueError("a categorical split needs its set")
     if node_of_row.shape[0] != n:
         raise ValueError("node_of_row must be aligned with rows")
     if not 0 <= feature < X_binned.shape[0] or not 0 <= level < 31:
@@ -192,10 +224,14 @@ def apply_level_oblivious(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     with nogil:
         for blk in prange(n_blocks, schedule="static", num_threads=n_threads):
             stop = block_stop(blk, LIST_BLOCK, n)
-            for p in range(blk * LIST_BLOCK, stop):
-                b = xf[rows[p]]
-                bit = nan_right if b == missing_bin else (b > split_bin)
-                node_of_row[p] |= bit << level
+            if categorical:
+                for p in range(blk * LIST_BLOCK, stop):
+                    node_of_row[p] |= (1 - in_set(sets, split_bin, xf[rows[p]])) << level
+            else:
+                for p in range(blk * LIST_BLOCK, stop):
+                    b = xf[rows[p]]
+                    bit = nan_right if b == missing_bin else (b > split_bin)
+                    node_of_row[p] |= bit << level
             if listing:
                 block_counts[blk] = _list_block(&node_of_row[0], &slot_of_node[0],
                                                 blk * LIST_BLOCK, stop, &listed[0])
@@ -360,7 +396,7 @@ def leaves_depthwise(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
                      const idx_t[::1] split_bin, const unsigned char[::1] nan_right,
                      const idx_t[::1] left_child, const idx_t[::1] right_child, int missing_bin,
                      idx_t[::1] out, int n_threads, const idx_t[::1] known_rows=None,
-                     const idx_t[::1] known_leaves=None):
+                     const idx_t[::1] known_leaves=None, const uint32_t[:, ::1] cat_sets=None):
     """Leaf node id of every row of a depthwise tree, in one pass over row-major data.
 
     Each row is walked from the root to its leaf reading only its own ``n_features`` bytes
@@ -381,18 +417,21 @@ def leaves_depthwise(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
     known_rows, known_leaves : IN int32 (k,), optional
         Rows whose leaves are already known (sorted, unique; e.g. the sample the tree was
         grown on) and those leaves: they are copied, and only the other rows are walked.
+    cat_sets : IN uint32 (n_sets, 8), optional: the sets of the categorical splits.
     """
     if out.shape[0] != X_rows.shape[0]:
         raise ValueError("out must hold one entry per row")
     _walk_rows(X_rows, split_feature, split_bin, nan_right, left_child, right_child,
-               missing_bin, n_threads, known_rows, known_leaves, out, None, 0.0, None)
+               missing_bin, n_threads, known_rows, known_leaves, out, None, 0.0, None,
+               cat_sets)
 
 
 def add_depthwise(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
                   const idx_t[::1] split_bin, const unsigned char[::1] nan_right,
                   const idx_t[::1] left_child, const idx_t[::1] right_child, int missing_bin,
                   const double[::1] value, double coef, double[::1] raw, int n_threads,
-                  const idx_t[::1] known_rows=None, const idx_t[::1] known_leaves=None):
+                  const idx_t[::1] known_rows=None, const idx_t[::1] known_leaves=None,
+                  const uint32_t[:, ::1] cat_sets=None):
     """``raw[i] += coef * value[leaf(i)]`` for every row ``i``: the walk of
     :func:`leaves_depthwise` adding each row's leaf value as it lands, with no leaf array
     written and read back. Each row gets the same product and one addition, so ``raw`` ends
@@ -407,20 +446,23 @@ def add_depthwise(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
     raw : IN/OUT float64 (n_rows,).
     n_threads : OpenMP threads.
     known_rows, known_leaves : As :func:`leaves_depthwise` (those rows are not walked).
+    cat_sets : As :func:`leaves_depthwise`.
     """
     if raw.shape[0] != X_rows.shape[0]:
         raise ValueError("raw must hold one entry per row")
     if value.shape[0] != split_feature.shape[0]:
         raise ValueError("value must hold one entry per node")
     _walk_rows(X_rows, split_feature, split_bin, nan_right, left_child, right_child,
-               missing_bin, n_threads, known_rows, known_leaves, None, value, coef, raw)
+               missing_bin, n_threads, known_rows, known_leaves, None, value, coef, raw,
+               cat_sets)
 
 
 cdef _walk_rows(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
                 const idx_t[::1] split_bin, const unsigned char[::1] nan_right,
                 const idx_t[::1] left_child, const idx_t[::1] right_child, int missing_bin,
                 int n_threads, const idx_t[::1] known_rows, const idx_t[::1] known_leaves,
-                idx_t[::1] out, const double[::1] value, double coef, double[::1] raw):
+                idx_t[::1] out, const double[::1] value, double coef, double[::1] raw,
+                const uint32_t[:, ::1] cat_sets):
     """Both walks: leaf ids to ``out``, or (``raw`` given) ``coef * value[leaf]`` added to
     ``raw``; rows in ``known_rows`` take ``known_leaves`` instead of a walk."""
     cdef Py_ssize_t n = X_rows.shape[0], n_nodes = split_feature.shape[0]
@@ -436,7 +478,9 @@ cdef _walk_rows(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
     cdef idx_t[:, ::1] packed
     cdef idx_t[::1] orig_id
     packed, orig_id, depth = _walk_tables(X_rows.shape[1], missing_bin, split_feature,
-                                          split_bin, nan_right, left_child, right_child)
+                                          split_bin, nan_right, left_child, right_child,
+                                          cat_sets)
+    cdef const uint32_t* sets = _sets_pointer(cat_sets)
     cdef unsigned char[::1] is_known
     if known:
         _check_rows(known_rows, n)
@@ -461,7 +505,7 @@ cdef _walk_rows(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
         for p in prange(n_groups, schedule="static", num_threads=n_threads):
             _walk_group(&X_rows[0, 0], X_rows.shape[1], p * WALK,
                         WALK if (p + 1) * WALK <= n else n - p * WALK, depth,
-                        <const WalkNode*> &packed[0, 0], &orig_id[0], missing_bin,
+                        <const WalkNode*> &packed[0, 0], &orig_id[0], missing_bin, sets,
                         &is_known[0] if known else NULL,
                         &raw[0] if adding else NULL, &value[0] if adding else NULL, coef,
                         NULL if adding else &out[0])
@@ -469,20 +513,22 @@ cdef _walk_rows(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
 
 def _walk_tables(Py_ssize_t n_features, int missing_bin, const idx_t[::1] split_feature,
                  const idx_t[::1] split_bin, const unsigned char[::1] nan_right,
-                 const idx_t[::1] left_child, const idx_t[::1] right_child):
+                 const idx_t[::1] left_child, const idx_t[::1] right_child,
+                 const uint32_t[:, ::1] cat_sets=None):
     """The tree as :func:`_walk_group` walks it: ``(packed, orig_id, depth)``.
 
     ``packed`` holds one :c:type:`WalkNode` per node (as int32 ``(n_nodes, 4)``), renumbered
     breadth-first so that every node's two children are consecutive (``right = left + 1``);
     ``orig_id`` maps the new ids back. A leaf is its own left child and never goes right
     (threshold ``INT32_MAX``). ``flip`` is 1 where a missing value must go the other way
-    than its bin's comparison with the threshold sends it.
+    than its bin's comparison with the threshold sends it; a categorical split has ``flip``
+    ``CAT_SPLIT`` and its set in ``threshold``.
     """
     cdef Py_ssize_t k, q, head = 0, n_nodes = split_feature.shape[0], depth = 0
     cdef idx_t[:, ::1] child
     cdef idx_t[::1] feat, thr, nan_side
     child, feat, thr, nan_side = _node_tables(n_features, split_feature, split_bin,
-                                              nan_right, left_child, right_child)
+                                              nan_right, left_child, right_child, cat_sets)
     for k in range(n_nodes):            # children after parents: no cycle, finite depth
         if left_child[k] >= 0 and not (k < left_child[k] and k < right_child[k]):
             raise ValueError("invalid tree: a child id not above its parent's")
@@ -506,7 +552,10 @@ def _walk_tables(Py_ssize_t n_features, int missing_bin, const idx_t[::1] split_
             packed[head, 0] = feat[k]
             packed[head, 1] = <idx_t> tail
             packed[head, 2] = thr[k]
-            packed[head, 3] = (missing_bin > thr[k]) != nan_side[k]
+            if nan_side[k] == CAT_SPLIT:
+                packed[head, 3] = CAT_SPLIT
+            else:
+                packed[head, 3] = (missing_bin > thr[k]) != nan_side[k]
             for q in range(2):
                 orig_id[tail + q] = child[k, q]
                 node_depth[tail + q] = node_depth[head] + 1
@@ -523,7 +572,8 @@ cdef enum:
 
 cdef inline void _walk_group(const bin_t* X, Py_ssize_t n_features, Py_ssize_t start,
                              Py_ssize_t count, Py_ssize_t depth, const WalkNode* nodes,
-                             const idx_t* orig_id, int missing_bin, const unsigned char* skip,
+                             const idx_t* orig_id, int missing_bin, const uint32_t* sets,
+                             const unsigned char* skip,
                              double* raw, const double* value, double coef,
                              idx_t* out) noexcept nogil:
     """Walk rows ``start .. start + count`` (count <= WALK) down ``depth`` levels at once,
@@ -546,7 +596,10 @@ cdef inline void _walk_group(const bin_t* X, Py_ssize_t n_features, Py_ssize_t s
         for j in range(m):
             nd = nodes + node[j]
             b = row[j][nd.feature]
-            node[j] = nd.left + ((b > nd.threshold) ^ ((b == missing_bin) & nd.flip))
+            if nd.flip == CAT_SPLIT:
+                node[j] = nd.left + 1 - in_set(sets, nd.threshold, b)
+            else:
+                node[j] = nd.left + ((b > nd.threshold) ^ ((b == missing_bin) & nd.flip))
     if raw != NULL:
         for j in range(m):
             raw[row_id[j]] += coef * value[orig_id[node[j]]]

@@ -3,13 +3,16 @@
 Rows are processed in blocks so the block's binned features stay in cache while every tree
 is applied to it; each row's sum runs over the trees in order, so the output does not depend
 on ``n_threads``. A row goes right at a split ``(f, b, nan_right)`` when its bin is ``> b``,
-or, for the missing bin, when ``nan_right``.
+or, for the missing bin, when ``nan_right``; at a categorical split (``nan_right == 2``),
+when its bin is not in the split's set (row ``split_bin`` of ``cat_sets``).
 """
 from cython.parallel cimport prange
 
 import numpy as np
 
-from .common cimport bin_t, idx_t, block_stop, WalkNode
+from libc.stdint cimport uint32_t
+
+from .common cimport bin_t, idx_t, block_stop, WalkNode, CAT_SPLIT, SET_WORDS, in_set
 from ._partition import _walk_tables
 
 cdef enum:
@@ -21,7 +24,8 @@ def predict_oblivious(const bin_t[:, ::1] X_binned, const idx_t[::1] split_featu
                       const idx_t[::1] split_bin, const unsigned char[::1] nan_right,
                       const idx_t[::1] split_offset, const double[::1] leaf_value,
                       const idx_t[::1] leaf_offset, const double[::1] coef, int missing_bin,
-                      double[::1] out, idx_t[::1] scratch, int n_threads):
+                      double[::1] out, idx_t[::1] scratch, int n_threads,
+                      const uint32_t[:, ::1] cat_sets=None):
     """Add ``sum_t coef[t] * tree_t(x)`` to ``out`` for oblivious trees.
 
     Parameters
@@ -37,7 +41,9 @@ def predict_oblivious(const bin_t[:, ::1] X_binned, const idx_t[::1] split_featu
     out : IN/OUT float64 (n_rows,).
     scratch : int32 (n_rows,) work space.
     n_threads : OpenMP threads (parallel over blocks of rows).
+    cat_sets : IN uint32 (n_sets, 8), optional: the sets of the categorical levels.
     """
+    cdef const uint32_t* sets = _sets(cat_sets)
     cdef Py_ssize_t n_rows = X_binned.shape[1]
     cdef Py_ssize_t n_trees = coef.shape[0]
     cdef Py_ssize_t n_blocks = (n_rows + BLOCK - 1) // BLOCK
@@ -56,6 +62,9 @@ def predict_oblivious(const bin_t[:, ::1] X_binned, const idx_t[::1] split_featu
     for t in range(split_feature.shape[0]):
         if not 0 <= split_feature[t] < X_binned.shape[0]:
             raise ValueError("split feature out of range")
+        if nan_right[t] == CAT_SPLIT and not (sets != NULL
+                                              and 0 <= split_bin[t] < cat_sets.shape[0]):
+            raise ValueError("a categorical split without its set")
     with nogil:
         for blk in prange(n_blocks, schedule="static", num_threads=n_threads):
             start = blk * BLOCK
@@ -68,6 +77,10 @@ def predict_oblivious(const bin_t[:, ::1] X_binned, const idx_t[::1] split_featu
                     xf = &X_binned[split_feature[lo_s + l], 0]
                     thr = split_bin[lo_s + l]
                     nr = nan_right[lo_s + l]
+                    if nr == CAT_SPLIT:
+                        for r in range(start, stop):
+                            scratch[r] |= (1 - in_set(sets, thr, xf[r])) << l
+                        continue
                     for r in range(start, stop):
                         # Branch-free (vectorisable): the missing bin is above every
                         # threshold, so it goes right exactly when nan_right.
@@ -84,7 +97,7 @@ def predict_depthwise(const bin_t[:, ::1] X_binned, const idx_t[::1] feature,
                       const idx_t[::1] left, const idx_t[::1] right,
                       const double[::1] value, const idx_t[::1] node_offset,
                       const double[::1] coef, int missing_bin, double[::1] out,
-                      int n_threads):
+                      int n_threads, const uint32_t[:, ::1] cat_sets=None):
     """Add ``sum_t coef[t] * tree_t(x)`` to ``out`` for depthwise trees.
 
     Each tree is walked over a packed copy (``_partition._walk_tables``: one 16-byte node per
@@ -101,7 +114,10 @@ def predict_depthwise(const bin_t[:, ::1] X_binned, const idx_t[::1] feature,
     missing_bin : bin of missing values.
     out : IN/OUT float64 (n_rows,).
     n_threads : OpenMP threads (parallel over blocks of rows).
+    cat_sets : IN uint32 (n_sets, 8), optional: the sets of the categorical splits of all
+        trees (a categorical node's ``split_bin`` indexes it).
     """
+    cdef const uint32_t* sets = _sets(cat_sets)
     cdef Py_ssize_t n_rows = X_binned.shape[1]
     cdef Py_ssize_t n_trees = coef.shape[0]
     cdef Py_ssize_t n_nodes = feature.shape[0]
@@ -115,7 +131,7 @@ def predict_depthwise(const bin_t[:, ::1] X_binned, const idx_t[::1] feature,
     # the value of every packed node; packing rejects malformed trees (children out of range
     # or not after their parent, split features out of range).
     tables = [_walk_tables(X_binned.shape[0], missing_bin, feature[lo:hi], split_bin[lo:hi],
-                           nan_right[lo:hi], left[lo:hi], right[lo:hi])
+                           nan_right[lo:hi], left[lo:hi], right[lo:hi], cat_sets)
               for lo, hi in zip(node_offset[:n_trees], node_offset[1:n_trees + 1])]
     cdef idx_t[:, ::1] packed = (np.concatenate([tb[0] for tb in tables]) if n_trees
                                  else np.zeros((1, 4), dtype=np.int32))
@@ -140,14 +156,14 @@ def predict_depthwise(const bin_t[:, ::1] X_binned, const idx_t[::1] feature,
                 while r < stop:
                     _walk_add(xp, n_rows, r, WALK if r + WALK <= stop else stop - r,
                               depth[t], <const WalkNode*> &packed[base, 0],
-                              &packed_value[base], c, missing_bin, &out[0])
+                              &packed_value[base], c, missing_bin, sets, &out[0])
                     r = r + WALK
 
 
 cdef inline void _walk_add(const bin_t* X, Py_ssize_t n_rows, Py_ssize_t start,
                            Py_ssize_t count, Py_ssize_t depth, const WalkNode* nodes,
                            const double* value, double c, int missing_bin,
-                           double* out) noexcept nogil:
+                           const uint32_t* sets, double* out) noexcept nogil:
     """``out[r] += c * value[leaf(r)]`` for rows ``start .. start + count`` (count <= WALK)
     of a feature-major matrix, walked ``depth`` levels together, branch-free."""
     cdef idx_t node[WALK]
@@ -160,9 +176,21 @@ cdef inline void _walk_add(const bin_t* X, Py_ssize_t n_rows, Py_ssize_t start,
         for j in range(count):
             nd = nodes + node[j]
             b = X[nd.feature * n_rows + start + j]
-            node[j] = nd.left + ((b > nd.threshold) ^ ((b == missing_bin) & nd.flip))
+            if nd.flip == CAT_SPLIT:
+                node[j] = nd.left + 1 - in_set(sets, nd.threshold, b)
+            else:
+                node[j] = nd.left + ((b > nd.threshold) ^ ((b == missing_bin) & nd.flip))
     for j in range(count):
         out[start + j] += c * value[node[j]]
+
+
+cdef const uint32_t* _sets(const uint32_t[:, ::1] cat_sets) except? NULL:
+    """The first word of ``cat_sets`` (NULL when there are none)."""
+    if cat_sets is None or cat_sets.shape[0] == 0:
+        return NULL
+    if cat_sets.shape[1] != SET_WORDS:
+        raise ValueError("cat_sets must have shape (n_sets, 8)")
+    return &cat_sets[0, 0]
 
 
 cdef _check_pack(const idx_t[::1] offset, Py_ssize_t n_trees, Py_ssize_t n_items):

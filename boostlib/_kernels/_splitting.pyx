@@ -9,6 +9,22 @@ added to the score used to *rank* candidates, never to the reported gain. Only c
 a strictly positive gain can be chosen. Ties go to the smaller feature, then the smaller bin,
 then ``nan_right = 0``; so the result never depends on ``n_threads``.
 
+Histograms are laid out per feature (``offsets``): feature ``f`` owns the bins
+``offsets[f]:offsets[f+1]`` of a node's histogram, ``nb = n_bins_nonmissing[f]`` bins for
+values and then its missing bin, so a histogram is ``hist[slot, offsets[f] + b, channel]``.
+
+A *categorical* feature (``is_cat[f]``) has no order: its bins are categories, and a split
+sends a set of them left. Its candidates are Fisher's: the categories with at least
+``min_data_per_group`` rows (the missing bin is one more category) are sorted by their
+smoothed gradient ratio ``G / (H + cat_smooth)``, and the left set is a prefix of that order
+(``direction`` 0) or of the reverse order (``direction`` 1) of at most ``max_cat_threshold``
+categories; the rarer categories always go right. For a squared-loss gain this scan is
+exact among all subsets (Fisher 1958; Breiman et al. 1984), in ``O(k log k)`` instead of
+``2**k``. The gain of a categorical candidate uses ``l2 + cat_l2`` (stronger regularisation:
+a set split fits the node more closely than a threshold). Such a candidate is reported as
+(bin = set size ``k``, nan_right = direction); :func:`category_left_set` turns it into the
+set.
+
 Histograms have 3 channels (gradient, hessian, count) or 2 (no count). Without counts, the
 hessian sum stands in for the count wherever one is read, so the caller must pass
 ``min_samples_leaf=0`` and a positive ``min_child_weight`` (a child whose hessian sum reaches
@@ -17,8 +33,32 @@ empty when its count is 0 or, without counts, when its gradient *and* hessian su
 its rows change no sum, so both directions give the same split).
 """
 from cython.parallel cimport prange
+from libc.stdlib cimport malloc, free
 
 from .common cimport idx_t, CH_G, CH_H, CH_C
+
+cdef enum:
+    MAX_CAT_BINS = 256      # categories of one feature, missing bin included
+
+ctypedef struct CatParams:
+    double smooth           # added to H when ordering categories
+    double l2               # added to the l2 of categorical gains
+    double min_group        # rows a category needs to be ordered (else: right)
+    Py_ssize_t max_k        # at most this many categories on the left
+
+
+cdef CatParams _cat_params(const double[::1] cat_params) except *:
+    cdef CatParams cp
+    if cat_params.shape[0] != 4:
+        raise ValueError("cat_params must be (cat_smooth, cat_l2, min_data_per_group, "
+                         "max_cat_threshold)")
+    cp.smooth = cat_params[0]
+    cp.l2 = cat_params[1]
+    cp.min_group = cat_params[2] if cat_params[2] > 1.0 else 1.0
+    cp.max_k = <Py_ssize_t> cat_params[3]
+    if not (cp.smooth >= 0.0 and cp.l2 >= 0.0 and cp.max_k >= 1):
+        raise ValueError("cat_smooth and cat_l2 must be >= 0, max_cat_threshold >= 1")
+    return cp
 
 
 cdef inline bint _valid(double cl, double cr, double hl, double hr, double l2,
@@ -27,23 +67,23 @@ cdef inline bint _valid(double cl, double cr, double hl, double hr, double l2,
             and hr >= min_child_weight and hl + l2 > 0.0 and hr + l2 > 0.0)
 
 
-cdef void _feature_best(const double* hf, Py_ssize_t n_channels, Py_ssize_t nb,
-                        int missing_bin, double l2, double min_samples_leaf,
-                        double min_child_weight, const double* noise_f,
-                        double* best) noexcept nogil:
-    """Best candidate of one feature of one node.
+cdef void _feature_best(const double* hf, Py_ssize_t n_channels, Py_ssize_t nb, double l2,
+                        double min_samples_leaf, double min_child_weight,
+                        const double* noise_f, double* best) noexcept nogil:
+    """Best threshold candidate of one numeric feature of one node.
 
-    ``hf`` points at ``hist[.., f, 0, 0]`` (bins contiguous, ``n_channels`` per bin);
-    ``noise_f`` at the feature's score noise or NULL. Writes (score, bin, nan_right, gain) to
-    ``best``; bin is -1 when no candidate is valid with a positive gain.
+    ``hf`` points at the feature's first bin (``nb`` bins in use, then the missing bin;
+    ``n_channels`` per bin); ``noise_f`` at the feature's score noise or NULL. Writes (score,
+    bin, nan_right, gain) to ``best``; bin is -1 when no candidate is valid with a positive
+    gain.
     """
     cdef Py_ssize_t b
     cdef int d
     cdef int cc = CH_C if n_channels == 3 else CH_H
     cdef bint has_count = n_channels == 3
-    cdef double gm = hf[missing_bin * n_channels + CH_G]
-    cdef double hm = hf[missing_bin * n_channels + CH_H]
-    cdef double cm = hf[missing_bin * n_channels + cc]
+    cdef double gm = hf[nb * n_channels + CH_G]
+    cdef double hm = hf[nb * n_channels + CH_H]
+    cdef double cm = hf[nb * n_channels + cc]
     cdef bint no_miss = cm == 0.0 and (has_count or gm == 0.0)
     cdef double G = gm, H = hm, C = cm
     cdef double gl = 0.0, hl = 0.0, cl = 0.0
@@ -90,6 +130,89 @@ cdef void _feature_best(const double* hf, Py_ssize_t n_channels, Py_ssize_t nb,
                 best[3] = gain
 
 
+cdef Py_ssize_t _cat_order(const double* stats, Py_ssize_t n_channels, Py_ssize_t nb,
+                           CatParams cp, idx_t* order, double* key) noexcept nogil:
+    """Sort the categories (bins ``0..nb``, the missing bin included) that have at least
+    ``cp.min_group`` rows by ``G / (H + cp.smooth)``, ties by bin; returns their number.
+
+    ``stats`` holds ``nb + 1`` bins of ``n_channels`` sums. Insertion sort: at most 256
+    categories, and stable, so the order is fully determined.
+    """
+    cdef Py_ssize_t b, j, m = 0
+    cdef int cc = CH_C if n_channels == 3 else CH_H
+    cdef double c, r
+    for b in range(nb + 1):
+        c = stats[b * n_channels + cc]
+        if not (c >= cp.min_group and c > 0.0):
+            continue
+        r = stats[b * n_channels + CH_G] / (stats[b * n_channels + CH_H] + cp.smooth)
+        if not r == r:
+            r = 0.0    # 0/0 (no hessian, no smoothing): neutral
+        j = m
+        while j > 0 and key[j - 1] > r:
+            key[j] = key[j - 1]
+            order[j] = order[j - 1]
+            j -= 1
+        key[j] = r
+        order[j] = <idx_t> b
+        m += 1
+    return m
+
+
+cdef inline Py_ssize_t _cat_pick(const idx_t* order, Py_ssize_t m, int direction,
+                                 Py_ssize_t i) noexcept nogil:
+    """The ``i``-th category added to the left set in ``direction``."""
+    return order[i] if direction == 0 else order[m - 1 - i]
+
+
+cdef void _cat_best(const double* hf, Py_ssize_t n_channels, Py_ssize_t nb, double l2,
+                    double min_samples_leaf, double min_child_weight, CatParams cp,
+                    const double* noise_f, double* best) noexcept nogil:
+    """Best set candidate of one categorical feature of one node; ``best`` as in
+    :func:`_feature_best` with (bin, nan_right) = (set size, direction)."""
+    cdef idx_t order[MAX_CAT_BINS]
+    cdef double key[MAX_CAT_BINS]
+    cdef Py_ssize_t b, i, m, kmax
+    cdef int d
+    cdef int cc = CH_C if n_channels == 3 else CH_H
+    cdef double G = 0.0, H = 0.0, C = 0.0, gl, hl, cl, GR, HR, CR, parent, gain, score
+    cdef double lam = l2 + cp.l2
+    best[0] = 0.0
+    best[1] = -1.0
+    best[2] = 0.0
+    best[3] = 0.0
+    for b in range(nb + 1):
+        G = G + hf[b * n_channels + CH_G]
+        H = H + hf[b * n_channels + CH_H]
+        C = C + hf[b * n_channels + cc]
+    m = _cat_order(hf, n_channels, nb, cp, order, key)
+    kmax = m if m < cp.max_k else cp.max_k
+    parent = G * G / (H + lam) if H + lam > 0.0 else 0.0
+    for d in range(2):
+        gl = 0.0
+        hl = 0.0
+        cl = 0.0
+        for i in range(kmax):
+            b = _cat_pick(order, m, d, i)
+            gl = gl + hf[b * n_channels + CH_G]
+            hl = hl + hf[b * n_channels + CH_H]
+            cl = cl + hf[b * n_channels + cc]
+            GR = G - gl
+            HR = H - hl
+            CR = C - cl
+            if not _valid(cl, CR, hl, HR, lam, min_samples_leaf, min_child_weight):
+                continue
+            gain = gl * gl / (hl + lam) + GR * GR / (HR + lam) - parent
+            if not gain > 0.0:
+                continue
+            score = gain + noise_f[i] if noise_f != NULL else gain
+            if best[1] < 0 or score > best[0]:
+                best[0] = score
+                best[1] = i + 1
+                best[2] = d
+                best[3] = gain
+
+
 cdef Py_ssize_t _best_feature(double[:, ::1] per_feature) noexcept nogil:
     """Feature with the highest score (ties: the smaller index); -1 if none is valid."""
     cdef Py_ssize_t f, best_f = -1
@@ -101,90 +224,81 @@ cdef Py_ssize_t _best_feature(double[:, ::1] per_feature) noexcept nogil:
     return best_f
 
 
-def find_split_node(const double[:, :, ::1] hist, const idx_t[::1] n_bins_nonmissing,
-                    int missing_bin, double l2, double min_samples_leaf,
-                    double min_child_weight, const double[:, ::1] noise,
-                    double[:, ::1] scratch, int n_threads):
-    """Best split of one node (depthwise trees).
-
-    Parameters
-    ----------
-    hist : IN (n_features, n_bins, 2 or 3) histogram of the node.
-    n_bins_nonmissing : IN int32 (n_features,): bins in use per feature, missing excluded.
-    missing_bin : index of the missing-value bin.
-    l2, min_samples_leaf, min_child_weight : regularisation and constraints.
-    noise : IN (n_features, n_bins) score noise, or an array with 0 rows for none.
-    scratch : OUT (n_features, 4) per-feature best (score, bin, nan_right, gain); the row of
-        a feature without a valid candidate has bin -1.
-    n_threads : OpenMP threads (parallel over features).
-
-    Returns
-    -------
-    (feature, bin, nan_right, gain) : feature is -1 when no candidate has a positive gain.
-    """
-    cdef Py_ssize_t n_features = hist.shape[0]
-    cdef Py_ssize_t n_channels = hist.shape[2]
-    cdef bint use_noise = noise.shape[0] > 0
-    cdef Py_ssize_t f, best_f
-    if not 2 <= n_channels <= 3:
-        raise ValueError("hist must have 2 or 3 channels")
-    if scratch.shape[0] != n_features or scratch.shape[1] < 4:
-        raise ValueError("scratch must have shape (n_features, 4)")
-    if use_noise and (noise.shape[0] != n_features or noise.shape[1] < hist.shape[1]):
-        raise ValueError("noise must have shape (n_features, n_bins)")
-    if n_features == 0:
-        return -1, -1, 0, 0.0
-    with nogil:
-        for f in prange(n_features, schedule="static", num_threads=n_threads):
-            _feature_best(&hist[f, 0, 0], n_channels, n_bins_nonmissing[f], missing_bin, l2,
-                          min_samples_leaf, min_child_weight,
-                          &noise[f, 0] if use_noise else NULL, &scratch[f, 0])
-        best_f = _best_feature(scratch)
-    if best_f < 0:
-        return -1, -1, 0, 0.0
-    return best_f, int(scratch[best_f, 1]), int(scratch[best_f, 2]), scratch[best_f, 3]
+cdef int _check_layout(Py_ssize_t n_hist_bins, const idx_t[::1] offsets,
+                       const idx_t[::1] n_bins_nonmissing, const unsigned char[::1] is_cat,
+                       Py_ssize_t n_features) except -1:
+    cdef Py_ssize_t f
+    if (offsets.shape[0] != n_features + 1 or n_bins_nonmissing.shape[0] != n_features
+            or offsets[0] != 0 or offsets[n_features] != n_hist_bins):
+        raise ValueError("offsets must have n_features + 1 entries from 0 to the histogram "
+                         "length, n_bins_nonmissing n_features")
+    if is_cat.shape[0] not in (0, n_features):
+        raise ValueError("is_cat must be empty or have one entry per feature")
+    for f in range(n_features):
+        if not 1 <= n_bins_nonmissing[f] == offsets[f + 1] - offsets[f] - 1:
+            raise ValueError("feature f owns n_bins_nonmissing[f] + 1 histogram bins")
+        if is_cat.shape[0] and is_cat[f] and n_bins_nonmissing[f] >= MAX_CAT_BINS:
+            raise ValueError("a categorical feature has at most 255 categories")
+    return 0
 
 
-def find_split_nodes(const double[:, :, :, ::1] hist, const idx_t[::1] slots,
-                     const idx_t[::1] n_bins_nonmissing, int missing_bin, double l2,
-                     double min_samples_leaf, double min_child_weight,
+def find_split_nodes(const double[:, :, ::1] hist, const idx_t[::1] slots,
+                     const idx_t[::1] offsets, const idx_t[::1] n_bins_nonmissing,
+                     const unsigned char[::1] is_cat, const double[::1] cat_params,
+                     double l2, double min_samples_leaf, double min_child_weight,
                      const double[:, :, ::1] noise, double[:, :, ::1] scratch,
                      double[:, ::1] out, int n_threads):
-    """Best split of each of several nodes in one call (a level of a depthwise tree).
-
-    Equivalent to :func:`find_split_node` on every node, followed by :func:`split_stats` on
-    the chosen split, in one parallel region over (node, feature) pairs.
+    """Best split of each of several nodes (a level of a depthwise tree), with the row
+    counts of its children, in one parallel region over (node, feature) pairs.
 
     Parameters
     ----------
-    hist : IN (n_slots, n_features, n_bins, 2 or 3) histograms.
+    hist : IN (n_slots, offsets[-1], 2 or 3) histograms.
     slots : IN int32 (k,): the nodes' slots.
-    n_bins_nonmissing, missing_bin, l2, min_samples_leaf, min_child_weight : as in
-        :func:`find_split_node`.
-    noise : IN (k, n_features, n_bins) score noise of each node, or 0 rows for none.
-    scratch : OUT (k, n_features, 4) per-node, per-feature best.
+    offsets : IN int32 (n_features + 1,) the histogram layout.
+    n_bins_nonmissing : IN int32 (n_features,): bins in use per feature, missing excluded.
+    is_cat : IN uint8 (n_features,) 1 for categorical features, or empty (none).
+    cat_params : IN float64 (cat_smooth, cat_l2, min_data_per_group, max_cat_threshold).
+    l2, min_samples_leaf, min_child_weight : regularisation and constraints.
+    noise : IN (k, n_features, >= max bins) score noise of each node (indexed by bin, or by
+        set size - 1 for categorical features), or 0 rows for none.
+    scratch : OUT (k, n_features, 4) per-node, per-feature best (score, bin, nan_right,
+        gain); bin -1 where a feature has no valid candidate.
     out : OUT (k, 7) per node: feature (-1: no split), bin, nan_right, gain, left and right
         row counts of the split (hessian sums without a count channel), and 1 when the
         node's missing bin of that feature holds rows that matter (count > 0; without counts,
-        a non-zero gradient or hessian sum), else 0.
+        a non-zero gradient or hessian sum), else 0 (always 0 for a categorical split: the
+        missing bin is one of its categories).
     n_threads : OpenMP threads.
+
+    Returns
+    -------
+    None; ties go to the smaller feature, so the result does not depend on ``n_threads``.
     """
     cdef Py_ssize_t k = slots.shape[0]
-    cdef Py_ssize_t n_features = hist.shape[1]
-    cdef Py_ssize_t n_channels = hist.shape[3]
+    cdef Py_ssize_t n_features = n_bins_nonmissing.shape[0]
+    cdef Py_ssize_t n_channels = hist.shape[2]
     cdef bint use_noise = noise.shape[0] > 0
-    cdef Py_ssize_t t, j, f, b, s, nb
+    cdef bint any_cat = is_cat.shape[0] > 0
+    cdef Py_ssize_t t, j, f, b, i, s, nb, m
     cdef int cc = CH_C if n_channels == 3 else CH_H
     cdef double total, left
+    cdef const double* hf
+    cdef idx_t order[MAX_CAT_BINS]
+    cdef double key[MAX_CAT_BINS]
+    cdef CatParams cp = _cat_params(cat_params)
     if not 2 <= n_channels <= 3:
         raise ValueError("hist must have 2 or 3 channels")
+    _check_layout(hist.shape[1], offsets, n_bins_nonmissing, is_cat, n_features)
     if scratch.shape[0] != k or scratch.shape[1] != n_features or scratch.shape[2] < 4:
         raise ValueError("scratch must have shape (k, n_features, 4)")
     if out.shape[0] != k or out.shape[1] != 7:
         raise ValueError("out must have shape (k, 7)")
-    if use_noise and (noise.shape[0] != k or noise.shape[1] != n_features
-                      or noise.shape[2] < hist.shape[2]):
+    if use_noise and (noise.shape[0] != k or noise.shape[1] != n_features):
         raise ValueError("noise must have shape (k, n_features, n_bins)")
+    for f in range(n_features):
+        if use_noise and noise.shape[2] < n_bins_nonmissing[f] + 1:
+            raise ValueError("noise needs a value per bin")
     for j in range(k):
         if not 0 <= slots[j] < hist.shape[0]:
             raise ValueError("slot out of range")
@@ -195,119 +309,202 @@ def find_split_nodes(const double[:, :, :, ::1] hist, const idx_t[::1] slots,
         for t in prange(k * n_features, schedule="static", num_threads=n_threads):
             j = t // n_features
             f = t - j * n_features
-            _feature_best(&hist[slots[j], f, 0, 0], n_channels, n_bins_nonmissing[f],
-                          missing_bin, l2, min_samples_leaf, min_child_weight,
+            if any_cat and is_cat[f]:
+                _cat_best(&hist[slots[j], offsets[f], 0], n_channels, n_bins_nonmissing[f],
+                          l2, min_samples_leaf, min_child_weight, cp,
                           &noise[j, f, 0] if use_noise else NULL, &scratch[j, f, 0])
+            else:
+                _feature_best(&hist[slots[j], offsets[f], 0], n_channels,
+                              n_bins_nonmissing[f], l2, min_samples_leaf, min_child_weight,
+                              &noise[j, f, 0] if use_noise else NULL, &scratch[j, f, 0])
         for j in range(k):
             f = _best_feature(scratch[j])
             out[j, 0] = f
             if f < 0:
+                for i in range(1, 7):
+                    out[j, i] = 0.0
                 out[j, 1] = -1.0
-                out[j, 2] = 0.0
-                out[j, 3] = 0.0
-                out[j, 4] = 0.0
-                out[j, 5] = 0.0
-                out[j, 6] = 0.0
                 continue
             s = slots[j]
             out[j, 1] = scratch[j, f, 1]
             out[j, 2] = scratch[j, f, 2]
             out[j, 3] = scratch[j, f, 3]
-            # counts in the order of split_stats, so they agree with it exactly
             nb = n_bins_nonmissing[f]
-            total = hist[s, f, missing_bin, cc]
-            for b in range(nb):
-                total = total + hist[s, f, b, cc]
+            hf = &hist[s, offsets[f], 0]
+            total = 0.0
+            for b in range(nb + 1):
+                total = total + hf[b * n_channels + cc]
             left = 0.0
-            for b in range(<Py_ssize_t> scratch[j, f, 1] + 1):
-                left = left + hist[s, f, b, cc]
-            if scratch[j, f, 2] == 0.0:
-                left = left + hist[s, f, missing_bin, cc]
+            if any_cat and is_cat[f]:
+                m = _cat_order(hf, n_channels, nb, cp, order, key)
+                for i in range(<Py_ssize_t> scratch[j, f, 1]):
+                    b = _cat_pick(order, m, <int> scratch[j, f, 2], i)
+                    left = left + hf[b * n_channels + cc]
+                out[j, 6] = 0.0
+            else:
+                for b in range(<Py_ssize_t> scratch[j, f, 1] + 1):
+                    left = left + hf[b * n_channels + cc]
+                if scratch[j, f, 2] == 0.0:
+                    left = left + hf[nb * n_channels + cc]
+                if n_channels == 3:
+                    out[j, 6] = 1.0 if hf[nb * n_channels + CH_C] > 0 else 0.0
+                else:
+                    out[j, 6] = 1.0 if (hf[nb * n_channels + CH_G] != 0.0
+                                        or hf[nb * n_channels + CH_H] != 0.0) else 0.0
             out[j, 4] = left
             out[j, 5] = total - left
-            if n_channels == 3:
-                out[j, 6] = 1.0 if hist[s, f, missing_bin, CH_C] > 0 else 0.0
-            else:
-                out[j, 6] = 1.0 if (hist[s, f, missing_bin, CH_G] != 0.0
-                                    or hist[s, f, missing_bin, CH_H] != 0.0) else 0.0
 
 
-def find_split_level(const double[:, :, :, ::1] hist, const idx_t[::1] slots,
-                     const idx_t[::1] n_bins_nonmissing, int missing_bin, double l2,
-                     double min_samples_leaf, double min_child_weight,
+cdef void _level_totals(const double* h0, Py_ssize_t slot_stride, Py_ssize_t n_ch,
+                        const idx_t* slots, Py_ssize_t n_slots, Py_ssize_t off, Py_ssize_t nb,
+                        double* stats) noexcept nogil:
+    """Per-bin sums over the level's leaves (what orders a shared categorical split):
+    ``h0`` is the histogram array, ``slot_stride`` the doubles per slot."""
+    cdef Py_ssize_t k, b, c
+    cdef const double* hf
+    for b in range((nb + 1) * n_ch):
+        stats[b] = 0.0
+    for k in range(n_slots):
+        hf = h0 + slots[k] * slot_stride + off * n_ch
+        for b in range((nb + 1) * n_ch):
+            stats[b] += hf[b]
+
+
+def find_split_level(const double[:, :, ::1] hist, const idx_t[::1] slots,
+                     const idx_t[::1] offsets, const idx_t[::1] n_bins_nonmissing,
+                     const unsigned char[::1] is_cat, const double[::1] cat_params,
+                     double l2, double min_samples_leaf, double min_child_weight,
                      const double[:, ::1] noise, double[:, :, ::1] gain_sum,
                      idx_t[:, :, ::1] n_valid, int n_threads):
     """Best split shared by all leaves of a level (symmetric / oblivious trees).
 
     A candidate's gain is the sum of its gains over the leaves where it is valid; leaves
     where it is invalid contribute nothing (the grower does not split them: both children
-    keep the parent's value). A candidate valid in no leaf cannot be chosen.
+    keep the parent's value). A candidate valid in no leaf cannot be chosen. A categorical
+    feature's categories are ordered once for the level, by their sums over all its leaves
+    (the set must be the same in every leaf); each prefix is then scored in every leaf.
 
     Parameters
     ----------
-    hist : IN (n_slots, n_features, n_bins, 2 or 3) histograms.
+    hist : IN (n_slots, offsets[-1], 2 or 3) histograms.
     slots : IN int32: the histogram slots of the leaves that take part.
-    n_bins_nonmissing, missing_bin, l2, min_samples_leaf, min_child_weight, noise :
-        as in :func:`find_split_node`.
-    gain_sum : OUT (n_features, 2, n_bins) summed gain per candidate (axis 1: nan_right).
+    offsets, n_bins_nonmissing, is_cat, cat_params, l2, min_samples_leaf,
+    min_child_weight : as in :func:`find_split_nodes`.
+    noise : IN (n_features, n_bins) score noise (by bin; by set size - 1 for categorical
+        features), or an array with 0 rows for none.
+    gain_sum : OUT (n_features, 2, n_bins) summed gain per candidate (axis 1: nan_right,
+        or the direction of a categorical candidate; axis 2: bin, or set size - 1).
     n_valid : OUT (n_features, 2, n_bins) number of leaves where the candidate is valid.
     n_threads : OpenMP threads (parallel over features).
 
     Returns
     -------
-    (feature, bin, nan_right, gain) : feature is -1 when no candidate has a positive gain.
+    (feature, bin, nan_right, gain) : feature is -1 when no candidate has a positive gain;
+        for a categorical feature, (bin, nan_right) = (set size, direction).
     """
-    cdef Py_ssize_t n_features = hist.shape[1]
-    cdef Py_ssize_t n_bins = hist.shape[2]
+    cdef Py_ssize_t n_features = n_bins_nonmissing.shape[0]
+    cdef Py_ssize_t n_bins = gain_sum.shape[2]
     cdef Py_ssize_t n_leaves = slots.shape[0]
+    cdef Py_ssize_t n_ch = hist.shape[2]
     cdef bint use_noise = noise.shape[0] > 0
-    cdef Py_ssize_t f, b, nb, k, s, best_f, best_b
+    cdef bint any_cat = is_cat.shape[0] > 0
+    cdef Py_ssize_t f, b, nb, k, s, i, m, kmax, best_f, best_b, off
     cdef int d, best_d
-    cdef double G, H, C, gm, hm, cm, gl, hl, cl, GL, HL, CL, GR, HR, CR
+    cdef double G, H, C, gm, hm, cm, gl, hl, cl, GL, HL, CL, GR, HR, CR, lam
     cdef double parent, score, best_score, last_gain = 0.0
     cdef idx_t nv_before = 0
-    cdef int cc = CH_C if hist.shape[3] == 3 else CH_H
-    cdef bint has_count = hist.shape[3] == 3
+    cdef int cc = CH_C if n_ch == 3 else CH_H
+    cdef bint has_count = n_ch == 3
     cdef bint no_miss
-    if not 2 <= hist.shape[3] <= 3:
+    cdef const double* hf
+    cdef double* stats
+    cdef idx_t* order
+    cdef double* key
+    cdef CatParams cp = _cat_params(cat_params)
+    if not 2 <= n_ch <= 3:
         raise ValueError("hist must have 2 or 3 channels")
-    if gain_sum.shape[0] != n_features or gain_sum.shape[1] != 2 or gain_sum.shape[2] != n_bins:
+    _check_layout(hist.shape[1], offsets, n_bins_nonmissing, is_cat, n_features)
+    if gain_sum.shape[0] != n_features or gain_sum.shape[1] != 2:
         raise ValueError("gain_sum must have shape (n_features, 2, n_bins)")
     if n_valid.shape[0] != n_features or n_valid.shape[1] != 2 or n_valid.shape[2] != n_bins:
         raise ValueError("n_valid must have shape (n_features, 2, n_bins)")
     if use_noise and (noise.shape[0] != n_features or noise.shape[1] < n_bins):
         raise ValueError("noise must have shape (n_features, n_bins)")
+    for f in range(n_features):
+        if n_bins_nonmissing[f] + 1 > n_bins:
+            raise ValueError("gain_sum needs a column per bin")
     for k in range(n_leaves):
         if not (0 <= slots[k] < hist.shape[0]):
             raise ValueError("slot out of range")
+    if n_leaves == 0:
+        gain_sum[:, :, :] = 0.0
+        n_valid[:, :, :] = 0
+        return -1, -1, 0, 0.0
     with nogil:
         for f in prange(n_features, schedule="static", num_threads=n_threads):
             nb = n_bins_nonmissing[f]
+            off = offsets[f]
             for d in range(2):
                 for b in range(n_bins):
                     gain_sum[f, d, b] = 0.0
                     n_valid[f, d, b] = 0
+            if any_cat and is_cat[f]:
+                stats = <double*> malloc((nb + 1) * (n_ch + 1) * sizeof(double))
+                order = <idx_t*> malloc((nb + 1) * sizeof(idx_t))
+                key = stats + (nb + 1) * n_ch
+                _level_totals(&hist[0, 0, 0], hist.shape[1] * n_ch, n_ch, &slots[0],
+                              n_leaves, off, nb, stats)
+                m = _cat_order(stats, n_ch, nb, cp, order, key)
+                kmax = m if m < cp.max_k else cp.max_k
+                lam = l2 + cp.l2
+                for k in range(n_leaves):
+                    hf = &hist[slots[k], off, 0]
+                    G = 0.0
+                    H = 0.0
+                    C = 0.0
+                    for b in range(nb + 1):
+                        G = G + hf[b * n_ch + CH_G]
+                        H = H + hf[b * n_ch + CH_H]
+                        C = C + hf[b * n_ch + cc]
+                    parent = G * G / (H + lam) if H + lam > 0.0 else 0.0
+                    for d in range(2):
+                        gl = 0.0
+                        hl = 0.0
+                        cl = 0.0
+                        for i in range(kmax):
+                            b = _cat_pick(order, m, d, i)
+                            gl = gl + hf[b * n_ch + CH_G]
+                            hl = hl + hf[b * n_ch + CH_H]
+                            cl = cl + hf[b * n_ch + cc]
+                            if _valid(cl, C - cl, hl, H - hl, lam, min_samples_leaf,
+                                      min_child_weight):
+                                gain_sum[f, d, i] += (gl * gl / (hl + lam) + (G - gl) * (G - gl)
+                                                      / (H - hl + lam) - parent)
+                                n_valid[f, d, i] += 1
+                free(order)
+                free(stats)
+                continue
             for k in range(n_leaves):
-                s = slots[k]
-                gm = hist[s, f, missing_bin, CH_G]
-                hm = hist[s, f, missing_bin, CH_H]
-                cm = hist[s, f, missing_bin, cc]
+                hf = &hist[slots[k], off, 0]
+                gm = hf[nb * n_ch + CH_G]
+                hm = hf[nb * n_ch + CH_H]
+                cm = hf[nb * n_ch + cc]
                 no_miss = cm == 0.0 and (has_count or gm == 0.0)
                 G = gm
                 H = hm
                 C = cm
                 for b in range(nb):
-                    G = G + hist[s, f, b, CH_G]
-                    H = H + hist[s, f, b, CH_H]
-                    C = C + hist[s, f, b, cc]
+                    G = G + hf[b * n_ch + CH_G]
+                    H = H + hf[b * n_ch + CH_H]
+                    C = C + hf[b * n_ch + cc]
                 parent = G * G / (H + l2) if H + l2 > 0.0 else 0.0
                 gl = 0.0
                 hl = 0.0
                 cl = 0.0
                 for b in range(nb):
-                    gl = gl + hist[s, f, b, CH_G]
-                    hl = hl + hist[s, f, b, CH_H]
-                    cl = cl + hist[s, f, b, cc]
+                    gl = gl + hf[b * n_ch + CH_G]
+                    hl = hl + hf[b * n_ch + CH_H]
+                    cl = cl + hf[b * n_ch + cc]
                     for d in range(2):
                         if d == 0:
                             GL = gl + gm
@@ -337,7 +534,7 @@ def find_split_level(const double[:, :, :, ::1] hist, const idx_t[::1] slots,
     best_d = 0
     best_score = 0.0
     for f in range(n_features):
-        for b in range(n_bins_nonmissing[f]):
+        for b in range(n_bins_nonmissing[f] + 1):
             for d in range(2):
                 if n_valid[f, d, b] == 0 or not gain_sum[f, d, b] > 0.0:
                     continue
@@ -349,46 +546,92 @@ def find_split_level(const double[:, :, :, ::1] hist, const idx_t[::1] slots,
                     best_score = score
     if best_f < 0:
         return -1, -1, 0, 0.0
+    if any_cat and is_cat[best_f]:
+        return best_f, best_b + 1, best_d, gain_sum[best_f, best_d, best_b]
     return best_f, best_b, best_d, gain_sum[best_f, best_d, best_b]
 
 
-def split_stats(const double[:, :, :, ::1] hist, const idx_t[::1] slots, int feature,
-                int split_bin, int nan_right, int n_bins_nonmissing, int missing_bin,
-                double[:, ::1] left, double[:, ::1] right):
+def category_left_set(const double[:, :, ::1] hist, const idx_t[::1] slots, Py_ssize_t offset,
+                      Py_ssize_t n_bins_nonmissing, const double[::1] cat_params,
+                      int direction, Py_ssize_t size, idx_t[::1] left):
+    """The left set of a categorical candidate ``(size, direction)``, as the search chose
+    it from the histograms of ``slots`` (one node, or a level's leaves).
+
+    ``left`` : OUT int32 (size,): the categories (bins; ``n_bins_nonmissing`` is the missing
+    bin) sent left, in the order the search added them.
+    """
+    cdef Py_ssize_t nb = n_bins_nonmissing, n_ch = hist.shape[2], m, i
+    cdef CatParams cp = _cat_params(cat_params)
+    cdef idx_t order[MAX_CAT_BINS]
+    cdef double key[MAX_CAT_BINS]
+    cdef double stats[MAX_CAT_BINS * 3]
+    if not (1 <= nb < MAX_CAT_BINS and 0 <= offset and offset + nb + 1 <= hist.shape[1]
+            and left.shape[0] == size and direction in (0, 1) and n_ch in (2, 3)):
+        raise ValueError("category set out of range")
+    for i in range(slots.shape[0]):
+        if not 0 <= slots[i] < hist.shape[0]:
+            raise ValueError("slot out of range")
+    if hist.shape[0] == 0 or slots.shape[0] == 0:
+        raise ValueError("no histogram to order the categories by")
+    _level_totals(&hist[0, 0, 0], hist.shape[1] * n_ch, n_ch, &slots[0], slots.shape[0],
+                  offset, nb, stats)
+    m = _cat_order(stats, n_ch, nb, cp, order, key)
+    if not 1 <= size <= m:
+        raise ValueError("set size out of range")
+    for i in range(size):
+        left[i] = <idx_t> _cat_pick(order, m, direction, i)
+
+
+def split_stats(const double[:, :, ::1] hist, const idx_t[::1] slots, Py_ssize_t offset,
+                int n_bins_nonmissing, const idx_t[::1] left_set, int split_bin,
+                int nan_right, double[:, ::1] left, double[:, ::1] right):
     """(g, h, count) sums of both children of one split, in several nodes.
 
-    Sums are accumulated in the same order as :func:`find_split_node` and
+    Sums are accumulated in the same order as :func:`find_split_nodes` and
     :func:`find_split_level`, so validity decisions made from them agree exactly.
 
     Parameters
     ----------
-    hist : IN (n_slots, n_features, n_bins, 2 or 3).
+    hist : IN (n_slots, offsets[-1], 2 or 3).
     slots : IN int32 (k,) the nodes' slots.
-    feature, split_bin, nan_right : the split.
-    n_bins_nonmissing : bins in use of ``feature``.
-    missing_bin : bin of missing values.
+    offset : the feature's first histogram bin.
+    n_bins_nonmissing : bins in use of the feature (its missing bin follows).
+    left_set : IN int32, empty for a threshold split; for a categorical split, its left set
+        in the order :func:`category_left_set` gives (the order the search summed them).
+    split_bin, nan_right : a threshold split (ignored for a categorical split).
     left, right : OUT (k, 3); without a count channel, column 2 repeats the hessian sums.
     """
-    cdef Py_ssize_t k, b, c, s, src
+    cdef Py_ssize_t k, b, c, s, src, nb = n_bins_nonmissing
     cdef double total, gl
+    cdef bint categorical = left_set.shape[0] > 0
     if left.shape[0] != slots.shape[0] or right.shape[0] != slots.shape[0]:
         raise ValueError("left and right need one row per slot")
-    if not (0 <= feature < hist.shape[1] and 0 <= split_bin < n_bins_nonmissing
-            and n_bins_nonmissing <= missing_bin < hist.shape[2]):
+    if not (0 <= offset and offset + nb + 1 <= hist.shape[1]
+            and (categorical or 0 <= split_bin < nb)):
         raise ValueError("split out of range")
+    for b in range(left_set.shape[0]):
+        if not 0 <= left_set[b] <= nb:
+            raise ValueError("category out of range")
     for k in range(slots.shape[0]):
         s = slots[k]
         if not 0 <= s < hist.shape[0]:
             raise ValueError("slot out of range")
         for c in range(3):
-            src = c if c < hist.shape[3] else CH_H
-            total = hist[s, feature, missing_bin, src]
-            for b in range(n_bins_nonmissing):
-                total = total + hist[s, feature, b, src]
+            src = c if c < hist.shape[2] else CH_H
+            total = 0.0
             gl = 0.0
-            for b in range(split_bin + 1):
-                gl = gl + hist[s, feature, b, src]
-            if not nan_right:
-                gl = gl + hist[s, feature, missing_bin, src]
+            if categorical:
+                for b in range(nb + 1):
+                    total = total + hist[s, offset + b, src]
+                for b in range(left_set.shape[0]):
+                    gl = gl + hist[s, offset + left_set[b], src]
+            else:
+                total = hist[s, offset + nb, src]
+                for b in range(nb):
+                    total = total + hist[s, offset + b, src]
+                for b in range(split_bin + 1):
+                    gl = gl + hist[s, offset + b, src]
+                if not nan_right:
+                    gl = gl + hist[s, offset + nb, src]
             left[k, c] = gl
             right[k, c] = total - gl

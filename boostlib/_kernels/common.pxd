@@ -10,7 +10,7 @@
 #   below (sums of gradient and hessian, and the row count).
 # * Rows are ``idx_t`` (int32) indices into the training matrix.
 
-from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t
+from libc.stdint cimport uint8_t, int32_t, int64_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
 ctypedef uint8_t bin_t
@@ -77,3 +77,16 @@ cdef inline void copy_row(bin_t* dst, const bin_t* src, Py_ssize_t n) noexcept n
         memcpy(dst + n - 8, &d, 8)
     elif n:
         memcpy(dst, src, n)
+
+
+# A categorical split sends a set of bins left: the set is 8 uint32 words (256 bits, one per
+# bin value, the missing bin included), row ``k`` of a ``(n_sets, 8)`` array. A split node
+# marks itself categorical by ``nan_right == 2`` and names its set by its ``bin`` field.
+cdef enum:
+    CAT_SPLIT = 2
+    SET_WORDS = 8
+
+
+cdef inline int in_set(const uint32_t* sets, Py_ssize_t k, int b) noexcept nogil:
+    # 1 when bin ``b`` is in set ``k`` (goes left).
+    return (sets[k * SET_WORDS + (b >> 5)] >> (b & 31)) & 1

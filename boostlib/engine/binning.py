@@ -1,7 +1,7 @@
 """Feature binning: per-feature borders from quantiles, and the uint8 binned matrix."""
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
@@ -81,14 +81,30 @@ class BinMapper:
     subsample : int, default 200000
         At most this many rows are used to compute the borders.
 
+    A *categorical* feature holds integer codes (:mod:`boostlib.engine.categorical`): each
+    code seen in training gets a bin of its own (in code order), or, with more than
+    ``max_bins`` codes, the ``max_bins - 1`` most frequent ones do and the rarer ones share
+    a last "other" bin. NaN goes to the missing bin, and so do codes never seen in training
+    (into the "other" bin where there is one).
+
     Attributes
     ----------
     borders_ : list of ndarray
-        Increasing borders per feature.
+        Increasing borders per feature (empty for categorical features).
     n_bins_nonmissing_ : ndarray of int32
-        ``len(borders_[f]) + 1`` per feature.
+        ``len(borders_[f]) + 1`` per numeric feature; the number of category bins per
+        categorical feature.
     missing_bin : int
         Equal to ``max_bins``.
+    categorical_ : ndarray of bool
+        Which features are categorical.
+    cat_codes_ : list
+        Per feature: None, or the codes (int64, increasing) that own bins ``0, 1, ...``.
+    cat_other_ : ndarray of bool
+        Whether a categorical feature has the shared "other" bin (last).
+    levels_ : list
+        Per feature: None, or the labels the codes stand for (code ``i`` is
+        ``levels_[f][i]``), kept so data with labels is coded as in training.
     """
 
     def __init__(self, max_bins: int = MAX_BINS, subsample: int = SUBSAMPLE):
@@ -102,7 +118,8 @@ class BinMapper:
         self.missing_bin = self.max_bins
 
     def fit(self, X: np.ndarray, rng: Optional[np.random.Generator] = None,
-            n_threads: int = 1) -> "BinMapper":
+            n_threads: int = 1, categorical: Optional[np.ndarray] = None,
+            levels: Optional[List[Any]] = None) -> "BinMapper":
         """Compute the borders of every feature of ``X`` (float32 or float64, NaN = missing).
 
         Parameters
@@ -114,7 +131,15 @@ class BinMapper:
         n_threads : int, default 1
             Threads of the compiled pass that copies and sorts each feature's sample
             (``_kernels._binning.sorted_sample``); the borders do not depend on it.
+        categorical : ndarray of bool, optional
+            Which features hold category codes (their bins come from all rows, not the
+            subsample: a rare category must not be lost).
+        levels : list, optional
+            Per feature, the labels of the codes (see ``levels_``).
         """
+        from .sparse_binning import fit_sparse, is_sparse     # scipy.sparse X: no dense copy
+        if is_sparse(X):
+            return fit_sparse(self, X, rng, categorical)
         X = _as_real(X)
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D, got shape {X.shape}")
@@ -126,8 +151,55 @@ class BinMapper:
         values = np.empty((X.shape[1], rows.size or n))
         counts = np.empty(X.shape[1], dtype=np.intp)
         _binning.sorted_sample(X, rows, values, counts, max(1, int(n_threads)))
-        return self.set_borders([_borders_of_sorted(values[f, :counts[f]], self.max_bins)
-                                 for f in range(X.shape[1])])
+        cat = (np.zeros(X.shape[1], dtype=bool) if categorical is None
+               else np.asarray(categorical, dtype=bool))
+        self.set_borders([np.empty(0) if cat[f] else
+                          _borders_of_sorted(values[f, :counts[f]], self.max_bins)
+                          for f in range(X.shape[1])])
+        codes: List[Optional[np.ndarray]] = [None] * X.shape[1]
+        other = np.zeros(X.shape[1], dtype=bool)
+        for f in np.flatnonzero(cat):
+            codes[f], other[f] = self._frequent_codes(X[:, f])
+        return self.set_categories(codes, other, levels)
+
+    def _frequent_codes(self, column: np.ndarray) -> Tuple[np.ndarray, bool]:
+        """The codes of a categorical column that get bins of their own, and whether the
+        others share an "other" bin."""
+        present = column[~np.isnan(column)]
+        values, counts = np.unique(present.astype(np.int64), return_counts=True)
+        if values.size <= self.max_bins:
+            return values, False
+        # the most frequent max_bins - 1 (ties: the smaller code), then in code order
+        keep = np.lexsort((values, -counts))[:self.max_bins - 1]
+        return np.sort(values[keep]), True
+
+    def set_categories(self, codes: List[Optional[np.ndarray]], other: np.ndarray,
+                       levels: Optional[List[Any]] = None) -> "BinMapper":
+        """Install the categorical features (after :meth:`set_borders`): per feature None or
+        its binned codes, whether it has an "other" bin, and the labels of its codes."""
+        n = self.n_features
+        if len(codes) != n or len(other) != n or (levels is not None and len(levels) != n):
+            raise ValueError(f"categories need one entry per feature ({n})")
+        self.categorical_ = np.array([c is not None for c in codes], dtype=bool)
+        self.cat_codes_ = [None if c is None else np.asarray(c, dtype=np.int64) for c in codes]
+        self.cat_other_ = np.asarray(other, dtype=bool) & self.categorical_
+        self.levels_ = list(levels) if levels is not None else [None] * n
+        self._lookup: List[Optional[np.ndarray]] = [None] * n
+        for f in np.flatnonzero(self.categorical_):
+            c = self.cat_codes_[f]
+            n_bins = c.size + int(self.cat_other_[f])
+            if c.size and (np.any(np.diff(c) <= 0) or c[0] < 0):
+                raise ValueError(f"category codes of feature {f} must be increasing and >= 0")
+            if not n_bins <= self.max_bins:
+                raise ValueError(f"feature {f} has {n_bins} category bins; at most "
+                                 f"{self.max_bins}")
+            # code -> bin; the last entry serves every code past the table
+            rest = c.size if self.cat_other_[f] else self.missing_bin
+            table = np.full(int(c[-1]) + 2 if c.size else 1, rest, dtype=np.uint8)
+            table[c] = np.arange(c.size)
+            self._lookup[f] = table
+            self.n_bins_nonmissing_[f] = max(n_bins, 1)
+        return self
 
     def set_borders(self, borders: List[np.ndarray]) -> "BinMapper":
         """Install borders (from :meth:`fit` or a model file) and build the kernel tables."""
@@ -142,7 +214,7 @@ class BinMapper:
         self.borders_ = [np.asarray(b, dtype=np.float64) for b in borders]
         self._table = table
         self.n_bins_nonmissing_ = np.array([b.size + 1 for b in self.borders_], dtype=np.int32)
-        return self
+        return self.set_categories([None] * len(borders), np.zeros(len(borders), bool))
 
     @property
     def n_features(self) -> int:
@@ -160,6 +232,9 @@ class BinMapper:
             (what prediction and oblivious levels read); ``"row"``: shape (n_rows,
             n_features) (what histogram building reads).
         """
+        from .sparse_binning import is_sparse, transform_sparse  # scipy.sparse X: no copy
+        if is_sparse(X):
+            return transform_sparse(self, X, layout)
         X = _as_real(X)
         if X.ndim != 2 or X.shape[1] != self.n_features:
             raise ValueError(f"X must have shape (n_rows, {self.n_features})")
@@ -172,6 +247,38 @@ class BinMapper:
             _binning.map_to_bins(X, self._table, n_borders, self.missing_bin, out.T, n_threads)
         else:
             raise ValueError(f"layout={layout!r} is invalid; expected 'feature' or 'row'")
+        by_feature = out if layout == "feature" else out.T
+        for f in np.flatnonzero(self.categorical_):
+            by_feature[f] = self._category_bins(X[:, f], f)
+        return out
+
+    def _category_bins(self, column: np.ndarray, f: int) -> np.ndarray:
+        """Bins of a categorical column: its codes through the feature's table. NaN goes to
+        the missing bin; so do codes never seen in training, except for a feature with an
+        "other" bin, where every code without a bin of its own (rare or unseen) goes."""
+        table = self._lookup[f]
+        nan = np.isnan(column)
+        codes = np.where(nan, 0, column)
+        bad = (codes < 0) | (codes != np.floor(codes))
+        if bad.any():
+            raise ValueError(f"categorical feature {f}: value {column[np.argmax(bad)]!r} is "
+                             "not a category code (a non-negative integer)")
+        bins = table[np.minimum(codes, table.size - 1).astype(np.intp)]
+        bins[nan] = self.missing_bin
+        return bins
+
+    def category_labels(self, feature: int, bins: np.ndarray) -> List[str]:
+        """Labels of the binned values ``bins`` of a categorical feature: its levels (or
+        codes), ``"other"`` for the shared bin and ``"NaN"`` for the missing bin."""
+        codes, levels = self.cat_codes_[feature], self.levels_[feature]
+        out = []
+        for b in np.asarray(bins, dtype=np.int64):
+            if b < codes.size:
+                out.append(str(levels[codes[b]] if levels is not None else codes[b]))
+            elif b == codes.size and self.cat_other_[feature]:
+                out.append("other")
+            elif b == self.missing_bin:
+                out.append("NaN")
         return out
 
     def threshold(self, feature: int, bin_index: int) -> float:

@@ -6,6 +6,7 @@ from typing import Any, Optional, Sequence, Tuple
 import numpy as np
 
 from .binning import BinMapper
+from .categorical import categorical_mask, encode, translate
 from .random_streams import stream_rng
 from .validation import check_sample_weight, check_X, check_y, feature_names as _frame_names
 
@@ -16,8 +17,9 @@ class Dataset:
     Parameters
     ----------
     X : array-like of shape (n_rows, n_features)
-        Numeric features; NaN marks a missing value. float32 and float64 arrays are used as
-        they are, in either memory order (no float64 copy of the matrix is made).
+        Features; NaN marks a missing value. float32 and float64 arrays are used as they
+        are, in either memory order (no float64 copy of the matrix is made). A DataFrame's
+        category, object and string columns are categorical features.
     y : array-like of shape (n_rows,), optional
         Numeric targets (class indices for classification losses). Needed for training and
         validation sets.
@@ -30,6 +32,14 @@ class Dataset:
         The training set whose bin borders this (validation) set is binned with.
         :func:`boostlib.train` bins every validation set with the training set's borders;
         naming another training set there is an error.
+    categorical_features : "auto", sequence of str or int, or boolean mask, default "auto"
+        The categorical features: ``"auto"`` takes a DataFrame's category, object and
+        string columns (and a table's ``categories`` columns); otherwise the columns named,
+        indexed or masked. A numeric array's categorical columns hold integer codes
+        ``0 .. 2**20 - 1`` (NaN: missing); labelled columns keep their labels, so a
+        validation or test frame whose categories differ is coded by the training labels
+        (labels unseen in training count as missing). With a ``reference``, its
+        categorical features are used.
 
     Notes
     -----
@@ -41,9 +51,14 @@ class Dataset:
 
     def __init__(self, X: Any, y: Any = None, *, sample_weight: Any = None,
                  feature_names: Optional[Sequence[str]] = None,
-                 reference: Optional["Dataset"] = None):
+                 reference: Optional["Dataset"] = None, categorical_features: Any = "auto"):
         names = _frame_names(X)
-        self.X = check_X(X)
+        shape = getattr(X, "shape", None)
+        n_cols = shape[1] if shape is not None and len(shape) == 2 else np.shape(X)[-1]
+        mask = (reference.categorical if isinstance(reference, Dataset) else
+                categorical_mask(X, categorical_features, n_cols, names))
+        self.X, self.levels = encode(X, mask, check_X)
+        self.categorical = mask
         n_rows, n_features = self.X.shape
         self.y = None if y is None else check_y(y, n_rows)
         self.sample_weight = check_sample_weight(sample_weight, n_rows)
@@ -76,7 +91,17 @@ class Dataset:
         """uint8 (n_features, n_rows): this set binned with ``mapper``'s borders (cached for
         the mapper last used)."""
         if self._as_valid is None or self._as_valid[0] is not mapper:
-            self._as_valid = (mapper, mapper.transform(self.X, n_threads))
+            if not np.array_equal(mapper.categorical_, self.categorical):
+                raise ValueError("this Dataset's categorical features differ from the "
+                                 "training set's")
+            X = self.X
+            recode = [j for j in np.flatnonzero(self.categorical)
+                      if self.levels[j] is not None]
+            if recode:
+                X = X.copy()
+                for j in recode:
+                    X[:, j] = translate(X[:, j], self.levels[j], mapper.levels_[j], j)
+            self._as_valid = (mapper, mapper.transform(X, n_threads))
         return self._as_valid[1]
 
     def training_matrix(self, max_bins: int, seed: np.random.SeedSequence,
@@ -88,11 +113,13 @@ class Dataset:
         if self._as_training is None or self._as_training[0] != key:
             w = self.sample_weight
             X = self.X if w is None else self.X[w > 0]
-            mapper = BinMapper(max_bins).fit(X, stream_rng(seed, "binning"), n_threads)
+            mapper = BinMapper(max_bins).fit(X, stream_rng(seed, "binning"), n_threads,
+                                             self.categorical, self.levels)
             self._as_training = (key, mapper, mapper.transform(self.X, n_threads))
         return self._as_training[1], self._as_training[2]
 
     def __repr__(self) -> str:
-        return (f"<boostlib.Dataset: {self.n_rows} rows x {self.n_features} features, "
-                f"{self.X.dtype}{', with y' if self.y is not None else ''}"
+        n_cat = int(self.categorical.sum())
+        return (f"<boostlib.Dataset: {self.n_rows} rows x {self.n_features} features"
+                f"{f' ({n_cat} categorical)' if n_cat else ''}, {self.X.dtype}{', with y' if self.y is not None else ''}"
                 f"{', weighted' if self.sample_weight is not None else ''}>")

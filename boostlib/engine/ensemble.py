@@ -13,6 +13,7 @@ import numpy as np
 
 from .binning import BinMapper
 from .trees import DepthwiseTree, ObliviousTree, TreeGroup, kind_of
+from .trees.base import CAT_SPLIT
 
 Tree = Union[ObliviousTree, DepthwiseTree]
 Member = Union[ObliviousTree, DepthwiseTree, TreeGroup]
@@ -179,12 +180,13 @@ class Ensemble:
 
         Binning is a binary search per value; searching the used borders only (often far
         fewer than ``max_bins``) makes it cheaper. Split bins are renumbered accordingly;
-        the order of borders is kept, so every comparison gives the same side.
+        the order of borders is kept, so every comparison gives the same side. Categorical
+        features keep their categories, and categorical splits their sets.
         """
         mapper = self.bin_mapper
         width = mapper.max_bins + 1
         scalar = self.scalar_trees()
-        inner = [self.kind.split_mask(t) for t in scalar]
+        inner = [self.kind.split_mask(t) & (t.nan_right != CAT_SPLIT) for t in scalar]
         feats = np.concatenate([t.feature[m] for t, m in zip(scalar, inner)] or [[]])
         bins = np.concatenate([t.bin[m] for t, m in zip(scalar, inner)] or [[]])
         feats, bins = feats.astype(np.int64), bins.astype(np.int64)
@@ -195,7 +197,8 @@ class Ensemble:
         compact = BinMapper(mapper.max_bins).set_borders(
             [mapper.borders_[f][used[first[f]:first[f + 1] if f + 1 < mapper.n_features
                                   else used.size] - f * width]
-             for f in range(mapper.n_features)])
+             for f in range(mapper.n_features)]).set_categories(
+                 mapper.cat_codes_, mapper.cat_other_, mapper.levels_)
         # rank of each split's border among its feature's used borders
         new_bins = np.searchsorted(used, feats * width + bins) - first[feats]
         trees, pos = [], 0

@@ -30,12 +30,37 @@ class SampleDefects(ValueError):
 
 @dataclass(frozen=True)
 class GrowParams:
-    """Structure and regularisation parameters of one tree."""
+    """Structure and regularisation parameters of one tree (the ``cat_*`` and
+    ``min_data_per_group`` ones shape categorical splits, see
+    :mod:`boostlib._kernels._splitting`)."""
 
     max_depth: int = 6
     l2_regularization: float = 1.0
     min_samples_leaf: int = 1
     min_child_weight: float = 1e-3
+    cat_smooth: float = 10.0
+    cat_l2: float = 10.0
+    min_data_per_group: int = 10
+    max_cat_threshold: int = 32
+
+    @property
+    def cat_params(self) -> np.ndarray:
+        """The four categorical parameters in the order the kernels read them."""
+        return np.array([self.cat_smooth, self.cat_l2, self.min_data_per_group,
+                         self.max_cat_threshold], dtype=np.float64)
+
+
+def set_bits(bins: np.ndarray, n_bins_nonmissing: int, missing_bin: int) -> np.ndarray:
+    """The 256-bit set (uint32 (8,)) of a categorical split from its left categories as
+    histogram bins (``n_bins_nonmissing`` is the missing bin): binned values ``b`` of the
+    categories, and, with the missing one, every value from ``n_bins_nonmissing`` up to
+    ``missing_bin`` (values that binning never gives: they go where missing values go)."""
+    member = np.zeros(256, dtype=bool)
+    bins = np.asarray(bins)
+    member[bins[bins < n_bins_nonmissing]] = True
+    if np.any(bins == n_bins_nonmissing):
+        member[n_bins_nonmissing:missing_bin + 1] = True
+    return np.packbits(member, bitorder="little").view(np.uint32).copy()
 
 
 class TreeGrower:
@@ -52,11 +77,21 @@ class TreeGrower:
     policy : {"symmetric", "depthwise"}
     params : GrowParams
     n_threads : int
+    is_categorical : ndarray of bool, shape (n_features,), optional
+        Which features are categorical (their bins are categories; splits send a set
+        left). Default: none.
+
+    Notes
+    -----
+    A node's histogram holds ``n_bins_nonmissing[f] + 1`` bins per feature (its bins in use,
+    then its missing bin) at ``offsets[f]``: sized by each feature's own bin count, so
+    binary and low-cardinality features cost no more per row than continuous ones.
     """
 
     def __init__(self, X_binned: np.ndarray, X_rows: np.ndarray,
                  n_bins_nonmissing: np.ndarray, missing_bin: int, policy: str,
-                 params: GrowParams, n_threads: int = 1):
+                 params: GrowParams, n_threads: int = 1,
+                 is_categorical: Optional[np.ndarray] = None):
         self.kind = kind_of(policy)
         if X_rows.shape != X_binned.shape[::-1]:
             raise ValueError("X_rows must be the (n_rows, n_features) twin of X_binned")
@@ -65,15 +100,25 @@ class TreeGrower:
         self.nbnm = np.ascontiguousarray(n_bins_nonmissing, dtype=np.int32)
         self.missing_bin = int(missing_bin)
         self.n_bins = self.missing_bin + 1
+        self.offsets = np.concatenate([[0], np.cumsum(self.nbnm + 1)]).astype(np.int32)
         self.policy = policy
         self.params = params
         self.n_threads = int(n_threads)
         n_features = X_binned.shape[0]
+        cat = (np.zeros(n_features, dtype=bool) if is_categorical is None
+               else np.asarray(is_categorical, dtype=bool))
+        if cat.shape != (n_features,):
+            raise ValueError("is_categorical needs one entry per feature")
+        # (empty: no categorical feature, the kernels skip the test)
+        self.is_cat = cat.astype(np.uint8) if cat.any() else np.empty(0, dtype=np.uint8)
+        self.cat_params = params.cat_params
         # Count-free histograms (2 channels) when no constraint needs row counts: with
         # min_samples_leaf == 1 and min_child_weight > 0, a child whose hessian sum reaches
         # min_child_weight cannot be empty. The hessian sum then stands in for the count
         # (choice of the smaller child, side of missing values unseen in training).
-        count_free = params.min_samples_leaf <= 1 and params.min_child_weight > 0
+        # Categorical splits count rows per category (min_data_per_group).
+        count_free = (params.min_samples_leaf <= 1 and params.min_child_weight > 0
+                      and not cat.any())
         self.n_channels = 2 if count_free else 3
         self._msl = 0 if count_free else params.min_samples_leaf
         self._gain_sum = np.empty((n_features, 2, self.n_bins))
@@ -82,6 +127,7 @@ class TreeGrower:
         self._no_noise = np.empty((0, self.n_bins))
         self._no_noise3 = np.empty((0, n_features, self.n_bins))
         self._no_rows = np.empty(0, dtype=np.int32)
+        self._no_set = np.empty(0, dtype=np.int32)
         self._pool = [np.empty(0), np.empty(0)]
         self._compact = np.empty((0, n_features), dtype=np.uint8)
         self._work_arrays: Dict[str, np.ndarray] = {}
@@ -94,7 +140,7 @@ class TreeGrower:
         Levels alternate between the buffers (the parent level's histograms stay readable
         while the children's are written); reusing them avoids page faults on every level.
         """
-        shape = (n_slots, self.X.shape[0], self.n_bins, self.n_channels)
+        shape = (n_slots, int(self.offsets[-1]), self.n_channels)
         size = int(np.prod(shape))
         if self._pool[which].size < size:
             self._pool[which] = np.empty(size)
@@ -104,8 +150,8 @@ class TreeGrower:
     def _build(self, hX, rows, node, slot_of_node, g, h, hist, listing=(None, None)):
         # hX, rows, g and h are the histogram inputs _root() prepares once per tree; listing
         # the rows of the slotted nodes, as the level's partition wrote them (or none).
-        _histogram.build_histograms(hX, rows, node, slot_of_node, g, h, hist, self.n_threads,
-                                    *listing)
+        _histogram.build_histograms(hX, rows, node, slot_of_node, g, h, self.offsets, hist,
+                                    self.n_threads, *listing)
 
     def _row_list(self, n_fit: int):
         """``(listed, block_counts)`` work arrays for ``n_fit`` rows (reused across levels
@@ -117,11 +163,28 @@ class TreeGrower:
             self._block_counts = np.empty(n_blocks, dtype=np.int32)
         return self._listed[:n_fit], self._block_counts[:n_blocks]
 
-    def _split_stats(self, hist, slots, f, b, d):
+    def _split_stats(self, hist, slots, f, b, d, left_set=None):
+        """(g, h, count) sums of both children of split ``(f, b, d)`` (a categorical one:
+        ``left_set`` from :meth:`_category_set`) in the nodes of ``slots``."""
         left = np.empty((slots.size, 3))
         right = np.empty((slots.size, 3))
-        _splitting.split_stats(hist, slots, f, b, d, self.nbnm[f], self.missing_bin, left, right)
+        _splitting.split_stats(hist, slots, int(self.offsets[f]), int(self.nbnm[f]),
+                               self._no_set if left_set is None else left_set, b, d, left,
+                               right)
         return left, right
+
+    def _category_set(self, hist, slots, f, size, direction):
+        """The left categories (histogram bins, in the search's order) and the set bits of
+        the categorical candidate ``(size, direction)`` the search found in ``slots``."""
+        left = np.empty(int(size), dtype=np.int32)
+        _splitting.category_left_set(hist, np.ascontiguousarray(slots, dtype=np.int32),
+                                     int(self.offsets[f]), int(self.nbnm[f]), self.cat_params,
+                                     int(direction), int(size), left)
+        return left, set_bits(left, int(self.nbnm[f]), self.missing_bin)
+
+    def _missing_sums(self, hist, slots, f):
+        """The missing bin of feature ``f`` in the nodes of ``slots``."""
+        return hist[slots, int(self.offsets[f] + self.nbnm[f])]
 
     def _has_missing(self, miss: np.ndarray) -> np.ndarray:
         """Whether missing-bin sums ``miss`` (..., channels) hold rows that matter.

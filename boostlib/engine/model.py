@@ -9,6 +9,7 @@ import numpy as np
 from .._kernels._openmp import effective_n_threads
 from ..io import model_files
 from .ensemble import Ensemble
+from .categorical import encode_like
 from .validation import check_X
 
 
@@ -67,7 +68,14 @@ class Model:
         return effective_n_threads(self.params.get("n_jobs") if n_jobs is None else n_jobs)
 
     def _X(self, X: Any) -> np.ndarray:
-        X = check_X(X)
+        """``X`` checked, with its categorical columns coded as in training."""
+        mapper = self.ensemble.bin_mapper
+        shape = getattr(X, "shape", None)
+        n_cols = shape[1] if shape is not None and len(shape) == 2 else None
+        if mapper.categorical_.any() and n_cols == self.n_features:
+            X = encode_like(X, mapper.categorical_, mapper.levels_, check_X)
+        else:
+            X = check_X(X)
         if X.shape[1] != self.n_features:
             raise ValueError(f"X has {X.shape[1]} features, but the model expects "
                              f"{self.n_features}")

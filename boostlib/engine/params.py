@@ -13,7 +13,9 @@ LEAF_ESTIMATIONS = ("newton", "gradient")
 DEFAULTS: Dict[str, Any] = {
     "n_estimators": 100, "learning_rate": 0.1, "max_depth": 6, "grow_policy": "symmetric",
     "max_bins": 255, "l2_regularization": 1.0, "min_samples_leaf": 1,
-    "min_child_weight": 1e-3, "leaf_estimation": "newton", "random_strength": 0.0,
+    "min_child_weight": 1e-3, "cat_smooth": 10.0, "cat_l2": 10.0,
+    "min_data_per_group": 10, "max_cat_threshold": 32,
+    "leaf_estimation": "newton", "random_strength": 0.0,
     "loss": None, "loss_params": None, "sampler": None, "subsample": 1.0,
     "sampler_params": None, "update": "sgb", "update_params": None,
     "early_stopping_rounds": None, "random_state": None, "n_jobs": None, "verbose": 0,
@@ -48,6 +50,10 @@ def resolve(params: Mapping[str, Any]) -> Dict[str, Any]:
     if p["l2_regularization"] == 0 and p["min_child_weight"] == 0:
         raise ValueError("l2_regularization and min_child_weight cannot both be 0 (leaf "
                          "values -G/(H+l2) would divide by zero)")
+    check_number("cat_smooth", p["cat_smooth"], 0.0)
+    check_number("cat_l2", p["cat_l2"], 0.0)
+    check_number("min_data_per_group", p["min_data_per_group"], 1, integer=True)
+    check_number("max_cat_threshold", p["max_cat_threshold"], 1, 255, integer=True)
     check_choice("leaf_estimation", p["leaf_estimation"], LEAF_ESTIMATIONS)
     check_number("random_strength", p["random_strength"], 0.0)
     check_number("subsample", p["subsample"], 0.0, 1.0, low_open=True)

@@ -143,9 +143,12 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
                          n_outputs, ds.n_rows))
              for name, ds in zip(names, valid_sets)]
     grow = GrowParams(p["max_depth"], float(p["l2_regularization"]),
-                      int(p["min_samples_leaf"]), float(p["min_child_weight"]))
+                      int(p["min_samples_leaf"]), float(p["min_child_weight"]),
+                      float(p["cat_smooth"]), float(p["cat_l2"]), int(p["min_data_per_group"]),
+                      int(p["max_cat_threshold"]))
     grower = TreeGrower(X_binned, np.ascontiguousarray(X_binned.T), mapper.n_bins_nonmissing_,
-                        mapper.missing_bin, p["grow_policy"], grow, n_threads)
+                        mapper.missing_bin, p["grow_policy"], grow, n_threads,
+                        mapper.categorical_)
     sampler = None
     if p["sampler"] is not None or p["subsample"] < 1.0:
         sampler = registry.create("sampler", p["sampler"] or "uniform", p["sampler_params"],

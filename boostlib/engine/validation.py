@@ -8,6 +8,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from .._compat import DataConversionWarning
+from .sparse_binning import check_sparse_X, is_sparse
 
 
 def feature_names(X: Any) -> Optional[np.ndarray]:
@@ -29,8 +30,8 @@ def check_numeric_columns(X: Any, name: str = "X") -> None:
     """Raise ValueError naming every column of a DataFrame-like ``X`` that is not numeric.
 
     Numbers and booleans are accepted (pandas' nullable ``Int64``, ``Float64`` and
-    ``boolean`` too, their missing values becoming NaN); strings, objects, categoricals,
-    dates and the like are not: categorical features are not supported yet.
+    ``boolean`` too, their missing values becoming NaN); dates and the like are not, nor
+    are labels (strings, objects, categoricals) outside the categorical features.
     """
     bad = [(col, dt) for col, dt in zip(X.columns, X.dtypes)
            if getattr(dt, "kind", "O") not in "biuf"]
@@ -39,8 +40,9 @@ def check_numeric_columns(X: Any, name: str = "X") -> None:
     listed = ", ".join(f"{col!r} ({_dtype_label(dt)})" for col, dt in bad[:10])
     more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
     raise ValueError(f"{name}: non-numeric column{'s' if len(bad) > 1 else ''} {listed}{more}: "
-                     "boostlib needs numeric features (categorical support comes later); "
-                     "encode these columns as numbers first, e.g. one-hot or integer codes")
+                     "numeric features must be numbers; declare label columns in "
+                     "categorical_features (category, object and string columns are "
+                     "categorical by default)")
 
 
 def _frame_to_array(X: Any) -> np.ndarray:
@@ -59,10 +61,14 @@ def check_X(X: Any, name: str = "X") -> np.ndarray:
 
     float32 and float64 arrays are returned as they are, in any memory order (the binning
     kernels read both without a converted copy); anything else is converted to float64.
+    A ``scipy.sparse`` matrix stays sparse (see
+    :func:`boostlib.engine.sparse_binning.check_sparse_X`): it stands for ``X.toarray()``.
     """
+    if is_sparse(X):
+        return check_sparse_X(X, name)
     if hasattr(X, "toarray") or type(X).__module__.startswith("scipy.sparse"):
-        raise TypeError(f"{name}: sparse input is not supported; pass a dense array "
-                        f"(e.g. {name}.toarray())")
+        raise TypeError(f"{name}: sparse input of type {type(X).__name__} is not supported; "
+                        f"pass a scipy.sparse matrix or a dense array (e.g. {name}.toarray())")
     if hasattr(X, "dtypes") and hasattr(X, "columns"):
         check_numeric_columns(X, name)
         arr = _frame_to_array(X)

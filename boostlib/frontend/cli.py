@@ -6,7 +6,8 @@ new parameter appears on the command line without changes here. User errors (mis
 unknown column or plugin, bad JSON or value) end with a one-line message on stderr and exit
 status 2, never a traceback. Without ``--task``, ``train`` infers classification (binary
 or multiclass) or regression from the target column (:func:`infer_task`) and says which on
-stderr.
+stderr. Text feature columns, and those named by ``--categorical``, are categorical features
+(:func:`feature_columns`); ``predict`` reads them the same way, matching levels by their text.
 """
 from __future__ import annotations
 
@@ -24,12 +25,17 @@ import numpy as np
 
 from .. import __version__
 from ..plugin import registry
-from ..io.tables import HEADER_CHOICES, MISSING_TOKENS, Table, read_table
+from ..io.tables import HEADER_CHOICES, MISSING_TOKENS, NamedMatrix, Table, read_table
 
 PLUGIN_KINDS = ("loss", "sampler", "update")
 TASKS = ("classification", "regression")
 #: ``train``'s own options; an estimator parameter must not use these names.
-TRAIN_OPTIONS = ("data", "target", "output", "task", "eval_fraction", "header", "sep")
+TRAIN_OPTIONS = ("data", "target", "output", "task", "eval_fraction", "header", "sep",
+                 "categorical", "drop")
+#: Estimator parameters set by a ``train`` option of their own instead of a generated one:
+#: ``categorical_features`` is filled from the columns read as categorical (text columns and
+#: ``--categorical``, also spelled ``--categorical-features``).
+TRAIN_SET_PARAMETERS = ("categorical_features",)
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -293,6 +299,8 @@ def add_estimator_options(parser: argparse.ArgumentParser) -> List[str]:
     for p in estimator_parameters():
         if p.name in TRAIN_OPTIONS:
             raise RuntimeError(f"estimator parameter {p.name!r} clashes with a train option")
+        if p.name in TRAIN_SET_PARAMETERS:
+            continue
         type_line, sentence = docs.get(p.name, ("", ""))
         kind, metavar = _option_type(p.annotation, p.default, type_line)
         if p.name in PLUGIN_KINDS:
@@ -471,6 +479,93 @@ def _fraction(text: str) -> float:
     return value
 
 
+def _column_list(text: str) -> List[str]:
+    """argparse type of --categorical and --drop: comma-separated column names."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"expected comma-separated column names such as "
+                                         f"'city,zip', got {text!r}")
+    return names
+
+
+def _listed(names: Sequence[str], limit: int = 10) -> str:
+    """Column names in a message: ``'a', 'b' and 3 more``."""
+    shown = ", ".join(repr(n) for n in names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _plural(names: Sequence[Any], word: str = "column") -> str:
+    return word + ("s" if len(names) != 1 else "")
+
+
+def feature_columns(table: Table, target: str, drop: Sequence[str] = (),
+                    categorical: Sequence[str] = ()) -> List[str]:
+    """The feature columns of ``train``: every column but the target and ``--drop``'s.
+
+    Parameters
+    ----------
+    table : Table
+        The training data, read with ``categorical`` kept as text.
+    target : str
+        The ``--target`` column.
+    drop : sequence of str, default ()
+        The ``--drop`` columns.
+    categorical : sequence of str, default ()
+        The ``--categorical`` columns.
+
+    Returns
+    -------
+    list of str
+        In file order.
+
+    Raises
+    ------
+    ValueError
+        For a missing target column, a name in ``drop`` or ``categorical`` that the file
+        does not have, the target in either, a column in both, or no feature left.
+    """
+    table.column(target)
+    given = {"--drop": list(drop), "--categorical": list(categorical)}
+    for option, names in given.items():
+        unknown = [n for n in names if n not in table.columns]
+        if unknown:
+            raise ValueError(f"{option} {','.join(names)!r}: {table.path} has no "
+                             f"{_plural(unknown)} {_listed(unknown)}; expected names among its "
+                             f"columns {_listed(table.names, 30)}")
+        if target in names:
+            raise ValueError(f"{option} {','.join(names)!r} names the --target column "
+                             f"{target!r}; expected feature columns only (the target is never "
+                             "a feature)")
+    both = [n for n in given["--drop"] if n in given["--categorical"]]
+    if both:
+        raise ValueError(f"--drop and --categorical both name {_plural(both)} "
+                         f"{_listed(both)}; expected each column in at most one of them")
+    names = [n for n in table.names if n != target and n not in given["--drop"]]
+    if not names:
+        raise ValueError(f"--drop {','.join(given['--drop'])!r} leaves no feature column in "
+                         f"{table.path}; expected at least one column besides the --target "
+                         f"{target!r}")
+    return names
+
+
+def _categorical_parameter(cls: type, X: NamedMatrix, forced: Sequence[str],
+                           path: str) -> Dict[str, Any]:
+    """``{"categorical_features": [...]}`` for the categorical columns of ``X`` (in order),
+    ``{}`` without any; ValueError when the estimator has no such parameter."""
+    names = [n for n in X.columns if n in X.categories]
+    if not names:
+        return {}
+    if "categorical_features" not in inspect.signature(cls.__init__).parameters:
+        text = [n for n in names if n not in forced]
+        parts = ([f"non-numeric {_plural(text)} {_listed(text)}"] if text else []) + \
+            ([f"--categorical {_plural(forced)} {_listed(forced)}"] if forced else [])
+        raise ValueError(f"{path}: {' and '.join(parts)} would be categorical features, but "
+                         f"{cls.__name__} has no categorical_features parameter in this "
+                         "version; expected numeric features: encode them as numbers or "
+                         "--drop them")
+    return {"categorical_features": names}
+
+
 def _class_index(classes: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Column of each label of ``y`` in ``classes`` (sorted); ValueError for unknown labels."""
     index = np.clip(np.searchsorted(classes, y), 0, classes.size - 1)
@@ -525,14 +620,19 @@ def _train(args: argparse.Namespace) -> int:
     folder = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(folder):
         raise FileNotFoundError(f"cannot write {args.output}: folder {folder} does not exist")
-    table = read_table(args.data, args.header, args.sep)
+    categorical = list(dict.fromkeys(args.categorical or ()))
+    drop = list(dict.fromkeys(args.drop or ()))
+    table = read_table(args.data, args.header, args.sep, categorical=categorical)
+    names = feature_columns(table, args.target, drop, categorical)
     task, y, why = _target(table, args.target, args.task)
-    X = table.features([n for n in table.names if n != args.target])
+    X = table.features(names)
     print(why, file=sys.stderr, flush=True)
     classes = _estimator_classes()
     cls = classes[0] if task == "classification" else classes[1]
-    model = cls(**{name: getattr(args, name) for name in args.estimator_params
-                   if hasattr(args, name)})
+    params = {name: getattr(args, name) for name in args.estimator_params
+              if hasattr(args, name)}
+    params.update(_categorical_parameter(cls, X, categorical, table.path))
+    model = cls(**params)
     if task == "classification":
         labels = [str(c) for c in np.unique(y).tolist()]
         described = "classes " + ", ".join(labels[:10]) + \
@@ -541,6 +641,13 @@ def _train(args: argparse.Namespace) -> int:
         described = "numeric target"
     print(f"{args.data}: {table.n_rows} rows, {X.shape[1]} features, target {args.target!r} "
           f"-> {task} ({described})")
+    if X.categories:
+        shown = [f"{n!r} ({len(levels)} level{'s' if len(levels) != 1 else ''})"
+                 for n, levels in list(X.categories.items())[:10]]
+        more = len(X.categories) - len(shown)
+        print("categorical features: " + ", ".join(shown) + (f" and {more} more" if more else ""))
+    if drop:
+        print(f"dropped {_plural(drop)}: {_listed(drop, len(drop))}")
     fit_rows, eval_rows = _split(table.n_rows, args.eval_fraction,
                                  getattr(args, "random_state", None))
     if task == "classification" and eval_rows is not None:
@@ -566,14 +673,60 @@ def _train(args: argparse.Namespace) -> int:
 
 
 # -- predict ---------------------------------------------------------------------------------------
-def _model_features(model: Any, table: Table) -> Any:
+def model_categorical_features(model: Any) -> List[str]:
+    """Names of the features a fitted model treats as categorical (as its bin mapper
+    records them), ``[]`` for none or a model without feature names."""
+    names = getattr(model, "feature_names_in_", None)
+    inner = getattr(model, "model_", None)
+    if inner is None:       # not a boostlib estimator: its categorical_features list, if any
+        spec = getattr(model, "categorical_features", None)
+        return [str(n) for n in spec] if isinstance(spec, (list, tuple)) else []
+    if names is None:
+        return []
+    mask = inner.ensemble.bin_mapper.categorical_
+    return [str(n) for n, m in zip(names, mask) if m]
+
+
+def _text_example(levels: Sequence[str]) -> str:
+    """A level that is not a number (the first level when all are)."""
+    for level in levels:
+        try:
+            float(level)
+        except ValueError:
+            return level
+    return levels[0] if levels else ""
+
+
+def _model_features(model: Any, table: Table, categorical: Sequence[str] = ()) -> Any:
+    """The model's feature columns of ``table``: by name (a NamedMatrix whose ``categories``
+    hold the levels found in the file), or every column for a model without feature names.
+
+    ``table`` must have been read with the model's categorical features kept as text
+    (``categorical``); a text column the model saw as numeric is a ValueError.
+    """
     names = getattr(model, "feature_names_in_", None)
     if names is not None:
-        return table.features([str(n) for n in names])
+        X = table.features([str(n) for n in names])
+        numeric = [n for n in X.categories if n not in categorical]
+        if numeric:
+            example = _text_example(X.categories[numeric[0]])
+            one = len(numeric) == 1
+            raise ValueError(f"{table.path}: {_plural(numeric)} {_listed(numeric)} "
+                             f"{'holds' if one else 'hold'} text (e.g. {example!r}), but the "
+                             f"model was trained on "
+                             f"{'it as a numeric feature' if one else 'them as numeric features'}"
+                             "; expected numbers (empty or NA for missing values)")
+        return X
     if len(table.names) != model.n_features_in_:
         raise ValueError(f"the model has no feature names (it was trained on an array), so "
                          f"{table.path} must hold exactly its {model.n_features_in_} feature "
                          f"columns; it has {len(table.names)}")
+    text = table.text_names
+    if text:
+        raise ValueError(f"the model has no feature names (it was trained on an array), so "
+                         f"{table.path} must hold numbers only; expected numeric columns, but "
+                         f"{_plural(text)} {_listed(text)} "
+                         f"{'holds' if len(text) == 1 else 'hold'} text")
     return table.features(table.names).values
 
 
@@ -610,7 +763,9 @@ def _predict(args: argparse.Namespace) -> int:
     from .. import load_model
 
     model = load_model(args.model)
-    X = _model_features(model, read_table(args.data, args.header, args.sep))
+    categorical = model_categorical_features(model)
+    table = read_table(args.data, args.header, args.sep, categorical=categorical)
+    X = _model_features(model, table, categorical)
     header, rows = prediction_rows(model, X)
     if args.output is None:
         writer = csv.writer(sys.stdout, lineterminator="\n")
@@ -664,10 +819,12 @@ _TRAIN_EPILOG = """examples:
       --learning-rate 0.05 --sampler mvs --subsample 0.5
   boostlib train data.csv --target y --update sglb \\
       --update-params '{"diffusion_temperature": 1000}'
+  boostlib train houses.csv --target price --drop id --categorical zip   # zip: categorical
 
 DATA is a CSV/TSV file (.gz too) or Parquet (.parquet, .pq; needs pyarrow). Every column
-but the target is a feature and must be numeric; empty, NA, NaN, null and ? are missing
-values.
+but the target and the --drop columns is a feature: numeric columns as numbers, text
+columns (and --categorical ones) as categorical features whose levels are their distinct
+values. Empty, NA, NaN, null, None and ? are missing values.
 
 """ + _TASK_EPILOG
 
@@ -675,8 +832,10 @@ _PREDICT_EPILOG = """examples:
   boostlib predict higgs.json test.csv --output predictions.csv
   boostlib predict higgs.json test.csv | head
 
-The model's feature columns are taken from DATA by name; other columns (e.g. the target)
-are ignored. Columns written:
+The model's feature columns are taken from DATA by name; other columns (e.g. the target, or
+columns dropped at training) are ignored. Categorical features are matched by the text of
+their levels, so their order in DATA does not matter; a level the model did not see is a
+missing value. Columns written:
   regressor                 prediction
   binary classifier         prediction,probability   (probability of classes_[1])
   multiclass classifier     prediction,proba_<label>,...   (one column per class, in the
@@ -704,6 +863,16 @@ def _add_train(sub: Any) -> None:
                        help="hold out this fraction of the rows (drawn with --random-state) "
                             "for evaluation and early stopping (default: 0, evaluate on the "
                             "training rows)")
+    train.add_argument("--categorical", "--categorical-features", dest="categorical",
+                       type=_column_list, action="extend", default=None, metavar="COLS",
+                       help="comma-separated feature columns to treat as categorical even if "
+                            "they hold numbers (each distinct text is a level); text columns "
+                            "are categorical without it. Sets the estimator's "
+                            "categorical_features")
+    train.add_argument("--drop", type=_column_list, action="extend", default=None,
+                       metavar="COLS",
+                       help="comma-separated columns to leave out of the features (e.g. an ID); "
+                            "'predict' ignores them too")
     _data_options(train)
     train.set_defaults(func=_train, estimator_params=add_estimator_options(train))
 

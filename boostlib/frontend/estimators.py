@@ -21,13 +21,22 @@ from ..engine.validation import check_sample_weight, check_X, check_y, feature_n
 from ..plugin import registry
 
 
+def _n_columns(X: Any) -> Optional[int]:
+    """The number of columns of a 2-D ``X`` (None when it cannot tell)."""
+    shape = getattr(X, "shape", None)
+    return int(shape[1]) if shape is not None and len(shape) == 2 else None
+
+
 class _BaseBoost(BaseEstimator):
     _default_loss = "mse"
 
     def __init__(self, *, n_estimators: int = 100, learning_rate: float = 0.1,
                  max_depth: int = 6, grow_policy: str = "symmetric", max_bins: int = 255,
                  l2_regularization: float = 1.0, min_samples_leaf: int = 1,
-                 min_child_weight: float = 1e-3, leaf_estimation: str = "newton",
+                 min_child_weight: float = 1e-3, categorical_features: Any = "auto",
+                 cat_smooth: float = 10.0, cat_l2: float = 10.0,
+                 min_data_per_group: int = 10, max_cat_threshold: int = 32,
+                 leaf_estimation: str = "newton",
                  random_strength: float = 0.0, loss: Any = None,
                  loss_params: Optional[Dict[str, Any]] = None, sampler: Any = None,
                  subsample: float = 1.0, sampler_params: Optional[Dict[str, Any]] = None,
@@ -42,6 +51,11 @@ class _BaseBoost(BaseEstimator):
         self.l2_regularization = l2_regularization
         self.min_samples_leaf = min_samples_leaf
         self.min_child_weight = min_child_weight
+        self.categorical_features = categorical_features
+        self.cat_smooth = cat_smooth
+        self.cat_l2 = cat_l2
+        self.min_data_per_group = min_data_per_group
+        self.max_cat_threshold = max_cat_threshold
         self.leaf_estimation = leaf_estimation
         self.random_strength = random_strength
         self.loss = loss
@@ -61,11 +75,19 @@ class _BaseBoost(BaseEstimator):
         def __sklearn_tags__(self):
             tags = super().__sklearn_tags__()
             tags.input_tags.allow_nan = True
+            tags.input_tags.sparse = True      # scipy.sparse X: X.toarray(), not densified
             return tags
 
     # -- validation ----------------------------------------------------------------------------
+    def _training_params(self) -> Dict[str, Any]:
+        """The parameters of :func:`boostlib.train` (all but ``categorical_features``, which
+        belongs to the :class:`~boostlib.Dataset`)."""
+        params = self.get_params(deep=False)
+        params.pop("categorical_features")
+        return params
+
     def _check_params(self) -> None:
-        resolve(self.get_params(deep=False))
+        resolve(self._training_params())
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "model_"):
@@ -85,7 +107,11 @@ class _BaseBoost(BaseEstimator):
         if fitted is None and names is not None:
             warnings.warn(f"X has feature names, but {type(self).__name__} was fitted without "
                           "feature names", UserWarning, stacklevel=3)
-        X = check_X(X)
+        n_cols = _n_columns(X)
+        if n_cols is not None and n_cols != self.n_features_in_:
+            raise ValueError(f"X has {n_cols} features, but {type(self).__name__} is "
+                             f"expecting {self.n_features_in_} features as input")
+        X = self.model_._X(X)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
                              f"expecting {self.n_features_in_} features as input")
@@ -104,7 +130,8 @@ class _BaseBoost(BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Numeric features; NaN marks a missing value.
+            Features; NaN marks a missing value. Categorical features: see
+            ``categorical_features``.
         y : array-like of shape (n_samples,)
             Targets: numbers for a regressor, class labels (two or more) for a
             classifier.
@@ -127,20 +154,31 @@ class _BaseBoost(BaseEstimator):
         """
         self._check_params()
         names = feature_names(X)
-        X = check_X(X)
+        X, categorical = self._features(X)
         y_enc = self._encode_y(y, X.shape[0])
         w = check_sample_weight(sample_weight, X.shape[0])
-        params = self.get_params(deep=False)
+        params = self._training_params()
         params["loss"], params["loss_params"] = self._loss_choice()
         loss = registry.create("loss", params["loss"], params["loss_params"])
         self._check_loss(loss)
-        train_set = Dataset(X, y_enc, sample_weight=w, feature_names=names)
+        train_set = Dataset(X, y_enc, sample_weight=w, feature_names=names,
+                            categorical_features=categorical)
         valid = self._valid_sets(eval_set, eval_sample_weight, train_set)
         model = train(params, train_set, valid_sets=valid, callbacks=callbacks or [])
         # the model records the estimator's own parameters (its loss as the user gave it)
         model.params = {**model.params, "loss": self.loss, "loss_params": self.loss_params}
         self._set_model(model)
         return self
+
+    def _features(self, X: Any) -> Tuple[Any, Any]:
+        """``X`` for the training Dataset, and its categorical features: a frame with
+        categorical columns is passed on as it is (the Dataset codes its labels); anything
+        else is checked here (a plain numeric array, whose categorical columns hold codes)."""
+        spec = self.categorical_features
+        if hasattr(X, "columns") and (spec is None or isinstance(spec, str) and spec == "auto"
+                                      or len(list(spec))):
+            return X, spec
+        return check_X(X), spec
 
     def _set_model(self, model: Model) -> None:
         """Install a trained model and the attributes derived from it."""
@@ -185,12 +223,15 @@ class _BaseBoost(BaseEstimator):
             raise ValueError("eval_sample_weight must have one entry per eval_set pair")
         out = []
         for i, ((Xe, ye), we) in enumerate(zip(eval_set, weights)):
-            Xe = check_X(Xe, f"eval_set[{i}] X")
-            if Xe.shape[1] != train_set.n_features:
-                raise ValueError(f"eval_set[{i}] has {Xe.shape[1]} features, expected "
+            if not hasattr(Xe, "columns"):
+                Xe = check_X(Xe, f"eval_set[{i}] X")
+            n_cols = _n_columns(Xe)
+            if n_cols != train_set.n_features:
+                raise ValueError(f"eval_set[{i}] has {n_cols} features, expected "
                                  f"{train_set.n_features}")
-            out.append(Dataset(Xe, self._encode_y(ye, Xe.shape[0]),
-                               sample_weight=check_sample_weight(we, Xe.shape[0]),
+            n_rows = len(Xe) if hasattr(Xe, "columns") else Xe.shape[0]   # sparse: no len
+            out.append(Dataset(Xe, self._encode_y(ye, n_rows),
+                               sample_weight=check_sample_weight(we, n_rows),
                                reference=train_set))
         return out
 
@@ -251,6 +292,21 @@ class BoostRegressor(RegressorMixin, _BaseBoost):
         Minimum rows in a child of a split.
     min_child_weight : float, default 1e-3
         Minimum hessian sum in a child of a split.
+    categorical_features : "auto", list of str or int, or boolean mask, default "auto"
+        The categorical features. ``"auto"``: a DataFrame's category, object and string
+        columns. A numeric array's categorical columns hold integer codes ``0 .. 2**20 - 1``
+        (NaN: missing). A split on a categorical feature sends a set of categories left
+        (see ``docs/categorical.md``); categories unseen in training count as missing.
+    cat_smooth : float, default 10.0
+        Added to a category's hessian sum when categories are ordered by ``G / (H +
+        cat_smooth)`` (shrinks rare categories toward 0).
+    cat_l2 : float, default 10.0
+        Extra ``l2`` in the gains of categorical splits.
+    min_data_per_group : int, default 10
+        Rows a category needs in a node to be placed by its own statistics; rarer ones
+        follow the right child.
+    max_cat_threshold : int, default 32
+        At most this many categories go left in one split.
     leaf_estimation : {"newton", "gradient"}, default "newton"
         ``"newton"``: leaves ``-G/(H+l2)``. ``"gradient"``: hessians replaced by the row
         weights, leaves ``-G/(W+l2)`` (the SGLB paper's leaf averaging).

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
+from ..engine.trees.base import CAT_SPLIT, set_members
+
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
 
@@ -336,13 +338,19 @@ class _Node:
 
 
 def _split_text(name: str, feature: int, bin_index: int, nan_right: int, mapper,
-                precision: int) -> Tuple[str, Tuple[str, str]]:
+                precision: int, cat_sets: Any = None) -> Tuple[str, Tuple[str, str]]:
     """Node text and (left, right) edge labels of the split ``bin <= bin_index``.
 
     A row goes left when its bin is ``<= bin_index`` and it is not missing; the bin of ``x``
     is the number of borders below ``x``, so that is ``x <= borders[bin_index]``. A bin past
-    the last border sends every non-missing row left.
+    the last border sends every non-missing row left. A categorical split (``nan_right ==
+    2``) reads ``name in {labels}`` (its set ``cat_sets[bin_index]``; at most 6 labels shown).
     """
+    if nan_right == CAT_SPLIT:
+        labels = mapper.category_labels(feature, set_members(cat_sets[bin_index]))
+        shown = ", ".join(labels[:6]) + (f", ... (+{len(labels) - 6})" if len(labels) > 6
+                                         else "")
+        return f"{name} in {{{shown}}}", ("yes", "no")
     threshold = mapper.threshold(feature, bin_index)
     if math.isinf(threshold):
         text = f"{name} is not missing"
@@ -405,7 +413,7 @@ def _tree_nodes(ensemble, tree_index: int, output: int, names: List[str],
             return leaf(float(a["value"][k]), depth)
         f = int(a["feature"][k])
         text, edges = _split_text(names[f], f, int(a["bin"][k]), int(a["nan_right"][k]),
-                                  mapper, precision)
+                                  mapper, precision, a.get("cat_sets"))
         return _Node(text, False, depth, [node(int(a["left"][k]), depth + 1),
                                           node(int(a["right"][k]), depth + 1)], edges)
 

@@ -25,6 +25,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from ..engine.binning import MAX_BINS, BinMapper
+from ..engine.categorical import MAX_CODE
 from ..engine.ensemble import Ensemble
 from ..engine.params import DEFAULTS, resolve
 from ..engine.random_streams import seed_sequence
@@ -38,7 +39,7 @@ __all__ = ["ModelFileError", "FORMAT", "FORMAT_VERSION", "ModelParts", "model_do
 FORMAT = "boostlib-model"
 #: Version written. 2: vector outputs (``model.n_outputs``, a bias per output, a tree per
 #: output in every term), any number of classes, bare engine models (``estimator`` null).
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 #: Largest number of outputs (classes) accepted from a file.
 MAX_OUTPUTS = 1 << 16
 #: Largest ``|bias| + sum_k |c_k| max|leaf_k|`` accepted, so raw scores stay finite.
@@ -257,7 +258,9 @@ def ensemble_to_dict(ensemble: Ensemble) -> Dict[str, Any]:
     return {
         "bins": {"max_bins": int(mapper.max_bins),
                  "borders": [np.asarray(b, dtype=np.float64).tolist()
-                             for b in mapper.borders_]},
+                             for b in mapper.borders_],
+                 "categorical": [_category_doc(mapper, int(f))
+                                 for f in np.flatnonzero(mapper.categorical_)]},
         "model": {"grow_policy": ensemble.policy, "n_outputs": ensemble.n_outputs,
                   "bias": (float(ensemble.bias) if ensemble.n_outputs == 1 else
                            [float(b) for b in ensemble.bias_array]),
@@ -268,9 +271,62 @@ def ensemble_to_dict(ensemble: Ensemble) -> Dict[str, Any]:
     }
 
 
+def _label(value: Any, path: str) -> Any:
+    """A category label as a JSON value (numpy scalars unwrapped)."""
+    value = value.item() if isinstance(value, np.generic) else value
+    if value is None or type(value) not in (str, int, float, bool):
+        raise ModelFileError(f"cannot save the model: {path} is {value!r} "
+                             f"({type(value).__name__}); category labels must be strings, "
+                             "numbers or booleans")
+    return value
+
+
+def _category_doc(mapper: BinMapper, f: int) -> Dict[str, Any]:
+    levels = mapper.levels_[f]
+    where = f"category labels of feature {f}"
+    return {"feature": f, "codes": [int(c) for c in mapper.cat_codes_[f]],
+            "other": bool(mapper.cat_other_[f]),
+            "levels": None if levels is None else [_label(v, where) for v in levels]}
+
+
+def _read_categories(entries: Any, mapper: BinMapper, n_features: int) -> BinMapper:
+    """The ``bins.categorical`` list (format 3): the categorical features' codes, "other"
+    bins and labels."""
+    path = "bins.categorical"
+    codes: List[Optional[np.ndarray]] = [None] * n_features
+    other = np.zeros(n_features, dtype=bool)
+    levels: List[Any] = [None] * n_features
+    for i, entry in enumerate(_list(entries, path, n_features)):
+        where = f"{path}[{i}]"
+        _check_keys(entry, ("feature", "codes", "other", "levels"), where)
+        f = _int(entry["feature"], f"{where}.feature", 0, n_features - 1)
+        if codes[f] is not None:
+            raise _fail(f"{where}.feature", f"feature {f} is listed twice")
+        c = _int_array(_list(entry["codes"], f"{where}.codes", mapper.max_bins),
+                       f"{where}.codes", 0, MAX_CODE)
+        if c.size > 1 and np.any(np.diff(c) <= 0):
+            raise _fail(f"{where}.codes", "codes must be strictly increasing")
+        if type(entry["other"]) is not bool:
+            raise _fail(f"{where}.other", f"expected a boolean, got {_kind(entry['other'])}")
+        if c.size + entry["other"] > mapper.max_bins:
+            raise _fail(f"{where}.codes", f"more than max_bins={mapper.max_bins} bins")
+        if mapper.borders_[f].size:
+            raise _fail(f"{where}.feature", f"feature {f} has borders: it is numeric")
+        lv = entry["levels"]
+        if lv is not None:
+            lv = [_label(v, f"{where}.levels[{j}]") for j, v in
+                  enumerate(_list(lv, f"{where}.levels", MAX_CODE + 1))]
+            if c.size and c[-1] >= len(lv):
+                raise _fail(f"{where}.codes", f"code {int(c[-1])} has no label ({len(lv)} "
+                                              "labels)")
+        codes[f], other[f], levels[f] = c.astype(np.int64), entry["other"], lv
+    return mapper.set_categories(codes, other, levels)
+
+
 def _read_bins(bins: Any, n_features: int) -> BinMapper:
     path = "bins"
-    _check_keys(bins, ("max_bins", "borders"), path)
+    _check_keys(bins, ("max_bins", "borders") + (("categorical",) if isinstance(bins, dict)
+                                                  and "categorical" in bins else ()), path)
     max_bins = _int(bins["max_bins"], f"{path}.max_bins", 2, MAX_BINS)
     borders = _list(bins["borders"], f"{path}.borders")
     if len(borders) != n_features:
@@ -287,7 +343,10 @@ def _read_bins(bins: Any, n_features: int) -> BinMapper:
         if arr.size > 1 and not np.all(np.diff(arr) > 0):
             raise _fail(where, "borders must be strictly increasing")
         arrays.append(arr)
-    return BinMapper(max_bins).set_borders(arrays)
+    mapper = BinMapper(max_bins).set_borders(arrays)
+    if "categorical" in bins:
+        mapper = _read_categories(bins["categorical"], mapper, n_features)
+    return mapper
 
 
 class _Reader:
@@ -475,10 +534,16 @@ def _read_params(params: Any) -> Dict[str, Any]:
     the estimators), each valid."""
     if not isinstance(params, dict):
         raise _fail("params", f"expected an object, got {_kind(params)}")
-    unknown = sorted(set(params) - set(DEFAULTS))
+    unknown = sorted(set(params) - set(DEFAULTS) - {"categorical_features"})
     if unknown:
         raise _fail("params", f"unknown parameter(s) {unknown[:5]}")
+    given = set(params)
     params = _json_value(params, "params")
+    spec = params.pop("categorical_features", "auto")
+    if not (spec is None or spec == "auto" or isinstance(spec, list) and all(
+            type(v) in (str, int, bool) for v in spec)):
+        raise _fail("params.categorical_features", "expected 'auto', null or a list of "
+                                                   "column names, indices or booleans")
     for key in _PLUGIN_KINDS:
         if params.get(key) is not None:
             _str(params[key], f"params.{key}")
@@ -492,6 +557,8 @@ def _read_params(params: Any) -> Dict[str, Any]:
             raise ValueError("n_jobs=0 is invalid")
     except (TypeError, ValueError) as exc:
         raise _fail("params", str(exc)) from None
+    if "categorical_features" in given:
+        params["categorical_features"] = spec
     return params
 
 

@@ -690,3 +690,37 @@ def grow_depthwise(Xb: np.ndarray, g: np.ndarray, h: np.ndarray, nbnm, missing_b
                 "right": node(right, depth + 1, path + "R")}
 
     return node(np.ones(Xb.shape[1], dtype=bool), 0, "")
+
+
+# --------------------------------------------------------------------------------------------
+# histogram layout
+# --------------------------------------------------------------------------------------------
+
+
+def hist_offsets(n_bins_nonmissing) -> np.ndarray:
+    """The kernels' per-feature layout: feature ``f`` owns ``nbnm[f] + 1`` bins (its missing
+    bin last) from ``offsets[f]``."""
+    nbnm = np.asarray(n_bins_nonmissing, dtype=np.int64)
+    return np.concatenate([[0], np.cumsum(nbnm + 1)]).astype(np.int32)
+
+
+def compact_hist(hist: np.ndarray, n_bins_nonmissing, missing_bin: int) -> np.ndarray:
+    """A ``(..., n_features, n_bins, channels)`` histogram in the kernels' layout ``(...,
+    offsets[-1], channels)``: each feature's bins in use, then its missing bin (copied, so
+    every value is bit-identical)."""
+    nbnm = np.asarray(n_bins_nonmissing, dtype=np.int64)
+    blocks = [np.concatenate([hist[..., f, :nb, :], hist[..., f, missing_bin:missing_bin + 1, :]],
+                             axis=-2) for f, nb in enumerate(nbnm)]
+    return np.ascontiguousarray(np.concatenate(blocks, axis=-2))
+
+
+def dense_hist(compact: np.ndarray, n_bins_nonmissing, missing_bin: int) -> np.ndarray:
+    """The inverse of :func:`compact_hist` (bins between a feature's last and the missing
+    bin are 0)."""
+    nbnm = np.asarray(n_bins_nonmissing, dtype=np.int64)
+    off = hist_offsets(nbnm)
+    out = np.zeros(compact.shape[:-2] + (nbnm.size, missing_bin + 1, compact.shape[-1]))
+    for f, nb in enumerate(nbnm):
+        out[..., f, :nb, :] = compact[..., off[f]:off[f] + nb, :]
+        out[..., f, missing_bin, :] = compact[..., off[f] + nb, :]
+    return out

@@ -34,7 +34,8 @@ def supports_two_channels() -> bool:
     try:
         _histogram.build_histograms(X, np.empty(0, np.int32), np.zeros(1, np.int32),
                                     np.zeros(1, np.int32), np.ones(1, np.float32),
-                                    np.ones(1, np.float32), np.zeros((1, 1, 2, 2)), 1)
+                                    np.ones(1, np.float32), np.array([0, 2], np.int32),
+                                    np.zeros((1, 2, 2)), 1)
     except ValueError:
         return False
     return True

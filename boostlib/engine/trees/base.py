@@ -7,6 +7,43 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+#: ``nan_right`` of a categorical split (its ``bin`` names a row of the tree's ``cat_sets``).
+CAT_SPLIT = 2
+
+
+def no_sets() -> np.ndarray:
+    """An empty ``cat_sets`` array (a tree without categorical splits)."""
+    return np.zeros((0, 8), dtype=np.uint32)
+
+
+def set_members(words: np.ndarray) -> np.ndarray:
+    """The bin values (0..255) in a 256-bit set (uint32 (8,))."""
+    bits = np.unpackbits(np.ascontiguousarray(words, dtype=np.uint32).view(np.uint8),
+                         bitorder="little")
+    return np.flatnonzero(bits)
+
+
+def read_cat_sets(value: Any, path: str, reader: Any, bins: np.ndarray,
+                  nan_right: np.ndarray, split: np.ndarray) -> np.ndarray:
+    """The ``cat_sets`` of a tree read from a model file (absent before format 3), checked
+    against the categorical splits that name them."""
+    r = reader
+    rows = r.list_of(value.get("cat_sets", []), f"{path}.cat_sets")
+    sets = np.zeros((len(rows), 8), dtype=np.uint32)
+    for i, row in enumerate(rows):
+        where = f"{path}.cat_sets[{i}]"
+        words = r.int_array(r.list_of(row, where, 8), where, 0, 2**32 - 1)
+        if words.size != 8:
+            raise r.fail(where, "a category set is 8 words of 32 bits")
+        sets[i] = words
+    cat = split & (nan_right == CAT_SPLIT)
+    bad = cat & ((bins < 0) | (bins >= len(rows)))
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise r.fail(f"{path}.bin[{k}]", f"categorical split names set {int(bins[k])}; the "
+                                         f"tree has {len(rows)}")
+    return sets
+
 
 class TreeKind(ABC):
     """How one kind of tree is grown, walked, predicted and stored.
@@ -82,11 +119,33 @@ class TreeKind(ABC):
         """The tree as an explicit binary tree (what plots draw): arrays ``feature``, ``bin``,
         ``nan_right``, ``left``, ``right`` (-1 at leaves) and ``value`` over nodes, node 0
         the root; a row at a split node goes right when its bin is above ``bin`` (missing
-        values: when ``nan_right``)."""
+        values: when ``nan_right``), or, at a categorical split (``nan_right == 2``), when
+        its bin is not in the set ``cat_sets[bin]`` (also returned)."""
 
     def to_document(self, tree: Any) -> Dict[str, list]:
         """The tree as model-file JSON data: its ``fields`` as lists."""
         return {k: np.asarray(getattr(tree, k)).tolist() for k in self.fields}
+
+    def document_keys(self, value: Any) -> Tuple[str, ...]:
+        """The fields a tree document must have (``cat_sets`` only from format 3 on)."""
+        if isinstance(value, dict) and "cat_sets" not in value:
+            return tuple(k for k in self.fields if k != "cat_sets")
+        return self.fields
+
+    @staticmethod
+    def _set_ids(trees: List[Any]) -> List[np.ndarray]:
+        """Every tree's ``bin`` with its categorical splits renumbered into the
+        concatenation of all trees' ``cat_sets``."""
+        out, base = [], 0
+        for t in trees:
+            out.append(np.where(t.nan_right == CAT_SPLIT, t.bin + base, t.bin))
+            base += t.cat_sets.shape[0]
+        return out
+
+    @staticmethod
+    def _sets(trees: List[Any]) -> np.ndarray:
+        sets = [t.cat_sets for t in trees if t.cat_sets.shape[0]]
+        return np.ascontiguousarray(np.concatenate(sets) if sets else no_sets())
 
     @abstractmethod
     def from_document(self, value: Any, path: str, n_borders: np.ndarray, reader: Any) -> Any:

@@ -8,12 +8,17 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from ..._kernels import _partition, _predictor, _splitting
-from .base import TreeKind, bins_in_range, gains_non_negative
+from .base import (CAT_SPLIT, TreeKind, bins_in_range, gains_non_negative, no_sets,
+                   read_cat_sets)
 
 
 @dataclass
 class DepthwiseTree:
-    """A binary tree stored as node arrays; node 0 is the root, ``left[k] < 0`` for leaves."""
+    """A binary tree stored as node arrays; node 0 is the root, ``left[k] < 0`` for leaves.
+
+    A categorical split has ``nan_right[k] == 2`` and ``bin[k]`` the row of ``cat_sets``
+    (uint32 (n_sets, 8): 256 bits, one per bin value) holding the bins sent left.
+    """
 
     feature: np.ndarray
     bin: np.ndarray
@@ -22,6 +27,7 @@ class DepthwiseTree:
     right: np.ndarray
     gain: np.ndarray
     value: np.ndarray
+    cat_sets: np.ndarray = field(default_factory=no_sets)
     policy: str = field(default="depthwise", init=False)
 
     def n_leaves(self) -> int:
@@ -34,7 +40,7 @@ class DepthwiseKind(TreeKind):
 
     name = "depthwise"
     tree_class = DepthwiseTree
-    fields = ("feature", "bin", "nan_right", "left", "right", "gain", "value")
+    fields = ("feature", "bin", "nan_right", "left", "right", "gain", "value", "cat_sets")
     walks_unfitted_rows = True
 
     def grow(self, grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray,
@@ -43,6 +49,7 @@ class DepthwiseKind(TreeKind):
         p = grower.params
         node, (hX, hrows, g32, h32), hist = grower._root(rows, g, h, prepared)
         feature, bin_, nanr, left_c, right_c, gain = [-1], [0], [0], [-1], [-1], [0.0]
+        sets: List[np.ndarray] = []
         level_nodes, level_slots = [0], [0]
         for depth in range(p.max_depth):
             k = len(level_nodes)
@@ -50,17 +57,22 @@ class DepthwiseKind(TreeKind):
                      if noise_std > 0.0 else grower._no_noise3)
             best = np.empty((k, 7))
             _splitting.find_split_nodes(
-                hist, np.asarray(level_slots, dtype=np.int32), grower.nbnm, grower.missing_bin,
-                p.l2_regularization, grower._msl, p.min_child_weight, noise,
-                np.empty((k, grower.X.shape[0], 4)), best, grower.n_threads)
+                hist, np.asarray(level_slots, dtype=np.int32), grower.offsets, grower.nbnm,
+                grower.is_cat, grower.cat_params, p.l2_regularization, grower._msl,
+                p.min_child_weight, noise, np.empty((k, grower.X.shape[0], 4)), best,
+                grower.n_threads)
             splits = []
             for j, (k_node, s_slot) in enumerate(zip(level_nodes, level_slots)):
                 f, b, d, gn, cl, cr, has_missing = best[j]
                 if f < 0:
                     continue
-                if not has_missing:        # no missing rows seen: they follow the majority
-                    d = float(cr > cl)
-                splits.append((k_node, s_slot, int(f), int(b), int(d), float(gn), cl, cr))
+                f, b, d = int(f), int(b), int(d)
+                if grower.is_cat.size and grower.is_cat[f]:
+                    sets.append(grower._category_set(hist, [s_slot], f, b, d)[1])
+                    b, d = len(sets) - 1, CAT_SPLIT
+                elif not has_missing:        # no missing rows seen: they follow the majority
+                    d = int(cr > cl)
+                splits.append((k_node, s_slot, f, b, d, float(gn), cl, cr))
             if not splits:
                 break
             for k, s, f, b, d, gn, cl, cr in splits:
@@ -87,10 +99,12 @@ class DepthwiseKind(TreeKind):
                     level_nodes += [small, big]
                     level_slots += [j, m + j]
             listing = grower._row_list(rows.size) if build_next else (None, None)
+            cat_sets = np.array(sets, dtype=np.uint32).reshape(-1, 8)
             _partition.apply_level(grower.X, rows, node, np.asarray(feature, np.int32),
                                    np.asarray(bin_, np.int32), np.asarray(nanr, np.uint8),
                                    lc, rc, grower.missing_bin, grower.n_threads,
-                                   slot_of_node if build_next else None, *listing)
+                                   slot_of_node if build_next else None, *listing,
+                                   cat_sets=cat_sets)
             if build_next:
                 new_hist = grower._hist_buffer((depth + 1) % 2, 2 * m)
                 grower._build(hX, hrows, node, slot_of_node, g32, h32, new_hist[:m], listing)
@@ -100,7 +114,7 @@ class DepthwiseKind(TreeKind):
             feature=np.asarray(feature, dtype=np.int32), bin=np.asarray(bin_, dtype=np.int32),
             nan_right=np.asarray(nanr, dtype=np.uint8), left=np.asarray(left_c, dtype=np.int32),
             right=np.asarray(right_c, dtype=np.int32), gain=np.asarray(gain, dtype=np.float64),
-            value=np.zeros(len(feature)))
+            value=np.zeros(len(feature)), cat_sets=np.array(sets, np.uint32).reshape(-1, 8))
         return tree, node, None
 
     def apply(self, grower: Any, tree: DepthwiseTree, rows: Optional[np.ndarray],
@@ -113,14 +127,15 @@ class DepthwiseKind(TreeKind):
             k_rows, k_leaves = known if known is not None else (None, None)
             _partition.leaves_depthwise(grower.X_rows, tree.feature, tree.bin, tree.nan_right,
                                         tree.left, tree.right, grower.missing_bin, node,
-                                        grower.n_threads, k_rows, k_leaves)
+                                        grower.n_threads, k_rows, k_leaves,
+                                        cat_sets=tree.cat_sets)
             return node
         rows = np.ascontiguousarray(rows, dtype=np.int32)
         node = np.zeros(rows.size, dtype=np.int32)
         for _ in range(grower.params.max_depth):
             _partition.apply_level(grower.X, rows, node, tree.feature, tree.bin,
                                    tree.nan_right, tree.left, tree.right, grower.missing_bin,
-                                   grower.n_threads)
+                                   grower.n_threads, cat_sets=tree.cat_sets)
         return node
 
     def add_values(self, grower: Any, tree: DepthwiseTree, coefficient: float,
@@ -132,7 +147,8 @@ class DepthwiseKind(TreeKind):
         k_rows, k_leaves = known if known is not None else (None, None)
         _partition.add_depthwise(grower.X_rows, tree.feature, tree.bin, tree.nan_right,
                                  tree.left, tree.right, grower.missing_bin, tree.value,
-                                 float(coefficient), raw, grower.n_threads, k_rows, k_leaves)
+                                 float(coefficient), raw, grower.n_threads, k_rows, k_leaves,
+                                 cat_sets=tree.cat_sets)
 
     def split_mask(self, tree: DepthwiseTree) -> np.ndarray:
         return tree.left >= 0
@@ -142,12 +158,13 @@ class DepthwiseKind(TreeKind):
 
     def node_arrays(self, tree: DepthwiseTree) -> Dict[str, np.ndarray]:
         return {k: getattr(tree, k) for k in ("feature", "bin", "nan_right", "left", "right",
-                                              "value")}
+                                              "value", "cat_sets")}
 
     def pack(self, trees: List[DepthwiseTree]) -> Dict[str, np.ndarray]:
         return dict(
             feature=self._cat([t.feature for t in trees], np.int32),
-            split_bin=self._cat([t.bin for t in trees], np.int32),
+            split_bin=self._cat(self._set_ids(trees), np.int32),
+            cat_sets=self._sets(trees),
             nan_right=self._cat([t.nan_right for t in trees], np.uint8),
             left=self._cat([t.left for t in trees], np.int32),
             right=self._cat([t.right for t in trees], np.int32),
@@ -162,14 +179,14 @@ class DepthwiseKind(TreeKind):
     def from_document(self, value: Any, path: str, n_borders: np.ndarray,
                       reader: Any) -> DepthwiseTree:
         r = reader
-        r.check_keys(value, self.fields, path)
+        r.check_keys(value, self.document_keys(value), path)
         n = len(r.list_of(value["value"], f"{path}.value"))
         if n == 0:
             raise r.fail(f"{path}.value", "a tree needs at least one node")
         arrays = {
             "feature": r.int_array(value["feature"], f"{path}.feature", -1, n_borders.size - 1),
             "bin": r.int_array(value["bin"], f"{path}.bin", 0, r.MAX_BINS),
-            "nan_right": r.int_array(value["nan_right"], f"{path}.nan_right", 0, 1),
+            "nan_right": r.int_array(value["nan_right"], f"{path}.nan_right", 0, CAT_SPLIT),
             "left": r.int_array(value["left"], f"{path}.left", -1, n - 1),
             "right": r.int_array(value["right"], f"{path}.right", -1, n - 1),
             "gain": r.float_array(value["gain"], f"{path}.gain"),
@@ -179,16 +196,20 @@ class DepthwiseKind(TreeKind):
             if arr.size != n:
                 raise r.fail(f"{path}.{name}", f"has {arr.size} entries, expected {n} (one "
                                                "per node)")
+        split = arrays["left"] >= 0
+        cat_sets = read_cat_sets(value, path, reader, arrays["bin"], arrays["nan_right"],
+                                 split)
         for problem in (_structure(arrays), gains_non_negative(arrays["gain"]),
                         bins_in_range(arrays["bin"], arrays["feature"], n_borders,
-                                      arrays["left"] >= 0)):
+                                      split & (arrays["nan_right"] != CAT_SPLIT))):
             if problem is not None:
                 raise r.fail(f"{path}.{problem[0]}" if problem[0] else path, problem[1])
         a = arrays
         return DepthwiseTree(
             feature=a["feature"].astype(np.int32), bin=a["bin"].astype(np.int32),
             nan_right=a["nan_right"].astype(np.uint8), left=a["left"].astype(np.int32),
-            right=a["right"].astype(np.int32), gain=a["gain"], value=a["value"])
+            right=a["right"].astype(np.int32), gain=a["gain"], value=a["value"],
+            cat_sets=cat_sets)
 
 
 def _structure(a: Dict[str, np.ndarray]) -> Optional[Tuple[str, str]]:

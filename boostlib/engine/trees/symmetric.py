@@ -13,7 +13,8 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from ..._kernels import _partition, _predictor, _splitting
-from .base import TreeKind, bins_in_range, gains_non_negative
+from .base import (CAT_SPLIT, TreeKind, bins_in_range, gains_non_negative, no_sets,
+                   read_cat_sets)
 
 #: Largest depth of an oblivious tree read from a file (its leaf table has ``2**depth``
 #: entries).
@@ -25,7 +26,8 @@ class ObliviousTree:
     """An oblivious tree of depth ``d``: level ``l`` splits on ``(feature[l], bin[l])``.
 
     The leaf of a row is ``sum_l right_l << l`` where ``right_l`` says whether the row goes
-    right at level ``l``; ``value`` has ``2**d`` entries.
+    right at level ``l``; ``value`` has ``2**d`` entries. A categorical level has
+    ``nan_right[l] == 2`` and ``bin[l]`` the row of ``cat_sets`` holding the bins sent left.
     """
 
     feature: np.ndarray
@@ -33,6 +35,7 @@ class ObliviousTree:
     nan_right: np.ndarray
     gain: np.ndarray
     value: np.ndarray
+    cat_sets: np.ndarray = field(default_factory=no_sets)
     policy: str = field(default="symmetric", init=False)
 
     @property
@@ -49,7 +52,7 @@ class SymmetricKind(TreeKind):
 
     name = "symmetric"
     tree_class = ObliviousTree
-    fields = ("feature", "bin", "nan_right", "gain", "value")
+    fields = ("feature", "bin", "nan_right", "gain", "value", "cat_sets")
 
     def grow(self, grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray,
              noise_std: float, split_rng: Any, prepared: Any = None):
@@ -58,7 +61,7 @@ class SymmetricKind(TreeKind):
         node, (hX, hrows, g32, h32), hist = grower._root(rows, g, h, prepared)
         slot_of_leaf = np.zeros(1, dtype=np.int32)     # -1: leaf not active
         frozen_at = np.full(1, p.max_depth, dtype=np.int64)
-        feats, bins, nanr, gains = [], [], [], []
+        feats, bins, nanr, gains, sets = [], [], [], [], []
         for level in range(p.max_depth):
             n_leaves = 1 << level
             act = np.flatnonzero(slot_of_leaf >= 0)
@@ -66,14 +69,21 @@ class SymmetricKind(TreeKind):
                 break
             slots = slot_of_leaf[act].astype(np.int32)
             f, b, d, gain = _splitting.find_split_level(
-                hist, slots, grower.nbnm, grower.missing_bin, p.l2_regularization,
-                grower._msl, p.min_child_weight, grower._noise(split_rng, noise_std),
-                grower._gain_sum, grower._n_valid, grower.n_threads)
+                hist, slots, grower.offsets, grower.nbnm, grower.is_cat, grower.cat_params,
+                p.l2_regularization, grower._msl, p.min_child_weight,
+                grower._noise(split_rng, noise_std), grower._gain_sum, grower._n_valid,
+                grower.n_threads)
             if f < 0:
                 break
-            left, right = grower._split_stats(hist, slots, f, b, d)
-            if not np.any(grower._has_missing(hist[slots, f, grower.missing_bin])):
-                d = int(right[:, 2].sum() > left[:, 2].sum())   # no NaN seen: majority side
+            if grower.is_cat.size and grower.is_cat[f]:
+                left_set, bits = grower._category_set(hist, slots, f, b, d)
+                left, right = grower._split_stats(hist, slots, f, b, d, left_set)
+                sets.append(bits)
+                b, d = len(sets) - 1, CAT_SPLIT
+            else:
+                left, right = grower._split_stats(hist, slots, f, b, d)
+                if not np.any(grower._has_missing(grower._missing_sums(hist, slots, f))):
+                    d = int(right[:, 2].sum() > left[:, 2].sum())  # no NaN seen: majority
             valid = grower._valid(left, right)
             feats.append(f)
             bins.append(b)
@@ -93,7 +103,8 @@ class SymmetricKind(TreeKind):
             listing = grower._row_list(rows.size) if build_next else (None, None)
             _partition.apply_level_oblivious(grower.X, rows, node, f, b, d, level,
                                              grower.missing_bin, grower.n_threads,
-                                             new_slot if build_next else None, *listing)
+                                             new_slot if build_next else None, *listing,
+                                             cat_sets=np.array(sets, np.uint32).reshape(-1, 8))
             if build_next:
                 new_hist = grower._hist_buffer((level + 1) % 2, 2 * m)
                 grower._build(hX, hrows, node, new_slot, g32, h32, new_hist[:m], listing)
@@ -108,7 +119,7 @@ class SymmetricKind(TreeKind):
         tree = ObliviousTree(
             feature=np.array(feats, dtype=np.int32), bin=np.array(bins, dtype=np.int32),
             nan_right=np.array(nanr, dtype=np.uint8), gain=np.array(gains, dtype=np.float64),
-            value=np.zeros(n_leaves))
+            value=np.zeros(n_leaves), cat_sets=np.array(sets, np.uint32).reshape(-1, 8))
         return tree, node, group
 
     def apply(self, grower: Any, tree: ObliviousTree, rows: Optional[np.ndarray],
@@ -122,7 +133,8 @@ class SymmetricKind(TreeKind):
         for level in range(tree.depth):
             _partition.apply_level_oblivious(
                 grower.X, rows, node, int(tree.feature[level]), int(tree.bin[level]),
-                int(tree.nan_right[level]), level, grower.missing_bin, grower.n_threads)
+                int(tree.nan_right[level]), level, grower.missing_bin, grower.n_threads,
+                cat_sets=tree.cat_sets)
         return node
 
     def split_mask(self, tree: ObliviousTree) -> np.ndarray:
@@ -151,12 +163,14 @@ class SymmetricKind(TreeKind):
                     bin=np.where(inner, tree.bin[lvl] if depth else 0, 0),
                     nan_right=np.where(inner, tree.nan_right[lvl] if depth else 0, 0),
                     left=left, right=right,
-                    value=np.where(inner, 0.0, tree.value[np.where(inner, 0, bits)]))
+                    value=np.where(inner, 0.0, tree.value[np.where(inner, 0, bits)]),
+                    cat_sets=tree.cat_sets)
 
     def pack(self, trees: List[ObliviousTree]) -> Dict[str, np.ndarray]:
         return dict(
             split_feature=self._cat([t.feature for t in trees], np.int32),
-            split_bin=self._cat([t.bin for t in trees], np.int32),
+            split_bin=self._cat(self._set_ids(trees), np.int32),
+            cat_sets=self._sets(trees),
             nan_right=self._cat([t.nan_right for t in trees], np.uint8),
             split_offset=self._offsets([t.feature.size for t in trees]),
             leaf_value=self._cat([t.value for t in trees], np.float64),
@@ -171,17 +185,18 @@ class SymmetricKind(TreeKind):
     def from_document(self, value: Any, path: str, n_borders: np.ndarray,
                       reader: Any) -> ObliviousTree:
         r = reader
-        r.check_keys(value, self.fields, path)
+        r.check_keys(value, self.document_keys(value), path)
         depth = len(r.list_of(value["feature"], f"{path}.feature", MAX_DEPTH))
         feature = r.int_array(value["feature"], f"{path}.feature", 0, n_borders.size - 1)
         bins = r.int_array(value["bin"], f"{path}.bin", 0, r.MAX_BINS)
-        nan_right = r.int_array(value["nan_right"], f"{path}.nan_right", 0, 1)
+        nan_right = r.int_array(value["nan_right"], f"{path}.nan_right", 0, CAT_SPLIT)
         gain = r.float_array(value["gain"], f"{path}.gain")
         for name, arr in (("bin", bins), ("nan_right", nan_right), ("gain", gain)):
             if arr.size != depth:
                 raise r.fail(f"{path}.{name}", f"has {arr.size} entries, expected {depth} "
                                                "(one per level)")
-        for problem in (bins_in_range(bins, feature, n_borders, np.ones(depth, bool)),
+        cat_sets = read_cat_sets(value, path, reader, bins, nan_right, np.ones(depth, bool))
+        for problem in (bins_in_range(bins, feature, n_borders, nan_right != CAT_SPLIT),
                         gains_non_negative(gain)):
             if problem is not None:
                 raise r.fail(f"{path}.{problem[0]}", problem[1])
@@ -191,4 +206,5 @@ class SymmetricKind(TreeKind):
             raise r.fail(f"{path}.value", f"has {leaves.size} entries; a tree of depth "
                                           f"{depth} has {1 << depth} leaves")
         return ObliviousTree(feature=feature.astype(np.int32), bin=bins.astype(np.int32),
-                             nan_right=nan_right.astype(np.uint8), gain=gain, value=leaves)
+                             nan_right=nan_right.astype(np.uint8), gain=gain, value=leaves,
+                             cat_sets=cat_sets)
