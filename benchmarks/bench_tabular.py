@@ -40,7 +40,7 @@ def load_adult(high_card: bool = False):
         for df in (train, test):
             df["combo"] = (df.occupation.astype(str) + "|" + df.native_country.astype(str)
                            + "|" + df.education.astype(str))
-    cats = [c for c in train.columns if train[c].dtype == object]
+    cats = [c for c in train.columns if not pd.api.types.is_numeric_dtype(train[c])]
     for c in cats:
         levels = sorted(set(train[c].dropna()) | set(test[c].dropna()))
         for df in (train, test):
@@ -93,8 +93,8 @@ def part_adult(args):
         import catboost as cb
         ctrain, ctest = train.copy(), test.copy()
         for c in cats:
-            ctrain[c] = ctrain[c].astype(str)
-            ctest[c] = ctest[c].astype(str)
+            ctrain[c] = ctrain[c].astype(object).fillna("NA").astype(str)
+            ctest[c] = ctest[c].astype(object).fillna("NA").astype(str)
         add("catboost cat_features", lambda: cb.CatBoostClassifier(
             iterations=n, learning_rate=lr, depth=depth, verbose=0, random_seed=0,
             thread_count=2, cat_features=cats).fit(ctrain, y),

@@ -74,18 +74,18 @@ class BinMapper:
     max_bins``. A constant feature has a single bin (it can never be split). The sign of
     zero is ignored (-0.0 counts as 0.0, and no border is -0.0).
 
+    A *categorical* feature holds integer codes (``boostlib.engine.categorical``): each
+    code seen in training gets a bin of its own (in code order), or, with more than
+    ``max_bins`` codes, the ``max_bins - 1`` most frequent ones do and the rarer ones share
+    a last "other" bin. NaN goes to the missing bin, and so do codes never seen in training
+    (into the "other" bin where there is one).
+
     Parameters
     ----------
     max_bins : int, default 255
         Number of bins for non-missing values, 2 to 255.
     subsample : int, default 200000
         At most this many rows are used to compute the borders.
-
-    A *categorical* feature holds integer codes (:mod:`boostlib.engine.categorical`): each
-    code seen in training gets a bin of its own (in code order), or, with more than
-    ``max_bins`` codes, the ``max_bins - 1`` most frequent ones do and the rarer ones share
-    a last "other" bin. NaN goes to the missing bin, and so do codes never seen in training
-    (into the "other" bin where there is one).
 
     Attributes
     ----------

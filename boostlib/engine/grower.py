@@ -32,7 +32,7 @@ class SampleDefects(ValueError):
 class GrowParams:
     """Structure and regularisation parameters of one tree (the ``cat_*`` and
     ``min_data_per_group`` ones shape categorical splits, see
-    :mod:`boostlib._kernels._splitting`)."""
+    ``boostlib._kernels._splitting``)."""
 
     max_depth: int = 6
     l2_regularization: float = 1.0

@@ -62,7 +62,7 @@ def check_X(X: Any, name: str = "X") -> np.ndarray:
     float32 and float64 arrays are returned as they are, in any memory order (the binning
     kernels read both without a converted copy); anything else is converted to float64.
     A ``scipy.sparse`` matrix stays sparse (see
-    :func:`boostlib.engine.sparse_binning.check_sparse_X`): it stands for ``X.toarray()``.
+    ``boostlib.engine.sparse_binning.check_sparse_X``): it stands for ``X.toarray()``.
     """
     if is_sparse(X):
         return check_sparse_X(X, name)
