@@ -16,7 +16,9 @@ def kernel_hist(data, rows, node, slot_of_node, g, h, n_slots, n_threads, n_chan
     n_features, n_bins, channels)`` to compare with the reference."""
     offsets = ref.hist_offsets(data.nbnm)
     hist = np.full((n_slots, int(offsets[-1]), n_channels), fill)
-    _histogram.build_histograms(data.X_rows, np.ascontiguousarray(rows, dtype=np.int32),
+    # the kernel reads each feature's missing values at its own bin nbnm[f]
+    X_rows = np.minimum(data.X_rows, data.nbnm.astype(np.uint8)[None, :])
+    _histogram.build_histograms(X_rows, np.ascontiguousarray(rows, dtype=np.int32),
                                 np.ascontiguousarray(node, dtype=np.int32),
                                 np.ascontiguousarray(slot_of_node, dtype=np.int32),
                                 np.ascontiguousarray(g, dtype=np.float32),

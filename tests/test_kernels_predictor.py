@@ -235,6 +235,11 @@ def test_malformed_trees_are_rejected():
                                      np.ones(1), 2, out, 1)
 
 
+def missing_of(data):
+    """Every feature's missing bin in ``data.X_rows`` (the walks take one per feature)."""
+    return np.full(data.n_features, data.missing_bin, np.int32)
+
+
 @KERNEL_SETTINGS
 @given(binned_data(max_rows=60, max_features=4), st.data(), st.sampled_from([1, 2]))
 def test_leaves_depthwise_matches_traversal(data, draw, n_threads):
@@ -244,7 +249,7 @@ def test_leaves_depthwise_matches_traversal(data, draw, n_threads):
     tree = draw.draw(depthwise_tree(data.nbnm))
     out = np.empty(data.n_rows, np.int32)
     _partition.leaves_depthwise(data.X_rows, tree.feature, tree.bin, tree.nan_right,
-                                tree.left, tree.right, data.missing_bin, out, n_threads)
+                                tree.left, tree.right, missing_of(data), out, n_threads)
     expected = [ref.depthwise_leaf_binned(data.X_rows[i], tree.feature, tree.bin,
                                           tree.nan_right, tree.left, tree.right,
                                           data.missing_bin) for i in range(data.n_rows)]
@@ -266,7 +271,7 @@ def test_leaves_depthwise_walks_only_unknown_rows(data, draw, n_threads):
                                         elements=st.integers(0, tree.feature.size - 1)))
     out = np.full(data.n_rows, -7, np.int32)
     _partition.leaves_depthwise(data.X_rows, tree.feature, tree.bin, tree.nan_right,
-                                tree.left, tree.right, data.missing_bin, out, n_threads,
+                                tree.left, tree.right, missing_of(data), out, n_threads,
                                 rows, given_leaves)
     expected = np.array([ref.depthwise_leaf_binned(data.X_rows[i], tree.feature, tree.bin,
                                                    tree.nan_right, tree.left, tree.right,
@@ -306,7 +311,8 @@ def test_add_depthwise_adds_the_leaf_values_bit_identically(data, draw, n_thread
         expected[i] += coef * value[leaves[i]]
     raw = raw0.copy()
     _partition.add_depthwise(data.X_rows, tree.feature, tree.bin, tree.nan_right, tree.left,
-                             tree.right, data.missing_bin, value, coef, raw, n_threads, *known)
+                             tree.right, missing_of(data), value, coef, raw, n_threads,
+                             *known)
     assert raw.tobytes() == expected.tobytes()
 
 
@@ -317,11 +323,11 @@ def test_add_depthwise_rejects_bad_arguments():
     tree = (np.array([0, -1, -1], np.int32), np.zeros(3, np.int32), np.zeros(3, np.uint8),
             np.array([1, -1, -1], np.int32), np.array([2, -1, -1], np.int32))
     with pytest.raises(ValueError, match="one entry per row"):
-        _partition.add_depthwise(X, *tree, 255, np.zeros(3), 1.0, np.zeros(2), 1)
+        _partition.add_depthwise(X, *tree, np.full(X.shape[1], 255, np.int32), np.zeros(3), 1.0, np.zeros(2), 1)
     with pytest.raises(ValueError, match="one entry per node"):
-        _partition.add_depthwise(X, *tree, 255, np.zeros(2), 1.0, np.zeros(3), 1)
+        _partition.add_depthwise(X, *tree, np.full(X.shape[1], 255, np.int32), np.zeros(2), 1.0, np.zeros(3), 1)
     with pytest.raises(ValueError, match="leaf id"):
-        _partition.add_depthwise(X, *tree, 255, np.zeros(3), 1.0, np.zeros(3), 1,
+        _partition.add_depthwise(X, *tree, np.full(X.shape[1], 255, np.int32), np.zeros(3), 1.0, np.zeros(3), 1,
                                  np.array([0], np.int32), np.array([3], np.int32))
 
 
@@ -334,14 +340,14 @@ def test_leaves_depthwise_rejects_bad_known_rows():
     out = np.empty(3, np.int32)
     rows = np.array([0, 2], np.int32)
     with pytest.raises(ValueError, match="go together"):
-        _partition.leaves_depthwise(X, *tree, 255, out, 1, rows, None)
+        _partition.leaves_depthwise(X, *tree, np.full(X.shape[1], 255, np.int32), out, 1, rows, None)
     with pytest.raises(ValueError, match="go together"):
-        _partition.leaves_depthwise(X, *tree, 255, out, 1, rows, np.zeros(1, np.int32))
+        _partition.leaves_depthwise(X, *tree, np.full(X.shape[1], 255, np.int32), out, 1, rows, np.zeros(1, np.int32))
     with pytest.raises(ValueError, match="row id"):
-        _partition.leaves_depthwise(X, *tree, 255, out, 1, np.array([0, 3], np.int32),
+        _partition.leaves_depthwise(X, *tree, np.full(X.shape[1], 255, np.int32), out, 1, np.array([0, 3], np.int32),
                                     np.zeros(2, np.int32))
     with pytest.raises(ValueError, match="leaf id"):
-        _partition.leaves_depthwise(X, *tree, 255, out, 1, rows, np.array([1, 3], np.int32))
+        _partition.leaves_depthwise(X, *tree, np.full(X.shape[1], 255, np.int32), out, 1, rows, np.array([1, 3], np.int32))
 
 
 def test_leaves_depthwise_rejects_malformed_trees():
@@ -352,16 +358,18 @@ def test_leaves_depthwise_rejects_malformed_trees():
     with pytest.raises(ValueError, match="invalid tree"):       # a child pointing back: cycle
         _partition.leaves_depthwise(X, np.zeros(3, np.int32), np.zeros(3, np.int32),
                                     np.zeros(3, np.uint8), np.array([1, 0, -1], np.int32),
-                                    np.array([2, -1, -1], np.int32), 255, np.empty(3, np.int32),
+                                    np.array([2, -1, -1], np.int32), np.full(2, 255, np.int32),
+                                    np.empty(3, np.int32),
                                     1)
     with pytest.raises(ValueError, match="invalid tree"):       # feature out of range
         _partition.leaves_depthwise(X, np.array([5, -1, -1], np.int32), np.zeros(3, np.int32),
                                     np.zeros(3, np.uint8), np.array([1, -1, -1], np.int32),
-                                    np.array([2, -1, -1], np.int32), 255, np.empty(3, np.int32),
+                                    np.array([2, -1, -1], np.int32), np.full(2, 255, np.int32),
+                                    np.empty(3, np.int32),
                                     1)
     with pytest.raises(ValueError, match="out must"):
         _partition.leaves_depthwise(X, one * -1, one, np.zeros(1, np.uint8), one - 1, one - 1,
-                                    255, np.empty(2, np.int32), 1)
+                                    np.full(2, 255, np.int32), np.empty(2, np.int32), 1)
 
 
 @pytest.mark.parametrize("n_threads", [1, 2])
@@ -379,7 +387,7 @@ def test_leaves_depthwise_children_in_any_order(n_threads):
                                                                         np.uint8),
             i32(3, 5, -1, -1, -1, -1), i32(1, 2, -1, -1, -1, -1))
     out = np.empty(200, np.int32)
-    _partition.leaves_depthwise(X, *tree, 5, out, n_threads)
+    _partition.leaves_depthwise(X, *tree, np.full(2, 5, np.int32), out, n_threads)
     expected = [ref.depthwise_leaf_binned(X[i], *tree, 5) for i in range(200)]
     np.testing.assert_array_equal(out, expected)
     assert set(out.tolist()) == {2, 3, 5}
@@ -393,7 +401,8 @@ def test_leaves_depthwise_rejects_a_child_with_two_parents():
     with pytest.raises(ValueError, match="invalid tree"):
         _partition.leaves_depthwise(np.zeros((3, 1), np.uint8), i32(0, 0, -1, -1),
                                     i32(0, 0, 0, 0), np.zeros(4, np.uint8), i32(1, 2, -1, -1),
-                                    i32(2, 3, -1, -1), 255, np.empty(3, np.int32), 1)
+                                    i32(2, 3, -1, -1), np.full(1, 255, np.int32),
+                                    np.empty(3, np.int32), 1)
 
 
 @pytest.mark.parametrize("n_threads", [1, 2, 3])

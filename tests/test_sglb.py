@@ -315,7 +315,7 @@ def test_s7_empty_leaves_stay_zero_under_langevin_noise(policy):
     X = rng.normal(size=(200, 1))
     bm = BinMapper(max_bins=16).fit(X)
     Xr = bm.transform(X, layout="row")
-    grower = TreeGrower(np.ascontiguousarray(Xr.T), Xr, bm.n_bins_nonmissing_, bm.missing_bin,
+    grower = TreeGrower(np.ascontiguousarray(Xr.T), bm.n_bins_nonmissing_, bm.missing_bin,
                         policy, GrowParams(max_depth=1, l2_regularization=1.0))
     rows = np.arange(200, dtype=np.int32)
     g = np.where(X[:, 0] > 0, 1.0, -1.0)

@@ -19,7 +19,7 @@ POLICIES = ["symmetric", "depthwise"]
 def grow(data, rows, g, h, policy, depth, l2, msl, mcw, n_threads=1, **kw):
     params = GrowParams(max_depth=depth, l2_regularization=l2, min_samples_leaf=msl,
                         min_child_weight=mcw)
-    grower = TreeGrower(data.X_binned, data.X_rows, data.nbnm, data.missing_bin, policy,
+    grower = TreeGrower(data.X_binned, data.nbnm, data.missing_bin, policy,
                         params, n_threads=n_threads)
     return grower.grow(np.asarray(rows, np.int32), np.asarray(g, np.float64),
                        np.asarray(h, np.float64), **kw)
@@ -311,7 +311,7 @@ def test_row_weights_gather_the_sample_in_the_grower(policy, weighted):
     data = make_binned(rng.integers(0, 16, size=(n, 4)).astype(np.uint8), [16] * 4, 16)
     params = GrowParams(max_depth=4, l2_regularization=1.0, min_samples_leaf=1,
                         min_child_weight=1e-3)
-    grower = TreeGrower(data.X_binned, data.X_rows, data.nbnm, data.missing_bin, policy,
+    grower = TreeGrower(data.X_binned, data.nbnm, data.missing_bin, policy,
                         params, n_threads=2)
     for frac in (0.5, 0.7, 0.2):
         g, h = rng.normal(size=n), rng.uniform(0.1, 1.0, n)
@@ -474,7 +474,7 @@ def test_trained_ensemble_predicts_like_raw_traversal(policy):
     bm = BinMapper(max_bins=7).fit(X)
     Xr = bm.transform(X, layout="row")
     Xf = np.ascontiguousarray(Xr.T)
-    grower = TreeGrower(Xf, Xr, bm.n_bins_nonmissing_, bm.missing_bin, policy,
+    grower = TreeGrower(Xf, bm.n_bins_nonmissing_, bm.missing_bin, policy,
                         GrowParams(max_depth=3, l2_regularization=1.0))
     ens = Ensemble(bm, policy, bias=float(y.mean()))
     raw = np.full(150, y.mean())

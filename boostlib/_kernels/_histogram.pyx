@@ -21,7 +21,8 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
 
     Parameters
     ----------
-    X_rows : IN uint8 (n_rows_total, n_features), row-major binned data.
+    X_rows : IN uint8 (n_rows_total, n_features), row-major binned data, feature ``f`` in
+        ``0 .. offsets[f+1] - offsets[f] - 1`` (its last bin for missing values).
     rows : IN int32 (n_fit,) training-row ids of the fitted rows; an empty array means
         ``rows[p] == p`` (all rows, no indirection).
     node_of_row : IN int32 (n_fit,) node of each fitted row.
@@ -30,10 +31,11 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
         halves the memory traffic; the sums are accumulated in float64).
     offsets : IN int32 (n_features + 1,) the histogram layout: feature ``f`` owns the bins
         ``offsets[f]:offsets[f+1]`` of a slot, its last one for missing values. A feature
-        with ``m`` bins in use (bins ``0..m-1`` in ``X_rows``, missing = any larger bin)
-        owns ``m + 1`` bins, so a binary feature's histogram is 3 bins, not 256: sizing
-        every feature for 256 bins put the few bins of low-cardinality features 4 KiB apart,
-        in the same L1 cache set, and made them 15-20x slower than continuous features.
+        with ``m`` bins in use owns ``m + 1`` bins, and ``X_rows`` holds its values as bins
+        ``0..m`` (``m``: missing), so a row's bin of feature ``f`` is at ``offsets[f] +
+        X_rows[row, f]``. A binary feature's histogram is thus 3 bins, not 256: sizing every
+        feature for 256 bins put the few bins of low-cardinality features 4 KiB apart, in
+        the same L1 cache set, and made them 15-20x slower than continuous features.
     hist : OUT float64 (n_slots, offsets[n_features], n_channels). Every slot is overwritten.
         With 3 channels: sums of gradient, hessian and row count; with 2 channels the count
         is not kept (the "count-free" mode the grower uses when no constraint needs it: it
@@ -90,6 +92,10 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
         for p in range(n_fit):
             if not ((identity or 0 <= rows[p] < n_rows_total) and 0 <= node_of_row[p] < n_nodes):
                 raise IndexError("row or node id out of range")
+        for p in range(n_rows_total):
+            for f in range(n_features):
+                if X_rows[p, f] >= offsets[f + 1] - offsets[f]:
+                    raise IndexError("bin index out of range")
         if use_list:
             for blk in range(n_blocks):
                 for q in range(block_counts[blk]):
@@ -128,25 +134,17 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
 
 cdef inline void _add_row(const bin_t* xr, double* hs, const idx_t* offsets, Py_ssize_t f0,
                           Py_ssize_t f1, Py_ssize_t n_ch, double g, double h) noexcept nogil:
-    """Add one row's gradient and hessian (and count) to its bins of features ``f0:f1``.
-
-    A bin past the feature's last one in use is its missing bin (``offsets[f+1] - 1``).
-    """
-    cdef Py_ssize_t f, last
-    cdef Py_ssize_t b
+    """Add one row's gradient and hessian (and count) to its bins of features ``f0:f1``."""
+    cdef Py_ssize_t f
     cdef double* hb
     if n_ch == N_CHANNELS:
         for f in range(f0, f1):
-            last = offsets[f + 1] - 1
-            b = offsets[f] + xr[f]
-            hb = hs + (b if b < last else last) * N_CHANNELS
+            hb = hs + (offsets[f] + xr[f]) * N_CHANNELS
             hb[CH_G] += g
             hb[CH_H] += h
             hb[CH_C] += 1.0
     else:
         for f in range(f0, f1):
-            last = offsets[f + 1] - 1
-            b = offsets[f] + xr[f]
-            hb = hs + (b if b < last else last) * 2
+            hb = hs + (offsets[f] + xr[f]) * 2
             hb[CH_G] += g
             hb[CH_H] += h

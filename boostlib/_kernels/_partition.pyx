@@ -394,7 +394,8 @@ def gather_sample(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
 
 def leaves_depthwise(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
                      const idx_t[::1] split_bin, const unsigned char[::1] nan_right,
-                     const idx_t[::1] left_child, const idx_t[::1] right_child, int missing_bin,
+                     const idx_t[::1] left_child, const idx_t[::1] right_child,
+                     const idx_t[::1] missing_of_feature,
                      idx_t[::1] out, int n_threads, const idx_t[::1] known_rows=None,
                      const idx_t[::1] known_leaves=None, const uint32_t[:, ::1] cat_sets=None):
     """Leaf node id of every row of a depthwise tree, in one pass over row-major data.
@@ -411,7 +412,9 @@ def leaves_depthwise(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
     X_rows : IN uint8 (n_rows, n_features), row-major binned data.
     split_feature, split_bin, nan_right, left_child, right_child : IN the tree's node arrays
         (``left_child < 0`` for leaves; children have larger ids than their parent).
-    missing_bin : bin of missing values.
+    missing_of_feature : IN int32 (n_features,) the bin of missing values of each feature
+        in ``X_rows``, above all its other bins (the grower's row-major matrix holds them at
+        ``n_bins_nonmissing[f]``).
     out : OUT int32 (n_rows,) leaf node ids.
     n_threads : OpenMP threads (parallel over rows).
     known_rows, known_leaves : IN int32 (k,), optional
@@ -422,13 +425,14 @@ def leaves_depthwise(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
     if out.shape[0] != X_rows.shape[0]:
         raise ValueError("out must hold one entry per row")
     _walk_rows(X_rows, split_feature, split_bin, nan_right, left_child, right_child,
-               missing_bin, n_threads, known_rows, known_leaves, out, None, 0.0, None,
+               missing_of_feature, n_threads, known_rows, known_leaves, out, None, 0.0, None,
                cat_sets)
 
 
 def add_depthwise(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
                   const idx_t[::1] split_bin, const unsigned char[::1] nan_right,
-                  const idx_t[::1] left_child, const idx_t[::1] right_child, int missing_bin,
+                  const idx_t[::1] left_child, const idx_t[::1] right_child,
+                  const idx_t[::1] missing_of_feature,
                   const double[::1] value, double coef, double[::1] raw, int n_threads,
                   const idx_t[::1] known_rows=None, const idx_t[::1] known_leaves=None,
                   const uint32_t[:, ::1] cat_sets=None):
@@ -439,8 +443,8 @@ def add_depthwise(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
 
     Parameters
     ----------
-    X_rows, split_feature, split_bin, nan_right, left_child, right_child, missing_bin :
-        As :func:`leaves_depthwise`.
+    X_rows, split_feature, split_bin, nan_right, left_child, right_child,
+    missing_of_feature : As :func:`leaves_depthwise`.
     value : IN float64 per node id.
     coef : the tree's coefficient.
     raw : IN/OUT float64 (n_rows,).
@@ -453,13 +457,14 @@ def add_depthwise(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
     if value.shape[0] != split_feature.shape[0]:
         raise ValueError("value must hold one entry per node")
     _walk_rows(X_rows, split_feature, split_bin, nan_right, left_child, right_child,
-               missing_bin, n_threads, known_rows, known_leaves, None, value, coef, raw,
+               missing_of_feature, n_threads, known_rows, known_leaves, None, value, coef, raw,
                cat_sets)
 
 
 cdef _walk_rows(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
                 const idx_t[::1] split_bin, const unsigned char[::1] nan_right,
-                const idx_t[::1] left_child, const idx_t[::1] right_child, int missing_bin,
+                const idx_t[::1] left_child, const idx_t[::1] right_child,
+                const idx_t[::1] missing_of_feature,
                 int n_threads, const idx_t[::1] known_rows, const idx_t[::1] known_leaves,
                 idx_t[::1] out, const double[::1] value, double coef, double[::1] raw,
                 const uint32_t[:, ::1] cat_sets):
@@ -477,7 +482,7 @@ cdef _walk_rows(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
         return
     cdef idx_t[:, ::1] packed
     cdef idx_t[::1] orig_id
-    packed, orig_id, depth = _walk_tables(X_rows.shape[1], missing_bin, split_feature,
+    packed, orig_id, depth = _walk_tables(missing_of_feature, split_feature,
                                           split_bin, nan_right, left_child, right_child,
                                           cat_sets)
     cdef const uint32_t* sets = _sets_pointer(cat_sets)
@@ -505,13 +510,13 @@ cdef _walk_rows(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
         for p in prange(n_groups, schedule="static", num_threads=n_threads):
             _walk_group(&X_rows[0, 0], X_rows.shape[1], p * WALK,
                         WALK if (p + 1) * WALK <= n else n - p * WALK, depth,
-                        <const WalkNode*> &packed[0, 0], &orig_id[0], missing_bin, sets,
+                        <const WalkNode*> &packed[0, 0], &orig_id[0], sets,
                         &is_known[0] if known else NULL,
                         &raw[0] if adding else NULL, &value[0] if adding else NULL, coef,
                         NULL if adding else &out[0])
 
 
-def _walk_tables(Py_ssize_t n_features, int missing_bin, const idx_t[::1] split_feature,
+def _walk_tables(const idx_t[::1] missing_of_feature, const idx_t[::1] split_feature,
                  const idx_t[::1] split_bin, const unsigned char[::1] nan_right,
                  const idx_t[::1] left_child, const idx_t[::1] right_child,
                  const uint32_t[:, ::1] cat_sets=None):
@@ -520,10 +525,12 @@ def _walk_tables(Py_ssize_t n_features, int missing_bin, const idx_t[::1] split_
     ``packed`` holds one :c:type:`WalkNode` per node (as int32 ``(n_nodes, 4)``), renumbered
     breadth-first so that every node's two children are consecutive (``right = left + 1``);
     ``orig_id`` maps the new ids back. A leaf is its own left child and never goes right
-    (threshold ``INT32_MAX``). ``flip`` is 1 where a missing value must go the other way
-    than its bin's comparison with the threshold sends it; a categorical split has ``flip``
-    ``CAT_SPLIT`` and its set in ``threshold``.
+    (threshold ``INT32_MAX``). ``upper`` is the largest bin that goes right: the feature's
+    missing bin (``missing_of_feature``, above all its other bins) when missing values go
+    right, one less when they go left; a categorical split has ``upper`` -1 and its set in
+    ``threshold``.
     """
+    cdef Py_ssize_t n_features = missing_of_feature.shape[0]
     cdef Py_ssize_t k, q, head = 0, n_nodes = split_feature.shape[0], depth = 0
     cdef idx_t[:, ::1] child
     cdef idx_t[::1] feat, thr, nan_side
@@ -553,9 +560,12 @@ def _walk_tables(Py_ssize_t n_features, int missing_bin, const idx_t[::1] split_
             packed[head, 1] = <idx_t> tail
             packed[head, 2] = thr[k]
             if nan_side[k] == CAT_SPLIT:
-                packed[head, 3] = CAT_SPLIT
+                packed[head, 3] = -1
+            elif not thr[k] < missing_of_feature[feat[k]] <= 255:
+                raise ValueError("invalid tree: a split bin at or above its feature's "
+                                 "missing bin")
             else:
-                packed[head, 3] = (missing_bin > thr[k]) != nan_side[k]
+                packed[head, 3] = missing_of_feature[feat[k]] - (nan_side[k] == 0)
             for q in range(2):
                 orig_id[tail + q] = child[k, q]
                 node_depth[tail + q] = node_depth[head] + 1
@@ -572,7 +582,7 @@ cdef enum:
 
 cdef inline void _walk_group(const bin_t* X, Py_ssize_t n_features, Py_ssize_t start,
                              Py_ssize_t count, Py_ssize_t depth, const WalkNode* nodes,
-                             const idx_t* orig_id, int missing_bin, const uint32_t* sets,
+                             const idx_t* orig_id, const uint32_t* sets,
                              const unsigned char* skip,
                              double* raw, const double* value, double coef,
                              idx_t* out) noexcept nogil:
@@ -596,10 +606,10 @@ cdef inline void _walk_group(const bin_t* X, Py_ssize_t n_features, Py_ssize_t s
         for j in range(m):
             nd = nodes + node[j]
             b = row[j][nd.feature]
-            if nd.flip == CAT_SPLIT:
+            if nd.upper < 0:
                 node[j] = nd.left + 1 - in_set(sets, nd.threshold, b)
             else:
-                node[j] = nd.left + ((b > nd.threshold) ^ ((b == missing_bin) & nd.flip))
+                node[j] = nd.left + ((b > nd.threshold) & (b <= nd.upper))
     if raw != NULL:
         for j in range(m):
             raw[row_id[j]] += coef * value[orig_id[node[j]]]

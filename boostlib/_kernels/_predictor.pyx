@@ -130,7 +130,8 @@ def predict_depthwise(const bin_t[:, ::1] X_binned, const idx_t[::1] feature,
     # Each tree packed for the branch-free walk (breadth-first, children consecutive), with
     # the value of every packed node; packing rejects malformed trees (children out of range
     # or not after their parent, split features out of range).
-    tables = [_walk_tables(X_binned.shape[0], missing_bin, feature[lo:hi], split_bin[lo:hi],
+    missing_of_feature = np.full(X_binned.shape[0], missing_bin, dtype=np.int32)
+    tables = [_walk_tables(missing_of_feature, feature[lo:hi], split_bin[lo:hi],
                            nan_right[lo:hi], left[lo:hi], right[lo:hi], cat_sets)
               for lo, hi in zip(node_offset[:n_trees], node_offset[1:n_trees + 1])]
     cdef idx_t[:, ::1] packed = (np.concatenate([tb[0] for tb in tables]) if n_trees
@@ -156,14 +157,14 @@ def predict_depthwise(const bin_t[:, ::1] X_binned, const idx_t[::1] feature,
                 while r < stop:
                     _walk_add(xp, n_rows, r, WALK if r + WALK <= stop else stop - r,
                               depth[t], <const WalkNode*> &packed[base, 0],
-                              &packed_value[base], c, missing_bin, sets, &out[0])
+                              &packed_value[base], c, sets, &out[0])
                     r = r + WALK
 
 
 cdef inline void _walk_add(const bin_t* X, Py_ssize_t n_rows, Py_ssize_t start,
                            Py_ssize_t count, Py_ssize_t depth, const WalkNode* nodes,
-                           const double* value, double c, int missing_bin,
-                           const uint32_t* sets, double* out) noexcept nogil:
+                           const double* value, double c, const uint32_t* sets,
+                           double* out) noexcept nogil:
     """``out[r] += c * value[leaf(r)]`` for rows ``start .. start + count`` (count <= WALK)
     of a feature-major matrix, walked ``depth`` levels together, branch-free."""
     cdef idx_t node[WALK]
@@ -176,10 +177,10 @@ cdef inline void _walk_add(const bin_t* X, Py_ssize_t n_rows, Py_ssize_t start,
         for j in range(count):
             nd = nodes + node[j]
             b = X[nd.feature * n_rows + start + j]
-            if nd.flip == CAT_SPLIT:
+            if nd.upper < 0:
                 node[j] = nd.left + 1 - in_set(sets, nd.threshold, b)
             else:
-                node[j] = nd.left + ((b > nd.threshold) ^ ((b == missing_bin) & nd.flip))
+                node[j] = nd.left + ((b > nd.threshold) & (b <= nd.upper))
     for j in range(count):
         out[start + j] += c * value[node[j]]
 

@@ -38,11 +38,13 @@ cdef inline Py_ssize_t block_stop(Py_ssize_t block, Py_ssize_t block_size,
 
 ctypedef struct WalkNode:
     # One node of a tree packed for a branch-free walk (see ``_partition._walk_tables``):
-    # a row at this node goes to ``left + ((bin > threshold) ^ ((bin == missing) & flip))``.
+    # a row at this node goes to ``left + ((bin > threshold) & (bin <= upper))``: ``upper``
+    # is the feature's missing bin when missing values go right, one less when they go left.
+    # A categorical split has ``upper == -1`` and its set in ``threshold``.
     int32_t feature
     int32_t left
     int32_t threshold
-    int32_t flip
+    int32_t upper
 
 
 cdef inline uint64_t double_bits(double x) noexcept nogil:

@@ -15,6 +15,7 @@ from typing import Dict, Optional, Tuple
 import numpy as np
 
 from .._kernels import _histogram, _partition, _splitting
+from .bundling import plan as plan_bundles
 from .leaves import leaf_values
 from .trees import kind_of
 
@@ -70,8 +71,6 @@ class TreeGrower:
     ----------
     X_binned : ndarray of uint8, shape (n_features, n_rows)
         Feature-major binned training data (see :class:`boostlib.engine.binning.BinMapper`).
-    X_rows : ndarray of uint8, shape (n_rows, n_features)
-        The same data row-major (histograms and depthwise partition read it).
     n_bins_nonmissing : ndarray of int32, shape (n_features,)
     missing_bin : int
     policy : {"symmetric", "depthwise"}
@@ -80,24 +79,34 @@ class TreeGrower:
     is_categorical : ndarray of bool, shape (n_features,), optional
         Which features are categorical (their bins are categories; splits send a set
         left). Default: none.
+    bundle : bool, default True
+        Build histograms over bundles of mutually exclusive sparse features
+        (:mod:`boostlib.engine.bundling`) when that cuts the histogram columns.
 
     Notes
     -----
-    A node's histogram holds ``n_bins_nonmissing[f] + 1`` bins per feature (its bins in use,
+    The grower keeps a row-major copy of ``X_binned`` (``X_rows``) with each feature's
+    missing values at bin ``n_bins_nonmissing[f]``. A node's histogram holds ``n_bins_nonmissing[f] + 1`` bins per feature (its bins in use,
     then its missing bin) at ``offsets[f]``: sized by each feature's own bin count, so
     binary and low-cardinality features cost no more per row than continuous ones.
     """
 
-    def __init__(self, X_binned: np.ndarray, X_rows: np.ndarray,
+    def __init__(self, X_binned: np.ndarray,
                  n_bins_nonmissing: np.ndarray, missing_bin: int, policy: str,
                  params: GrowParams, n_threads: int = 1,
-                 is_categorical: Optional[np.ndarray] = None):
+                 is_categorical: Optional[np.ndarray] = None, bundle: bool = True):
         self.kind = kind_of(policy)
-        if X_rows.shape != X_binned.shape[::-1]:
-            raise ValueError("X_rows must be the (n_rows, n_features) twin of X_binned")
         self.X = X_binned
-        self.X_rows = X_rows
         self.nbnm = np.ascontiguousarray(n_bins_nonmissing, dtype=np.int32)
+        if self.nbnm.shape != (X_binned.shape[0],) or np.any(self.nbnm < 1) or np.any(
+                self.nbnm > missing_bin):
+            raise ValueError("n_bins_nonmissing needs one count in [1, missing_bin] per "
+                             "feature")
+        # The row-major twin (histograms and depthwise walks read it), each feature's
+        # missing values at its own bin n_bins_nonmissing[f]: a histogram bin is then
+        # offsets[f] + value, with no test for missing values.
+        self.X_rows = np.empty(X_binned.shape[::-1], dtype=np.uint8)
+        np.minimum(X_binned.T, self.nbnm.astype(np.uint8), out=self.X_rows)
         self.missing_bin = int(missing_bin)
         self.n_bins = self.missing_bin + 1
         self.offsets = np.concatenate([[0], np.cumsum(self.nbnm + 1)]).astype(np.int32)
@@ -121,6 +130,16 @@ class TreeGrower:
                       and not cat.any())
         self.n_channels = 2 if count_free else 3
         self._msl = 0 if count_free else params.min_samples_leaf
+        # Histograms are built over the columns of ``hist_rows`` (the features, or bundles
+        # of them) in the layout ``hist_offsets``, and read back per feature.
+        self.bundling = (plan_bundles(X_binned, self.nbnm, self.missing_bin, cat)
+                         if bundle else None)
+        if self.bundling is None:
+            self.hist_rows, self.hist_offsets = self.X_rows, self.offsets
+        else:
+            self.hist_rows = self.bundling.rows(X_binned)
+            self.hist_offsets = self.bundling.offsets
+        self._column_pool = np.empty(0)
         self._gain_sum = np.empty((n_features, 2, self.n_bins))
         self._n_valid = np.empty((n_features, 2, self.n_bins), dtype=np.int32)
         self._scratch = np.empty((n_features, 4))
@@ -129,7 +148,7 @@ class TreeGrower:
         self._no_rows = np.empty(0, dtype=np.int32)
         self._no_set = np.empty(0, dtype=np.int32)
         self._pool = [np.empty(0), np.empty(0)]
-        self._compact = np.empty((0, n_features), dtype=np.uint8)
+        self._compact = np.empty((0, self.hist_rows.shape[1]), dtype=np.uint8)
         self._work_arrays: Dict[str, np.ndarray] = {}
         self._listed = np.empty(0, dtype=np.int32)
         self._block_counts = np.empty(0, dtype=np.int32)
@@ -150,8 +169,17 @@ class TreeGrower:
     def _build(self, hX, rows, node, slot_of_node, g, h, hist, listing=(None, None)):
         # hX, rows, g and h are the histogram inputs _root() prepares once per tree; listing
         # the rows of the slotted nodes, as the level's partition wrote them (or none).
-        _histogram.build_histograms(hX, rows, node, slot_of_node, g, h, self.offsets, hist,
-                                    self.n_threads, *listing)
+        if self.bundling is None:
+            _histogram.build_histograms(hX, rows, node, slot_of_node, g, h, self.offsets, hist,
+                                        self.n_threads, *listing)
+            return
+        shape = (hist.shape[0], int(self.hist_offsets[-1]), hist.shape[2])
+        if self._column_pool.size < np.prod(shape):
+            self._column_pool = np.empty(int(np.prod(shape)))
+        columns = self._column_pool[:int(np.prod(shape))].reshape(shape)
+        _histogram.build_histograms(hX, rows, node, slot_of_node, g, h, self.hist_offsets,
+                                    columns, self.n_threads, *listing)
+        self.bundling.expand(columns, hist)
 
     def _row_list(self, n_fit: int):
         """``(listed, block_counts)`` work arrays for ``n_fit`` rows (reused across levels
@@ -344,10 +372,10 @@ class TreeGrower:
         compact binned rows, weighted derivatives (float64) and their float32 copies. The
         pass checks the rows and weights too: :class:`SampleDefects` if they are invalid."""
         k = rows.size
-        hX = self._work("compact", (k, self.X_rows.shape[1]), 0, np.uint8)
+        hX = self._work("compact", (k, self.hist_rows.shape[1]), 0, np.uint8)
         g, h = self._work("f64", (2, k), 1, np.float64)
         g32, h32 = self._work("f32", (2, k), 1, np.float32)
-        flags = _partition.gather_sample(self.X_rows, rows, weights, gradient, hessian, hX, g,
+        flags = _partition.gather_sample(self.hist_rows, rows, weights, gradient, hessian, hX, g,
                                          h, g32, h32, self.n_threads)
         if flags:
             raise SampleDefects(flags)
@@ -367,12 +395,13 @@ class TreeGrower:
         else:
             g32, h32 = self._work("f32", (2, rows.size), 1, np.float32)
             if rows.size == self.X.shape[1]:
-                hX = self.X_rows
-                _partition.gather_rows(self.X_rows, self._no_rows, self._compact,
+                hX = self.hist_rows
+                _partition.gather_rows(self.hist_rows, self._no_rows, self._compact,
                                        self.n_threads, g, h, g32, h32)
             else:
-                hX = self._work("compact", (rows.size, self.X_rows.shape[1]), 0, np.uint8)
-                _partition.gather_rows(self.X_rows, rows, hX, self.n_threads, g, h, g32, h32)
+                hX = self._work("compact", (rows.size, self.hist_rows.shape[1]), 0, np.uint8)
+                _partition.gather_rows(self.hist_rows, rows, hX, self.n_threads, g, h, g32,
+                                       h32)
         hist = self._hist_buffer(0, 1)
         inputs = (hX, self._no_rows, g32, h32)
         self._build(*inputs[:2], node, np.zeros(1, dtype=np.int32), *inputs[2:], hist)

@@ -146,7 +146,7 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
                       int(p["min_samples_leaf"]), float(p["min_child_weight"]),
                       float(p["cat_smooth"]), float(p["cat_l2"]), int(p["min_data_per_group"]),
                       int(p["max_cat_threshold"]))
-    grower = TreeGrower(X_binned, np.ascontiguousarray(X_binned.T), mapper.n_bins_nonmissing_,
+    grower = TreeGrower(X_binned, mapper.n_bins_nonmissing_,
                         mapper.missing_bin, p["grow_policy"], grow, n_threads,
                         mapper.categorical_)
     sampler = None

@@ -714,6 +714,14 @@ def compact_hist(hist: np.ndarray, n_bins_nonmissing, missing_bin: int) -> np.nd
     return np.ascontiguousarray(np.concatenate(blocks, axis=-2))
 
 
+def compact_rows_hist(hist: np.ndarray, n_bins_nonmissing) -> np.ndarray:
+    """Like :func:`compact_hist` for data whose missing values sit at each feature's own
+    bin ``nbnm[f]`` (the grower's row-major matrix): the first ``nbnm[f] + 1`` bins."""
+    nbnm = np.asarray(n_bins_nonmissing, dtype=np.int64)
+    return np.ascontiguousarray(np.concatenate([hist[..., f, :nb + 1, :]
+                                                for f, nb in enumerate(nbnm)], axis=-2))
+
+
 def dense_hist(compact: np.ndarray, n_bins_nonmissing, missing_bin: int) -> np.ndarray:
     """The inverse of :func:`compact_hist` (bins between a feature's last and the missing
     bin are 0)."""

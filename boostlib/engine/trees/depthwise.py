@@ -126,7 +126,7 @@ class DepthwiseKind(TreeKind):
             node = np.empty(n_total, dtype=np.int32)
             k_rows, k_leaves = known if known is not None else (None, None)
             _partition.leaves_depthwise(grower.X_rows, tree.feature, tree.bin, tree.nan_right,
-                                        tree.left, tree.right, grower.missing_bin, node,
+                                        tree.left, tree.right, grower.nbnm, node,
                                         grower.n_threads, k_rows, k_leaves,
                                         cat_sets=tree.cat_sets)
             return node
@@ -146,7 +146,7 @@ class DepthwiseKind(TreeKind):
         :meth:`apply` gives."""
         k_rows, k_leaves = known if known is not None else (None, None)
         _partition.add_depthwise(grower.X_rows, tree.feature, tree.bin, tree.nan_right,
-                                 tree.left, tree.right, grower.missing_bin, tree.value,
+                                 tree.left, tree.right, grower.nbnm, tree.value,
                                  float(coefficient), raw, grower.n_threads, k_rows, k_leaves,
                                  cat_sets=tree.cat_sets)
 

@@ -1,0 +1,201 @@
+"""Exclusive feature bundling: fewer histogram columns for sparse, one-hot-like features.
+
+Many tabular matrices hold features that are almost always at one value (one-hot columns,
+indicator and count features): a row is "non-default" in few of them, and such features
+rarely are non-default on the same row. LightGBM's exclusive feature bundling (Ke et al.,
+NIPS 2017) packs features that are never non-default together into one column, so a
+histogram pass reads one byte per bundle instead of one per feature.
+
+Here a bundle is a histogram column only: splits, partitions and predictions still read
+the features themselves. The column holds 0 where every feature of the bundle is at its
+default (most frequent) bin, and ``offset_i + rank`` where feature ``i`` is at its
+``rank``-th other bin. The histogram of a bundled feature is read back from its bins of the
+column, and its default bin is the node's total minus its other bins
+(:meth:`Bundling.expand`). Features are bundled only when no row conflicts, so every
+non-default bin's sums are the very sums of the unbundled pass; the default bin's may differ
+in the last bits (a subtraction).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Optional
+
+import numpy as np
+
+#: A feature is a bundling candidate when at most this fraction of rows is non-default
+#: (a one-hot column of a two-level category qualifies).
+SPARSE_FRACTION = 0.5
+#: Bundling is used when it at least divides the histogram columns by this factor.
+MIN_GAIN = 1.5
+#: A bundle column has at most this many values (uint8, the top value unused).
+BUNDLE_BINS = 255
+#: Bundles tried for each feature (greedy; bounds the planning cost).
+MAX_TRIES = 64
+#: Rows of a feature checked first against a bundle (dense features conflict at once).
+PROBE = 32
+
+
+@dataclass
+class Bundling:
+    """The histogram columns of a training matrix and how to read features back.
+
+    Attributes
+    ----------
+    columns : list of ndarray
+        The features of each column (one feature, or a bundle).
+    offsets, n_bins_nonmissing : ndarray of int32
+        The histogram layout of the columns (as ``TreeGrower.offsets`` for features): a
+        bundle column has ``1 + sum(feature bins but the default)`` values and an unused
+        missing bin.
+    source : ndarray of intp
+        For every bin of the feature layout, its bin in the column layout, or -1 for the
+        default bin of a bundled feature.
+    default_at : ndarray of intp
+        The feature-layout positions of the bundled features' default bins.
+    others : ndarray of intp
+        The feature-layout positions of their other bins, grouped by feature in the order of
+        ``default_at``; ``others_start`` are the groups' starts (for ``np.add.reduceat``).
+    others_start : ndarray of intp
+    """
+
+    columns: List[np.ndarray]
+    offsets: np.ndarray
+    n_bins_nonmissing: np.ndarray
+    source: np.ndarray
+    default_at: np.ndarray
+    others: np.ndarray
+    others_start: np.ndarray
+    _rank: List[Optional[np.ndarray]]
+    _start: np.ndarray
+
+    @property
+    def n_columns(self) -> int:
+        return len(self.columns)
+
+    def rows(self, X_binned: np.ndarray) -> np.ndarray:
+        """The uint8 (n_rows, n_columns) row-major histogram matrix of ``X_binned``
+        (feature-major (n_features, n_rows)); a column of its own holds its feature's
+        missing values at its last bin."""
+        n = X_binned.shape[1]
+        out = np.zeros((n, self.n_columns), dtype=np.uint8)
+        for c, feats in enumerate(self.columns):
+            if self._rank[feats[0]] is None:    # a column of its own
+                np.minimum(X_binned[feats[0]], np.uint8(self.n_bins_nonmissing[c]), out=out[:, c])
+                continue
+            col = np.zeros(n, dtype=np.uint8)
+            for f in feats:
+                v = X_binned[f].astype(np.intp)
+                v = np.where(v >= self._rank[f].size, self._rank[f].size - 1, v)
+                code = self._rank[f][v]         # -1 at the default bin
+                hit = code >= 0
+                col[hit] = (self._start[f] + code[hit]).astype(np.uint8)
+            out[:, c] = col
+        return out
+
+    def expand(self, column_hist: np.ndarray, out: np.ndarray) -> None:
+        """Feature-layout histograms ``out`` (n_slots, n_feature_bins, channels) from
+        column-layout ones (n_slots, n_column_bins, channels)."""
+        np.take(column_hist, np.maximum(self.source, 0), axis=1, out=out)
+        if self.default_at.size == 0:
+            return
+        first = column_hist[:, :self.offsets[1], :].sum(axis=1)        # node totals
+        others = np.add.reduceat(out[:, self.others, :], self.others_start, axis=1)
+        out[:, self.default_at, :] = first[:, None, :] - others
+
+
+def plan(X_binned: np.ndarray, n_bins_nonmissing: np.ndarray, missing_bin: int,
+         exclude: Optional[np.ndarray] = None) -> Optional[Bundling]:
+    """Bundle the sparse features of ``X_binned`` (uint8, feature-major), or None when
+    bundling would not cut the histogram columns by :data:`MIN_GAIN`.
+
+    Features in ``exclude`` (e.g. categorical ones) stay columns of their own.
+    """
+    n_features, n = X_binned.shape
+    nbnm = np.asarray(n_bins_nonmissing, dtype=np.int64)
+    if n == 0 or n_features < 2:
+        return None
+    default = np.empty(n_features, dtype=np.int64)     # as a histogram bin (missing: nb)
+    nnz = np.empty(n_features, dtype=np.int64)
+    for f in range(n_features):
+        counts = np.bincount(np.minimum(X_binned[f], nbnm[f]), minlength=nbnm[f] + 1)
+        default[f] = int(np.argmax(counts))
+        nnz[f] = n - counts[default[f]]
+    candidate = (nnz <= SPARSE_FRACTION * n) & (nbnm < BUNDLE_BINS - 1)
+    if exclude is not None:
+        candidate &= ~np.asarray(exclude, dtype=bool)
+    if candidate.sum() < 2:
+        return None
+    bundles: List[List[int]] = []
+    used: List[np.ndarray] = []
+    size: List[int] = []
+    for f in sorted(np.flatnonzero(candidate), key=lambda f: (-nnz[f], f)):
+        rows = np.flatnonzero(np.minimum(X_binned[f], nbnm[f]) != default[f])
+        need = int(nbnm[f])                   # its bins but the default (missing included)
+        probe = rows[:PROBE]
+        for b in range(max(0, len(bundles) - MAX_TRIES), len(bundles)):
+            if (size[b] + need <= BUNDLE_BINS - 1 and not used[b][probe].any()
+                    and not used[b][rows].any()):
+                bundles[b].append(int(f))
+                used[b][rows] = True
+                size[b] += need
+                break
+        else:
+            bundles.append([int(f)])
+            mask = np.zeros(n, dtype=bool)
+            mask[rows] = True
+            used.append(mask)
+            size.append(1 + need)
+    singles = sorted([f for f in range(n_features) if not candidate[f]]
+                     + [b[0] for b in bundles if len(b) == 1])
+    bundles = [sorted(b) for b in bundles if len(b) > 1]
+    if (len(singles) + len(bundles)) * MIN_GAIN > n_features:
+        return None
+    return _layout(singles, bundles, nbnm, default)
+
+
+def _layout(singles: List[int], bundles: List[List[int]], nbnm: np.ndarray,
+            default: np.ndarray) -> Bundling:
+    """The columns (``singles`` first, each a column of its own, then the bundles)."""
+    n_features = nbnm.size
+    columns = [np.array([f]) for f in singles] + [np.array(b) for b in bundles]
+    feat_off = np.concatenate([[0], np.cumsum(nbnm + 1)])
+    rank: List[Optional[np.ndarray]] = [None] * n_features
+    start = np.zeros(n_features, dtype=np.int64)
+    col_nb = []
+    source = np.full(int(feat_off[-1]), -1, dtype=np.intp)
+    col_off = 0
+    default_at, others, others_start = [], [], []
+    for c, feats in enumerate(columns):
+        if c < len(singles):
+            f = int(feats[0])                 # a column of its own: the same bins
+            nb = int(nbnm[f])
+            source[feat_off[f]:feat_off[f] + nb + 1] = col_off + np.arange(nb + 1)
+            col_nb.append(nb)
+            col_off += nb + 1
+            continue
+        value = 1                               # 0: every feature at its default
+        for f in feats:
+            f = int(f)
+            nb = int(nbnm[f])
+            # binned value (0..nb-1, anything larger is missing) -> rank among the others
+            table = np.full(nb + 1, -1, dtype=np.int64)
+            non_default = [b for b in range(nb + 1) if b != default[f]]
+            table[non_default] = np.arange(len(non_default))
+            rank[f] = table
+            start[f] = value
+            source[feat_off[f] + np.array(non_default, dtype=np.intp)] = (
+                col_off + value + np.arange(len(non_default)))
+            default_at.append(feat_off[f] + default[f])
+            others_start.append(len(others))
+            others.extend((feat_off[f] + np.array(non_default, dtype=np.intp)).tolist())
+            value += len(non_default)
+        col_nb.append(value)
+        col_off += value + 1
+    col_nb_arr = np.array(col_nb, dtype=np.int32)
+    return Bundling(columns=columns,
+                    offsets=np.concatenate([[0], np.cumsum(col_nb_arr + 1)]).astype(np.int32),
+                    n_bins_nonmissing=col_nb_arr, source=source,
+                    default_at=np.array(default_at, dtype=np.intp),
+                    others=np.array(others, dtype=np.intp),
+                    others_start=np.array(others_start, dtype=np.intp), _rank=rank,
+                    _start=start)
