@@ -7,10 +7,13 @@ Two parts:
   (``categorical_feature``), boostlib symmetric vs CatBoost (``cat_features``), and boostlib
   with ordinal codes; test logloss and fit time. A high-cardinality column (occupation x
   native-country x education, ~2,000 levels) is added in ``--high-card`` runs.
+* ``--part cv``: 5-fold cross-validation on train + test together, native categories vs
+  ordinal codes, both tree kinds, with and without the high-cardinality column (the
+  single test split is too noisy to tell them apart: differences of 0.001 come and go).
 * ``--part speed``: fit time of 100 depthwise trees of depth 6 on 32,561 x 108 features:
   random binary, continuous, and Adult one-hot encoded; boostlib / LightGBM ratios.
 
-Run: ``python benchmarks/bench_tabular.py --part adult`` and ``--part speed``.
+Run: ``python benchmarks/bench_tabular.py --part adult`` (``--part cv``, ``--part speed``).
 """
 from __future__ import annotations
 
@@ -108,6 +111,32 @@ def part_adult(args):
         print(f"{name:32s} {ll:12.5f} {sec:8.2f}")
 
 
+def part_cv(args):
+    import boostlib
+    import pandas as pd
+    print(f"5-fold CV logloss (mean, standard error), {args.trees} trees, depth 6")
+    for high_card in (False, True):
+        tr, y, te, yt, cats = load_adult(high_card)
+        X = pd.concat([tr, te], ignore_index=True)
+        Y = np.r_[y, yt]
+        codes = X.copy()
+        for c in cats:
+            codes[c] = codes[c].cat.codes.replace(-1, np.nan).astype(float)
+        folds = np.random.default_rng(0).integers(0, 5, len(Y))
+        for policy in ("depthwise", "symmetric"):
+            for name, D in (("native", X), ("ordinal", codes)):
+                losses = []
+                for k in range(5):
+                    fit, held = folds != k, folds == k
+                    m = boostlib.BoostClassifier(n_estimators=args.trees, max_depth=6,
+                                                 grow_policy=policy, random_state=0
+                                                 ).fit(D[fit], Y[fit])
+                    losses.append(logloss(Y[held], m.predict_proba(D[held])[:, 1]))
+                print(f"{'adult + combo' if high_card else 'adult':14s} {policy:10s} "
+                      f"{name:8s} {np.mean(losses):.5f} +- {np.std(losses) / np.sqrt(5):.5f}",
+                      flush=True)
+
+
 def part_speed(args):
     import boostlib
     import lightgbm as lgb
@@ -137,14 +166,14 @@ def part_speed(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=["adult", "speed"], default="adult")
+    ap.add_argument("--part", choices=["adult", "cv", "speed"], default="adult")
     ap.add_argument("--trees", type=int, default=200)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--high-card", action="store_true")
     args = ap.parse_args()
     if not DATA.exists():
         raise SystemExit(f"needs the Adult CSVs in {DATA}")
-    part_adult(args) if args.part == "adult" else part_speed(args)
+    {"adult": part_adult, "cv": part_cv, "speed": part_speed}[args.part](args)
 
 
 if __name__ == "__main__":

@@ -14,12 +14,22 @@ DEFAULTS: Dict[str, Any] = {
     "n_estimators": 100, "learning_rate": 0.1, "max_depth": 6, "grow_policy": "symmetric",
     "max_bins": 255, "l2_regularization": 1.0, "min_samples_leaf": 1,
     "min_child_weight": 1e-3, "cat_smooth": 10.0, "cat_l2": 10.0,
-    "min_data_per_group": 10, "max_cat_threshold": 32,
+    "min_data_per_group": None, "max_cat_threshold": 32,
     "leaf_estimation": "newton", "random_strength": 0.0,
     "loss": None, "loss_params": None, "sampler": None, "subsample": 1.0,
     "sampler_params": None, "update": "sgb", "update_params": None,
     "early_stopping_rounds": None, "random_state": None, "n_jobs": None, "verbose": 0,
 }
+
+
+def min_data_per_group(value: Any, n_rows: int) -> int:
+    """``min_data_per_group``, with None (the default) meaning 0.5% of the training rows,
+    at least 10 and at most 200: on UCI Adult (5-fold cross-validation, with and without a
+    ~2,000-level column) fixed values of 10 overfit set splits, 100-200 beat ordinal codes,
+    and a fixed 100 would forbid set splits on small data altogether."""
+    if value is not None:
+        return int(value)
+    return int(min(200, max(10, round(n_rows / 200))))
 
 
 def resolve(params: Mapping[str, Any]) -> Dict[str, Any]:
@@ -52,7 +62,8 @@ def resolve(params: Mapping[str, Any]) -> Dict[str, Any]:
                          "values -G/(H+l2) would divide by zero)")
     check_number("cat_smooth", p["cat_smooth"], 0.0)
     check_number("cat_l2", p["cat_l2"], 0.0)
-    check_number("min_data_per_group", p["min_data_per_group"], 1, integer=True)
+    if p["min_data_per_group"] is not None:
+        check_number("min_data_per_group", p["min_data_per_group"], 1, integer=True)
     check_number("max_cat_threshold", p["max_cat_threshold"], 1, 255, integer=True)
     check_choice("leaf_estimation", p["leaf_estimation"], LEAF_ESTIMATIONS)
     check_number("random_strength", p["random_strength"], 0.0)

@@ -16,7 +16,7 @@ from .callbacks import Callback, CallbackLike, EarlyStopping, ProgressBar, as_ca
 from .dataset import Dataset
 from .ensemble import Ensemble
 from .model import Model
-from .params import resolve
+from .params import min_data_per_group, resolve
 from .random_streams import seed_sequence
 from .grower import GrowParams, TreeGrower
 
@@ -144,7 +144,8 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
              for name, ds in zip(names, valid_sets)]
     grow = GrowParams(p["max_depth"], float(p["l2_regularization"]),
                       int(p["min_samples_leaf"]), float(p["min_child_weight"]),
-                      float(p["cat_smooth"]), float(p["cat_l2"]), int(p["min_data_per_group"]),
+                      float(p["cat_smooth"]), float(p["cat_l2"]),
+                      min_data_per_group(p["min_data_per_group"], train_set.n_rows),
                       int(p["max_cat_threshold"]))
     grower = TreeGrower(X_binned, mapper.n_bins_nonmissing_,
                         mapper.missing_bin, p["grow_policy"], grow, n_threads,

@@ -35,7 +35,7 @@ class _BaseBoost(BaseEstimator):
                  l2_regularization: float = 1.0, min_samples_leaf: int = 1,
                  min_child_weight: float = 1e-3, categorical_features: Any = "auto",
                  cat_smooth: float = 10.0, cat_l2: float = 10.0,
-                 min_data_per_group: int = 10, max_cat_threshold: int = 32,
+                 min_data_per_group: Optional[int] = None, max_cat_threshold: int = 32,
                  leaf_estimation: str = "newton",
                  random_strength: float = 0.0, loss: Any = None,
                  loss_params: Optional[Dict[str, Any]] = None, sampler: Any = None,
@@ -302,9 +302,10 @@ class BoostRegressor(RegressorMixin, _BaseBoost):
         cat_smooth)`` (shrinks rare categories toward 0).
     cat_l2 : float, default 10.0
         Extra ``l2`` in the gains of categorical splits.
-    min_data_per_group : int, default 10
+    min_data_per_group : int, optional
         Rows a category needs in a node to be placed by its own statistics; rarer ones
-        follow the right child.
+        follow the right child. Default: 0.5% of the training rows, at least 10 and at most
+        200 (smaller values let set splits overfit many-level columns).
     max_cat_threshold : int, default 32
         At most this many categories go left in one split.
     leaf_estimation : {"newton", "gradient"}, default "newton"
