@@ -6,7 +6,8 @@ whose columns have Zipf-like frequencies, and a binary target that depends on a 
 columns. Then, in one process and in this order, it measures:
 
 * ``binning: borders``: ``BinMapper().fit(X)`` on the sparse matrix;
-* ``binning: binned matrix``: ``BinMapper.transform(X)`` (feature-major uint8);
+* ``binning: binned matrix``: ``BinMapper.transform(X, layout="engine")`` (what training
+  keeps: a ``SparseBinned``, each feature's bin of 0.0 and the rows that differ);
 * ``fit``: ``BoostClassifier(grow_policy="depthwise", n_estimators=--trees).fit(X, y)``
   (it bins again, then trains);
 * with ``--lightgbm``, LightGBM's ``Dataset.construct()`` and ``lgb.train`` on the same
@@ -19,10 +20,10 @@ sampling period may be missed), minus the RSS at the start of the phase. Without
 script falls back to tracemalloc (numpy and Python allocations only, not the kernels'
 malloc) and says so.
 
-Known limitation: the binned training matrix is dense uint8, held twice while training
-(feature-major for prediction and oblivious levels, row-major for histograms), so ``fit``
-needs about ``2 * rows * features`` bytes: 4 GB at the default size. The float matrix itself
-is never densified (that would be ``8 * rows * features`` bytes: 16 GB).
+Training keeps the binned matrix sparse and builds histograms over bundles of mutually
+exclusive features (``engine/bundling.py``), so memory follows the stored values and the
+number of bundles, not ``rows * features`` (a dense uint8 copy would be 2 GB at the default
+size, the float matrix 16 GB).
 
 Usage::
 
@@ -159,7 +160,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     results: List[Dict[str, Any]] = []
     mapper = measure("boostlib binning: borders", lambda: BinMapper().fit(X), period, results)
     binned = measure("boostlib binning: binned matrix",
-                     lambda: mapper.transform(X, args.threads), period, results)
+                     lambda: mapper.transform(X, args.threads, "engine"), period, results)
     del binned
     clf = BoostClassifier(grow_policy="depthwise", n_estimators=args.trees,
                           max_depth=args.depth, random_state=0, n_jobs=args.threads)

@@ -227,14 +227,18 @@ class BinMapper:
         ----------
         X : ndarray
         n_threads : int
-        layout : {"feature", "row"}
+        layout : {"feature", "row", "engine"}
             ``"feature"``: uint8 of shape (n_features, n_rows), one contiguous row per feature
             (what prediction and oblivious levels read); ``"row"``: shape (n_rows,
-            n_features) (what histogram building reads).
+            n_features) (what histogram building reads); ``"engine"``: ``"feature"``, or for
+            a sparse ``X`` a :class:`~boostlib.engine.sparse_binned.SparseBinned` of it (what
+            the engine reads: memory in proportion to the stored values).
         """
         from .sparse_binning import is_sparse, transform_sparse  # scipy.sparse X: no copy
         if is_sparse(X):
-            return transform_sparse(self, X, layout)
+            return transform_sparse(self, X, "sparse" if layout == "engine" else layout)
+        if layout == "engine":
+            layout = "feature"
         X = _as_real(X)
         if X.ndim != 2 or X.shape[1] != self.n_features:
             raise ValueError(f"X must have shape (n_rows, {self.n_features})")
@@ -266,6 +270,11 @@ class BinMapper:
         bins = table[np.minimum(codes, table.size - 1).astype(np.intp)]
         bins[nan] = self.missing_bin
         return bins
+
+    def zero_bins(self) -> np.ndarray:
+        """Each feature's bin of the value 0.0 (of code 0 for categorical features): where
+        sparse input leaves its rows, the default of exclusive feature bundling."""
+        return self.transform(np.zeros((1, self.n_features)))[:, 0]
 
     def category_labels(self, feature: int, bins: np.ndarray) -> List[str]:
         """Labels of the binned values ``bins`` of a categorical feature: its levels (or

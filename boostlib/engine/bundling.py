@@ -22,6 +22,8 @@ from typing import List, Optional
 
 import numpy as np
 
+from .sparse_binned import SparseBinned
+
 #: A feature is a bundling candidate when at most this fraction of rows is non-default
 #: (a one-hot column of a two-level category qualifies).
 SPARSE_FRACTION = 0.5
@@ -77,18 +79,26 @@ class Bundling:
         (feature-major (n_features, n_rows)); a column of its own holds its feature's
         missing values at its last bin."""
         n = X_binned.shape[1]
+        sparse = isinstance(X_binned, SparseBinned)
         out = np.zeros((n, self.n_columns), dtype=np.uint8)
         for c, feats in enumerate(self.columns):
             if self._rank[feats[0]] is None:    # a column of its own
-                np.minimum(X_binned[feats[0]], np.uint8(self.n_bins_nonmissing[c]), out=out[:, c])
+                column = X_binned.columns(feats)[0] if sparse else X_binned[feats[0]]
+                np.minimum(column, np.uint8(self.n_bins_nonmissing[c]), out=out[:, c])
                 continue
             col = np.zeros(n, dtype=np.uint8)
             for f in feats:
-                v = X_binned[f].astype(np.intp)
-                v = np.where(v >= self._rank[f].size, self._rank[f].size - 1, v)
+                if sparse:
+                    hit, v = X_binned.entries(int(f))
+                else:
+                    v = X_binned[f]
+                    hit = None
+                v = np.minimum(v.astype(np.intp), self._rank[f].size - 1)
                 code = self._rank[f][v]         # -1 at the default bin
-                hit = code >= 0
-                col[hit] = (self._start[f] + code[hit]).astype(np.uint8)
+                if hit is None:
+                    hit = code >= 0
+                    code = code[hit]
+                col[hit] = (self._start[f] + code).astype(np.uint8)
             out[:, c] = col
         return out
 
@@ -103,23 +113,33 @@ class Bundling:
         out[:, self.default_at, :] = first[:, None, :] - others
 
 
-def plan(X_binned: np.ndarray, n_bins_nonmissing: np.ndarray, missing_bin: int,
-         exclude: Optional[np.ndarray] = None) -> Optional[Bundling]:
-    """Bundle the sparse features of ``X_binned`` (uint8, feature-major), or None when
-    bundling would not cut the histogram columns by :data:`MIN_GAIN`.
+def plan(X_binned, n_bins_nonmissing: np.ndarray, missing_bin: int,
+         exclude: Optional[np.ndarray] = None,
+         default_bins: Optional[np.ndarray] = None) -> Optional[Bundling]:
+    """Bundle the sparse features of ``X_binned`` (uint8, feature-major, or a
+    :class:`~boostlib.engine.sparse_binned.SparseBinned`, whose default bins are its bins of
+    0.0), or None when bundling would not cut the histogram columns by :data:`MIN_GAIN`.
 
     Features in ``exclude`` (e.g. categorical ones) stay columns of their own.
+    ``default_bins`` fixes each feature's default bin (training passes the bins of 0.0, so
+    a dense matrix is bundled exactly as its sparse twin); by default, the most frequent.
     """
     n_features, n = X_binned.shape
     nbnm = np.asarray(n_bins_nonmissing, dtype=np.int64)
     if n == 0 or n_features < 2:
         return None
-    default = np.empty(n_features, dtype=np.int64)     # as a histogram bin (missing: nb)
-    nnz = np.empty(n_features, dtype=np.int64)
-    for f in range(n_features):
-        counts = np.bincount(np.minimum(X_binned[f], nbnm[f]), minlength=nbnm[f] + 1)
-        default[f] = int(np.argmax(counts))
-        nnz[f] = n - counts[default[f]]
+    sparse = isinstance(X_binned, SparseBinned)
+    if sparse:             # the bin of 0.0 is the default; the entries are the others
+        default = np.minimum(X_binned.default.astype(np.int64), nbnm)
+        nnz = X_binned.n_entries()
+    else:
+        default = np.empty(n_features, dtype=np.int64)     # as a histogram bin (missing: nb)
+        nnz = np.empty(n_features, dtype=np.int64)
+        for f in range(n_features):
+            counts = np.bincount(np.minimum(X_binned[f], nbnm[f]), minlength=nbnm[f] + 1)
+            default[f] = (int(np.argmax(counts)) if default_bins is None
+                          else min(int(default_bins[f]), int(nbnm[f])))
+            nnz[f] = n - counts[default[f]]
     candidate = (nnz <= SPARSE_FRACTION * n) & (nbnm < BUNDLE_BINS - 1)
     if exclude is not None:
         candidate &= ~np.asarray(exclude, dtype=bool)
@@ -129,7 +149,8 @@ def plan(X_binned: np.ndarray, n_bins_nonmissing: np.ndarray, missing_bin: int,
     used: List[np.ndarray] = []
     size: List[int] = []
     for f in sorted(np.flatnonzero(candidate), key=lambda f: (-nnz[f], f)):
-        rows = np.flatnonzero(np.minimum(X_binned[f], nbnm[f]) != default[f])
+        rows = (X_binned.entries(int(f))[0] if sparse else
+                np.flatnonzero(np.minimum(X_binned[f], nbnm[f]) != default[f]))
         need = int(nbnm[f])                   # its bins but the default (missing included)
         probe = rows[:PROBE]
         for b in range(max(0, len(bundles) - MAX_TRIES), len(bundles)):

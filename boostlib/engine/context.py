@@ -325,7 +325,7 @@ class BoostingContext:
         # A depthwise tree fitted on a sample: the other rows' leaves come from a row-major
         # walk of the tree (cheaper than a prediction pass over the feature-major matrix),
         # done when the scores are updated, which adds each row's value as the walk lands.
-        walk = not full and self.grower.kind.walks_unfitted_rows
+        walk = not full and self.grower.kind.walks_unfitted_rows and self.grower.walkable
         self._fitted[id(tree)] = (tree, _Fitted(rows, node, full, walk_others=walk))
         return tree
 

@@ -101,7 +101,7 @@ class Dataset:
                 X = X.copy()
                 for j in recode:
                     X[:, j] = translate(X[:, j], self.levels[j], mapper.levels_[j], j)
-            self._as_valid = (mapper, mapper.transform(X, n_threads))
+            self._as_valid = (mapper, mapper.transform(X, n_threads, "engine"))
         return self._as_valid[1]
 
     def training_matrix(self, max_bins: int, seed: np.random.SeedSequence,
@@ -115,7 +115,8 @@ class Dataset:
             X = self.X if w is None else self.X[w > 0]
             mapper = BinMapper(max_bins).fit(X, stream_rng(seed, "binning"), n_threads,
                                              self.categorical, self.levels)
-            self._as_training = (key, mapper, mapper.transform(self.X, n_threads))
+            self._as_training = (key, mapper, mapper.transform(self.X, n_threads,
+                                                                      "engine"))
         return self._as_training[1], self._as_training[2]
 
     def __repr__(self) -> str:

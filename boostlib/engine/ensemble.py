@@ -12,6 +12,7 @@ from typing import List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .binning import BinMapper
+from .sparse_binned import MAX_COLUMNS, SparseBinned, local_columns
 from .trees import DepthwiseTree, ObliviousTree, TreeGroup, kind_of
 from .trees.base import CAT_SPLIT
 
@@ -146,10 +147,29 @@ class Ensemble:
     def add_scalar_trees_binned(self, X_binned: np.ndarray, out: np.ndarray,
                                 trees: List[Tree], coef: np.ndarray,
                                 n_threads: int = 1) -> None:
-        """``out += sum coef[t] * trees[t](X)`` for scalar trees; ``out`` of shape (n_rows,)."""
-        self.kind.predict(X_binned, out, self.kind.pack(trees),
-                          np.ascontiguousarray(coef, dtype=np.float64),
-                          self.bin_mapper.missing_bin, n_threads)
+        """``out += sum coef[t] * trees[t](X)`` for scalar trees; ``out`` of shape (n_rows,).
+
+        A :class:`~boostlib.engine.sparse_binned.SparseBinned` ``X_binned`` is read by
+        consecutive runs of trees splitting on at most ``MAX_COLUMNS`` features, each over a
+        dense copy of those features (each row still sums the trees in order).
+        """
+        coef = np.ascontiguousarray(coef, dtype=np.float64)
+        if not isinstance(X_binned, SparseBinned):
+            self.kind.predict(X_binned, out, self.kind.pack(trees), coef,
+                              self.bin_mapper.missing_bin, n_threads)
+            return
+        start, used = 0, set()
+        for t in range(len(trees) + 1):
+            feats = (set() if t == len(trees) else
+                     set(trees[t].feature[self.kind.split_mask(trees[t])].tolist()))
+            if t == len(trees) or (len(used | feats) > MAX_COLUMNS and t > start):
+                packed = self.kind.pack(trees[start:t])
+                key = self.kind.packed_feature
+                local, packed[key] = local_columns(X_binned, packed[key])
+                self.kind.predict(local, out, packed, coef[start:t],
+                                  self.bin_mapper.missing_bin, n_threads)
+                start, used = t, set()
+            used |= feats
 
     def start_scores(self, n_rows: int) -> np.ndarray:
         """The bias on ``n_rows`` rows, in the layout :meth:`add_trees_binned` updates:
@@ -222,7 +242,8 @@ class Ensemble:
         if self._compact_cache is None:
             self._compact_cache = self._compact()
         mapper, trees, coef = self._compact_cache
-        return self._scores(mapper.transform(X, n_threads), trees, coef, n_threads)
+        return self._scores(mapper.transform(X, n_threads, "engine"), trees, coef,
+                            n_threads)
 
     def state_factors(self, ends: Sequence[int]) -> np.ndarray:
         """For each ``end``, the factor the model's first ``end`` trees and bias were scaled by
@@ -269,7 +290,7 @@ class Ensemble:
         if self._compact_cache is None:
             self._compact_cache = self._compact()
         mapper, trees, coef = self._compact_cache
-        X_binned = mapper.transform(X, n_threads)
+        X_binned = mapper.transform(X, n_threads, "engine")
         running = self.start_scores(X_binned.shape[1])
         out = np.empty((X_binned.shape[1],) + running.shape[:-1] + (len(ends),))
         start = 0

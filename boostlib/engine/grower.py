@@ -16,6 +16,7 @@ import numpy as np
 
 from .._kernels import _histogram, _partition, _splitting
 from .bundling import plan as plan_bundles
+from .sparse_binned import SparseBinned, local_columns
 from .leaves import leaf_values
 from .trees import kind_of
 
@@ -69,8 +70,10 @@ class TreeGrower:
 
     Parameters
     ----------
-    X_binned : ndarray of uint8, shape (n_features, n_rows)
-        Feature-major binned training data (see :class:`boostlib.engine.binning.BinMapper`).
+    X_binned : ndarray of uint8, shape (n_features, n_rows), or SparseBinned
+        Feature-major binned training data (see :class:`boostlib.engine.binning.BinMapper`);
+        sparse input stays a :class:`~boostlib.engine.sparse_binned.SparseBinned`, read a
+        few features at a time (:meth:`columns`).
     n_bins_nonmissing : ndarray of int32, shape (n_features,)
     missing_bin : int
     policy : {"symmetric", "depthwise"}
@@ -82,6 +85,9 @@ class TreeGrower:
     bundle : bool, default True
         Build histograms over bundles of mutually exclusive sparse features
         (:mod:`boostlib.engine.bundling`) when that cuts the histogram columns.
+    default_bins : ndarray, optional
+        Each feature's default bin for bundling (training passes the bins of 0.0, so dense
+        and sparse input bundle alike); by default the most frequent bin.
 
     Notes
     -----
@@ -94,7 +100,8 @@ class TreeGrower:
     def __init__(self, X_binned: np.ndarray,
                  n_bins_nonmissing: np.ndarray, missing_bin: int, policy: str,
                  params: GrowParams, n_threads: int = 1,
-                 is_categorical: Optional[np.ndarray] = None, bundle: bool = True):
+                 is_categorical: Optional[np.ndarray] = None, bundle: bool = True,
+                 default_bins: Optional[np.ndarray] = None):
         self.kind = kind_of(policy)
         self.X = X_binned
         self.nbnm = np.ascontiguousarray(n_bins_nonmissing, dtype=np.int32)
@@ -102,11 +109,6 @@ class TreeGrower:
                 self.nbnm > missing_bin):
             raise ValueError("n_bins_nonmissing needs one count in [1, missing_bin] per "
                              "feature")
-        # The row-major twin (histograms and depthwise walks read it), each feature's
-        # missing values at its own bin n_bins_nonmissing[f]: a histogram bin is then
-        # offsets[f] + value, with no test for missing values.
-        self.X_rows = np.empty(X_binned.shape[::-1], dtype=np.uint8)
-        np.minimum(X_binned.T, self.nbnm.astype(np.uint8), out=self.X_rows)
         self.missing_bin = int(missing_bin)
         self.n_bins = self.missing_bin + 1
         self.offsets = np.concatenate([[0], np.cumsum(self.nbnm + 1)]).astype(np.int32)
@@ -132,16 +134,27 @@ class TreeGrower:
         self._msl = 0 if count_free else params.min_samples_leaf
         # Histograms are built over the columns of ``hist_rows`` (the features, or bundles
         # of them) in the layout ``hist_offsets``, and read back per feature.
-        self.bundling = (plan_bundles(X_binned, self.nbnm, self.missing_bin, cat)
-                         if bundle else None)
+        self.bundling = (plan_bundles(X_binned, self.nbnm, self.missing_bin, cat,
+                                      default_bins) if bundle else None)
+        # The row-major twin X_rows (histograms and depthwise walks read it), each
+        # feature's missing values at its own bin n_bins_nonmissing[f]: a histogram bin is
+        # then offsets[f] + value, with no test for missing values. Sparse data bundled
+        # has none (its depthwise trees are applied level by level instead of walked).
+        self.X_rows = None
+        if self.bundling is None or not isinstance(X_binned, SparseBinned):
+            dense = (X_binned.columns(np.arange(n_features))
+                     if isinstance(X_binned, SparseBinned) else X_binned)
+            self.X_rows = np.empty(X_binned.shape[::-1], dtype=np.uint8)
+            np.minimum(dense.T, self.nbnm.astype(np.uint8), out=self.X_rows)
         if self.bundling is None:
             self.hist_rows, self.hist_offsets = self.X_rows, self.offsets
         else:
             self.hist_rows = self.bundling.rows(X_binned)
             self.hist_offsets = self.bundling.offsets
         self._column_pool = np.empty(0)
-        self._gain_sum = np.empty((n_features, 2, self.n_bins))
-        self._n_valid = np.empty((n_features, 2, self.n_bins), dtype=np.int32)
+        if policy == "symmetric":       # the level search's work space
+            self._gain_sum = np.empty((n_features, 2, self.n_bins))
+            self._n_valid = np.empty((n_features, 2, self.n_bins), dtype=np.int32)
         self._scratch = np.empty((n_features, 4))
         self._no_noise = np.empty((0, self.n_bins))
         self._no_noise3 = np.empty((0, n_features, self.n_bins))
@@ -152,6 +165,17 @@ class TreeGrower:
         self._work_arrays: Dict[str, np.ndarray] = {}
         self._listed = np.empty(0, dtype=np.int32)
         self._block_counts = np.empty(0, dtype=np.int32)
+
+    @property
+    def walkable(self) -> bool:
+        """Whether depthwise trees can be walked row by row (a row-major matrix exists)."""
+        return self.X_rows is not None
+
+    def columns(self, features: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """``(matrix, features)`` for the kernels that read ``features`` feature-major: the
+        training matrix itself, or for sparse data a dense copy of just those features
+        (:func:`~boostlib.engine.sparse_binned.local_columns`) and their indices in it."""
+        return local_columns(self.X, features)
 
     def _hist_buffer(self, which: int, n_slots: int) -> np.ndarray:
         """Histogram array of ``n_slots`` slots from one of two reused buffers.
@@ -285,7 +309,7 @@ class TreeGrower:
         h = np.ascontiguousarray(hessian, dtype=np.float64)
         prepared = None
         if row_weights is not None:
-            n_total = self.X_rows.shape[0]
+            n_total = self.X.shape[1]
             if leaf_gradient is not None or not rows.size < n_total:
                 raise ValueError("row_weights needs a strict subset of the rows and no "
                                  "leaf_gradient")
@@ -363,7 +387,7 @@ class TreeGrower:
         arr = self._work_arrays.get(name)
         if arr is None or arr.shape[axis] < k:
             size = list(shape)
-            size[axis] = min(self.X_rows.shape[0], k + k // 20 + 1024)
+            size[axis] = min(self.X.shape[1], k + k // 20 + 1024)
             arr = self._work_arrays[name] = np.empty(tuple(size), dtype=dtype)
         return arr[:k] if axis == 0 else arr[:, :k]
 

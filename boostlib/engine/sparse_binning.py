@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
 import numpy as np
 
+from .sparse_binned import SparseBinned
+
 if TYPE_CHECKING:  # pragma: no cover
     from .binning import BinMapper
 
@@ -314,16 +316,19 @@ def transform_sparse(mapper: "BinMapper", X: Any, layout: str = "feature") -> np
     mapper : BinMapper
         A fitted mapper.
     X : scipy.sparse matrix or array of shape (n_rows, n_features)
-    layout : {"feature", "row"}
-        ``"feature"``: uint8 of shape (n_features, n_rows); ``"row"``: (n_rows, n_features).
+    layout : {"feature", "row", "sparse"}
+        ``"feature"``: uint8 of shape (n_features, n_rows); ``"row"``: (n_rows, n_features);
+        ``"sparse"``: a :class:`~boostlib.engine.sparse_binned.SparseBinned` of the same
+        feature-major matrix (memory in proportion to the stored values).
 
     Returns
     -------
-    ndarray of uint8
+    ndarray of uint8 or SparseBinned
     """
     reject_categorical(getattr(mapper, "categorical_", None), "the mapper's categorical_")
-    if layout not in ("feature", "row"):
-        raise ValueError(f"layout={layout!r} is invalid; expected 'feature' or 'row'")
+    if layout not in ("feature", "row", "sparse"):
+        raise ValueError(f"layout={layout!r} is invalid; expected 'feature', 'row' or "
+                         "'sparse'")
     X = check_sparse_X(X)
     n_rows, n_features = X.shape
     if n_features != mapper.n_features:
@@ -335,6 +340,9 @@ def transform_sparse(mapper: "BinMapper", X: Any, layout: str = "feature") -> np
     rows, feats, vals = _entries(X)
     bins = _bins_of(flat, start[feats], n_borders[feats],
                     vals.astype(np.float64)).astype(np.uint8)
+    if layout == "sparse":
+        return SparseBinned.from_entries(n_rows, zero_bin, rows.astype(np.int32),
+                                         feats.astype(np.intp), bins)
     if layout == "feature":
         out = np.empty((n_features, n_rows), dtype=np.uint8)
         out[...] = zero_bin[:, None]

@@ -149,7 +149,7 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
                       int(p["max_cat_threshold"]))
     grower = TreeGrower(X_binned, mapper.n_bins_nonmissing_,
                         mapper.missing_bin, p["grow_policy"], grow, n_threads,
-                        mapper.categorical_)
+                        mapper.categorical_, default_bins=mapper.zero_bins())
     sampler = None
     if p["sampler"] is not None or p["subsample"] < 1.0:
         sampler = registry.create("sampler", p["sampler"] or "uniform", p["sampler_params"],

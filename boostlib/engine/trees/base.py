@@ -61,6 +61,8 @@ class TreeKind(ABC):
         The dataclass of one fitted tree (its array fields, ``gain`` and ``value`` included).
     fields : tuple of str
         The tree's array fields, in model-file order.
+    packed_feature : str
+        The array of :meth:`pack`'s result that holds split features (-1 at leaves).
     walks_unfitted_rows : bool
         Whether, after a fit on a sample, the other rows' leaves are cheaper found by a
         row-major walk (:meth:`add_values`) than by a prediction pass.
@@ -69,6 +71,7 @@ class TreeKind(ABC):
     name: str = ""
     tree_class: Optional[type] = None
     fields: Tuple[str, ...] = ()
+    packed_feature: str = "feature"
     walks_unfitted_rows: bool = False
 
     @abstractmethod

@@ -40,6 +40,7 @@ class DepthwiseKind(TreeKind):
 
     name = "depthwise"
     tree_class = DepthwiseTree
+    packed_feature = "feature"
     fields = ("feature", "bin", "nan_right", "left", "right", "gain", "value", "cat_sets")
     walks_unfitted_rows = True
 
@@ -100,7 +101,8 @@ class DepthwiseKind(TreeKind):
                     level_slots += [j, m + j]
             listing = grower._row_list(rows.size) if build_next else (None, None)
             cat_sets = np.array(sets, dtype=np.uint32).reshape(-1, 8)
-            _partition.apply_level(grower.X, rows, node, np.asarray(feature, np.int32),
+            X_level, level_features = grower.columns(np.asarray(feature, np.int32))
+            _partition.apply_level(X_level, rows, node, level_features,
                                    np.asarray(bin_, np.int32), np.asarray(nanr, np.uint8),
                                    lc, rc, grower.missing_bin, grower.n_threads,
                                    slot_of_node if build_next else None, *listing,
@@ -121,8 +123,8 @@ class DepthwiseKind(TreeKind):
               known: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> np.ndarray:
         """See :meth:`boostlib.engine.trees.TreeKind.apply`: every row by one walk over the
         row-major data (the ``known`` rows skipped), a subset level by level."""
-        n_total = grower.X_rows.shape[0]
-        if rows is None or rows.size == n_total:
+        n_total = grower.X.shape[1]
+        if grower.walkable and (rows is None or rows.size == n_total):
             node = np.empty(n_total, dtype=np.int32)
             k_rows, k_leaves = known if known is not None else (None, None)
             _partition.leaves_depthwise(grower.X_rows, tree.feature, tree.bin, tree.nan_right,
@@ -130,10 +132,12 @@ class DepthwiseKind(TreeKind):
                                         grower.n_threads, k_rows, k_leaves,
                                         cat_sets=tree.cat_sets)
             return node
+        rows = np.arange(n_total, dtype=np.int32) if rows is None else rows
         rows = np.ascontiguousarray(rows, dtype=np.int32)
         node = np.zeros(rows.size, dtype=np.int32)
+        X_tree, tree_features = grower.columns(tree.feature)
         for _ in range(grower.params.max_depth):
-            _partition.apply_level(grower.X, rows, node, tree.feature, tree.bin,
+            _partition.apply_level(X_tree, rows, node, tree_features, tree.bin,
                                    tree.nan_right, tree.left, tree.right, grower.missing_bin,
                                    grower.n_threads, cat_sets=tree.cat_sets)
         return node

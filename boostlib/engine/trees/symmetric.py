@@ -52,6 +52,7 @@ class SymmetricKind(TreeKind):
 
     name = "symmetric"
     tree_class = ObliviousTree
+    packed_feature = "split_feature"
     fields = ("feature", "bin", "nan_right", "gain", "value", "cat_sets")
 
     def grow(self, grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray,
@@ -101,7 +102,8 @@ class SymmetricKind(TreeKind):
                 m = split.size
                 new_slot[small] = np.arange(m)
             listing = grower._row_list(rows.size) if build_next else (None, None)
-            _partition.apply_level_oblivious(grower.X, rows, node, f, b, d, level,
+            X_f, (f_local,) = grower.columns(np.array([f], dtype=np.int32))
+            _partition.apply_level_oblivious(X_f, rows, node, int(f_local), b, d, level,
                                              grower.missing_bin, grower.n_threads,
                                              new_slot if build_next else None, *listing,
                                              cat_sets=np.array(sets, np.uint32).reshape(-1, 8))
@@ -127,12 +129,13 @@ class SymmetricKind(TreeKind):
         """See :meth:`boostlib.engine.trees.TreeKind.apply` (``known`` is not used: a level
         pass is cheap)."""
         if rows is None:
-            rows = np.arange(grower.X_rows.shape[0], dtype=np.int32)
+            rows = np.arange(grower.X.shape[1], dtype=np.int32)
         rows = np.ascontiguousarray(rows, dtype=np.int32)
         node = np.zeros(rows.size, dtype=np.int32)
+        X_tree, tree_features = grower.columns(tree.feature)
         for level in range(tree.depth):
             _partition.apply_level_oblivious(
-                grower.X, rows, node, int(tree.feature[level]), int(tree.bin[level]),
+                X_tree, rows, node, int(tree_features[level]), int(tree.bin[level]),
                 int(tree.nan_right[level]), level, grower.missing_bin, grower.n_threads,
                 cat_sets=tree.cat_sets)
         return node
