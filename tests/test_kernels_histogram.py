@@ -194,3 +194,27 @@ def test_rejects_inconsistent_lengths():
         kernel_hist(data, [0, 1], np.zeros(2), [0], np.zeros(3), np.zeros(3), 1, 1)
     with pytest.raises(ValueError):
         kernel_hist(data, np.empty(0), np.zeros(3), [1], np.zeros(3), np.zeros(3), 1, 1)
+
+
+@pytest.mark.parametrize("n_channels", [2, 3])
+def test_wide_histograms_interleave_slots_with_the_same_sums(n_channels):
+    """Slots whose histogram exceeds the grouping threshold (here 20 features x 256 bins)
+    are built interleaved, row by row; narrow ones slot by slot. Both give the reference
+    sums, whatever the threads."""
+    rng = np.random.default_rng(5)
+    n = 3000
+    for n_bins_used in (255, 3):
+        X = rng.integers(0, n_bins_used, (n, 20)).astype(np.uint8)
+        X[rng.random((n, 20)) < 0.05] = 255
+        data = make_binned(X, [n_bins_used] * 20, 255)
+        node = rng.integers(0, 6, n).astype(np.int32)
+        slot = np.array([0, 1, -1, 2, 3, 4], np.int32)
+        g, h = rng.normal(size=n), rng.random(n)
+        rows = np.empty(0, np.int32)
+        want = ref.build_histograms(data.X_rows, rows, node, slot, g, h, 5, data.n_bins)
+        got = kernel_hist(data, rows, node, slot, g, h, 5, 1, n_channels=n_channels)
+        assert_hist_close(got, want[..., :n_channels], g, h)
+        for n_threads in (2, 3):
+            np.testing.assert_array_equal(
+                kernel_hist(data, rows, node, slot, g, h, 5, n_threads, n_channels=n_channels),
+                got)

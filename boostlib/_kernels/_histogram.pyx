@@ -5,6 +5,13 @@ import numpy as np
 
 from .common cimport bin_t, idx_t, block_stop, CH_G, CH_H, CH_C, N_CHANNELS, LIST_BLOCK
 
+cdef enum:
+    # Several slots are built one at a time (rows grouped by slot) when one slot's
+    # histogram is at most this large: it then stays in L1 while its rows are added. Larger
+    # histograms miss L1 either way, and the rows are better streamed in order (grouping
+    # them made a 1,000,000 x 28 continuous fit 1.6x slower).
+    GROUP_BYTES = 32768
+
 cdef extern from *:
     """
     #ifndef BOOSTLIB_DEBUG
@@ -108,7 +115,7 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
     n_chunks = n_threads if n_threads < n_features else n_features
     if n_chunks < 1:
         n_chunks = 1
-    if n_slots > 1:
+    if n_slots > 1 and slot_stride * sizeof(double) <= GROUP_BYTES:
         _build_by_slot(X_rows, rows, node_of_row, slot_of_node, gradient, hessian, offsets,
                        hist, n_threads, n_chunks, listed, block_counts)
         return
@@ -116,21 +123,26 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
         for c in prange(n_chunks, schedule="static", num_threads=n_threads):
             f0 = c * n_features // n_chunks
             f1 = (c + 1) * n_features // n_chunks
-            hs = &hist[0, offsets[f0], 0]
-            for j in range((offsets[f1] - offsets[f0]) * n_ch):
-                hs[j] = 0.0
+            for s in range(n_slots):
+                hs = &hist[s, offsets[f0], 0]
+                for j in range((offsets[f1] - offsets[f0]) * n_ch):
+                    hs[j] = 0.0
             if use_list:
                 for blk in range(n_blocks):
                     for q in range(block_counts[blk]):
                         p = listed[blk * LIST_BLOCK + q]
-                        if slot_of_node[node_of_row[p]] >= 0:   # always, for a partition's list
-                            _add_row(&X_rows[p if identity else rows[p], 0], &hist[0, 0, 0],
-                                     &offsets[0], f0, f1, n_ch, gradient[p], hessian[p])
+                        s = slot_of_node[node_of_row[p]]
+                        if s >= 0:      # always, for a list the partition made
+                            _add_row(&X_rows[p if identity else rows[p], 0],
+                                     &hist[0, 0, 0] + s * slot_stride, &offsets[0], f0, f1,
+                                     n_ch, gradient[p], hessian[p])
             else:
                 for p in range(n_fit):
-                    if slot_of_node[node_of_row[p]] >= 0:
-                        _add_row(&X_rows[p if identity else rows[p], 0], &hist[0, 0, 0],
-                                 &offsets[0], f0, f1, n_ch, gradient[p], hessian[p])
+                    s = slot_of_node[node_of_row[p]]
+                    if s >= 0:
+                        _add_row(&X_rows[p if identity else rows[p], 0],
+                                 &hist[0, 0, 0] + s * slot_stride, &offsets[0], f0, f1, n_ch,
+                                 gradient[p], hessian[p])
 
 
 cdef _build_by_slot(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
