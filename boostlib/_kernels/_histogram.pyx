@@ -232,3 +232,60 @@ cdef inline void _add_row(const bin_t* xr, double* hs, const idx_t* offsets, Py_
             hb = hs + (offsets[f] + xr[f]) * 2
             hb[CH_G] += g
             hb[CH_H] += h
+
+
+def expand_bundles(const double[:, :, ::1] column_hist, const Py_ssize_t[::1] source,
+                   const Py_ssize_t[::1] default_at, const Py_ssize_t[::1] others,
+                   const Py_ssize_t[::1] others_start, Py_ssize_t first_column_bins,
+                   double[:, :, ::1] out):
+    """Per-feature histograms from histograms of bundled columns
+    (:meth:`boostlib.engine.bundling.Bundling.expand`).
+
+    Parameters
+    ----------
+    column_hist : IN (n_slots, n_column_bins, channels).
+    source : IN intp (n_feature_bins,) each feature bin's column bin, -1 for a default bin.
+    default_at : IN intp (k,) the default bins of the bundled features.
+    others : IN intp, their other bins, feature by feature; ``others_start`` (k,) where each
+        feature's run starts.
+    first_column_bins : bins of the first column, whose sum is the node's total.
+    out : OUT (n_slots, n_feature_bins, channels): copies of the column bins, and at each
+        default bin the node's total minus the feature's other bins (summed in order).
+    """
+    cdef Py_ssize_t n_slots = out.shape[0], n_bins = out.shape[1], n_ch = out.shape[2]
+    cdef Py_ssize_t k = default_at.shape[0], s, j, c, i, q, stop
+    cdef double total[3]
+    cdef double acc
+    if (column_hist.shape[0] != n_slots or column_hist.shape[2] != n_ch or n_ch > 3
+            or source.shape[0] != n_bins or others_start.shape[0] != k
+            or not 0 < first_column_bins <= column_hist.shape[1]):
+        raise ValueError("inconsistent shapes")
+    for j in range(n_bins):
+        if not -1 <= source[j] < column_hist.shape[1]:
+            raise ValueError("source bin out of range")
+    for i in range(k):
+        if not (0 <= default_at[i] < n_bins and 0 <= others_start[i] <= others.shape[0]
+                and (i == 0 or others_start[i] >= others_start[i - 1])):
+            raise ValueError("default bins out of range")
+    for q in range(others.shape[0]):
+        if not 0 <= others[q] < n_bins:
+            raise ValueError("other bins out of range")
+    with nogil:
+        for s in range(n_slots):
+            for j in range(n_bins):
+                if source[j] >= 0:
+                    for c in range(n_ch):
+                        out[s, j, c] = column_hist[s, source[j], c]
+            if k == 0:
+                continue
+            for c in range(n_ch):
+                total[c] = 0.0
+                for j in range(first_column_bins):
+                    total[c] += column_hist[s, j, c]
+            for i in range(k):
+                stop = others_start[i + 1] if i + 1 < k else others.shape[0]
+                for c in range(n_ch):
+                    acc = 0.0
+                    for q in range(others_start[i], stop):
+                        acc += out[s, others[q], c]
+                    out[s, default_at[i], c] = total[c] - acc

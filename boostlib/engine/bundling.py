@@ -22,6 +22,7 @@ from typing import List, Optional
 
 import numpy as np
 
+from .._kernels import _histogram
 from .sparse_binned import SparseBinned
 
 #: A feature is a bundling candidate when at most this fraction of rows is non-default
@@ -69,6 +70,7 @@ class Bundling:
     others_start: np.ndarray
     _rank: List[Optional[np.ndarray]]
     _start: np.ndarray
+    _default: np.ndarray
 
     @property
     def n_columns(self) -> int:
@@ -91,26 +93,19 @@ class Bundling:
                 if sparse:
                     hit, v = X_binned.entries(int(f))
                 else:
-                    v = X_binned[f]
-                    hit = None
+                    hit = np.flatnonzero(np.minimum(X_binned[f], self._rank[f].size - 1)
+                                         != self._default[f])
+                    v = X_binned[f, hit]
                 v = np.minimum(v.astype(np.intp), self._rank[f].size - 1)
-                code = self._rank[f][v]         # -1 at the default bin
-                if hit is None:
-                    hit = code >= 0
-                    code = code[hit]
-                col[hit] = (self._start[f] + code).astype(np.uint8)
+                col[hit] = (self._start[f] + self._rank[f][v]).astype(np.uint8)
             out[:, c] = col
         return out
 
     def expand(self, column_hist: np.ndarray, out: np.ndarray) -> None:
         """Feature-layout histograms ``out`` (n_slots, n_feature_bins, channels) from
         column-layout ones (n_slots, n_column_bins, channels)."""
-        np.take(column_hist, np.maximum(self.source, 0), axis=1, out=out)
-        if self.default_at.size == 0:
-            return
-        first = column_hist[:, :self.offsets[1], :].sum(axis=1)        # node totals
-        others = np.add.reduceat(out[:, self.others, :], self.others_start, axis=1)
-        out[:, self.default_at, :] = first[:, None, :] - others
+        _histogram.expand_bundles(column_hist, self.source, self.default_at, self.others,
+                                  self.others_start, int(self.offsets[1]), out)
 
 
 def plan(X_binned, n_bins_nonmissing: np.ndarray, missing_bin: int,
@@ -132,13 +127,16 @@ def plan(X_binned, n_bins_nonmissing: np.ndarray, missing_bin: int,
     if sparse:             # the bin of 0.0 is the default; the entries are the others
         default = np.minimum(X_binned.default.astype(np.int64), nbnm)
         nnz = X_binned.n_entries()
+    elif default_bins is not None:      # as histogram bins (missing: nb)
+        default = np.minimum(np.asarray(default_bins, dtype=np.int64), nbnm)
+        raw = np.where(default < nbnm, default, missing_bin).astype(np.uint8)  # as binned
+        nnz = n - np.count_nonzero(X_binned == raw[:, None], axis=1)
     else:
-        default = np.empty(n_features, dtype=np.int64)     # as a histogram bin (missing: nb)
+        default = np.empty(n_features, dtype=np.int64)
         nnz = np.empty(n_features, dtype=np.int64)
         for f in range(n_features):
             counts = np.bincount(np.minimum(X_binned[f], nbnm[f]), minlength=nbnm[f] + 1)
-            default[f] = (int(np.argmax(counts)) if default_bins is None
-                          else min(int(default_bins[f]), int(nbnm[f])))
+            default[f] = int(np.argmax(counts))
             nnz[f] = n - counts[default[f]]
     candidate = (nnz <= SPARSE_FRACTION * n) & (nbnm < BUNDLE_BINS - 1)
     if exclude is not None:
@@ -213,7 +211,7 @@ def _layout(singles: List[int], bundles: List[List[int]], nbnm: np.ndarray,
         col_nb.append(value)
         col_off += value + 1
     col_nb_arr = np.array(col_nb, dtype=np.int32)
-    return Bundling(columns=columns,
+    return Bundling(columns=columns, _default=default.astype(np.int64),
                     offsets=np.concatenate([[0], np.cumsum(col_nb_arr + 1)]).astype(np.int32),
                     n_bins_nonmissing=col_nb_arr, source=source,
                     default_at=np.array(default_at, dtype=np.intp),
