@@ -184,7 +184,7 @@ class TreeGrower:
         while the children's are written); reusing them avoids page faults on every level.
         """
         shape = (n_slots, int(self.offsets[-1]), self.n_channels)
-        size = int(np.prod(shape))
+        size = shape[0] * shape[1] * shape[2]
         if self._pool[which].size < size:
             self._pool[which] = np.empty(size)
         return self._pool[which][:size].reshape(shape)
@@ -198,9 +198,10 @@ class TreeGrower:
                                         self.n_threads, *listing)
             return
         shape = (hist.shape[0], int(self.hist_offsets[-1]), hist.shape[2])
-        if self._column_pool.size < np.prod(shape):
-            self._column_pool = np.empty(int(np.prod(shape)))
-        columns = self._column_pool[:int(np.prod(shape))].reshape(shape)
+        size = shape[0] * shape[1] * shape[2]
+        if self._column_pool.size < size:
+            self._column_pool = np.empty(size)
+        columns = self._column_pool[:size].reshape(shape)
         _histogram.build_histograms(hX, rows, node, slot_of_node, g, h, self.hist_offsets,
                                     columns, self.n_threads, *listing)
         self.bundling.expand(columns, hist)

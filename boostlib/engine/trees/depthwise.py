@@ -63,8 +63,8 @@ class DepthwiseKind(TreeKind):
                 p.min_child_weight, noise, np.empty((k, grower.X.shape[0], 4)), best,
                 grower.n_threads)
             splits = []
-            for j, (k_node, s_slot) in enumerate(zip(level_nodes, level_slots)):
-                f, b, d, gn, cl, cr, has_missing = best[j]
+            for k_node, s_slot, (f, b, d, gn, cl, cr, has_missing) in zip(
+                    level_nodes, level_slots, best.tolist()):     # Python floats: fast
                 if f < 0:
                     continue
                 f, b, d = int(f), int(b), int(d)
@@ -73,7 +73,7 @@ class DepthwiseKind(TreeKind):
                     b, d = len(sets) - 1, CAT_SPLIT
                 elif not has_missing:        # no missing rows seen: they follow the majority
                     d = int(cr > cl)
-                splits.append((k_node, s_slot, f, b, d, float(gn), cl, cr))
+                splits.append((k_node, s_slot, f, b, d, gn, cl, cr))
             if not splits:
                 break
             for k, s, f, b, d, gn, cl, cr in splits:
