@@ -483,3 +483,19 @@ def test_tree_output_errors(plt, three_classes):
                                                      "0 or None"):
                     plot_tree(source, output=bad)
             plt.close("all")
+
+
+@pytest.mark.parametrize("policy", ["symmetric", "depthwise"])
+def test_categorical_splits_are_drawn_as_sets(plt, tmp_path, policy):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(2)
+    city = rng.choice(["ams", "ber", "cph", "dub"], 800)
+    y = np.isin(city, ["ber", "dub"]).astype(int) ^ (rng.random(800) < 0.05)
+    frame = pd.DataFrame({"city": pd.Categorical(city), "x": rng.normal(size=800)})
+    model = BoostClassifier(n_estimators=2, max_depth=2, grow_policy=policy,
+                            random_state=0).fit(frame, y)
+    ax = plot_tree(model, tree_index=0)
+    _render(ax, tmp_path / f"cat_{policy}.png")
+    root = _texts(ax, "split")[0]
+    assert root in ("city in {ams, cph}", "city in {ber, dub}")
+    assert [e.strip() for e in _texts(ax, "edge")[:2]] == ["yes", "no"]

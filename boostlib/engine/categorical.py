@@ -157,6 +157,9 @@ def encode(X: Any, mask: np.ndarray, to_numeric: Any) -> Tuple[np.ndarray, List[
         dtype = getattr(column, "dtype", None)
         if col in table_cats or (dtype is not None and _label_column(dtype)):
             out[:, j], levels[j] = _levels_of(column, table_cats.get(col))
+            if len(levels[j]) > MAX_CODE + 1:
+                raise ValueError(f"categorical feature {col!r} has {len(levels[j])} levels: "
+                                 f"more levels than supported (at most {MAX_CODE + 1})")
         else:                               # a numeric column declared categorical: codes
             out[:, j] = np.asarray(column, dtype=np.float64)
             check_codes(out[:, j], col)
