@@ -100,7 +100,7 @@ def part_adult(args):
             ctest[c] = ctest[c].astype(object).fillna("NA").astype(str)
         add("catboost cat_features", lambda: cb.CatBoostClassifier(
             iterations=n, learning_rate=lr, depth=depth, verbose=0, random_seed=0,
-            thread_count=2, cat_features=cats).fit(ctrain, y),
+            thread_count=2, cat_features=cats, allow_writing_files=False).fit(ctrain, y),
             lambda m: m.predict_proba(ctest)[:, 1])
     except ImportError:
         pass

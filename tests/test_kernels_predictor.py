@@ -322,12 +322,13 @@ def test_add_depthwise_rejects_bad_arguments():
     X = np.zeros((3, 2), np.uint8)
     tree = (np.array([0, -1, -1], np.int32), np.zeros(3, np.int32), np.zeros(3, np.uint8),
             np.array([1, -1, -1], np.int32), np.array([2, -1, -1], np.int32))
+    miss = np.full(X.shape[1], 255, np.int32)
     with pytest.raises(ValueError, match="one entry per row"):
-        _partition.add_depthwise(X, *tree, np.full(X.shape[1], 255, np.int32), np.zeros(3), 1.0, np.zeros(2), 1)
+        _partition.add_depthwise(X, *tree, miss, np.zeros(3), 1.0, np.zeros(2), 1)
     with pytest.raises(ValueError, match="one entry per node"):
-        _partition.add_depthwise(X, *tree, np.full(X.shape[1], 255, np.int32), np.zeros(2), 1.0, np.zeros(3), 1)
+        _partition.add_depthwise(X, *tree, miss, np.zeros(2), 1.0, np.zeros(3), 1)
     with pytest.raises(ValueError, match="leaf id"):
-        _partition.add_depthwise(X, *tree, np.full(X.shape[1], 255, np.int32), np.zeros(3), 1.0, np.zeros(3), 1,
+        _partition.add_depthwise(X, *tree, miss, np.zeros(3), 1.0, np.zeros(3), 1,
                                  np.array([0], np.int32), np.array([3], np.int32))
 
 
@@ -339,15 +340,16 @@ def test_leaves_depthwise_rejects_bad_known_rows():
             np.array([1, -1, -1], np.int32), np.array([2, -1, -1], np.int32))
     out = np.empty(3, np.int32)
     rows = np.array([0, 2], np.int32)
+    miss = np.full(X.shape[1], 255, np.int32)
     with pytest.raises(ValueError, match="go together"):
-        _partition.leaves_depthwise(X, *tree, np.full(X.shape[1], 255, np.int32), out, 1, rows, None)
+        _partition.leaves_depthwise(X, *tree, miss, out, 1, rows, None)
     with pytest.raises(ValueError, match="go together"):
-        _partition.leaves_depthwise(X, *tree, np.full(X.shape[1], 255, np.int32), out, 1, rows, np.zeros(1, np.int32))
+        _partition.leaves_depthwise(X, *tree, miss, out, 1, rows, np.zeros(1, np.int32))
     with pytest.raises(ValueError, match="row id"):
-        _partition.leaves_depthwise(X, *tree, np.full(X.shape[1], 255, np.int32), out, 1, np.array([0, 3], np.int32),
+        _partition.leaves_depthwise(X, *tree, miss, out, 1, np.array([0, 3], np.int32),
                                     np.zeros(2, np.int32))
     with pytest.raises(ValueError, match="leaf id"):
-        _partition.leaves_depthwise(X, *tree, np.full(X.shape[1], 255, np.int32), out, 1, rows, np.array([1, 3], np.int32))
+        _partition.leaves_depthwise(X, *tree, miss, out, 1, rows, np.array([1, 3], np.int32))
 
 
 def test_leaves_depthwise_rejects_malformed_trees():

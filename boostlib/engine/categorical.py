@@ -14,6 +14,8 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .sparse_binning import is_sparse, reject_categorical
+
 #: The largest category code (about a million levels).
 MAX_CODE = 2**20 - 1
 
@@ -134,8 +136,7 @@ def encode(X: Any, mask: np.ndarray, to_numeric: Any) -> Tuple[np.ndarray, List[
     array): :func:`boostlib.engine.validation.check_X`. Levels are None for a numeric
     array's categorical columns (their values are the codes).
     """
-    from .sparse_binning import is_sparse, reject_categorical   # scipy.sparse X: numeric only
-    if is_sparse(X):
+    if is_sparse(X):                        # scipy.sparse X: numeric features only
         reject_categorical(mask, "categorical_features")
     levels: List[Levels] = [None] * int(mask.size)
     if not _is_frame(X) or not mask.any():

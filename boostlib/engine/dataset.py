@@ -122,5 +122,6 @@ class Dataset:
     def __repr__(self) -> str:
         n_cat = int(self.categorical.sum())
         return (f"<boostlib.Dataset: {self.n_rows} rows x {self.n_features} features"
-                f"{f' ({n_cat} categorical)' if n_cat else ''}, {self.X.dtype}{', with y' if self.y is not None else ''}"
+                f"{f' ({n_cat} categorical)' if n_cat else ''}, {self.X.dtype}"
+                f"{', with y' if self.y is not None else ''}"
                 f"{', weighted' if self.sample_weight is not None else ''}>")

@@ -92,9 +92,10 @@ class TreeGrower:
     Notes
     -----
     The grower keeps a row-major copy of ``X_binned`` (``X_rows``) with each feature's
-    missing values at bin ``n_bins_nonmissing[f]``. A node's histogram holds ``n_bins_nonmissing[f] + 1`` bins per feature (its bins in use,
-    then its missing bin) at ``offsets[f]``: sized by each feature's own bin count, so
-    binary and low-cardinality features cost no more per row than continuous ones.
+    missing values at bin ``n_bins_nonmissing[f]``. A node's histogram holds
+    ``n_bins_nonmissing[f] + 1`` bins per feature (its bins in use, then its missing bin)
+    at ``offsets[f]``: sized by each feature's own bin count, so binary and
+    low-cardinality features cost no more per row than continuous ones.
     """
 
     def __init__(self, X_binned: np.ndarray,
