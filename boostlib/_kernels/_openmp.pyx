@@ -1,5 +1,32 @@
-"""Thread-count helpers shared by the Python layer."""
+"""Thread-count helpers shared by the Python layer.
+
+Fork safety: GNU OpenMP (libgomp, what GCC builds link) keeps its worker threads in a pool
+that a ``fork()`` does not copy, and the child's next parallel region with more than one
+thread waits for them forever. A process forked from one that already ran OpenMP code
+(``multiprocessing``'s default start method on Linux, ``os.fork``) therefore runs
+boostlib's kernels on one thread: :func:`effective_n_threads` returns 1 in a forked child
+and warns once. The ``spawn`` and ``forkserver`` start methods keep every thread.
+"""
 import os
+import warnings
+
+_forked = False
+_warned = False
+
+
+def _after_fork_in_child():
+    global _forked, _warned
+    _forked = True
+    _warned = False
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def in_forked_child():
+    """Return True in a process created by ``fork()`` after boostlib was imported."""
+    return _forked
 
 cdef extern from *:
     """
@@ -49,8 +76,10 @@ def effective_n_threads(n_jobs=None):
     Returns
     -------
     int
-        At least 1; always 1 when boostlib was built without OpenMP.
+        At least 1; always 1 when boostlib was built without OpenMP, and in a forked child
+        process (see the module's notes on fork safety; a RuntimeWarning says so once).
     """
+    global _warned
     if n_jobs is not None and (isinstance(n_jobs, bool) or int(n_jobs) != n_jobs or n_jobs == 0):
         raise ValueError(
             f"n_jobs={n_jobs!r} is invalid; expected None, a positive or a negative integer")
@@ -61,7 +90,17 @@ def effective_n_threads(n_jobs=None):
     except AttributeError:
         n_cpus = os.cpu_count() or 1
     if n_jobs is None:
-        return max(1, min(n_cpus, boostlib_omp_max_threads()))
-    if n_jobs < 0:
-        return max(1, n_cpus + 1 + int(n_jobs))
-    return min(int(n_jobs), n_cpus)
+        n = max(1, min(n_cpus, boostlib_omp_max_threads()))
+    elif n_jobs < 0:
+        n = max(1, n_cpus + 1 + int(n_jobs))
+    else:
+        n = min(int(n_jobs), n_cpus)
+    if _forked and n > 1:
+        if not _warned:
+            _warned = True
+            warnings.warn("boostlib runs on one thread in this process: it was forked, and "
+                          "OpenMP threads cannot be used after a fork (they would hang). "
+                          "Start worker processes with the 'spawn' or 'forkserver' method "
+                          "to use several threads in each", RuntimeWarning, stacklevel=2)
+        return 1
+    return n

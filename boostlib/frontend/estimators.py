@@ -344,6 +344,8 @@ class BoostRegressor(RegressorMixin, _BaseBoost):
         ``n_jobs``.
     n_jobs : int, optional
         Threads for the kernels (None: all cores; negative counts back from all cores).
+        In a process forked after boostlib was imported, one thread (with a warning):
+        OpenMP threads hang after a fork; see ``docs/estimators.md``.
     verbose : int, default 0
         When > 0, show the progress of the fit on stderr with the current losses (a tqdm bar
         when tqdm is installed, otherwise a log line every tenth of the iterations).
