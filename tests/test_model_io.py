@@ -465,3 +465,24 @@ def test_fuzzed_model_files_load_or_fail_cleanly(text):
         if out.dtype.kind == "f":
             assert np.all(np.isfinite(out))
     assert np.all(np.isfinite(model.feature_importances_))
+
+
+def test_a_file_that_would_not_load_back_is_not_written(tmp_path):
+    """save validates the document as load does, before writing: a label longer than
+    files accept is refused at save time, naming the field, and nothing is written."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    long_label = "x" * 20_000
+    y = np.where(X[:, 0] > 0, long_label, "short")
+    model = BoostClassifier(n_estimators=2, random_state=0).fit(X, y)
+    path = tmp_path / "m.json"
+    with pytest.raises(ModelFileError, match=r"would not load back.*classes"):
+        model.save_model(path)
+    assert not path.exists() and not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("n_jobs", [2.0, 1e300, 0, True, 5000])
+def test_n_jobs_that_files_refuse_are_refused_at_fit(n_jobs):
+    X = np.random.default_rng(0).normal(size=(40, 2))
+    with pytest.raises(ValueError, match=r"n_jobs=.* is invalid"):
+        BoostClassifier(n_estimators=2, n_jobs=n_jobs).fit(X, X[:, 0] > 0)

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from typing import Any, Dict, Mapping
 
+import numpy as np
+
 from .trees import GROW_POLICIES
 from .validation import check_choice, check_number
 
 LEAF_ESTIMATIONS = ("newton", "gradient")
+
+#: Largest ``|n_jobs|`` accepted (a thread count; model files store it).
+MAX_N_JOBS = 1024
 
 #: Every training parameter with its default (the estimators' constructor defaults).
 DEFAULTS: Dict[str, Any] = {
@@ -71,6 +76,11 @@ def resolve(params: Mapping[str, Any]) -> Dict[str, Any]:
     if p["early_stopping_rounds"] is not None:
         check_number("early_stopping_rounds", p["early_stopping_rounds"], 1, integer=True)
     check_number("verbose", p["verbose"], 0, integer=True)
+    n_jobs = p["n_jobs"]
+    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(
+            n_jobs, (int, np.integer)) or n_jobs == 0 or abs(n_jobs) > MAX_N_JOBS):
+        raise ValueError(f"n_jobs={n_jobs!r} is invalid; expected None or a non-zero integer "
+                         f"in [-{MAX_N_JOBS}, {MAX_N_JOBS}] (negative: all cores but some)")
     for name in ("loss_params", "sampler_params", "update_params"):
         value = p[name]
         if value is not None and not isinstance(value, dict):

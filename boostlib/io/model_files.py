@@ -27,7 +27,7 @@ import numpy as np
 from ..engine.binning import MAX_BINS, BinMapper
 from ..engine.categorical import MAX_CODE
 from ..engine.ensemble import Ensemble
-from ..engine.params import DEFAULTS, resolve
+from ..engine.params import DEFAULTS, MAX_N_JOBS, resolve
 from ..engine.random_streams import seed_sequence
 from ..engine.trees import GROW_POLICIES, TreeGroup, kind_of
 from ..plugin import registry
@@ -47,8 +47,6 @@ MAX_RAW_BOUND = 1e300
 #: Border-table entries (``n_features * (max_bins - 1)``) always accepted; beyond it the
 #: table may be at most 16 times the number of borders in the file.
 MAX_EMPTY_TABLE = 1 << 22
-#: Largest ``|n_jobs|`` accepted from a file (a thread count, not a model property).
-MAX_N_JOBS = 1024
 #: Deepest nesting of lists and objects accepted inside parameter values.
 MAX_NESTING = 32
 #: Longest class label string (characters) accepted from a file.
@@ -836,11 +834,17 @@ def write(path: Any, doc: Dict[str, Any]) -> None:
     Raises
     ------
     ModelFileError
-        When the document cannot be encoded.
+        When the document cannot be encoded, or would not load back (it is validated
+        exactly as :func:`read` validates a file, before anything is written).
     OSError
         When the file cannot be created.
     """
     text = _encode(doc)
+    try:        # every file written loads back: read it as load_model would, first
+        parse(text.encode("utf-8"))
+    except ModelFileError as exc:
+        raise ModelFileError(f"cannot save the model: the file would not load back "
+                             f"({exc})") from None
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     try:
