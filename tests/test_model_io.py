@@ -486,3 +486,29 @@ def test_n_jobs_that_files_refuse_are_refused_at_fit(n_jobs):
     X = np.random.default_rng(0).normal(size=(40, 2))
     with pytest.raises(ValueError, match=r"n_jobs=.* is invalid"):
         BoostClassifier(n_estimators=2, n_jobs=n_jobs).fit(X, X[:, 0] > 0)
+
+
+def test_depthwise_trees_deeper_than_training_allows_are_refused():
+    """A chain of 40 splits (training stops at max_depth 30) would make prediction walk 40
+    nodes per row: files are held to the same limit, named."""
+    def chain(doc):
+        n = 81                                   # 40 split nodes, each with a leaf child
+        tree = doc["model"]["trees"][0]
+        tree["feature"] = [0 if k % 2 == 0 and k < 80 else -1 for k in range(n)]
+        tree["bin"] = [0] * n
+        tree["nan_right"] = [0] * n
+        tree["left"] = [k + 1 if k % 2 == 0 and k < 80 else -1 for k in range(n)]
+        tree["right"] = [k + 2 if k % 2 == 0 and k < 80 else -1 for k in range(n)]
+        tree["gain"] = [0.0] * n
+        tree["value"] = [0.0] * n
+        tree["cat_sets"] = []
+
+    with pytest.raises(ModelFileError, match=r"40 levels deep; at most 30"):
+        loads(json.dumps(_edit("depthwise", chain)))
+
+
+def test_symmetric_depth_is_limited_by_its_leaf_table():
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    with pytest.raises(ValueError, match=r"max_depth=17 is too deep for symmetric trees"):
+        BoostClassifier(max_depth=17).fit(X, X[:, 0] > 0)
+    BoostClassifier(max_depth=17, grow_policy="depthwise", n_estimators=1).fit(X, X[:, 0] > 0)

@@ -7,12 +7,15 @@ from typing import Any, Dict, Mapping
 import numpy as np
 
 from .trees import GROW_POLICIES
+from .trees.base import MAX_DEPTH
 from .validation import check_choice, check_number
 
 LEAF_ESTIMATIONS = ("newton", "gradient")
 
 #: Largest ``|n_jobs|`` accepted (a thread count; model files store it).
 MAX_N_JOBS = 1024
+#: Deepest symmetric trees: an oblivious tree of depth ``d`` has ``2**d`` leaves.
+MAX_SYMMETRIC_DEPTH = 16
 
 #: Every training parameter with its default (the estimators' constructor defaults).
 DEFAULTS: Dict[str, Any] = {
@@ -56,8 +59,12 @@ def resolve(params: Mapping[str, Any]) -> Dict[str, Any]:
     p = {**DEFAULTS, **params}
     check_number("n_estimators", p["n_estimators"], 1, integer=True)
     check_number("learning_rate", p["learning_rate"], 0.0, low_open=True)
-    check_number("max_depth", p["max_depth"], 1, 30, integer=True)
+    check_number("max_depth", p["max_depth"], 1, MAX_DEPTH, integer=True)
     check_choice("grow_policy", p["grow_policy"], GROW_POLICIES)
+    if p["grow_policy"] == "symmetric" and p["max_depth"] > MAX_SYMMETRIC_DEPTH:
+        raise ValueError(f"max_depth={p['max_depth']!r} is too deep for symmetric trees; "
+                         f"expected at most {MAX_SYMMETRIC_DEPTH} (a symmetric tree of depth d "
+                         "has 2**d leaves)")
     check_number("max_bins", p["max_bins"], 2, 255, integer=True)
     check_number("l2_regularization", p["l2_regularization"], 0.0)
     check_number("min_samples_leaf", p["min_samples_leaf"], 1, integer=True)

@@ -281,7 +281,8 @@ class BoostRegressor(RegressorMixin, _BaseBoost):
     learning_rate : float, default 0.1
         Step size (the coefficient of each SGB tree).
     max_depth : int, default 6
-        Maximum tree depth.
+        Maximum tree depth: 1 to 30, and at most 16 for symmetric trees (a symmetric tree
+        of depth d has 2**d leaves).
     grow_policy : {"symmetric", "depthwise"}, default "symmetric"
         Oblivious trees (one split per level, CatBoost-style) or per-node splits.
     max_bins : int, default 255

@@ -7,6 +7,9 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+#: Deepest trees: the largest ``max_depth``, and the depth of model files' depthwise trees.
+MAX_DEPTH = 30
+
 #: ``nan_right`` of a categorical split (its ``bin`` names a row of the tree's ``cat_sets``).
 CAT_SPLIT = 2
 

@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from ..._kernels import _partition, _predictor, _splitting
-from .base import (CAT_SPLIT, TreeKind, bins_in_range, gains_non_negative, no_sets,
+from .base import (MAX_DEPTH, CAT_SPLIT, TreeKind, bins_in_range, gains_non_negative, no_sets,
                    read_cat_sets)
 
 
@@ -239,4 +239,10 @@ def _structure(a: Dict[str, np.ndarray]) -> Optional[Tuple[str, str]]:
         k = int(np.argmax(parents != 1))
         what = "is not reachable from the root" if parents[k] == 0 else "has several parents"
         return "", f"node {k} {what}"
+    depth = np.zeros(left.size, dtype=np.int64)     # children come after their parents
+    for k in np.flatnonzero(~leaf):
+        depth[left[k]] = depth[right[k]] = depth[k] + 1
+    if depth.max(initial=0) > MAX_DEPTH:
+        return "", (f"the tree is {int(depth.max())} levels deep; at most {MAX_DEPTH} (the "
+                    "deepest max_depth training accepts)")
     return None
