@@ -512,3 +512,29 @@ def test_symmetric_depth_is_limited_by_its_leaf_table():
     with pytest.raises(ValueError, match=r"max_depth=17 is too deep for symmetric trees"):
         BoostClassifier(max_depth=17).fit(X, X[:, 0] > 0)
     BoostClassifier(max_depth=17, grow_policy="depthwise", n_estimators=1).fit(X, X[:, 0] > 0)
+
+
+def test_saving_over_a_non_regular_file_is_refused(tmp_path):
+    import os
+
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("needs os.mkfifo (POSIX)")
+    model = _fit(BoostClassifier, n_estimators=2)
+    target = tmp_path / "real.json"
+    target.write_text("keep me")
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    for path in (link, fifo, tmp_path):
+        with pytest.raises(ModelFileError, match="not a regular file"):
+            model.save_model(path)
+    assert target.read_text() == "keep me" and link.is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.json", "pipe.json",
+                                                          "real.json"]
+
+
+@pytest.mark.parametrize("path", [3, True, 2.5, None])
+def test_paths_must_be_paths(path):
+    with pytest.raises(TypeError, match="expected a file path"):
+        load_model(path)

@@ -192,3 +192,10 @@ def test_thread_counts_are_capped_at_the_cores():
     assert effective_n_threads(10 ** 6) == cores
     assert effective_n_threads(1) == 1
     assert effective_n_threads(-1) == cores
+
+
+@pytest.mark.parametrize("sampler", [0, False, ""])
+def test_falsy_samplers_are_not_taken_for_uniform(sampler):
+    """Only None means "uniform when subsample < 1"; 0, False and "" are errors."""
+    with pytest.raises(Exception, match=rf"sampler={sampler!r} is"):
+        BoostClassifier(sampler=sampler, n_estimators=2).fit(X, Y_BIN)

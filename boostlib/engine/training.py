@@ -152,7 +152,8 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
                         mapper.categorical_, default_bins=mapper.zero_bins())
     sampler = None
     if p["sampler"] is not None or p["subsample"] < 1.0:
-        sampler = registry.create("sampler", p["sampler"] or "uniform", p["sampler_params"],
+        sampler_spec = "uniform" if p["sampler"] is None else p["sampler"]
+        sampler = registry.create("sampler", sampler_spec, p["sampler_params"],
                                   subsample=p["subsample"])
     update = registry.create("update", p["update"], p["update_params"])
     ctx = BoostingContext(X_binned, y, w, loss, sampler, grower, ensemble, seed,

@@ -18,6 +18,7 @@ import inspect
 import json
 import math
 import os
+import stat
 import tempfile
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
@@ -827,6 +828,15 @@ def parse(data: Any) -> ModelParts:
     return document_parts(_parse(data))
 
 
+def _path(path: Any) -> str:
+    """``path`` as a file-system path: a str, bytes or os.PathLike (an int would be read as
+    a file descriptor by open())."""
+    if isinstance(path, bool) or not isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError(f"path={path!r} is invalid; expected a file path (str or "
+                        f"os.PathLike), got {type(path).__name__}")
+    return os.fsdecode(os.fspath(path))
+
+
 def write(path: Any, doc: Dict[str, Any]) -> None:
     """Write a document to ``path`` (atomically: a temporary file in the same folder is
     renamed over ``path``).
@@ -835,17 +845,25 @@ def write(path: Any, doc: Dict[str, Any]) -> None:
     ------
     ModelFileError
         When the document cannot be encoded, or would not load back (it is validated
-        exactly as :func:`read` validates a file, before anything is written).
+        exactly as :func:`read` validates a file, before anything is written), or when
+        ``path`` exists and is not a regular file (a symlink, device, FIFO or folder).
+    TypeError
+        When ``path`` is not a path (an int would be taken for a file descriptor).
     OSError
         When the file cannot be created.
     """
+    path = _path(path)
+    if os.path.lexists(path) and (os.path.islink(path)
+                                  or not stat.S_ISREG(os.lstat(path).st_mode)):
+        raise ModelFileError(f"cannot write model file {path!r}: it exists and is not a "
+                             "regular file (a symlink, device, FIFO or folder); boostlib "
+                             "only replaces regular files")
     text = _encode(doc)
     try:        # every file written loads back: read it as load_model would, first
         parse(text.encode("utf-8"))
     except ModelFileError as exc:
         raise ModelFileError(f"cannot save the model: the file would not load back "
                              f"({exc})") from None
-    path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     try:
         fd, tmp = tempfile.mkstemp(prefix=".boostlib-model-", suffix=".tmp", dir=folder)
@@ -872,6 +890,7 @@ def read(path: Any) -> ModelParts:
         When the file cannot be read or is not a valid model file (see
         ``docs/model_files.md``).
     """
+    path = _path(path)
     try:
         with open(path, "rb") as fh:
             data = fh.read()
