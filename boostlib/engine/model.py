@@ -7,6 +7,7 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 
 from .._kernels._openmp import effective_n_threads
+from ..plugin import checks
 from ..io import model_files
 from .ensemble import Ensemble
 from .categorical import encode_like
@@ -102,7 +103,8 @@ class Model:
             regression. With ``raw=True`` the raw scores, (n_rows,) or (n_rows, n_outputs).
         """
         scores = self.ensemble.predict_raw(self._X(X), self._threads(n_jobs))
-        return scores if raw else self.loss.transform(scores)
+        return scores if raw else checks.response(self.loss, self.loss.transform(scores),
+                                                  scores)
 
     def virtual_ensemble_ends(self, n_members: int) -> List[int]:
         """The tree counts of the ``n_members`` truncated models of
@@ -137,8 +139,9 @@ class Model:
         if raw:
             return scores
         if scores.ndim == 2:
-            return self.loss.transform(scores)
-        return np.stack([self.loss.transform(scores[..., m]) for m in range(n_members)],
+            return checks.response(self.loss, self.loss.transform(scores), scores)
+        return np.stack([checks.response(self.loss, self.loss.transform(scores[..., m]),
+                                         scores[..., m]) for m in range(n_members)],
                         axis=-1)
 
     def feature_importances(self) -> np.ndarray:

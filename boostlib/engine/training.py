@@ -8,7 +8,7 @@ from typing import Any, List, Mapping, Optional, Sequence
 import numpy as np
 
 from .._kernels._openmp import effective_n_threads
-from ..plugin import registry
+from ..plugin import checks, registry
 from ..plugin.registry import PluginError
 from .context import BoostingContext, EvalSet
 from .loop import run
@@ -126,7 +126,8 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
 
     spec = p["loss"] if p["loss"] is not None else default_loss(train_set.y)
     loss = registry.create("loss", spec, p["loss_params"])
-    y = loss.validate_target(train_set.y)
+    y = checks.target(loss, loss.validate_target(train_set.y), train_set.n_rows,
+                      "the training set")
     n_outputs = loss.n_outputs
     if isinstance(n_outputs, bool) or not isinstance(n_outputs, (int, np.integer)) \
             or n_outputs < 1:
@@ -138,7 +139,9 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
 
     mapper, X_binned = train_set.training_matrix(p["max_bins"], seed, n_threads)
     ensemble = Ensemble(mapper, p["grow_policy"], bias, n_outputs)
-    evals = [EvalSet(name, ds.binned(mapper, n_threads), loss.validate_target(ds.y),
+    evals = [EvalSet(name, ds.binned(mapper, n_threads),
+                     checks.target(loss, loss.validate_target(ds.y), ds.n_rows,
+                                   f"validation set {name!r}"),
                      ds.sample_weight, ensemble.start_scores(ds.n_rows).reshape(
                          n_outputs, ds.n_rows))
              for name, ds in zip(names, valid_sets)]

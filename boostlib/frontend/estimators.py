@@ -18,7 +18,7 @@ from ..engine.model import Model
 from ..engine.params import resolve
 from ..engine.training import train
 from ..engine.validation import check_sample_weight, check_X, check_y, feature_names
-from ..plugin import registry
+from ..plugin import checks, registry
 
 
 def _n_columns(X: Any) -> Optional[int]:
@@ -367,7 +367,7 @@ class BoostRegressor(RegressorMixin, _BaseBoost):
     def predict(self, X: Any) -> np.ndarray:
         """Predicted values, shape (n_samples,)."""
         raw = self._raw_predict(X)
-        return self.loss_.transform(raw)
+        return checks.response(self.loss_, self.loss_.transform(raw), raw)
 
     def predict_virtual_ensembles(self, X: Any, n_members: int = 10) -> np.ndarray:
         """Predictions of ``n_members`` models taken along the training chain.
@@ -466,7 +466,8 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities, shape (n_samples, n_classes), columns ordered as
         ``classes_``; each row sums to 1."""
-        p = self.loss_.transform(self._raw_predict(X))
+        raw = self._raw_predict(X)
+        p = checks.response(self.loss_, self.loss_.transform(raw), raw)
         return np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
 
     def predict_virtual_ensembles(self, X: Any, n_members: int = 10) -> np.ndarray:

@@ -105,6 +105,38 @@ def derivatives(loss: Any, returned: Any, gradient: np.ndarray, hessian: np.ndar
     return gradient, hessian
 
 
+def target(loss: Any, returned: Any, n: int, what: str) -> np.ndarray:
+    """Validate ``loss.validate_target(y)`` for ``n`` rows of ``what``: one finite value
+    per row (a loss that dropped or added rows would train on other rows than given)."""
+    arr = np.asarray(returned)
+    if arr.ndim == 0 or arr.shape[0] != n or arr.dtype.kind not in "fiub":
+        raise PluginError(f"loss {label(loss)!r}: validate_target returned "
+                          f"{arr.dtype} values of shape {arr.shape} for the {n} rows of "
+                          f"{what}; expected one number per row")
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        raise PluginError(f"loss {label(loss)!r}: validate_target returned non-finite "
+                          f"values for {what}")
+    return arr
+
+
+def response(loss: Any, returned: Any, raw: np.ndarray) -> np.ndarray:
+    """Validate ``loss.transform(raw)``: the raw scores' shape, no NaN, and probabilities
+    in [0, 1] for a classification loss."""
+    arr = np.asarray(returned)
+    name = label(loss)
+    if arr.shape != raw.shape or arr.dtype.kind not in "fiu":
+        raise PluginError(f"loss {name!r}: transform returned {arr.dtype} values of shape "
+                          f"{arr.shape} for raw scores of shape {raw.shape}; expected a "
+                          "float array of the same shape")
+    if np.isnan(arr).any():
+        raise PluginError(f"loss {name!r}: transform returned NaN for "
+                          f"{int(np.isnan(arr).sum())} values")
+    if getattr(loss, "is_classification", False) and ((arr < 0) | (arr > 1)).any():
+        raise PluginError(f"loss {name!r}: transform returned probabilities outside [0, 1] "
+                          f"(from {arr.min()!r} to {arr.max()!r})")
+    return arr
+
+
 def pointwise_loss(loss: Any, values: Any, n: int) -> np.ndarray:
     """Validate ``loss.loss(y, raw)``: a float array of shape ``(n,)``."""
     arr = np.asarray(values)
