@@ -11,7 +11,7 @@ from libc.float cimport DBL_MAX
 from libc.stdint cimport uint32_t
 
 from .common cimport (bin_t, idx_t, block_stop, copy_row, LIST_BLOCK, WalkNode, CAT_SPLIT,
-                     SET_WORDS, in_set)
+                     in_set, sets_pointer)
 
 LIST_BLOCK_ROWS = LIST_BLOCK    # the block length of row lists, for Python callers
 
@@ -79,7 +79,7 @@ def apply_level(const bin_t[:, ::1] X_binned, const idx_t[::1] rows, idx_t[::1] 
     cdef idx_t[::1] feat, thr, nan_side
     child, feat, thr, nan_side = _node_tables(X_binned.shape[0], split_feature, split_bin,
                                               nan_right, left_child, right_child, cat_sets)
-    cdef const uint32_t* sets = _sets_pointer(cat_sets)
+    cdef const uint32_t* sets = sets_pointer(cat_sets)
     _check_rows(rows, X_binned.shape[1])
     cdef bint listing = _check_listing(n, n_nodes, slot_of_node, listed, block_counts)
     if BOOSTLIB_DEBUG:
@@ -171,15 +171,6 @@ def _node_tables(Py_ssize_t n_features, const idx_t[::1] split_feature,
     return child, feat, thr, nan_side
 
 
-cdef const uint32_t* _sets_pointer(const uint32_t[:, ::1] cat_sets) except? NULL:
-    """The first word of ``cat_sets`` (NULL when there are none)."""
-    if cat_sets is None or cat_sets.shape[0] == 0:
-        return NULL
-    if cat_sets.shape[1] != SET_WORDS:
-        raise ValueError("cat_sets must have shape (n_sets, 8)")
-    return &cat_sets[0, 0]
-
-
 def apply_level_oblivious(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
                           idx_t[::1] node_of_row, int feature, int split_bin,
                           int nan_right, int level, int missing_bin, int n_threads,
@@ -204,7 +195,7 @@ def apply_level_oblivious(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     cdef Py_ssize_t p, blk, stop
     cdef int b, bit
     cdef const bin_t* xf
-    cdef const uint32_t* sets = _sets_pointer(cat_sets)
+    cdef const uint32_t* sets = sets_pointer(cat_sets)
     cdef bint categorical = nan_right == CAT_SPLIT
     if categorical and (sets == NULL or not 0 <= split_bin < cat_sets.shape[0]):
         raise ValueError("a categorical split needs its set")
@@ -485,7 +476,7 @@ cdef _walk_rows(const bin_t[:, ::1] X_rows, const idx_t[::1] split_feature,
     packed, orig_id, depth = _walk_tables(missing_of_feature, split_feature,
                                           split_bin, nan_right, left_child, right_child,
                                           cat_sets)
-    cdef const uint32_t* sets = _sets_pointer(cat_sets)
+    cdef const uint32_t* sets = sets_pointer(cat_sets)
     cdef unsigned char[::1] is_known
     if known:
         _check_rows(known_rows, n)

@@ -12,7 +12,7 @@ import numpy as np
 
 from libc.stdint cimport uint32_t
 
-from .common cimport bin_t, idx_t, block_stop, WalkNode, CAT_SPLIT, SET_WORDS, in_set
+from .common cimport bin_t, idx_t, block_stop, WalkNode, CAT_SPLIT, in_set, sets_pointer
 from ._partition import _walk_tables
 
 cdef enum:
@@ -43,7 +43,7 @@ def predict_oblivious(const bin_t[:, ::1] X_binned, const idx_t[::1] split_featu
     n_threads : OpenMP threads (parallel over blocks of rows).
     cat_sets : IN uint32 (n_sets, 8), optional: the sets of the categorical levels.
     """
-    cdef const uint32_t* sets = _sets(cat_sets)
+    cdef const uint32_t* sets = sets_pointer(cat_sets)
     cdef Py_ssize_t n_rows = X_binned.shape[1]
     cdef Py_ssize_t n_trees = coef.shape[0]
     cdef Py_ssize_t n_blocks = (n_rows + BLOCK - 1) // BLOCK
@@ -117,7 +117,7 @@ def predict_depthwise(const bin_t[:, ::1] X_binned, const idx_t[::1] feature,
     cat_sets : IN uint32 (n_sets, 8), optional: the sets of the categorical splits of all
         trees (a categorical node's ``split_bin`` indexes it).
     """
-    cdef const uint32_t* sets = _sets(cat_sets)
+    cdef const uint32_t* sets = sets_pointer(cat_sets)
     cdef Py_ssize_t n_rows = X_binned.shape[1]
     cdef Py_ssize_t n_trees = coef.shape[0]
     cdef Py_ssize_t n_nodes = feature.shape[0]
@@ -183,15 +183,6 @@ cdef inline void _walk_add(const bin_t* X, Py_ssize_t n_rows, Py_ssize_t start,
                 node[j] = nd.left + ((b > nd.threshold) & (b <= nd.upper))
     for j in range(count):
         out[start + j] += c * value[node[j]]
-
-
-cdef const uint32_t* _sets(const uint32_t[:, ::1] cat_sets) except? NULL:
-    """The first word of ``cat_sets`` (NULL when there are none)."""
-    if cat_sets is None or cat_sets.shape[0] == 0:
-        return NULL
-    if cat_sets.shape[1] != SET_WORDS:
-        raise ValueError("cat_sets must have shape (n_sets, 8)")
-    return &cat_sets[0, 0]
 
 
 cdef _check_pack(const idx_t[::1] offset, Py_ssize_t n_trees, Py_ssize_t n_items):

@@ -89,6 +89,15 @@ cdef enum:
     SET_WORDS = 8
 
 
+cdef inline const uint32_t* sets_pointer(const uint32_t[:, ::1] cat_sets) except? NULL:
+    # The first word of ``cat_sets`` (NULL when there are none), its shape checked.
+    if cat_sets is None or cat_sets.shape[0] == 0:
+        return NULL
+    if cat_sets.shape[1] != SET_WORDS:
+        raise ValueError("cat_sets must have shape (n_sets, 8)")
+    return &cat_sets[0, 0]
+
+
 cdef inline int in_set(const uint32_t* sets, Py_ssize_t k, int b) noexcept nogil:
     # 1 when bin ``b`` is in set ``k`` (goes left).
     return (sets[k * SET_WORDS + (b >> 5)] >> (b & 31)) & 1
