@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import argparse
 import csv
+import errno
 import inspect
 import json
 import os
 import re
+import stat
 import sys
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -419,13 +421,16 @@ def _target(table: Table, name: str, task: Optional[str]) -> Tuple[str, np.ndarr
     numeric = col.dtype.kind == "f"
     missing = np.isnan(col) if numeric else np.array([v.lower() in MISSING_TOKENS for v in col])
     if missing.any():
-        raise ValueError(f"target column {name!r} has {int(missing.sum())} missing values "
-                         f"(first in data row {int(np.argmax(missing)) + 1})")
+        raise ValueError(f"--target {name!r} is missing in {_rows(int(missing.sum()))} of "
+                         f"{col.size} (first in data row {int(np.argmax(missing)) + 1}); "
+                         "expected a value in every row: remove those rows or choose another "
+                         "--target")
     if numeric and np.isinf(col).any():
         infinite = np.isinf(col)
-        raise ValueError(f"--target {name!r} has {int(infinite.sum())} infinite values (first "
-                         f"in data row {int(np.argmax(infinite)) + 1}); expected finite numbers "
-                         "or class labels")
+        raise ValueError(f"--target {name!r} is infinite in {_rows(int(infinite.sum()))} "
+                         f"(first in data row {int(np.argmax(infinite)) + 1}: inf, or a number "
+                         "beyond +-1.8e308 such as 1e400); expected finite numbers or class "
+                         "labels")
     distinct = np.unique(col)
     if task is None:
         task, reason = infer_task(col, name)
@@ -453,6 +458,11 @@ def _target(table: Table, name: str, task: Optional[str]) -> Tuple[str, np.ndarr
     return task, col, f"boostlib: task: {chosen}, {reason}"
 
 
+def _rows(n: int) -> str:
+    """``"1 row"``, ``"3 rows"``."""
+    return f"{n} row{'s' if n != 1 else ''}"
+
+
 def _split(n_rows: int, fraction: float, seed: Any) -> Tuple[np.ndarray, Optional[np.ndarray]]:
     """Training rows and hold-out rows (None without hold-out), both in file order."""
     rows = np.arange(n_rows)
@@ -461,7 +471,9 @@ def _split(n_rows: int, fraction: float, seed: Any) -> Tuple[np.ndarray, Optiona
     n_eval = int(round(fraction * n_rows))
     if not 1 <= n_eval < n_rows:
         raise ValueError(f"--eval-fraction {fraction} leaves {n_eval} of {n_rows} rows for "
-                         "evaluation; need at least one row on each side")
+                         "evaluation; expected a fraction leaving at least one row on each side"
+                         + (f" (about {1 / n_rows:.3g} to {1 - 1 / n_rows:.3g} for "
+                            f"{n_rows} rows)" if n_rows > 1 else ": a file with 2 rows or more"))
     rng = np.random.default_rng(seed if isinstance(seed, int) and seed >= 0 else 0)
     held = np.zeros(n_rows, dtype=bool)
     held[rng.permutation(n_rows)[:n_eval]] = True
@@ -477,6 +489,16 @@ def _fraction(text: str) -> float:
     if not 0.0 <= value < 1.0:
         raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}")
     return value
+
+
+def _column_name(text: str) -> str:
+    """argparse type of --target: a column name (spaces around it are ignored, as in a
+    header)."""
+    name = text.strip()
+    if not name:
+        raise argparse.ArgumentTypeError(f"expected a column name (or its 0-based index in a "
+                                         f"file without a header), got {text!r}")
+    return name
 
 
 def _column_list(text: str) -> List[str]:
@@ -541,10 +563,13 @@ def feature_columns(table: Table, target: str, drop: Sequence[str] = (),
         raise ValueError(f"--drop and --categorical both name {_plural(both)} "
                          f"{_listed(both)}; expected each column in at most one of them")
     names = [n for n in table.names if n != target and n not in given["--drop"]]
-    if not names:
+    if not names and given["--drop"]:
         raise ValueError(f"--drop {','.join(given['--drop'])!r} leaves no feature column in "
                          f"{table.path}; expected at least one column besides the --target "
                          f"{target!r}")
+    if not names:
+        raise ValueError(f"{table.path} has only the --target column {target!r}; expected "
+                         f"feature columns besides it{table.hint}")
     return names
 
 
@@ -616,10 +641,68 @@ def evaluation(model: Any, X: Any, y: np.ndarray) -> str:
             f"  R^2 {r2:.4f}")
 
 
-def _train(args: argparse.Namespace) -> int:
-    folder = os.path.dirname(os.path.abspath(args.output))
+def check_output(path: str, inputs: Dict[str, str], example: str,
+                 regular: bool = False) -> None:
+    """Refuse an ``--output`` path that cannot be the file written.
+
+    Parameters
+    ----------
+    path : str
+        The ``--output`` value.
+    inputs : dict of str to str
+        The files read by the command, by role (``"DATA"``, ``"MODEL.json"``): writing one of
+        them would destroy it.
+    example : str
+        A file name shown in the messages, e.g. ``"model.json"``.
+    regular : bool, default False
+        Whether an existing ``path`` must be a regular file (model files replace the file,
+        so a device, FIFO or symlink cannot be written), not only a writable one.
+
+    Raises
+    ------
+    ValueError or OSError
+        For an empty path, a folder, a path in a folder that does not exist, an input
+        file or (``regular``) an existing path that is not a regular file, naming
+        ``--output``.
+    """
+    if not path.strip():
+        raise ValueError(f"--output {path!r} is empty; expected a file path such as {example}")
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"--output {path!r} is a folder; expected a file path, such as "
+                                f"{os.path.join(path, example)}")
+    folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        raise FileNotFoundError(f"cannot write {args.output}: folder {folder} does not exist")
+        raise FileNotFoundError(f"--output {path!r}: cannot write it, folder {folder} does not "
+                                "exist; expected a path in an existing folder")
+    for role, other in inputs.items():
+        if os.path.exists(path) and os.path.exists(other) and os.path.samefile(path, other):
+            raise ValueError(f"--output {path!r} is the {role} file {other!r}: writing would "
+                             f"destroy it; expected another path, such as {example}")
+    if regular and os.path.lexists(path) and not stat.S_ISREG(os.lstat(path).st_mode):
+        raise ValueError(f"--output {path!r} exists and is not a regular file (a symlink, "
+                         f"device or FIFO); expected a new or regular file, such as {example}")
+
+
+def _check_plugin_params(params: Dict[str, Any]) -> None:
+    """ValueError for ``--sampler-params`` that no sampler would receive."""
+    if params.get("sampler_params") and params.get("sampler") is None \
+            and params.get("subsample", 1.0) >= 1.0:
+        raise ValueError(f"--sampler-params {json.dumps(params['sampler_params'])!r} has no "
+                         "sampler to go to: without --sampler (or --subsample below 1) rows "
+                         "are not sampled; expected --sampler NAME too")
+
+
+def check_data_name(path: str) -> None:
+    """ValueError for a DATA path naming a JSON file (most likely a model file given in the
+    place of the data)."""
+    if path.lower().endswith((".json", ".json.gz")):
+        raise ValueError(f"DATA {path!r} is a JSON file (a model file?); expected a CSV, TSV "
+                         "or Parquet file")
+
+
+def _train(args: argparse.Namespace) -> int:
+    check_data_name(args.data)
+    check_output(args.output, {"DATA": args.data}, "model.json", regular=True)
     categorical = list(dict.fromkeys(args.categorical or ()))
     drop = list(dict.fromkeys(args.drop or ()))
     table = read_table(args.data, args.header, args.sep, categorical=categorical)
@@ -632,6 +715,7 @@ def _train(args: argparse.Namespace) -> int:
     params = {name: getattr(args, name) for name in args.estimator_params
               if hasattr(args, name)}
     params.update(_categorical_parameter(cls, X, categorical, table.path))
+    _check_plugin_params(params)
     model = cls(**params)
     if task == "classification":
         labels = [str(c) for c in np.unique(y).tolist()]
@@ -759,23 +843,58 @@ def prediction_rows(model: Any, X: Any) -> Tuple[List[str], List[Sequence[str]]]
     return ["prediction"], [(repr(float(v)),) for v in model.predict(X)]
 
 
-def _predict(args: argparse.Namespace) -> int:
+def _load_model(path: str, data: str) -> Any:
+    """The model in ``path``; its errors name the file (and hint at swapped arguments)."""
     from .. import load_model
 
-    model = load_model(args.model)
+    try:
+        return load_model(path)
+    except ValueError as exc:
+        message = _one_line(exc)
+        if path not in message:
+            message = f"MODEL.json {path!r}: {message}"
+        if data.lower().endswith(".json") and not path.lower().endswith(".json"):
+            message += " (the model file comes first: boostlib predict MODEL.json DATA)"
+        raise ValueError(message) from None
+
+
+def _open_output(path: str) -> IO[str]:
+    """``path`` opened for writing text; a FIFO without a reader is an error, not a wait."""
+    try:
+        if os.path.exists(path) and stat.S_ISFIFO(os.stat(path).st_mode):
+            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+            os.set_blocking(fd, True)
+            return open(fd, "w", newline="", encoding="utf-8")
+        return open(path, "w", newline="", encoding="utf-8")
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise OSError(f"--output {path!r} is a FIFO that no process is reading; expected a "
+                          "regular file, or a FIFO with a reader") from None
+        raise type(exc)(f"--output {path!r}: cannot write it ({exc.strerror or exc}); expected "
+                        "a writable file path") from None
+
+
+def _write_predictions(fh: IO[str], header: List[str], rows: List[Sequence[str]]) -> None:
+    writer = csv.writer(fh, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+
+
+def _predict(args: argparse.Namespace) -> int:
+    if args.output is not None:
+        check_output(args.output, {"DATA": args.data, "MODEL.json": args.model},
+                     "predictions.csv")
+    model = _load_model(args.model, args.data)
+    check_data_name(args.data)
     categorical = model_categorical_features(model)
     table = read_table(args.data, args.header, args.sep, categorical=categorical)
     X = _model_features(model, table, categorical)
     header, rows = prediction_rows(model, X)
     if args.output is None:
-        writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow(header)
-        writer.writerows(rows)
+        _write_predictions(sys.stdout, header, rows)
         return 0
-    with open(args.output, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(header)
-        writer.writerows(rows)
+    with _open_output(args.output) as fh:
+        _write_predictions(fh, header, rows)
     print(f"{len(rows)} predictions written to {args.output}")
     return 0
 
@@ -785,6 +904,8 @@ class _Parser(argparse.ArgumentParser):
     """An ArgumentParser whose usage errors are one line (the usage itself can be long)."""
 
     def error(self, message: str):  # noqa: D401 - argparse's hook
+        if message.endswith("expected one argument"):
+            message += " (a value starting with '-' must be attached: --option=-VALUE)"
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
@@ -852,7 +973,7 @@ def _add_train(sub: Any) -> None:
         epilog=_TRAIN_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     train.add_argument("data", metavar="DATA", help="training data (CSV, TSV or Parquet)")
-    train.add_argument("--target", required=True, metavar="COLUMN",
+    train.add_argument("--target", required=True, metavar="COLUMN", type=_column_name,
                        help="name of the target column (its 0-based index without a header)")
     train.add_argument("--output", "-o", default="model.json", metavar="MODEL.json",
                        help="model file to write (default: model.json)")
@@ -922,6 +1043,26 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
+def _option_names() -> Dict[str, str]:
+    """``parameter -> option`` for the estimator parameters and their plugin parameters."""
+    names = {p.name: "--" + p.name.replace("_", "-") for p in estimator_parameters()}
+    names["categorical_features"] = "--categorical"
+    return names
+
+
+def with_option(message: str) -> str:
+    """``message`` led by the option it is about, when it names an estimator parameter as
+    ``name=value`` or a plugin that rejected its parameters (``--max-depth: max_depth=0 is
+    invalid ...``)."""
+    rejected = re.match(r"(loss|sampler|update) '[^']*' \(from [^)]*\) rejected its parameters",
+                        message)
+    if rejected:
+        return f"--{rejected.group(1)}-params: {message}"
+    match = re.match(r"(\w+)=", message)
+    option = _option_names().get(match.group(1)) if match else None
+    return f"{option}: {message}" if option else message
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     """Entry point of the ``boostlib`` console script.
 
@@ -937,11 +1078,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     except BrokenPipeError:  # e.g. ``boostlib predict ... | head``
         sys.stderr.close()
         return 0
-    except KeyboardInterrupt:
-        print("boostlib: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:    # a save says whether its file was complete
+        print(f"boostlib: {exc}" if str(exc) else "boostlib: interrupted", file=sys.stderr)
         return 130
-    except (ValueError, TypeError, OSError) as exc:
-        print(f"boostlib: error: {_one_line(exc)}", file=sys.stderr)
+    except (ValueError, TypeError, OSError, FloatingPointError, OverflowError) as exc:
+        print(f"boostlib: error: {with_option(_one_line(exc))}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("boostlib: error: out of memory; expected smaller data or a smaller model",
+              file=sys.stderr)
         return 2
 
 

@@ -11,10 +11,14 @@ or ``float()`` would read.
 """
 from __future__ import annotations
 
+import codecs
 import csv
 import gzip
 import io
 import os
+import re
+import stat
+import zlib
 from dataclasses import dataclass
 from typing import Any, Collection, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -94,11 +98,15 @@ class Table:
     columns : dict of str to ndarray
         float64 for numeric columns (NaN = missing), object arrays of str otherwise (text
         columns, and the columns read as categorical; missing-value tokens kept as text).
+    hint : str, default ""
+        Appended to the messages about absent columns, e.g. a likely ``--sep`` when the
+        file was read as a single column.
     """
 
     path: str
     names: List[str]
     columns: Dict[str, np.ndarray]
+    hint: str = ""
 
     @property
     def n_rows(self) -> int:
@@ -109,7 +117,7 @@ class Table:
         """One column by name; ValueError listing the columns when it is absent."""
         if name not in self.columns:
             raise ValueError(f"{self.path}: no column {name!r}; columns are "
-                             f"{_listing(self.names)}")
+                             f"{_listing(self.names)}{self.hint}")
         return self.columns[name]
 
     @property
@@ -134,23 +142,34 @@ class Table:
         Raises
         ------
         ValueError
-            Naming every missing column.
+            Naming every missing column, or the first column holding an infinite number.
         """
         names = list(names)
         missing = [n for n in names if n not in self.columns]
         if missing:
             raise ValueError(f"{self.path}: missing column{'s' if len(missing) > 1 else ''} "
                              f"{_listing(missing)} (the model's features); columns are "
-                             f"{_listing(self.names)}")
+                             f"{_listing(self.names)}{self.hint}")
         values = np.empty((self.n_rows, len(names)))
         categories: Dict[str, List[str]] = {}
         for j, name in enumerate(names):
             col = self.columns[name]
             if col.dtype.kind == "f":
+                self._check_finite(name)
                 values[:, j] = col
             else:
                 values[:, j], categories[name] = categorical_codes(col)
         return NamedMatrix(values, names, categories)
+
+    def _check_finite(self, name: str) -> None:
+        """ValueError when the numeric column ``name`` holds an infinite value."""
+        infinite = np.isinf(self.columns[name])
+        if infinite.any():
+            row = int(np.argmax(infinite))
+            raise ValueError(f"{self.path}: column {name!r} holds {self.columns[name][row]} in "
+                             f"data row {row + 1} (written as inf, or a number beyond "
+                             "+-1.8e308 such as 1e400); expected finite numbers (empty or NA "
+                             "for a missing value)")
 
 
 def _listing(names: Sequence[str], limit: int = 10) -> str:
@@ -221,10 +240,129 @@ def _looks_like_header(rows: List[List[str]]) -> bool:
     return any(a and b for a, b in zip(first, second))
 
 
-def _open_text(path: str) -> io.TextIOBase:
-    if path.endswith(".gz"):
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", newline="")
-    return open(path, encoding="utf-8-sig", newline="")
+def _read_bytes(path: str) -> bytes:
+    """The bytes of a CSV file, decompressed when its name ends in ``.gz``."""
+    try:
+        with open(path, "rb") as fh:
+            mode = os.fstat(fh.fileno()).st_mode
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+                raise ValueError(f"{path} is a device; expected a CSV, TSV or Parquet file")
+            data = fh.read()
+    except IsADirectoryError:
+        raise IsADirectoryError(f"{path} is a folder; expected a CSV, TSV or Parquet file"
+                                ) from None
+    except OSError as exc:
+        raise type(exc)(f"{path}: {exc.strerror or exc}; expected a readable CSV, TSV or "
+                        "Parquet file") from None
+    if not path.endswith(".gz"):
+        return data
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise ValueError(f"{path}: cannot decompress it as gzip ({exc}); expected a "
+                         "gzip-compressed CSV, as its name ends in .gz") from None
+
+
+def _line_of(data: bytes, offset: int) -> int:
+    """1-based line number of a byte offset."""
+    return data.count(b"\n", 0, offset) + 1
+
+
+def _decode(data: bytes, path: str) -> str:
+    """UTF-8 text of a CSV file (a UTF-8 byte order mark is dropped).
+
+    Raises
+    ------
+    ValueError
+        For UTF-16/32 text, a NUL byte or bytes that are not UTF-8, naming the line.
+    """
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8):]
+    elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        raise ValueError(f"{path} is UTF-16 or UTF-32 text (it starts with a byte order "
+                         "mark); expected UTF-8: save it again as UTF-8 CSV")
+    nul = data.find(b"\0")
+    if nul >= 0:
+        raise ValueError(f"{path}: line {_line_of(data, nul)} holds a NUL byte (byte "
+                         f"{nul}); expected a UTF-8 text file, not a binary (or UTF-16) file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: line {_line_of(data, exc.start)} is not UTF-8 text "
+                         f"(byte 0x{data[exc.start]:02x} at byte {exc.start}); expected a "
+                         "UTF-8 CSV file (convert other encodings, such as Latin-1, first)"
+                         ) from None
+
+
+#: A quoted field up to its closing quote; ``""`` inside is an escaped quote.
+_QUOTED = re.compile(r'"[^"]*(?:""[^"]*)*"(?!")')
+
+
+def _unclosed_quote(text: str, sep: str) -> Optional[int]:
+    """Where the quoted field that runs to the end of ``text`` opens, else None.
+
+    ``text`` starts with a CSV record; its fields are scanned the way :mod:`csv` reads them
+    (spaces after a separator skipped, quotes only opening a field at its start) up to the
+    end of the record.
+    """
+    unquoted = re.compile(f"[^{re.escape(sep)}\r\n]*")
+    pos = 0
+    while pos < len(text):
+        while text.startswith(" ", pos):
+            pos += 1
+        if text.startswith('"', pos):
+            match = _QUOTED.match(text, pos)
+            if match is None:
+                return pos
+            pos = match.end()
+        pos = unquoted.match(text, pos).end()
+        if not text.startswith(sep, pos):
+            return None
+        pos += 1
+    return None
+
+
+def _quote_error(path: str, lines: List[str], start: int, sep: str) -> Optional[str]:
+    """The message for a quoted field opened in the record starting on line ``start`` and
+    never closed, None when that record has none."""
+    tail = "".join(lines[start - 1:])
+    pos = _unclosed_quote(tail, sep)
+    if pos is None:
+        return None
+    line = start + len(re.findall("\r\n|\r|\n", tail[:pos]))
+    return (f"{path}: line {line}: a quoted field opens here but its closing '\"' never "
+            "comes (it would run to the end of the file); expected a '\"' ending the "
+            "field (write a '\"' inside a quoted field as '\"\"')")
+
+
+def _csv_error(path: str, line: int, exc: csv.Error, sep: str) -> str:
+    """The message for an error of the csv module in the record starting on ``line``."""
+    if "field limit" in str(exc):
+        return (f"{path}: line {line}: a field is longer than {csv.field_size_limit()} "
+                "characters, the most a CSV field may hold here; expected shorter fields")
+    return f"{path}: line {line}: cannot read as CSV ({exc}); expected fields separated by {sep!r}"
+
+
+def _read_rows(path: str, sep: str) -> Tuple[List[List[str]], List[int]]:
+    """The non-blank rows of a CSV file and the line each starts on."""
+    lines = io.StringIO(_decode(_read_bytes(path), path), newline="").readlines()
+    reader = csv.reader(lines, delimiter=sep, skipinitialspace=True)
+    rows: List[List[str]] = []
+    starts: List[int] = []
+    start = 1
+    try:
+        for row in reader:
+            if row and row != [""]:      # blank lines, and lines of spaces, are skipped
+                rows.append(row)
+                starts.append(start)
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        raise ValueError(_quote_error(path, lines, start, sep) or
+                         _csv_error(path, start, exc, sep)) from None
+    message = _quote_error(path, lines, starts[-1], sep) if starts else None
+    if message:
+        raise ValueError(message)
+    return rows, starts
 
 
 def _default_sep(path: str) -> str:
@@ -232,26 +370,43 @@ def _default_sep(path: str) -> str:
     return "\t" if base.endswith((".tsv", ".tab")) else ","
 
 
-def _read_rows(path: str, sep: Optional[str]) -> List[List[str]]:
-    with _open_text(path) as fh:
-        reader = csv.reader(fh, delimiter=sep or _default_sep(path), skipinitialspace=True)
-        try:
-            return [row for row in reader if row]
-        except (csv.Error, UnicodeDecodeError, EOFError, gzip.BadGzipFile) as exc:
-            raise ValueError(f"{path}: cannot read as CSV: {exc}") from None
-
-
-def _names(rows: List[List[str]], header: str, path: str) -> List[str]:
+def _names(rows: List[List[str]], header: str, path: str) -> Tuple[List[str], bool]:
+    """The column names, and whether they came from a header row (popped from ``rows``)."""
     if header == "yes" or (header == "auto" and _looks_like_header(rows)):
         names = [n.strip() for n in rows.pop(0)]
         empty = [i for i, n in enumerate(names) if not n]
         if empty:
-            raise ValueError(f"{path}: column {empty[0]} has an empty name in the header")
+            raise ValueError(f"{path}: column {empty[0]} (0-based) has an empty name in the "
+                             "header; expected a name for every column (or --header no)")
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
-            raise ValueError(f"{path}: duplicate column names {_listing(dup)}")
-        return names
-    return [str(i) for i in range(len(rows[0]))]
+            raise ValueError(f"{path}: duplicate column names {_listing(dup)} in the header; "
+                             "expected each name once")
+        return names, True
+    return [str(i) for i in range(len(rows[0]))], False
+
+
+def _separator_hint(names: Sequence[str], first: Sequence[str], sep: str) -> str:
+    """A hint when a file read as one column seems to use another separator, else ``""``."""
+    if len(names) != 1:
+        return ""
+    text = names[0] + (first[0] if first else "")
+    for other in (",", ";", "\t", "|"):
+        if other != sep and other in text:
+            shown = "'\\t'" if other == "\t" else repr(other)
+            return (f" (it was read as a single column: are its fields separated by "
+                    f"{shown}? then pass --sep {shown})")
+    return ""
+
+
+def _check_widths(rows: List[List[str]], starts: List[int], n_names: int, path: str,
+                  header: bool) -> None:
+    """ValueError for the first row whose number of fields differs from ``n_names``."""
+    for i, (row, line) in enumerate(zip(rows, starts), 1):
+        if len(row) != n_names:
+            source = "header" if header else "first row"
+            raise ValueError(f"{path}: data row {i} has {len(row)} fields, expected "
+                             f"{n_names} as in the {source} (line {line})")
 
 
 def read_csv(path: str, header: str = "auto", sep: Optional[str] = None,
@@ -265,7 +420,8 @@ def read_csv(path: str, header: str = "auto", sep: Optional[str] = None,
         Whether the first row holds the column names; ``"auto"`` guesses (a text field above
         a number). Without a header, columns are named ``"0"``, ``"1"``, ...
     sep : str, optional
-        Field separator; by default a tab for ``.tsv``/``.tab`` files, else a comma.
+        Field separator (see :func:`separator`); by default a tab for ``.tsv``/``.tab``
+        files, else a comma.
     categorical : collection of str, default ()
         Columns kept as text even when every field is a number (their fields become the
         levels of a categorical feature). Names the file does not have are ignored: the
@@ -274,21 +430,47 @@ def read_csv(path: str, header: str = "auto", sep: Optional[str] = None,
     Returns
     -------
     Table
+
+    Raises
+    ------
+    ValueError
+        For a file that is not UTF-8 text (or not gzip when named ``.gz``), a quoted field
+        never closed, a file without data rows, an empty or duplicate column name, or a row
+        with another number of fields, naming the file and line.
+    OSError
+        When the file cannot be opened.
     """
-    rows = _read_rows(path, sep)
+    sep = _default_sep(path) if sep is None else separator(sep)
+    rows, starts = _read_rows(path, sep)
     if not rows:
-        raise ValueError(f"{path}: the file is empty")
-    names = _names(rows, header, path)
+        raise ValueError(f"{path}: the file has no rows (it is empty or holds only blank "
+                         "lines); expected a header line and data rows")
+    names, has_header = _names(rows, header, path)
+    if has_header:
+        starts.pop(0)
     if not rows:
-        raise ValueError(f"{path}: no data rows after the header")
-    for i, row in enumerate(rows, 1):
-        if len(row) != len(names):
-            raise ValueError(f"{path}: data row {i} has {len(row)} fields, expected "
-                             f"{len(names)}")
+        raise ValueError(f"{path}: no data rows after the header; expected at least one")
+    _check_widths(rows, starts, len(names), path, has_header)
     fields = list(zip(*rows))
     categorical = set(categorical)
+    hint = _separator_hint(names, fields[0], sep)
     return Table(path, names, {n: _parse_column(f, n in categorical)
-                               for n, f in zip(names, fields)})
+                               for n, f in zip(names, fields)}, hint)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _check_parquet_shape(path: str, names: List[str], n_rows: int) -> None:
+    """ValueError for a Parquet table without columns or rows, or with duplicate names."""
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ValueError(f"{path}: duplicate column names {_listing(dup)}; expected each name "
+                         "once")
+    if not names or not n_rows:
+        raise ValueError(f"{path}: the Parquet file has {len(names)} columns and {n_rows} "
+                         "rows; expected data rows")
 
 
 def read_parquet(path: str, categorical: Collection[str] = ()) -> Table:
@@ -297,7 +479,18 @@ def read_parquet(path: str, categorical: Collection[str] = ()) -> Table:
     Integer, float, decimal and boolean columns are numeric (nulls are NaN); any other column
     (strings, dictionaries, dates ...) and the columns named in ``categorical`` are text,
     each value as ``str`` (a null as ``""``, a missing value).
+
+    Raises
+    ------
+    ValueError
+        When pyarrow is missing, the file is not Parquet, or it has duplicate column names,
+        no column or no row.
+    FileNotFoundError
+        When ``path`` does not exist.
     """
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path}: No such file or directory; expected a readable "
+                                "Parquet file")
     try:
         import pyarrow.parquet as pq
         import pyarrow.types as pat
@@ -307,7 +500,8 @@ def read_parquet(path: str, categorical: Collection[str] = ()) -> Table:
     try:
         table = pq.read_table(path)
     except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for a bad file
-        raise ValueError(f"{path}: cannot read as Parquet: {exc}") from None
+        raise ValueError(f"{path}: cannot read as Parquet: {_one_line(exc)}") from None
+    _check_parquet_shape(path, [str(n) for n in table.column_names], table.num_rows)
     categorical = set(categorical)
     columns = {}
     for name, col in zip(table.column_names, table.columns):
@@ -323,6 +517,35 @@ def read_parquet(path: str, categorical: Collection[str] = ()) -> Table:
     return Table(path, list(columns), columns)
 
 
+def separator(text: str) -> str:
+    """The field separator that ``--sep TEXT`` stands for.
+
+    Parameters
+    ----------
+    text : str
+        One character, or ``\\t`` or ``tab`` for a tab.
+
+    Returns
+    -------
+    str
+        The character.
+
+    Raises
+    ------
+    ValueError
+        For an empty text, several characters, a quote or a line break, naming ``--sep``.
+    """
+    sep = {"\\t": "\t", "tab": "\t"}.get(text, text)
+    if len(sep) != 1:
+        raise ValueError(f"--sep {text!r} is invalid; expected one character such as ',' or "
+                         "';' (or '\\t' for a tab)")
+    if sep in "\"\r\n":
+        raise ValueError(f"--sep {text!r} is invalid: quotes and line breaks cannot separate "
+                         "fields; expected another character such as ',' or ';' (or '\\t' "
+                         "for a tab)")
+    return sep
+
+
 def read_table(path: Any, header: str = "auto", sep: Optional[str] = None,
                categorical: Collection[str] = ()) -> Table:
     """Read ``path`` as Parquet (``.parquet``/``.pq``) or CSV/TSV (anything else).
@@ -333,7 +556,8 @@ def read_table(path: Any, header: str = "auto", sep: Optional[str] = None,
     header : {"auto", "yes", "no"}
         CSV only: whether the first row holds the column names (see :func:`read_csv`).
     sep : str, optional
-        CSV only: the field separator, one character (``"\\t"`` or ``"tab"`` for a tab).
+        CSV only: the field separator, one character (``"\\t"`` or ``"tab"`` for a tab; see
+        :func:`separator`).
     categorical : collection of str, default ()
         Columns read as text even when they hold numbers; names absent from the file are
         ignored (the caller reports them).
@@ -350,9 +574,7 @@ def read_table(path: Any, header: str = "auto", sep: Optional[str] = None,
         When the file cannot be opened.
     """
     path = os.fspath(path)
-    sep = {"\\t": "\t", "tab": "\t"}.get(sep, sep) if sep else None
-    if sep is not None and len(sep) != 1:
-        raise ValueError(f"--sep {sep!r} is invalid; expected one character (or '\\t')")
+    sep = None if sep is None else separator(sep)
     if header not in HEADER_CHOICES:
         raise ValueError(f"header={header!r} is invalid; expected one of {HEADER_CHOICES}")
     if path.lower().endswith(PARQUET_SUFFIXES):
