@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_peers import make_data  # noqa: E402
 
 import boostlib  # noqa: E402
-from boostlib import _plugin_checks as checks  # noqa: E402
+from boostlib.plugin import checks  # noqa: E402
 from boostlib.builtin.losses import LogLoss  # noqa: E402
 from boostlib.builtin.samplers import MVSSampler  # noqa: E402
 

@@ -524,9 +524,12 @@ def test_block_parallel_kernels_match_reference_for_any_thread_count(n):
                                                 threads)
         np.testing.assert_array_equal(got_rows, g_idx)
         np.testing.assert_array_equal(got_w, g_weight)
-        sa, sb = _sampling.abs_sums(g, h, threads)
-        assert (sa, sb) == _sampling.abs_sums(g, h, 1)
-        assert sa == pytest.approx(np.abs(g).sum(), rel=1e-12)
+        sums = _sampling.abs_sums(g, h - 0.5, threads)
+        assert sums == _sampling.abs_sums(g, h - 0.5, 1)
+        assert sums[0] == pytest.approx(np.abs(g).sum(), rel=1e-12)
+        assert sums[1] == pytest.approx(np.abs(h - 0.5).sum(), rel=1e-12)
+        assert sums[2] == pytest.approx(np.minimum(h - 0.5, 0).sum(), rel=1e-12)
+        assert _sampling.abs_sums(g, h, threads)[2] == 0.0
         out = np.empty(n)
         assert _sampling.mvs_scores(g, h, np.sqrt(0.3), 1.0, out, threads) == \
             np.count_nonzero(out)

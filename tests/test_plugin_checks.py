@@ -105,8 +105,8 @@ def test_pointwise_loss_shape_is_checked(binary_data):
 
 def test_mean_loss_must_be_finite(binary_data):
     X, y = binary_data
-    with pytest.raises(PluginError, match="loss 'nan_mean': mean loss on the training set is "
-                                          "nan at iteration 0"):
+    with pytest.raises(PluginError, match="loss 'nan_mean': mean loss on the training set at "
+                                          "iteration 0 is nan"):
         BoostClassifier(loss=NaNMeanLoss(), n_estimators=2).fit(X, y)
 
 

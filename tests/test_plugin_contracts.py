@@ -48,7 +48,7 @@ def test_a_loss_that_drops_rows_is_named():
 
 
 @pytest.mark.parametrize("loss, match", [
-    (NaNTransform(), r"'nan-transform': transform returned NaN"),
+    (NaNTransform(), r"'nan-transform': transform returned 1 non-finite values"),
     (WrongLength(), r"'wrong-length': transform returned .* of shape \(119,\)")])
 def test_a_regression_transform_that_breaks_its_contract_is_named(loss, match):
     model = BoostRegressor(loss=loss, n_estimators=2).fit(X, Y.astype(float))

@@ -228,40 +228,54 @@ def mvs_select(const double[::1] score, double mu, uint64_t seed, idx_t[::1] wor
 
 
 def abs_sums(const double[::1] a, const double[::1] b, int n_threads=1):
-    """``(sum |a|, sum |b|)``: per-block partial sums in parallel, added in block order (the
-    result does not depend on ``n_threads``)."""
+    """``(sum |a|, sum |b|, sum min(b, 0))``: per-block partial sums in parallel, added in
+    block order (the result does not depend on ``n_threads``). The third is negative exactly
+    when some ``b`` is negative (a sum of non-positive numbers is at most its smallest)."""
     cdef Py_ssize_t n = a.shape[0], blk, lo, hi, nb = _n_blocks(a.shape[0])
-    cdef double ta = 0.0, tb = 0.0
+    cdef double ta = 0.0, tb = 0.0, tn = 0.0
     if b.shape[0] != n:
         raise ValueError("a and b must have the same length")
-    cdef double[:, ::1] part = np.zeros((nb, 2))
+    cdef double[:, ::1] part = np.zeros((nb, 3))
     with nogil:
         for blk in prange(nb, schedule="static", num_threads=n_threads):
             lo = blk * BLOCK
             hi = lo + BLOCK if lo + BLOCK < n else n
-            part[blk, 0] = _abs_sum(&a[0], lo, hi)
-            part[blk, 1] = _abs_sum(&b[0], lo, hi)
+            part[blk, 0] = _abs_sum(&a[0], lo, hi, NULL)
+            part[blk, 1] = _abs_sum(&b[0], lo, hi, &part[blk, 2])
         for blk in range(nb):
             ta += part[blk, 0]
             tb += part[blk, 1]
-    return ta, tb
+            tn += part[blk, 2]
+    return ta, tb, tn
 
 
-cdef double _abs_sum(const double* x, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+cdef inline double _negative(double x) noexcept nogil:
+    """``x`` when negative, else 0 (a select the compiler vectorises, unlike ``fmin``)."""
+    return x if x < 0.0 else 0.0
+
+
+cdef double _abs_sum(const double* x, Py_ssize_t start, Py_ssize_t stop,
+                     double* negative) noexcept nogil:
     """``sum |x[start:stop]|`` in a fixed order: four running sums, rows taken four at a
     time, so the additions do not wait for each other (one running sum would bound the loop
-    at one addition's latency per row)."""
+    at one addition's latency per row). The sum of the negative entries, from the same loads,
+    is written to ``negative`` (unless NULL)."""
     cdef Py_ssize_t i = start
-    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, m0 = 0.0, m1 = 0.0
     while i + 4 <= stop:
         s0 = s0 + fabs(x[i])
         s1 = s1 + fabs(x[i + 1])
         s2 = s2 + fabs(x[i + 2])
         s3 = s3 + fabs(x[i + 3])
+        m0 = m0 + (_negative(x[i]) + _negative(x[i + 1]))
+        m1 = m1 + (_negative(x[i + 2]) + _negative(x[i + 3]))
         i += 4
     while i < stop:
         s0 = s0 + fabs(x[i])
+        m0 = m0 + _negative(x[i])
         i += 1
+    if negative != NULL:
+        negative[0] = m0 + m1
     return (s0 + s1) + (s2 + s3)
 
 

@@ -354,7 +354,7 @@ class MVSSampler(_CompiledSampler):
         adaptive rule's ``(learning_rate * sum|g|, sum|h|)``, or ``(sqrt(mvs_reg), 1)``."""
         if self.mvs_reg is not None:
             return math.sqrt(self.mvs_reg), 1.0
-        g_sum, h_sum = _sampling.abs_sums(gradient, hessian, self._n_threads)
+        g_sum, h_sum, _ = _sampling.abs_sums(gradient, hessian, self._n_threads)
         if h_sum == 0.0:
             return 0.0, 1.0
         return self._learning_rate * g_sum, h_sum

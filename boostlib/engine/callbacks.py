@@ -106,7 +106,8 @@ class EarlyStopping(Callback):
         names = [n for n in info.evals_result if n != "train"]
         if self.data_name is None:
             if not names:
-                raise ValueError("early stopping needs a validation set: pass eval_set to fit")
+                raise ValueError("early stopping needs a validation set (early_stopping_rounds, "
+                                 "EarlyStopping): pass eval_set to fit")
             self._name = names[-1]
         elif self.data_name not in info.evals_result:
             raise ValueError(f"EarlyStopping: data_name={self.data_name!r} is not recorded; "

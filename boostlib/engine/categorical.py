@@ -32,6 +32,16 @@ def _label_column(dtype: Any) -> bool:
     return name == "category" or name.startswith("string") or getattr(dtype, "kind", "") == "O"
 
 
+def categorical_spec(spec: Any) -> List[Any]:
+    """The entries of a ``categorical_features`` list, mask or array (not "auto" or None),
+    or a TypeError naming the parameter."""
+    if isinstance(spec, (str, bytes, dict)) or not hasattr(spec, "__iter__") \
+            or getattr(spec, "ndim", 1) != 1:
+        raise TypeError(f"categorical_features={spec!r} is invalid; expected 'auto', None, a "
+                        "list of column names or indices, or a boolean mask")
+    return list(spec)
+
+
 def categorical_mask(X: Any, spec: Any, n_features: int,
                      names: Optional[np.ndarray]) -> np.ndarray:
     """Which of the ``n_features`` columns of ``X`` are categorical.
@@ -55,10 +65,7 @@ def categorical_mask(X: Any, spec: Any, n_features: int,
             auto[j] = col in table_cats or (dtypes[j] is not None and _label_column(dtypes[j]))
     if spec is None or (isinstance(spec, str) and spec == "auto"):
         return auto
-    if isinstance(spec, str):
-        raise ValueError(f"categorical_features={spec!r} is invalid; expected 'auto', a list "
-                         "of column names or indices, or a boolean mask")
-    items = list(spec)
+    items = categorical_spec(spec)
     mask = np.zeros(n_features, dtype=bool)
     if items and all(isinstance(v, (bool, np.bool_)) for v in items):
         if len(items) != n_features:
@@ -97,9 +104,9 @@ def check_codes(values: np.ndarray, label: Any) -> None:
         x = v[np.argmax(bad)]
         why = ("more levels than supported" if x > MAX_CODE and x == np.floor(x)
                else "negative" if x < 0 else "not an integer")
-        raise ValueError(f"categorical feature {label!r}: value {x!r} is {why}; categorical "
-                         f"columns of numeric arrays hold integer codes in [0, {MAX_CODE}] "
-                         "(NaN: missing)")
+        raise ValueError(f"categorical feature {label!r} (categorical_features): value "
+                         f"{float(x)!r} is {why}; categorical columns of numeric arrays hold "
+                         f"integer codes in [0, {MAX_CODE}] (NaN: missing)")
 
 
 def _levels_of(column: Any, table_levels: Levels) -> Tuple[np.ndarray, List[Any]]:

@@ -13,7 +13,7 @@ from ..plugin import checks
 from ..plugin.api import Loss, SampleResult, Sampler
 from ..plugin.registry import PluginError
 from .ensemble import Ensemble
-from .grower import SampleDefects, TreeGrower
+from .grower import DerivativeOverflow, SampleDefects, TreeGrower
 from .loss_values import mean_loss
 from .random_streams import stream_rng
 from .tracked import Tracked, _lincomb
@@ -185,7 +185,8 @@ class BoostingContext:
         else:
             gbuf, hbuf = np.empty(shape), np.empty(shape)
         g, h = self._public(gbuf), self._public(hbuf)
-        returned = self.loss.gradient_hessian(self._y_view, raw, g, h, self.n_threads)
+        with checks.blame("loss", self.loss, "gradient_hessian", self.iteration):
+            returned = self.loss.gradient_hessian(self._y_view, raw, g, h, self.n_threads)
         g_ret, h_ret = checks.derivatives(self.loss, returned, g, h, self.iteration,
                                           self.checks, self.n_threads)
         if g_ret is not g:              # the loss returned arrays of its own
@@ -219,7 +220,8 @@ class BoostingContext:
             hessian = _row_norms(hessian, self.public_shape, "hessian")
         gv, hv = gradient.view(), hessian.view()    # samplers must not modify them
         gv.flags.writeable = hv.flags.writeable = False
-        res = self.sampler.sample(gv, hv, self.rng("sampler"), self.iteration)
+        with checks.blame("sampler", self.sampler, "sample", self.iteration):
+            res = self.sampler.sample(gv, hv, self.rng("sampler"), self.iteration)
         # the entries (order, range, weights) are checked by fit_tree, before a kernel reads
         # them: in the pass that gathers the sample when it can, else in a pass of their own
         self._sampled = checks.sample(self.sampler, res, self.n_rows, self.checks,
@@ -319,6 +321,9 @@ class BoostingContext:
         except SampleDefects as exc:
             checks.sample_error(who, exc.flags, self.n_rows)
             raise
+        except DerivativeOverflow:
+            raise checks.attributed(FloatingPointError(
+                self._overflow_message(gradient, hessian, sample))) from None
         full = sample is None or values_on_all or rows.shape[0] == self.n_rows
         if full:
             rows = self._all_rows
@@ -328,6 +333,27 @@ class BoostingContext:
         walk = not full and self.grower.kind.walks_unfitted_rows and self.grower.walkable
         self._fitted[id(tree)] = (tree, _Fitted(rows, node, full, walk_others=walk))
         return tree
+
+    def _overflow_message(self, gradient: np.ndarray, hessian: np.ndarray,
+                          sample: Optional[SampleResult]) -> str:
+        """Why a tree's histograms overflowed: the derivatives and weights."""
+        for what, values in (("gradient", gradient), ("hessian", hessian)):
+            bad = np.count_nonzero(~np.isfinite(values))
+            if bad:     # ctx.gradients() gave finite ones: the update rule made these
+                return (f"{self.update_name} passed fit_tree a {what} with {bad} non-finite "
+                        f"values at iteration {self.iteration}")
+        parts = [f"largest |gradient| {np.max(np.abs(gradient)):.3g}, hessian "
+                 f"{np.max(np.abs(hessian)):.3g} (of loss {checks.label(self.loss)!r})"]
+        if self.sample_weight is not None:
+            parts.append(f"largest sample_weight {self.sample_weight.max():.3g}")
+        if sample is not None and sample.weights is not None and sample.weights.size:
+            who = (f"sampler {checks.label(self.sampler)!r}" if sample is self._sampled
+                   else self.update_name)
+            parts.append(f"largest weight in the sample of {who} {np.max(sample.weights):.3g}")
+        return (f"{self.update_name} fitted the tree at iteration {self.iteration} to weighted "
+                f"gradients or hessians above 3.4e38, outside the float32 range histograms are "
+                f"built in: {'; '.join(parts)}; rescale the target y or the weights (or lower "
+                f"learning_rate, now {self.learning_rate!r}, if training diverged)")
 
     def _sample_owner(self, sample: SampleResult) -> str:
         """Who made ``sample``, to start an error message; its structure is checked here when

@@ -8,7 +8,8 @@ import numpy as np
 from .binning import BinMapper
 from .categorical import categorical_mask, encode, translate
 from .random_streams import stream_rng
-from .validation import check_sample_weight, check_X, check_y, feature_names as _frame_names
+from .validation import (check_distinct, check_sample_weight, check_X, check_y,
+                         feature_names as _frame_names)
 
 
 class Dataset:
@@ -67,6 +68,7 @@ class Dataset:
             if names.shape != (n_features,):
                 raise ValueError(f"feature_names has {names.size} entries; X has "
                                  f"{n_features} features")
+            check_distinct(names, "feature_names")
         self.feature_names = names
         if reference is not None and not isinstance(reference, Dataset):
             raise TypeError(f"reference={reference!r} is invalid; expected a boostlib.Dataset")

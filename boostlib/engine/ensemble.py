@@ -7,7 +7,8 @@ whatever K is; prediction runs the scalar kernels once per output.
 """
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple, Union
+import math
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -18,6 +19,54 @@ from .trees.base import CAT_SPLIT
 
 Tree = Union[ObliviousTree, DepthwiseTree]
 Member = Union[ObliviousTree, DepthwiseTree, TreeGroup]
+
+#: The factor that recovers a past state of the model from the current one (the product of
+#: the :meth:`Ensemble.scale` factors applied since) must stay within
+#: ``[1 / MAX_STATE_FACTOR, MAX_STATE_FACTOR]`` for the states virtual ensembles read (those
+#: of at least half the trees): beyond it, dividing by it loses the state to underflow or
+#: overflow, so training then drops the history (as after AGBM's rewrites) and model files
+#: that claim such a history are refused.
+MAX_STATE_FACTOR = 1e200
+LOG_MAX_STATE_FACTOR = math.log(MAX_STATE_FACTOR)
+#: Largest ``|bias| + sum_k |c_k| max|leaf_k|`` a model may reach (training refuses to
+#: return a larger one, model files to load one), so that raw scores stay finite.
+MAX_RAW_BOUND = 1e300
+
+
+def raw_bounds(bias: np.ndarray, coef: np.ndarray, terms: List[Any]) -> np.ndarray:
+    """``out[k]``: the largest ``|raw score|`` any output of the model truncated to its first
+    ``k`` terms can reach (``k`` from 0 to ``len(terms)``)."""
+    def peak(t):
+        return float(np.max(np.abs(t.value[kind_of(t.policy).leaf_mask(t)])))
+    peaks = np.array([max(peak(s) for s in (t.trees if isinstance(t, TreeGroup) else [t]))
+                      for t in terms], dtype=np.float64)
+    top = float(np.max(np.abs(bias)))
+    with np.errstate(over="ignore", invalid="ignore"):
+        return top + np.concatenate([[0.0], np.cumsum(np.abs(coef) * peaks)])
+
+
+def unrecoverable_state(history: List[Tuple[int, float]], bounds: np.ndarray) -> Optional[int]:
+    """The first entry of a scale history whose past state virtual ensembles could read but
+    floating point cannot recover, or None.
+
+    The state with ``end`` terms is the current model's first ``end`` terms divided by the
+    product of the factors recorded at ``n_trees >= end`` (a suffix product). Virtual
+    ensembles read states of at least half the trees (``len(bounds) - 1`` of them now); for
+    those, the product must lie within :data:`MAX_STATE_FACTOR` of 1 and the state's raw
+    scores, at most ``bounds[end] / product``, within :data:`MAX_RAW_BOUND` (``bounds`` as
+    :func:`raw_bounds` gives them).
+    """
+    if not history:
+        return None
+    ends = np.array([m for m, _ in history])
+    logs = np.log(np.array([f for _, f in history], dtype=np.float64))
+    suffix = np.cumsum(logs[::-1])[::-1]            # log of the factor of states <= ends[j]
+    with np.errstate(divide="ignore"):
+        raw = np.log(bounds[ends]) - suffix
+    read = ends >= (len(bounds) - 1) // 2
+    bad = np.flatnonzero(read & ((np.abs(suffix) > LOG_MAX_STATE_FACTOR)
+                                 | (raw > math.log(MAX_RAW_BOUND))))
+    return int(bad[0]) if bad.size else None
 
 
 class Ensemble:
@@ -44,7 +93,8 @@ class Ensemble:
         self.trees: List[Member] = []
         self._coef = np.empty(16)
         #: ``(n_trees, factor)`` of every :meth:`scale` call, in order, or None once the
-        #: coefficients were rewritten otherwise (then past states cannot be recovered).
+        #: coefficients were rewritten otherwise, or a factor was not positive (then past
+        #: states cannot be recovered; see also :meth:`forget_unrecoverable_states`).
         self.scale_history: Optional[List[Tuple[int, float]]] = []
         self._compact_cache = None
 
@@ -119,7 +169,17 @@ class Ensemble:
         self._coef[:self.n_trees] *= factor
         if self.scale_history is not None:
             self.scale_history.append((self.n_trees, factor))
+            if not factor > 0:
+                self.scale_history = None       # the earlier states are lost
         self._compact_cache = None
+
+    def forget_unrecoverable_states(self) -> None:
+        """Drop the scale history when a state virtual ensembles could read cannot be
+        recovered in floating point (:func:`unrecoverable_state`)."""
+        if self.scale_history:
+            bounds = raw_bounds(np.atleast_1d(self.bias), self.coef, self.trees)
+            if unrecoverable_state(self.scale_history, bounds) is not None:
+                self.scale_history = None
 
     def truncate(self, n_trees: int, bias: float, coef: np.ndarray) -> None:
         """Keep the first ``n_trees`` trees with the given bias and coefficients (a state the

@@ -21,6 +21,16 @@ from .leaves import leaf_values
 from .trees import kind_of
 
 
+class DerivativeOverflow(FloatingPointError):
+    """The weighted gradients or hessians of a tree exceed float32's range (about 3.4e38),
+    in which histograms are accumulated: the split gains would be NaN and the tree silently
+    wrong. (Values below float32's range, which become 0, are not an error: the float64
+    sums would fail ``min_child_weight`` and give leaf values near 0 just the same.)"""
+
+    def __init__(self) -> None:
+        super().__init__("weighted gradients or hessians beyond float32's range (3.4e38)")
+
+
 class SampleDefects(ValueError):
     """The rows or weights a tree was to be fitted on are invalid (found by the pass that
     gathers them); ``flags`` as ``_sampling.sample_defects`` returns them."""
@@ -431,4 +441,9 @@ class TreeGrower:
         hist = self._hist_buffer(0, 1)
         inputs = (hX, self._no_rows, g32, h32)
         self._build(*inputs[:2], node, np.zeros(1, dtype=np.int32), *inputs[2:], hist)
+        # every row is in one bin of the first feature: its bins hold the totals
+        with np.errstate(invalid="ignore", over="ignore"):
+            totals = hist[0, :int(self.offsets[1]), :2].sum()
+        if not np.isfinite(totals):
+            raise DerivativeOverflow()
         return node, inputs, hist

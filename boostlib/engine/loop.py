@@ -7,11 +7,13 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
 
+from ..plugin import checks
 from ..plugin.api import UpdateRule
 from ..plugin.registry import PluginError
 from .callbacks import Callback, IterationInfo
 from .context import BoostingContext
 from .loss_values import mean_loss
+from .params import MAX_TREES
 
 
 def _check_consistent(ctx: BoostingContext, update_name: str) -> None:
@@ -82,8 +84,10 @@ def run(ctx: BoostingContext, update: UpdateRule,
     update_name = update.name or type(update).__name__
     ctx.update_name = f"update rule {update_name!r}"
     if ctx.sampler is not None:
-        ctx.sampler.begin(ctx)
-    update.begin(ctx)
+        with checks.blame("sampler", ctx.sampler, "begin"):
+            ctx.sampler.begin(ctx)
+    with checks.blame("update rule", update, "begin"):
+        update.begin(ctx)
     for cb in callbacks:
         cb.on_fit_begin(info(-1))
     it = -1
@@ -91,9 +95,14 @@ def run(ctx: BoostingContext, update: UpdateRule,
         ctx.iteration = it
         ctx._fitted.clear()
         n_before = ctx.ensemble.n_trees
-        update.step(ctx)
+        with checks.blame("update rule", update, "step", it):
+            update.step(ctx)
         if ctx.ensemble.n_trees < n_before:
             raise PluginError(f"update rule {update_name!r} removed trees at iteration {it}")
+        if ctx.ensemble.n_trees * ctx.n_outputs > MAX_TREES:
+            raise ValueError(f"update rule {update_name!r} brought the model to "
+                             f"{ctx.ensemble.n_trees * ctx.n_outputs} trees at iteration {it}, "
+                             f"more than MAX_TREES = {MAX_TREES}; lower n_estimators")
         if ctx.checks == "full":
             _check_consistent(ctx, update_name)
         result["train"][metric].append(ctx.train_loss())

@@ -32,8 +32,11 @@ def mean_loss(loss: Loss, y: np.ndarray, raw: np.ndarray, weight: Optional[np.nd
     output checked for shape first (a wrong shape would otherwise broadcast silently).
     """
     if not _fast_path(loss, "mean_loss", "loss"):
-        values = checks.pointwise_loss(loss, loss.loss(y, raw), y.shape[0])
+        with checks.blame("loss", loss, "loss", iteration):
+            values = loss.loss(y, raw)
+        values = checks.pointwise_loss(loss, values, y.shape[0])
         value = float(np.average(values, weights=weight))
     else:
-        value = loss.mean_loss(y, raw, weight, n_threads)
-    return checks.mean_loss(loss, value, what, iteration)
+        with checks.blame("loss", loss, "mean_loss", iteration):
+            value = loss.mean_loss(y, raw, weight, n_threads)
+    return checks.mean_loss(loss, value, what, iteration, y, raw)

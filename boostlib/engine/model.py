@@ -103,8 +103,7 @@ class Model:
             regression. With ``raw=True`` the raw scores, (n_rows,) or (n_rows, n_outputs).
         """
         scores = self.ensemble.predict_raw(self._X(X), self._threads(n_jobs))
-        return scores if raw else checks.response(self.loss, self.loss.transform(scores),
-                                                  scores)
+        return scores if raw else checks.response(self.loss, scores)
 
     def virtual_ensemble_ends(self, n_members: int) -> List[int]:
         """The tree counts of the ``n_members`` truncated models of
@@ -139,9 +138,8 @@ class Model:
         if raw:
             return scores
         if scores.ndim == 2:
-            return checks.response(self.loss, self.loss.transform(scores), scores)
-        return np.stack([checks.response(self.loss, self.loss.transform(scores[..., m]),
-                                         scores[..., m]) for m in range(n_members)],
+            return checks.response(self.loss, scores)
+        return np.stack([checks.response(self.loss, scores[..., m]) for m in range(n_members)],
                         axis=-1)
 
     def feature_importances(self) -> np.ndarray:

@@ -16,6 +16,9 @@ LEAF_ESTIMATIONS = ("newton", "gradient")
 MAX_N_JOBS = 1024
 #: Deepest symmetric trees: an oblivious tree of depth ``d`` has ``2**d`` leaves.
 MAX_SYMMETRIC_DEPTH = 16
+#: Most scalar trees a model may hold (every output's tree counts): the bound model files
+#: enforce, so every model training gives can be saved and loaded back.
+MAX_TREES = 500_000
 
 #: Every training parameter with its default (the estimators' constructor defaults).
 DEFAULTS: Dict[str, Any] = {
@@ -57,7 +60,7 @@ def resolve(params: Mapping[str, Any]) -> Dict[str, Any]:
         raise ValueError(f"unknown training parameter(s) {unknown}; expected names among "
                          f"{sorted(DEFAULTS)}")
     p = {**DEFAULTS, **params}
-    check_number("n_estimators", p["n_estimators"], 1, integer=True)
+    check_number("n_estimators", p["n_estimators"], 1, MAX_TREES, integer=True)
     check_number("learning_rate", p["learning_rate"], 0.0, low_open=True)
     check_number("max_depth", p["max_depth"], 1, MAX_DEPTH, integer=True)
     check_choice("grow_policy", p["grow_policy"], GROW_POLICIES)

@@ -14,9 +14,9 @@ from .context import BoostingContext, EvalSet
 from .loop import run
 from .callbacks import Callback, CallbackLike, EarlyStopping, ProgressBar, as_callback
 from .dataset import Dataset
-from .ensemble import Ensemble
+from .ensemble import MAX_RAW_BOUND, Ensemble, raw_bounds
 from .model import Model
-from .params import min_data_per_group, resolve
+from .params import MAX_TREES, min_data_per_group, resolve
 from .random_streams import seed_sequence
 from .grower import GrowParams, TreeGrower
 
@@ -46,12 +46,35 @@ def _callbacks(p: Mapping[str, Any], callbacks: Any) -> List[Callback]:
 
 def _bias(loss: Any, y: np.ndarray, weight: Optional[np.ndarray], n_outputs: int) -> np.ndarray:
     """The loss's starting raw score, checked: ``n_outputs`` finite numbers."""
-    value = np.asarray(loss.init_raw(y, weight), dtype=np.float64)
+    with checks.blame("loss", loss, "init_raw"):
+        value = np.asarray(loss.init_raw(y, weight), dtype=np.float64)
+    if value.size == n_outputs and not np.all(np.isfinite(value)):
+        overflow = checks.overflow_in_start(loss, value, y, weight)
+        if overflow:
+            raise FloatingPointError(overflow)
     if value.size != n_outputs or not np.all(np.isfinite(value)):
         raise PluginError(f"loss {loss.name or type(loss).__name__!r}: init_raw returned "
                           f"{value.tolist() if value.size < 10 else value.shape}; expected "
                           f"{n_outputs} finite number(s)")
     return value.reshape(n_outputs)
+
+
+def _check_bounded(ensemble: Ensemble, learning_rate: float) -> None:
+    """Refuse a model whose raw scores could exceed :data:`MAX_RAW_BOUND` (its file would
+    not load back; its predictions are at the edge of overflow)."""
+    bound = raw_bounds(np.atleast_1d(ensemble.bias), ensemble.coef, ensemble.trees)[-1]
+    if not bound <= MAX_RAW_BOUND:
+        raise FloatingPointError(f"training diverged: the model's raw scores could reach "
+                                 f"{bound:.3g}, beyond MAX_RAW_BOUND = {MAX_RAW_BOUND:g}; "
+                                 f"lower learning_rate (now {learning_rate!r}) or rescale the "
+                                 "target")
+
+
+def _target(loss: Any, data: Dataset, what: str) -> np.ndarray:
+    """``loss.validate_target`` of a data set's target, checked (one number per row)."""
+    with checks.blame("loss", loss, "validate_target"):
+        returned = loss.validate_target(data.y)
+    return checks.target(loss, returned, data.n_rows, what)
 
 
 def _loss_spec(spec: Any, loss: Any, loss_params: Optional[dict]) -> dict:
@@ -126,22 +149,24 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
 
     spec = p["loss"] if p["loss"] is not None else default_loss(train_set.y)
     loss = registry.create("loss", spec, p["loss_params"])
-    y = checks.target(loss, loss.validate_target(train_set.y), train_set.n_rows,
-                      "the training set")
+    y = _target(loss, train_set, "the training set")
     n_outputs = loss.n_outputs
     if isinstance(n_outputs, bool) or not isinstance(n_outputs, (int, np.integer)) \
             or n_outputs < 1:
         raise PluginError(f"loss {loss.name or type(loss).__name__!r}: n_outputs="
                           f"{n_outputs!r}; expected an int >= 1")
     n_outputs = int(n_outputs)
+    if p["n_estimators"] * n_outputs > MAX_TREES:
+        raise ValueError(f"n_estimators={p['n_estimators']} with {n_outputs} outputs would "
+                         f"give {p['n_estimators'] * n_outputs} trees; a model holds at most "
+                         f"MAX_TREES = {MAX_TREES}")
     w = train_set.sample_weight
     bias = _bias(loss, y, w, n_outputs)
 
     mapper, X_binned = train_set.training_matrix(p["max_bins"], seed, n_threads)
     ensemble = Ensemble(mapper, p["grow_policy"], bias, n_outputs)
     evals = [EvalSet(name, ds.binned(mapper, n_threads),
-                     checks.target(loss, loss.validate_target(ds.y), ds.n_rows,
-                                   f"validation set {name!r}"),
+                     _target(loss, ds, f"validation set {name!r}"),
                      ds.sample_weight, ensemble.start_scores(ds.n_rows).reshape(
                          n_outputs, ds.n_rows))
              for name, ds in zip(names, valid_sets)]
@@ -163,6 +188,8 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
                           p["learning_rate"], p["n_estimators"], p["leaf_estimation"],
                           p["random_strength"], evals, n_threads)
     evals_result, best_iteration = run(ctx, update, callback_list)
+    _check_bounded(ensemble, p["learning_rate"])
+    ensemble.forget_unrecoverable_states()
     return Model(ensemble, loss, _loss_spec(spec, loss, p["loss_params"]),
                  train_set.n_features, train_set.feature_names, p, evals_result,
                  best_iteration)

@@ -1,6 +1,7 @@
 """Input and hyper-parameter checks with messages that name the parameter and the range."""
 from __future__ import annotations
 
+import math
 import numbers
 import warnings
 from typing import Any, Optional, Tuple
@@ -18,8 +19,19 @@ def feature_names(X: Any) -> Optional[np.ndarray]:
         return None
     names = np.asarray(list(cols), dtype=object)
     if names.size and all(isinstance(c, str) for c in names):
-        return names
+        return check_distinct(names, "X's column names")
     return None
+
+
+def check_distinct(names: np.ndarray, what: str) -> np.ndarray:
+    """``names``, or a ValueError listing the names that occur more than once (columns are
+    matched by name, at prediction and in categorical_features)."""
+    unique, counts = np.unique(names.astype(str), return_counts=True)
+    if unique.size != names.size:
+        dup = unique[counts > 1][:5].tolist()
+        raise ValueError(f"{what} repeat {dup}; expected distinct names (columns are "
+                         "matched by name): rename them")
+    return names
 
 
 def _dtype_label(dtype: Any) -> str:
@@ -83,9 +95,10 @@ def check_X(X: Any, name: str = "X") -> np.ndarray:
     try:
         if arr.dtype not in (np.float32, np.float64):
             arr = np.asarray(arr, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise type(exc)(f"{name}: could not convert to float64 ({exc}); boostlib needs "
-                        "numeric features") from exc
+    except (TypeError, ValueError, OverflowError) as exc:
+        kind = ValueError if isinstance(exc, OverflowError) else type(exc)
+        raise kind(f"{name}: could not convert to float64 ({exc}); boostlib needs "
+                   "numeric features") from exc
     if arr.shape[0] == 0:
         raise ValueError(f"{name}: found array with 0 sample(s) (shape={arr.shape}) while a "
                          "minimum of 1 is required.")
@@ -121,7 +134,7 @@ def check_y(y: Any, n_rows: int, numeric: bool = True) -> np.ndarray:
     if numeric or arr.dtype.kind in "fc":
         try:
             num = np.asarray(arr, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:
             raise ValueError(f"y: could not convert to float64 ({exc})") from exc
         if np.isnan(num).any():
             raise ValueError("Input y contains NaN")
@@ -155,7 +168,12 @@ def check_number(name: str, value: Any, low: float, high: float = np.inf, *,
     if isinstance(value, bool) or not isinstance(value, kind):
         raise TypeError(f"{name}={value!r} is invalid; expected "
                         f"{'an int' if integer else 'a number'}")
-    ok = (value > low if low_open else value >= low) and value <= high and np.isfinite(value)
+    try:
+        number = float(value)
+    except OverflowError:                   # an int beyond float's range
+        number = math.inf if value > 0 else -math.inf
+    ok = (number > low if low_open else number >= low) and number <= high \
+        and math.isfinite(number)
     if not ok:
         lo = "(" if low_open else "["
         raise ValueError(f"{name}={value!r} is invalid; expected a value in "
@@ -164,5 +182,5 @@ def check_number(name: str, value: Any, low: float, high: float = np.inf, *,
 
 def check_choice(name: str, value: Any, choices: Tuple[str, ...]) -> None:
     """Raise ValueError unless ``value`` is one of ``choices``."""
-    if value not in choices:
+    if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{name}={value!r} is invalid; expected one of {list(choices)}")

@@ -12,6 +12,7 @@ import numpy as np
 
 from .._compat import BaseEstimator, ClassifierMixin, NotFittedError, RegressorMixin, HAS_SKLEARN
 from ..engine.callbacks import CallbackLike
+from ..engine.categorical import categorical_spec
 from ..engine.dataset import Dataset
 from ..engine.ensemble import Ensemble
 from ..engine.model import Model
@@ -175,8 +176,9 @@ class _BaseBoost(BaseEstimator):
         categorical columns is passed on as it is (the Dataset codes its labels); anything
         else is checked here (a plain numeric array, whose categorical columns hold codes)."""
         spec = self.categorical_features
-        if hasattr(X, "columns") and (spec is None or isinstance(spec, str) and spec == "auto"
-                                      or len(list(spec))):
+        if not (spec is None or isinstance(spec, str) and spec == "auto"):
+            spec = categorical_spec(spec)
+        if hasattr(X, "columns") and (spec is None or spec == "auto" or len(spec)):
             return X, spec
         return check_X(X), spec
 
@@ -217,10 +219,12 @@ class _BaseBoost(BaseEstimator):
             return []
         if isinstance(eval_set, tuple) and len(eval_set) == 2:
             eval_set = [eval_set]
+        eval_set = _pairs(eval_set)
         weights = list(eval_sample_weight) if eval_sample_weight is not None else \
             [None] * len(eval_set)
         if len(weights) != len(eval_set):
-            raise ValueError("eval_sample_weight must have one entry per eval_set pair")
+            raise ValueError(f"eval_sample_weight has {len(weights)} entries; expected one "
+                             f"per eval_set pair ({len(eval_set)})")
         out = []
         for i, ((Xe, ye), we) in enumerate(zip(eval_set, weights)):
             if not hasattr(Xe, "columns"):
@@ -230,9 +234,15 @@ class _BaseBoost(BaseEstimator):
                 raise ValueError(f"eval_set[{i}] has {n_cols} features, expected "
                                  f"{train_set.n_features}")
             n_rows = len(Xe) if hasattr(Xe, "columns") else Xe.shape[0]   # sparse: no len
-            out.append(Dataset(Xe, self._encode_y(ye, n_rows),
-                               sample_weight=check_sample_weight(we, n_rows),
-                               reference=train_set))
+            try:
+                ye = self._encode_y(ye, n_rows)
+            except (ValueError, TypeError) as exc:
+                raise type(exc)(f"eval_set[{i}]: {exc}") from None
+            try:
+                we = check_sample_weight(we, n_rows)
+            except (ValueError, TypeError) as exc:
+                raise type(exc)(f"eval_sample_weight[{i}]: {exc}") from None
+            out.append(Dataset(Xe, ye, sample_weight=we, reference=train_set))
         return out
 
     # -- prediction ------------------------------------------------------------------------------
@@ -367,7 +377,7 @@ class BoostRegressor(RegressorMixin, _BaseBoost):
     def predict(self, X: Any) -> np.ndarray:
         """Predicted values, shape (n_samples,)."""
         raw = self._raw_predict(X)
-        return checks.response(self.loss_, self.loss_.transform(raw), raw)
+        return checks.response(self.loss_, raw)
 
     def predict_virtual_ensembles(self, X: Any, n_members: int = 10) -> np.ndarray:
         """Predictions of ``n_members`` models taken along the training chain.
@@ -410,13 +420,19 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
     _default_loss = "logloss"
 
     def _encode_y(self, y: Any, n_rows: int) -> np.ndarray:
+        _check_label_types(y)
         y = check_y(y, n_rows, numeric=False)
+        if y.dtype == object and y.size:
+            y = np.array(y.tolist())        # labels of one type: that type's dtype
         if y.dtype.kind == "f" and np.any(y != np.round(y)):
             raise ValueError("Unknown label type: continuous; BoostClassifier needs class "
                              "labels (use BoostRegressor for continuous targets)")
         classes = getattr(self, "_fitting_classes", None)
         if classes is None:
-            classes = np.unique(y)
+            try:
+                classes = np.unique(y)
+            except TypeError as exc:
+                raise TypeError(f"y: class labels must be mutually comparable ({exc})") from None
             if classes.size < 2:
                 raise ValueError(f"BoostClassifier needs at least two classes in y; got 1 "
                                  f"class ({classes.tolist()})")
@@ -467,7 +483,7 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
         """Class probabilities, shape (n_samples, n_classes), columns ordered as
         ``classes_``; each row sums to 1."""
         raw = self._raw_predict(X)
-        p = checks.response(self.loss_, self.loss_.transform(raw), raw)
+        p = checks.response(self.loss_, raw)
         return np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
 
     def predict_virtual_ensembles(self, X: Any, n_members: int = 10) -> np.ndarray:
@@ -492,3 +508,40 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
         raw = self._raw_predict(X)
         index = (raw > 0).astype(np.intp) if raw.ndim == 1 else np.argmax(raw, axis=1)
         return self.classes_[index]
+
+
+def _check_label_types(y: Any) -> None:
+    """Refuse class labels that are missing (None, NaN) or mix text with numbers: NumPy would
+    turn ``["a", 1]`` into the strings ``"a"`` and ``"1"`` and predict ``"1"`` for ``1``."""
+    if getattr(getattr(y, "dtype", None), "kind", "O") != "O":
+        return                                  # an array or Series of one non-object type
+    values = getattr(y, "array", y)             # a pandas Series: its values
+    try:
+        values = list(values) if not isinstance(values, (str, bytes)) else []
+    except TypeError:
+        return                                  # not iterable: check_y reports it
+    if len(values) and isinstance(values[0], (list, tuple, np.ndarray)):
+        return                                  # 2-D: check_y reports the shape
+    kinds = set()
+    for i, v in enumerate(values):
+        if v is None or (isinstance(v, (float, np.floating)) and v != v):
+            raise ValueError(f"y: class label {i} is missing ({v!r}); every row needs a label")
+        kinds.add("text" if isinstance(v, (str, bytes, np.str_, np.bytes_)) else
+                  "number" if isinstance(v, (int, float, np.number)) else type(v).__name__)
+    if len(kinds) > 1:
+        raise TypeError(f"y: class labels mix {' and '.join(sorted(kinds))} values; use one "
+                        "type (e.g. all str)")
+
+
+def _pairs(eval_set: Any) -> List[Tuple[Any, Any]]:
+    """``eval_set`` as a list of ``(X, y)`` pairs, or a TypeError that shows what it got."""
+    expected = "expected a list of (X, y) pairs"
+    if isinstance(eval_set, (str, bytes, dict)) or not isinstance(eval_set, (list, tuple)):
+        raise TypeError(f"eval_set of type {type(eval_set).__name__} is invalid; {expected}")
+    for i, pair in enumerate(eval_set):
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            what = (f"a {type(pair).__name__} of {len(pair)} items"
+                    if isinstance(pair, (list, tuple)) else f"a {type(pair).__name__}")
+            raise TypeError(f"eval_set[{i}] is {what}; {expected}")
+    return list(eval_set)
+

@@ -14,21 +14,25 @@ imports neither.
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import math
 import os
+import signal
 import stat
 import tempfile
+import threading
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 
 from ..engine.binning import MAX_BINS, BinMapper
 from ..engine.categorical import MAX_CODE
-from ..engine.ensemble import Ensemble
-from ..engine.params import DEFAULTS, MAX_N_JOBS, resolve
+from ..engine.ensemble import (MAX_RAW_BOUND, MAX_STATE_FACTOR, Ensemble, raw_bounds,
+                               unrecoverable_state)
+from ..engine.params import DEFAULTS, MAX_N_JOBS, MAX_TREES, resolve
 from ..engine.random_streams import seed_sequence
 from ..engine.trees import GROW_POLICIES, TreeGroup, kind_of
 from ..plugin import registry
@@ -43,8 +47,6 @@ FORMAT = "boostlib-model"
 FORMAT_VERSION = 3
 #: Largest number of outputs (classes) accepted from a file.
 MAX_OUTPUTS = 1 << 16
-#: Largest ``|bias| + sum_k |c_k| max|leaf_k|`` accepted, so raw scores stay finite.
-MAX_RAW_BOUND = 1e300
 #: Border-table entries (``n_features * (max_bins - 1)``) always accepted; beyond it the
 #: table may be at most 16 times the number of borders in the file.
 MAX_EMPTY_TABLE = 1 << 22
@@ -52,6 +54,12 @@ MAX_EMPTY_TABLE = 1 << 22
 MAX_NESTING = 32
 #: Longest class label string (characters) accepted from a file.
 MAX_LABEL_CHARS = 10_000
+#: Largest model file read (bytes).
+MAX_FILE_BYTES = 1 << 30
+#: Most JSON values (numbers, strings, ...) and most arrays and objects a file may hold,
+#: counted before it is parsed: they bound the memory parsing takes (see docs/model_files.md).
+MAX_JSON_VALUES = 1 << 25
+MAX_JSON_CONTAINERS = 1 << 22
 
 _TOP_KEYS = ("format", "format_version", "boostlib_version", "estimator", "params", "loss",
              "n_features", "feature_names", "classes", "bins", "model", "training")
@@ -205,7 +213,29 @@ def _no_duplicates(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
     return obj
 
 
+def _check_size(data: Any) -> None:
+    """Refuse text beyond the budgets, before parsing it: its length, and upper bounds of
+    the number of values (separators and openers) and of arrays and objects (openers)."""
+    if len(data) > MAX_FILE_BYTES:
+        raise ModelFileError(f"invalid model file: {len(data)} bytes, more than "
+                             f"MAX_FILE_BYTES = {MAX_FILE_BYTES}")
+    if isinstance(data, str):
+        containers = data.count("[") + data.count("{")
+        values = data.count(",") + containers
+    else:
+        containers = data.count(b"[") + data.count(b"{")
+        values = data.count(b",") + containers
+    if containers > MAX_JSON_CONTAINERS:
+        raise ModelFileError(f"invalid model file: up to {containers} arrays and objects, "
+                             f"more than MAX_JSON_CONTAINERS = {MAX_JSON_CONTAINERS}")
+    if values > MAX_JSON_VALUES:
+        raise ModelFileError(f"invalid model file: up to {values} values, more than "
+                             f"MAX_JSON_VALUES = {MAX_JSON_VALUES}")
+
+
 def _parse(data: Any) -> Any:
+    if isinstance(data, (bytes, bytearray, str)):
+        _check_size(data)
     if isinstance(data, (bytes, bytearray)):
         try:
             data = bytes(data).decode("utf-8")
@@ -361,17 +391,6 @@ class _Reader:
     fail = staticmethod(_fail)
 
 
-def _raw_bound(bias: np.ndarray, coef: np.ndarray, terms: List[Any]) -> float:
-    """The largest ``|raw score|`` any output can reach."""
-    def peak(t):
-        return float(np.max(np.abs(t.value[kind_of(t.policy).leaf_mask(t)])))
-    peaks = np.array([max(peak(s) for s in (t.trees if isinstance(t, TreeGroup) else [t]))
-                      for t in terms])
-    top = float(np.max(np.abs(bias)))
-    with np.errstate(over="ignore", invalid="ignore"):
-        return float(top + np.sum(np.abs(coef) * peaks)) if terms else top
-
-
 def ensemble_from_dict(bins: Any, model: Any, n_features: int, version: int = FORMAT_VERSION
                        ) -> Ensemble:
     """Validate the ``bins`` and ``model`` sections of a model file and build the ensemble.
@@ -406,7 +425,7 @@ def ensemble_from_dict(bins: Any, model: Any, n_features: int, version: int = FO
         bias = _float_array(model["bias"], "model.bias")
         if bias.size != n_outputs:
             raise _fail("model.bias", f"has {bias.size} entries for {n_outputs} outputs")
-    raw_trees = _list(model["trees"], "model.trees")
+    raw_trees = _list(model["trees"], "model.trees", MAX_TREES // n_outputs)
     coef = _float_array(model["coefficients"], "model.coefficients")
     if coef.size != len(raw_trees):
         raise _fail("model.coefficients", f"has {coef.size} entries for {len(raw_trees)} "
@@ -428,13 +447,14 @@ def ensemble_from_dict(bins: Any, model: Any, n_features: int, version: int = FO
                           for k, v in enumerate(parts)])
 
     trees = [term(t, f"model.trees[{k}]") for k, t in enumerate(raw_trees)]
-    if not _raw_bound(bias, coef, trees) <= MAX_RAW_BOUND:
+    bounds = raw_bounds(bias, coef, trees)
+    if not bounds[-1] <= MAX_RAW_BOUND:
         raise _fail("model", f"raw scores could exceed {MAX_RAW_BOUND:g} (bias, coefficients "
                              "or leaf values too large)")
     scalar = [s for t in trees for s in (t.trees if isinstance(t, TreeGroup) else [t])]
     if not sum(float(np.sum(t.gain)) for t in scalar) <= MAX_RAW_BOUND:
         raise _fail("model.trees", f"the split gains add up to more than {MAX_RAW_BOUND:g}")
-    history = _read_scale_history(model["scale_history"], len(trees))
+    history = _read_scale_history(model["scale_history"], len(trees), bounds)
     ensemble = Ensemble(mapper, policy, bias if n_outputs > 1 else float(bias[0]), n_outputs)
     for tree, c in zip(trees, coef.tolist()):
         ensemble.add(tree, c)
@@ -442,8 +462,11 @@ def ensemble_from_dict(bins: Any, model: Any, n_features: int, version: int = FO
     return ensemble
 
 
-def _read_scale_history(value: Any, n_trees: int) -> Optional[List[Tuple[int, float]]]:
-    """``null``, or ``[[n_trees_at_the_time, factor], ...]`` in training order."""
+def _read_scale_history(value: Any, n_trees: int, bounds: np.ndarray
+                        ) -> Optional[List[Tuple[int, float]]]:
+    """``null``, or ``[[n_trees_at_the_time, factor], ...]`` in training order, such that
+    every past state ``predict_virtual_ensembles`` can recover has finite raw scores
+    (``bounds`` as :func:`~boostlib.engine.ensemble.raw_bounds` gives them)."""
     if value is None:
         return None
     path = "model.scale_history"
@@ -460,7 +483,19 @@ def _read_scale_history(value: Any, n_trees: int) -> Optional[List[Tuple[int, fl
             raise _fail(f"{where}[1]", f"a scale factor must be in (0, {MAX_RAW_BOUND:g}], "
                                        f"got {f!r}")
         out.append((m, f))
+    _check_states(out, bounds)
     return out
+
+
+def _check_states(history: List[Tuple[int, float]], bounds: np.ndarray) -> None:
+    """Refuse a scale history whose past states virtual ensembles read cannot be recovered
+    in floating point (:func:`~boostlib.engine.ensemble.unrecoverable_state`)."""
+    j = unrecoverable_state(history, bounds)
+    if j is not None:
+        raise _fail(f"model.scale_history[{j}]", f"the model's state with {history[j][0]} "
+                    "trees cannot be recovered: the product of the factors recorded from "
+                    f"here on must lie in [1/{MAX_STATE_FACTOR:g}, {MAX_STATE_FACTOR:g}] and "
+                    f"the state's raw scores within {MAX_RAW_BOUND:g}")
 
 
 # -- plugins and parameters --------------------------------------------------------------------
@@ -632,6 +667,8 @@ def _read_names(names: Any, n_features: int) -> Optional[np.ndarray]:
         raise _fail("feature_names", f"has {len(names)} names for {n_features} features")
     for i, n in enumerate(names):
         _str(n, f"feature_names[{i}]")
+    if len(set(names)) != len(names):
+        raise _fail("feature_names", "repeats a name; expected distinct names")
     return np.asarray(names, dtype=object)
 
 
@@ -660,7 +697,7 @@ def _read_training(spec: Any) -> Tuple[Optional[int], Dict[str, Dict[str, List[f
         result[name] = {}
         for metric, values in metrics.items():
             where = f"{path}.{metric}"
-            items = _list(values, where)
+            items = _list(values, where, MAX_TREES)
             if not set(map(type, items)) <= {int, float, type(None)}:
                 raise _fail(where, "expected numbers or null")
             result[name][metric] = [math.nan if v is None else _float(v, where) for v in items]
@@ -864,6 +901,42 @@ def write(path: Any, doc: Dict[str, Any]) -> None:
     except ModelFileError as exc:
         raise ModelFileError(f"cannot save the model: the file would not load back "
                              f"({exc})") from None
+    written = False
+    try:
+        with _sigint_deferred():
+            _write_atomically(path, text + "\n")
+            written = True
+    except KeyboardInterrupt:
+        if written:     # Ctrl-C during the write, delivered once it was complete
+            raise KeyboardInterrupt(f"interrupted after the model file {path!r} was "
+                                    "written completely") from None
+        raise
+
+
+@contextlib.contextmanager
+def _sigint_deferred() -> Iterator[None]:
+    """Hold SIGINT (Ctrl-C) back until the block ends, then act on it as the previous handler
+    would (by default: KeyboardInterrupt), so that a save is never left half done with its
+    temporary file behind. Python runs signal handlers in the main thread, so a save there
+    holds it back whichever thread the signal reaches; elsewhere nothing is held."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received = []
+    old = signal.signal(signal.SIGINT, lambda signum, frame: received.append(frame))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+    if received and callable(old):
+        old(signal.SIGINT, received[0])
+    elif received and old == signal.SIG_DFL:
+        raise KeyboardInterrupt
+
+
+def _write_atomically(path: str, text: str) -> None:
+    """Write ``text`` to a temporary file beside ``path``, flush it to disk, and rename it
+    over ``path``; on any failure the temporary file is removed."""
     folder = os.path.dirname(os.path.abspath(path))
     try:
         fd, tmp = tempfile.mkstemp(prefix=".boostlib-model-", suffix=".tmp", dir=folder)
@@ -873,7 +946,8 @@ def write(path: Any, doc: Dict[str, Any]) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
-            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -893,7 +967,7 @@ def read(path: Any) -> ModelParts:
     path = _path(path)
     try:
         with open(path, "rb") as fh:
-            data = fh.read()
+            data = fh.read(MAX_FILE_BYTES + 1)     # more is refused by the size check
     except OSError as exc:
         raise ModelFileError(f"cannot read model file {os.fspath(path)!r}: "
                              f"{exc.strerror or exc}") from exc

@@ -6,8 +6,10 @@ thoroughness is set by the environment variable ``BOOSTLIB_PLUGIN_CHECKS``:
 ``fast`` (default)
     One sum per array: a NaN or infinity anywhere makes the sum non-finite (so does a sum
     that overflows, which only values near 1e308 can cause). The loss derivatives take one
-    compiled parallel pass over both arrays (sums of magnitudes, ``_sampling.abs_sums``),
-    about 0.4 ms per million rows on 2 threads.
+    compiled parallel pass over both arrays (sums of magnitudes, ``_sampling.abs_sums``,
+    which also sums the negative hessians: a loss that does not declare
+    ``hessian_can_be_negative`` must not return any), about 0.4 ms per million rows on 2
+    threads.
 ``full``
     Gradient buffers are filled with NaN before the loss writes them (so a loss that skips
     entries is caught), every value is checked, and after every iteration the training and
@@ -28,8 +30,10 @@ is fitted on the sample's rows, the kernel that gathers them checks them in the 
 """
 from __future__ import annotations
 
+import contextlib
+import math
 import os
-from typing import Any, Optional, Tuple
+from typing import Any, Iterator, Optional, Tuple
 
 import numpy as np
 
@@ -54,6 +58,41 @@ def level() -> str:
 def label(plugin: Any) -> str:
     """The registered name of a plugin instance, or its class name."""
     return getattr(plugin, "name", "") or type(plugin).__name__
+
+
+@contextlib.contextmanager
+def blame(kind: str, plugin: Any, method: str, iteration: Optional[int] = None
+          ) -> Iterator[None]:
+    """Name the plugin in an exception raised inside one of its methods.
+
+    The exception is re-raised with the same type (a PluginError when that type cannot be
+    built from a message), its message prefixed by the plugin's kind and name, the method
+    and the iteration, the original chained as its cause. Errors that already name their
+    source pass unchanged: boostlib's PluginErrors, one already blamed (a loss's error seen
+    again by the update rule that called it) and resource exhaustion (MemoryError,
+    RecursionError).
+    """
+    try:
+        yield
+    except (PluginError, MemoryError, RecursionError):
+        raise
+    except Exception as exc:
+        if getattr(exc, "_boostlib_blamed", False):
+            raise
+        when = "" if iteration is None or iteration < 0 else f" at iteration {iteration}"
+        message = f"{kind} {label(plugin)!r} raised {type(exc).__name__} in {method}{when}: {exc}"
+        try:
+            renamed = type(exc)(message)
+        except Exception:
+            renamed = PluginError(message)
+        raise attributed(renamed) from exc
+
+
+def attributed(exc: BaseException) -> BaseException:
+    """Mark an exception whose message already names its cause, so that :func:`blame`
+    passes it through the plugin methods it propagates from unchanged; return it."""
+    exc._boostlib_blamed = True
+    return exc
 
 
 def _finite(a: np.ndarray, how: str) -> bool:
@@ -89,11 +128,13 @@ def derivatives(loss: Any, returned: Any, gradient: np.ndarray, hessian: np.ndar
                                   f"expected a float64 array of shape {shape}")
         gradient = np.asarray(gradient, dtype=np.float64)
         hessian = np.asarray(hessian, dtype=np.float64)
+    may_be_negative = bool(getattr(loss, "hessian_can_be_negative", False))
     if how == "fast":
         # both arrays in one parallel pass, in memory order (a view when contiguous)
         flat_g = np.ascontiguousarray(np.ravel(gradient, order="K"))
         flat_h = np.ascontiguousarray(np.ravel(hessian, order="K"))
-        if all(np.isfinite(_sampling.abs_sums(flat_g, flat_h, n_threads))):
+        g_sum, h_sum, h_negative = _sampling.abs_sums(flat_g, flat_h, n_threads)
+        if np.isfinite(g_sum) and np.isfinite(h_sum) and (may_be_negative or h_negative == 0):
             return gradient, hessian
     for what, arr in (("gradient", gradient), ("hessian", hessian)):
         if not _finite(arr, how):
@@ -102,6 +143,11 @@ def derivatives(loss: Any, returned: Any, gradient: np.ndarray, hessian: np.ndar
                       "values whose sum overflows")
             raise PluginError(f"loss {name!r} returned a {what} with {detail} at iteration "
                               f"{iteration}")
+    if how != "off" and not may_be_negative and hessian.size and hessian.min() < 0:
+        raise PluginError(f"loss {name!r} returned {int(np.count_nonzero(hessian < 0))} "
+                          f"negative hessian values (down to {hessian.min():.3g}) at iteration "
+                          f"{iteration}; a loss whose hessian can be negative must set "
+                          "hessian_can_be_negative = True (its hessians are then floored)")
     return gradient, hessian
 
 
@@ -119,18 +165,20 @@ def target(loss: Any, returned: Any, n: int, what: str) -> np.ndarray:
     return arr
 
 
-def response(loss: Any, returned: Any, raw: np.ndarray) -> np.ndarray:
-    """Validate ``loss.transform(raw)``: the raw scores' shape, no NaN, and probabilities
+def response(loss: Any, raw: np.ndarray) -> np.ndarray:
+    """``loss.transform(raw)``, validated: the raw scores' shape, finite, and probabilities
     in [0, 1] for a classification loss."""
+    with blame("loss", loss, "transform"):
+        returned = loss.transform(raw)
     arr = np.asarray(returned)
     name = label(loss)
     if arr.shape != raw.shape or arr.dtype.kind not in "fiu":
         raise PluginError(f"loss {name!r}: transform returned {arr.dtype} values of shape "
                           f"{arr.shape} for raw scores of shape {raw.shape}; expected a "
                           "float array of the same shape")
-    if np.isnan(arr).any():
-        raise PluginError(f"loss {name!r}: transform returned NaN for "
-                          f"{int(np.isnan(arr).sum())} values")
+    if not np.isfinite(arr).all():
+        raise PluginError(f"loss {name!r}: transform returned {int((~np.isfinite(arr)).sum())} "
+                          "non-finite values (NaN or infinity)")
     if getattr(loss, "is_classification", False) and ((arr < 0) | (arr > 1)).any():
         raise PluginError(f"loss {name!r}: transform returned probabilities outside [0, 1] "
                           f"(from {arr.min()!r} to {arr.max()!r})")
@@ -146,17 +194,64 @@ def pointwise_loss(loss: Any, values: Any, n: int) -> np.ndarray:
     return arr
 
 
-def mean_loss(loss: Any, value: Any, what: str, iteration: int) -> float:
-    """Validate ``loss.mean_loss(...)``: a finite number."""
+def mean_loss(loss: Any, value: Any, what: str, iteration: int,
+              y: Optional[np.ndarray] = None, raw: Optional[np.ndarray] = None) -> float:
+    """Validate ``loss.mean_loss(y, raw, ...)``: a finite number.
+
+    A non-finite mean of finite targets and raw scores is reported as a numeric overflow
+    (values too large for the loss, e.g. a target near 1e200 squared by ``mse``), non-finite
+    raw scores as a diverged model; only otherwise is the loss blamed.
+    """
     try:
         out = float(value)
     except (TypeError, ValueError):
         raise PluginError(f"loss {label(loss)!r}: mean_loss() returned {type(value).__name__}; "
                           "expected a float") from None
-    if not np.isfinite(out):
-        raise PluginError(f"loss {label(loss)!r}: mean loss on {what} is {out} at iteration "
-                          f"{iteration}")
-    return out
+    if np.isfinite(out):
+        return out
+    where = f"{what} at iteration {iteration}"
+    if raw is not None and not np.isfinite(raw).all():
+        raise attributed(FloatingPointError(
+            f"the model diverged: its raw scores on {where} are not finite; lower "
+            "learning_rate (or rescale the target)"))
+    top_y = _largest(y) if y is not None else math.nan
+    top_raw = _largest(raw) if raw is not None else math.nan
+    if np.isinf(out) or max(top_y, top_raw) > LARGE:
+        raise attributed(FloatingPointError(
+            f"numeric overflow: the mean loss {label(loss)!r} on {where} is {out} although "
+            f"the targets (largest |y| = {top_y:.3g}) and raw scores (largest "
+            f"{top_raw:.3g}) are finite; rescale the target or lower learning_rate (if "
+            "training diverged)"))
+    raise PluginError(f"loss {label(loss)!r}: mean loss on {where} is {out}")
+
+
+#: Magnitude beyond which a non-finite result of finite inputs is taken for an overflow
+#: (their squares overflow) rather than a fault of the plugin.
+LARGE = 1e100
+
+
+def _largest(a: Optional[np.ndarray]) -> float:
+    """``max |a|`` (0 for an empty array; NaN when ``a`` is None or holds NaN or inf)."""
+    if a is None:
+        return math.nan
+    a = np.asarray(a, dtype=np.float64)
+    if not a.size:
+        return 0.0
+    top = float(np.max(np.abs(a)))
+    return top if math.isfinite(top) else math.nan
+
+
+def overflow_in_start(loss: Any, value: np.ndarray, y: np.ndarray,
+                      weight: Optional[np.ndarray]) -> Optional[str]:
+    """The message of a non-finite ``init_raw`` caused by overflow (finite, large targets or
+    weights), or None when the loss is at fault."""
+    top_y, top_w = _largest(y), _largest(weight) if weight is not None else 1.0
+    if max(top_y, top_w) > LARGE:
+        return (f"numeric overflow: the starting value of loss {label(loss)!r} (init_raw) is "
+                f"{np.ravel(value).tolist()[:3]} for finite targets (largest |y| = "
+                f"{top_y:.3g}) and "
+                f"weights (largest sample_weight = {top_w:.3g}); rescale y or sample_weight")
+    return None
 
 
 def sample(sampler: Any, res: Any, n_rows: int, how: str, n_threads: int = 1,
@@ -181,8 +276,9 @@ def sample(sampler: Any, res: Any, n_rows: int, how: str, n_threads: int = 1,
 
 
 def sample_structure(who: str, res: SampleResult) -> None:
-    """O(1) checks of a sample: 1-D integer indices, not empty; weights None or a float
-    array aligned with them. ``who`` starts the error message ("sampler 'x' returned")."""
+    """Checks of a sample's structure: 1-D integer indices, not empty; weights None or a
+    float array aligned with them, some positive (one vectorised pass). ``who`` starts the
+    error message ("sampler 'x' returned")."""
     idx = res.indices
     if not (isinstance(idx, np.ndarray) and idx.ndim == 1 and idx.dtype.kind in "iu"):
         raise PluginError(f"{who} indices that are not a 1-D integer index array")
@@ -193,6 +289,9 @@ def sample_structure(who: str, res: SampleResult) -> None:
                               and w.dtype.kind == "f"):
         raise PluginError(f"{who} weights that are not a float array aligned with its "
                           "indices")
+    if w is not None and not np.any(w > 0):
+        raise PluginError(f"{who} weights none of which is positive: a tree fitted on them "
+                          "would fit nothing")
 
 
 def fused_entries(res: SampleResult) -> bool:
