@@ -1,0 +1,127 @@
+"""Hostile training data: every input either trains a model that predicts finite values and
+whose file loads back bit-identically, or is refused by an error naming the input (``X``,
+``y``, ``sample_weight``, ``eval_set``) and what is wrong with it."""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from boostlib import BoostClassifier, BoostRegressor, load_model
+
+from .budget import DEFAULT_EXAMPLES
+
+SPECIAL = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e300, -1e300, 1e-300, 5e-324, 3.5e38, 1e200]
+INPUTS = ("X", "y", "sample_weight", "eval_set", "class label", "eval_sample_weight")
+
+
+@st.composite
+def _floats(draw, shape):
+    """Mostly ordinary values, some special ones (NaN, infinities, extremes)."""
+    base = draw(hnp.arrays(np.float64, shape, elements=st.floats(-3, 3)))
+    n_special = draw(st.integers(0, 3))
+    flat = base.reshape(-1)
+    for _ in range(n_special if flat.size else 0):
+        flat[draw(st.integers(0, flat.size - 1))] = draw(st.sampled_from(SPECIAL))
+    return base
+
+
+@st.composite
+def _problem(draw):
+    n = draw(st.integers(1, 40))
+    d = draw(st.integers(1, 4))
+    X = draw(_floats((n, d)))
+    if draw(st.booleans()):
+        X[:, draw(st.integers(0, d - 1))] = draw(st.sampled_from([0.0, 1.0, np.nan]))
+    X = draw(st.sampled_from([X, X.astype(np.float32), X.astype(object), X.tolist()]))
+    regression = draw(st.booleans())
+    if regression:
+        y = draw(_floats((n,)))
+    else:
+        labels = draw(st.sampled_from([[0, 1], [1, 2, 3], ["a", "b"], [True, False],
+                                       [0.5, 1.5], [None, 1], ["a", 1], [np.nan, 1.0]]))
+        y = [labels[i] for i in draw(st.lists(st.integers(0, len(labels) - 1), min_size=n,
+                                              max_size=n))]
+        y = draw(st.sampled_from([y, np.array(y, dtype=object)]))
+    weight = draw(st.sampled_from([None, "ones", "special", "zeros", "short"]))
+    if weight == "ones":
+        weight = np.ones(n)
+    elif weight == "special":
+        weight = np.abs(draw(_floats((n,))))
+    elif weight == "zeros":
+        weight = np.zeros(n)
+    elif weight == "short":
+        weight = np.ones(max(n - 1, 0))
+    return regression, X, y, weight
+
+
+def _fit_or_refuse(regression, X, y, weight, tmp_path, **fit):
+    cls = BoostRegressor if regression else BoostClassifier
+    model = cls(n_estimators=3, max_depth=2, random_state=0, n_jobs=1)
+    try:
+        model.fit(X, y, sample_weight=weight, **fit)
+    except (ValueError, TypeError, FloatingPointError) as exc:
+        message = str(exc)
+        assert any(word in message for word in INPUTS), \
+            f"{type(exc).__name__} names no input: {message}"
+        return None
+    Xp = np.asarray(X, dtype=np.float64)
+    out = model.predict(Xp) if regression else model.predict_proba(Xp)
+    assert out.shape[0] == Xp.shape[0]
+    if not regression:
+        assert np.all((out >= 0) & (out <= 1))
+    assert np.all(np.isfinite(np.asarray(out, dtype=np.float64)))
+    path = tmp_path / "model.json"
+    model.save_model(path)
+    again = load_model(path)
+    same = again.predict(Xp) if regression else again.predict_proba(Xp)
+    np.testing.assert_array_equal(out, same)
+    return model
+
+
+@settings(max_examples=max(50, DEFAULT_EXAMPLES // 4), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
+                                 HealthCheck.data_too_large])
+@given(problem=_problem())
+def test_hostile_data_trains_or_is_refused_by_name(tmp_path, problem):
+    _fit_or_refuse(*problem, tmp_path)
+
+
+@pytest.mark.parametrize("eval_set", [
+    [(np.zeros((3, 2)), [0, 1, 0], [1, 1, 1])], "abc", [np.zeros((3, 2))], [(np.zeros((3, 5)),
+                                                                              [0, 1, 0])],
+    [(np.zeros((3, 2)), [0, 1])], [(np.zeros((3, 2)), [0, 7, 0])], 5, {"a": 1},
+])
+def test_malformed_eval_sets_are_named(tmp_path, eval_set):
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    y = np.arange(30) % 2
+    with pytest.raises((ValueError, TypeError), match="eval_set|y contains labels"):
+        BoostClassifier(n_estimators=2).fit(X, y, eval_set=eval_set)
+
+
+@pytest.mark.parametrize("y,match", [
+    ([None, 1, None, 1], "class label 0 is missing"),
+    (["a", 1, "a", 1], "mix number and text"),
+    ([np.nan, 1.0, 0.0, 1.0], "NaN|missing"),
+])
+def test_unusable_class_labels_are_named(y, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        BoostClassifier(n_estimators=2).fit(np.zeros((4, 1)), y)
+
+
+@pytest.mark.parametrize("scale", [1e39, 1e200, 1e300])
+def test_overflowing_targets_are_not_blamed_on_the_loss(scale):
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    with pytest.raises(FloatingPointError, match="float32 range") as info:
+        BoostRegressor(n_estimators=3).fit(X, X[:, 0] * scale)
+    assert "rescale the target y" in str(info.value)
+    with pytest.raises(FloatingPointError, match="numeric overflow: the starting value"):
+        BoostRegressor(n_estimators=3).fit(X, X[:, 0] * scale, sample_weight=np.full(50, 1e300))
+
+
+def test_huge_integers_are_numbers_or_named():
+    X = np.array([[10 ** 30], [1], [2]], dtype=object)
+    model = BoostRegressor(n_estimators=2).fit(X, [1.0, 2.0, 3.0])
+    assert np.isfinite(model.predict(X.astype(float))).all()
+    with pytest.raises((ValueError, TypeError), match="X"):
+        BoostRegressor(n_estimators=2).fit(np.array([[10 ** 400], [1]], dtype=object), [1, 2])

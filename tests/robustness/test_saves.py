@@ -1,0 +1,95 @@
+"""Saving models: atomic, never over a non-regular file, never half done, and every file
+written loads back; Ctrl-C during a save is held until the file is complete."""
+import os
+import signal
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+from boostlib import BoostClassifier, ModelFileError, load_model
+from boostlib.io import model_files
+
+RNG = np.random.default_rng(0)
+X = RNG.normal(size=(200, 3))
+Y = (X[:, 0] > 0).astype(int)
+MODEL = BoostClassifier(n_estimators=5, random_state=0).fit(X, Y)
+
+posix_signals = pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX signals")
+
+
+def _leftovers(folder):
+    return [p for p in os.listdir(folder) if p.startswith(".boostlib-model-")]
+
+
+@posix_signals
+@pytest.mark.parametrize("stage", ["write", "fsync", "replace"])
+def test_ctrl_c_during_a_save_waits_for_the_complete_file(tmp_path, monkeypatch, stage):
+    path = tmp_path / "model.json"
+    real = {"write": model_files.tempfile.mkstemp, "fsync": os.fsync, "replace": os.replace}
+
+    def interrupted(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)     # held back by the save until it is done
+        return real[stage](*args, **kwargs)
+
+    target = {"write": (model_files.tempfile, "mkstemp"), "fsync": (model_files.os, "fsync"),
+              "replace": (model_files.os, "replace")}[stage]
+    monkeypatch.setattr(*target, interrupted)
+    with pytest.raises(KeyboardInterrupt, match="written completely"):
+        MODEL.save_model(path)
+    monkeypatch.undo()
+    np.testing.assert_array_equal(load_model(path).predict_proba(X), MODEL.predict_proba(X))
+    assert _leftovers(tmp_path) == []
+
+
+def test_a_failed_write_leaves_no_temporary_file(tmp_path, monkeypatch):
+    def full_disk(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(model_files.os, "fsync", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        MODEL.save_model(tmp_path / "model.json")
+    assert not (tmp_path / "model.json").exists()
+    assert _leftovers(tmp_path) == []
+
+
+def test_a_save_from_another_thread_works(tmp_path):
+    errors = []
+
+    def save():
+        try:
+            MODEL.save_model(tmp_path / "model.json")
+        except Exception as exc:        # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    thread = threading.Thread(target=save)
+    thread.start()
+    thread.join(60)
+    assert not errors
+    np.testing.assert_array_equal(load_model(tmp_path / "model.json").predict_proba(X),
+                                  MODEL.predict_proba(X))
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs os.mkfifo (POSIX)")
+def test_non_regular_targets_are_refused_and_left_alone(tmp_path):
+    target = tmp_path / "real.json"
+    target.write_text("keep me")
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    for path in (link, fifo, tmp_path, "/dev/null"):
+        with pytest.raises(ModelFileError, match="not a regular file"):
+            MODEL.save_model(path)
+    assert target.read_text() == "keep me" and link.is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.json", "pipe.json",
+                                                          "real.json"]
+
+
+@pytest.mark.parametrize("path", [0, 3, True, None, 2.5, ["m.json"]])
+def test_paths_that_are_not_paths_are_refused(path):
+    with pytest.raises(TypeError, match="expected a file path"):
+        MODEL.save_model(path)
+    with pytest.raises(TypeError, match="expected a file path"):
+        load_model(path)
