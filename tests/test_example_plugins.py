@@ -108,3 +108,24 @@ def test_plugins_combine_with_each_other_and_the_builtins(huber, bayesian_bootst
                                sampler_params={"temperature": 0.5}, update=update,
                                n_estimators=30, random_state=1).fit(X, y)
         assert np.corrcoef(model.predict(X), f)[0, 1] > 0.9, update
+
+
+def test_a_plugin_metric_by_name_from_the_api_and_the_command_line(huber, tmp_path, capsys):
+    """The example distribution's metric "huber", found through its entry point, is recorded
+    by name through the estimators and through `boostlib train --eval-metric`."""
+    assert "huber" in registry.available("metric")
+    X, y, _ = _outliers(1500, 0)
+    model = BoostRegressor(n_estimators=30, eval_metric=["huber", "rmse"], random_state=0)
+    model.fit(X[:1000], y[:1000], eval_set=[(X[1000:], y[1000:])])
+    curves = model.evals_result_["valid_0"]
+    assert list(curves) == ["mse", "huber", "rmse"] and len(curves["huber"]) == 30
+    assert curves["huber"][-1] == pytest.approx(
+        boostlib.create("metric", "huber")(y[1000:], model.predict(X[1000:])), rel=1e-12)
+    data = tmp_path / "train.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",", comments="",
+               header=",".join([f"x{j}" for j in range(X.shape[1])] + ["y"]))
+    assert main(["train", str(data), "--target", "y", "--task", "regression",
+                 "--eval-fraction", "0.2", "--eval-metric", "huber", "--n-estimators", "20",
+                 "--verbose", "5", "--output", str(tmp_path / "m.json")]) == 0
+    assert "valid_0 huber=" in capsys.readouterr().err
+    assert boostlib.load_model(tmp_path / "m.json").get_params()["eval_metric"] == "huber"

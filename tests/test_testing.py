@@ -352,7 +352,7 @@ def test_check_plugin_runs_component_checks():
     with pytest.raises(AssertionError, match="loss 'wrong_sign'.*gradient does not match"):
         check_plugin(plugin)
     assert check_plugin(plugin, run_checks=False) == {"loss": ["wrong_sign"], "sampler": [],
-                                                       "update": []}
+                                                       "update": [], "metric": []}
 
 
 def test_check_plugin_reports_registration_problems():

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, TextIO, Union
+from typing import Any, Callable, Dict, List, Optional, TextIO, Tuple, Union
 
 __all__ = ["IterationInfo", "Callback", "EarlyStopping", "ProgressBar", "CallbackLike"]
 
@@ -26,12 +26,15 @@ class IterationInfo:
     n_iterations : int
         Iterations requested (``n_estimators``).
     metric : str
-        Name of the recorded loss.
+        Name of the primary score: the first ``eval_metric``, else the loss. Early stopping
+        watches it, on the last validation set by default.
     evals_result : dict
-        ``{"train": {metric: [...]}, "valid_0": {metric: [...]}, ...}`` so far (do not
-        modify).
+        ``{"train": {loss: [...]}, "valid_0": {loss: [...], metric: [...]}, ...}`` so far
+        (do not modify): the loss on every data set, the metrics on the validation sets.
     n_trees : int
         Trees in the model now.
+    higher_is_better : dict
+        The direction of every recorded score, by name.
     """
 
     iteration: int
@@ -40,11 +43,31 @@ class IterationInfo:
     evals_result: Dict[str, Dict[str, List[float]]]
     n_trees: int
     _mark_best: Callable[[], None] = field(default=lambda: None, repr=False)
+    higher_is_better: Dict[str, bool] = field(default_factory=dict)
+    _model_view: Optional[Callable[[], Any]] = field(default=None, repr=False)
 
-    def latest(self) -> Dict[str, float]:
-        """The last recorded loss of every data set, e.g. ``{"train": 0.41, "valid_0": 0.45}``."""
-        return {name: curves[self.metric][-1] for name, curves in self.evals_result.items()
-                if curves[self.metric]}
+    @property
+    def model(self) -> Any:
+        """The :class:`boostlib.Model` being trained, as it is after this iteration. It is a
+        live view that later iterations change: predict with it now, or save it, to keep
+        a snapshot."""
+        if self._model_view is None:
+            raise AttributeError("this IterationInfo has no model")
+        return self._model_view()
+
+    def latest(self, metric: Optional[str] = None) -> Dict[str, float]:
+        """The last value of ``metric`` (default: the primary score) on every data set that
+        records it, e.g. ``{"valid_0": 0.93}``."""
+        metric = self.metric if metric is None else metric
+        return {name: curves[metric][-1] for name, curves in self.evals_result.items()
+                if curves.get(metric)}
+
+    def evaluation_results(self) -> List[Tuple[str, str, float, bool]]:
+        """``(data set, score name, last value, higher is better)`` of every recorded score
+        (LightGBM's ``evaluation_result_list``)."""
+        return [(data, name, values[-1], self.higher_is_better.get(name, False))
+                for data, curves in self.evals_result.items()
+                for name, values in curves.items() if values]
 
     def mark_best(self) -> None:
         """Remember the model as it is now: when training stops early, the model is
@@ -70,7 +93,7 @@ CallbackLike = Union[Callback, Callable[[IterationInfo], Optional[bool]]]
 
 
 class EarlyStopping(Callback):
-    """Stop when a data set's loss has not improved for ``rounds`` iterations.
+    """Stop when a score on a data set has not improved for ``rounds`` iterations.
 
     Parameters
     ----------
@@ -79,16 +102,22 @@ class EarlyStopping(Callback):
     data_name : str, optional
         Which recorded data set to watch (default: the last validation set).
     min_delta : float, default 0.0
-        An improvement must lower the loss by more than this.
+        An improvement must beat the best score by more than this.
+    metric_name : str, optional
+        Which recorded score to watch (default: the primary one, ``IterationInfo.metric``:
+        the first ``eval_metric``, else the loss). Its direction (lower or higher is
+        better) comes from the metric.
 
     Attributes
     ----------
     best_iteration : int
-        0-based iteration of the best loss so far (-1 before any).
+        0-based iteration of the best score so far (-1 before any).
     best_score : float
+        The watched score at ``best_iteration``.
     """
 
-    def __init__(self, rounds: int, data_name: Optional[str] = None, min_delta: float = 0.0):
+    def __init__(self, rounds: int, data_name: Optional[str] = None, min_delta: float = 0.0,
+                 metric_name: Optional[str] = None):
         if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
             raise ValueError(f"EarlyStopping: rounds={rounds!r} is invalid; expected an int "
                              ">= 1")
@@ -99,6 +128,7 @@ class EarlyStopping(Callback):
         self.rounds = rounds
         self.data_name = data_name
         self.min_delta = float(min_delta)
+        self.metric_name = metric_name
         self.best_iteration = -1
         self.best_score = math.inf
 
@@ -114,33 +144,49 @@ class EarlyStopping(Callback):
                              f"expected one of {list(info.evals_result)}")
         else:
             self._name = self.data_name
+        self._metric = info.metric if self.metric_name is None else self.metric_name
+        if self._metric not in info.evals_result[self._name]:
+            raise ValueError(f"EarlyStopping: metric_name={self._metric!r} is not recorded on "
+                             f"{self._name!r}; expected one of "
+                             f"{list(info.evals_result[self._name])}")
+        self._sign = -1.0 if info.higher_is_better.get(self._metric, False) else 1.0
         self.best_iteration, self.best_score = -1, math.inf
 
     def on_iteration(self, info: IterationInfo) -> bool:
-        score = info.evals_result[self._name][info.metric][-1]
-        if score < self.best_score - self.min_delta:
-            self.best_score, self.best_iteration = score, info.iteration
+        value = info.evals_result[self._name][self._metric][-1]
+        if self.best_iteration < 0 or \
+                self._sign * value < self._sign * self.best_score - self.min_delta:
+            self.best_score, self.best_iteration = value, info.iteration
             info.mark_best()
             return False
         return info.iteration - self.best_iteration >= self.rounds
 
 
 class ProgressBar(Callback):
-    """Progress of the fit with the current losses.
+    """Progress of the fit with the current losses and metrics.
 
-    A tqdm bar when tqdm is installed and ``stream`` is a terminal-like stream, otherwise a
-    plain log line every ``max(1, n_iterations // 10)`` iterations (and at the end).
+    With ``period`` None, a tqdm bar when tqdm is installed, otherwise a plain log line every
+    ``max(1, n_iterations // 10)`` iterations; with ``period=N``, a log line every ``N``
+    iterations. The last iteration always gets its line.
 
     Parameters
     ----------
     stream : file-like, default sys.stderr
     use_tqdm : bool, optional
-        Force (True) or forbid (False) tqdm; default: use it when importable.
+        Force (True) or forbid (False) tqdm; default: use it when importable (and no
+        ``period`` is given).
+    period : int, optional
+        Log every ``period`` iterations instead of showing a bar (``verbose=N``).
     """
 
-    def __init__(self, stream: Optional[TextIO] = None, use_tqdm: Optional[bool] = None):
+    def __init__(self, stream: Optional[TextIO] = None, use_tqdm: Optional[bool] = None,
+                 period: Optional[int] = None):
+        if period is not None and (isinstance(period, bool) or not isinstance(period, int)
+                                   or period < 1):
+            raise ValueError(f"ProgressBar: period={period!r} is invalid; expected an int >= 1")
         self.stream = stream
         self.use_tqdm = use_tqdm
+        self.period = period
         self._bar: Any = None
 
     def _out(self) -> TextIO:
@@ -148,7 +194,8 @@ class ProgressBar(Callback):
 
     def on_fit_begin(self, info: IterationInfo) -> None:
         self._bar = None
-        want = self.use_tqdm
+        self._printed = -1
+        want = self.use_tqdm if self.period is None else False
         if want is None or want:
             try:
                 from tqdm.auto import tqdm
@@ -161,23 +208,30 @@ class ProgressBar(Callback):
                                  desc="boostlib", leave=True)
 
     def _metrics(self, info: IterationInfo) -> Dict[str, str]:
-        return {f"{name} {info.metric}": f"{value:.6g}" for name, value in info.latest().items()}
+        return {f"{data} {name}": f"{value:.6g}"
+                for data, name, value, _ in info.evaluation_results()}
 
     def on_iteration(self, info: IterationInfo) -> None:
         if self._bar is not None:
             self._bar.update(1)
             self._bar.set_postfix(self._metrics(info), refresh=False)
             return
-        every = max(1, info.n_iterations // 10)
+        every = self.period or max(1, info.n_iterations // 10)
         if info.iteration % every == 0 or info.iteration == info.n_iterations - 1:
-            parts = [f"[boostlib] iteration {info.iteration + 1}/{info.n_iterations}"]
-            parts += [f"{k}={v}" for k, v in self._metrics(info).items()]
-            print("  ".join(parts), file=self._out(), flush=True)
+            self._line(info)
+
+    def _line(self, info: IterationInfo) -> None:
+        parts = [f"[boostlib] iteration {info.iteration + 1}/{info.n_iterations}"]
+        parts += [f"{k}={v}" for k, v in self._metrics(info).items()]
+        print("  ".join(parts), file=self._out(), flush=True)
+        self._printed = info.iteration
 
     def on_fit_end(self, info: IterationInfo) -> None:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+        elif info.iteration >= 0 and getattr(self, "_printed", -1) != info.iteration:
+            self._line(info)                # the last iteration of an early stop
 
 
 def as_callback(obj: CallbackLike, index: int) -> Callback:

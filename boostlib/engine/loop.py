@@ -2,8 +2,7 @@
 early stopping."""
 from __future__ import annotations
 
-import math
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -12,7 +11,7 @@ from ..plugin.api import UpdateRule
 from ..plugin.registry import PluginError
 from .callbacks import Callback, IterationInfo
 from .context import BoostingContext
-from .loss_values import mean_loss
+from .evaluation import Curves, Evaluator
 from .params import MAX_TREES
 
 
@@ -47,8 +46,9 @@ def _without_zero_tail(n_trees: int, coef: np.ndarray) -> int:
     return int(nonzero[-1]) + 1 if nonzero.size else 0
 
 
-def run(ctx: BoostingContext, update: UpdateRule,
-        callbacks: Sequence[Callback] = ()) -> Tuple[Dict[str, Dict[str, List[float]]], int]:
+def run(ctx: BoostingContext, update: UpdateRule, callbacks: Sequence[Callback] = (),
+        evaluator: Optional[Evaluator] = None,
+        model_view: Optional[Callable[[], Any]] = None) -> Tuple[Curves, int]:
     """Run the boosting iterations, calling ``callbacks`` after each one.
 
     Parameters
@@ -59,18 +59,21 @@ def run(ctx: BoostingContext, update: UpdateRule,
         iteration where one of them returns True. When a callback marked a best state
         (:meth:`~boostlib.callbacks.IterationInfo.mark_best`, as early stopping does)
         before the last iteration, the model is truncated to it.
+    evaluator : what to record (default: the loss only).
+    model_view : returns the model being trained, for callbacks (``IterationInfo.model``).
 
     Returns
     -------
-    evals_result : ``{"train": {loss_name: [...]}, eval_name: {loss_name: [...]}}``: the mean
-        loss after each iteration on the training rows (with their user weights) and on each
-        validation set (every iteration that ran, also after a truncation).
-    best_iteration : 0-based iteration of the best score on the last validation set, or the
-        last iteration without validation sets.
+    evals_result : ``{"train": {loss_name: [...]}, eval_name: {name: [...]}}``: the mean
+        loss after each iteration on the training rows (with their user weights), and the
+        loss and metrics on each validation set (every iteration that ran, also after a
+        truncation).
+    best_iteration : 0-based iteration of the best primary score on the last validation
+        set, or the last iteration without validation sets.
     """
-    metric = ctx.loss.name or type(ctx.loss).__name__
-    result = {"train": {metric: []}, **{ev.name: {metric: []} for ev in ctx.evals}}
-    best_score, best_iter = math.inf, -1
+    if evaluator is None:
+        evaluator = Evaluator(ctx.loss, [], [ev.name for ev in ctx.evals])
+    result = evaluator.curves
     marked: List[Any] = [None]
 
     def mark_best() -> None:
@@ -78,8 +81,9 @@ def run(ctx: BoostingContext, update: UpdateRule,
                      ctx.ensemble.coef.copy())
 
     def info(it: int) -> IterationInfo:
-        return IterationInfo(it, ctx.n_iterations, metric, result, ctx.ensemble.n_trees,
-                             mark_best)
+        return IterationInfo(it, ctx.n_iterations, evaluator.primary, result,
+                             ctx.ensemble.n_trees, mark_best,
+                             dict(evaluator.higher_is_better), model_view)
 
     update_name = update.name or type(update).__name__
     ctx.update_name = f"update rule {update_name!r}"
@@ -105,14 +109,7 @@ def run(ctx: BoostingContext, update: UpdateRule,
                              f"more than MAX_TREES = {MAX_TREES}; lower n_estimators")
         if ctx.checks == "full":
             _check_consistent(ctx, update_name)
-        result["train"][metric].append(ctx.train_loss())
-        for ev in ctx.evals:
-            result[ev.name][metric].append(mean_loss(ctx.loss, ev.y, ctx._public(ev.raw),
-                                                     ev.weight, ctx.n_threads, ev.name, it))
-        if ctx.evals:
-            score = result[ctx.evals[-1].name][metric][-1]
-            if score < best_score:
-                best_score, best_iter = score, it
+        evaluator.record(ctx, it)
         current = info(it)
         stop = [bool(cb.on_iteration(current)) for cb in callbacks]   # every callback runs
         if any(stop):
@@ -126,6 +123,7 @@ def run(ctx: BoostingContext, update: UpdateRule,
         ctx.ensemble.truncate(_without_zero_tail(n_trees, coef), bias, coef)
     for cb in callbacks:
         cb.on_fit_end(info(it))
+    best_iter = evaluator.best_iteration
     if best_iter < 0:
         best_iter = it
     return result, best_iter

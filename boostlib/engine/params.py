@@ -2,10 +2,11 @@
 :func:`boostlib.train` and the estimators, which take the same names)."""
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping
+from typing import Any, Dict, List, Mapping
 
 import numpy as np
 
+from ..plugin.api import Metric
 from .trees import GROW_POLICIES
 from .trees.base import MAX_DEPTH
 from .validation import check_choice, check_number
@@ -29,8 +30,28 @@ DEFAULTS: Dict[str, Any] = {
     "leaf_estimation": "newton", "random_strength": 0.0,
     "loss": None, "loss_params": None, "sampler": None, "subsample": 1.0,
     "sampler_params": None, "update": "sgb", "update_params": None,
-    "early_stopping_rounds": None, "random_state": None, "n_jobs": None, "verbose": 0,
+    "early_stopping_rounds": None, "eval_metric": None, "random_state": None, "n_jobs": None,
+    "verbose": 0,
 }
+
+
+def metric_specs(value: Any) -> List[Any]:
+    """``eval_metric`` as a list of metric names and :class:`~boostlib.api.Metric` instances
+    (None: none), or a TypeError/ValueError naming it."""
+    if value is None:
+        return []
+    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    if not items:
+        raise ValueError("eval_metric=[] is invalid; expected None, a metric name, a Metric "
+                         "or a non-empty list of them")
+    for item in items:
+        if not (isinstance(item, str) and item or isinstance(item, Metric)):
+            raise TypeError(f"eval_metric={value!r} is invalid; expected a metric name, a "
+                            "boostlib.api.Metric or a list of them")
+    names = [m if isinstance(m, str) else (m.name or type(m).__name__) for m in items]
+    if len(set(names)) != len(names):
+        raise ValueError(f"eval_metric={value!r} names a metric twice")
+    return items
 
 
 def min_data_per_group(value: Any, n_rows: int) -> int:
@@ -85,7 +106,9 @@ def resolve(params: Mapping[str, Any]) -> Dict[str, Any]:
     check_number("subsample", p["subsample"], 0.0, 1.0, low_open=True)
     if p["early_stopping_rounds"] is not None:
         check_number("early_stopping_rounds", p["early_stopping_rounds"], 1, integer=True)
-    check_number("verbose", p["verbose"], 0, integer=True)
+    if p["verbose"] is not True:
+        check_number("verbose", p["verbose"], 0, integer=True)
+    metric_specs(p["eval_metric"])
     n_jobs = p["n_jobs"]
     if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(
             n_jobs, (int, np.integer)) or n_jobs == 0 or abs(n_jobs) > MAX_N_JOBS):

@@ -14,6 +14,7 @@ from .context import BoostingContext, EvalSet
 from .loop import run
 from .callbacks import Callback, CallbackLike, EarlyStopping, ProgressBar, as_callback
 from .dataset import Dataset
+from .evaluation import Evaluator, create_metrics
 from .ensemble import MAX_RAW_BOUND, Ensemble, raw_bounds
 from .model import Model
 from .params import MAX_TREES, min_data_per_group, resolve
@@ -37,8 +38,10 @@ def _callbacks(p: Mapping[str, Any], callbacks: Any) -> List[Callback]:
         raise TypeError(f"callbacks={callbacks!r} is invalid; expected a list of "
                         "Callback instances or callables")
     out: List[Callback] = []
-    if p["verbose"]:
+    if p["verbose"] is True:
         out.append(ProgressBar())
+    elif p["verbose"]:
+        out.append(ProgressBar(period=int(p["verbose"])))
     if p["early_stopping_rounds"]:
         out.append(EarlyStopping(int(p["early_stopping_rounds"])))
     return out + [as_callback(cb, i) for i, cb in enumerate(callbacks)]
@@ -156,6 +159,7 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
         raise PluginError(f"loss {loss.name or type(loss).__name__!r}: n_outputs="
                           f"{n_outputs!r}; expected an int >= 1")
     n_outputs = int(n_outputs)
+    metrics = create_metrics(p["eval_metric"], n_outputs, bool(loss.is_classification))
     if p["n_estimators"] * n_outputs > MAX_TREES:
         raise ValueError(f"n_estimators={p['n_estimators']} with {n_outputs} outputs would "
                          f"give {p['n_estimators'] * n_outputs} trees; a model holds at most "
@@ -187,9 +191,16 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
     ctx = BoostingContext(X_binned, y, w, loss, sampler, grower, ensemble, seed,
                           p["learning_rate"], p["n_estimators"], p["leaf_estimation"],
                           p["random_strength"], evals, n_threads)
-    evals_result, best_iteration = run(ctx, update, callback_list)
+    evaluator = Evaluator(loss, metrics, names)
+    loss_spec = _loss_spec(spec, loss, p["loss_params"])
+
+    def model_view() -> Model:
+        return Model(ensemble, loss, loss_spec, train_set.n_features, train_set.feature_names,
+                     p, evaluator.curves, evaluator.best_iteration)
+
+    evals_result, best_iteration = run(ctx, update, callback_list, evaluator, model_view)
     _check_bounded(ensemble, p["learning_rate"])
     ensemble.forget_unrecoverable_states()
-    return Model(ensemble, loss, _loss_spec(spec, loss, p["loss_params"]),
+    return Model(ensemble, loss, loss_spec,
                  train_set.n_features, train_set.feature_names, p, evals_result,
                  best_iteration)

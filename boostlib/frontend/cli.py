@@ -307,6 +307,8 @@ def add_estimator_options(parser: argparse.ArgumentParser) -> List[str]:
         kind, metavar = _option_type(p.annotation, p.default, type_line)
         if p.name in PLUGIN_KINDS:
             kind, metavar = str, "NAME"
+        if p.name == "eval_metric":
+            kind, metavar = _name_list, "NAME[,NAME...]"
         help_text = _special_help(p.name) or sentence or p.name.replace("_", " ")
         if p.name != "loss" and p.default is not inspect.Parameter.empty:
             shown = "none" if p.default is None else json.dumps(p.default)
@@ -489,6 +491,15 @@ def _fraction(text: str) -> float:
     if not 0.0 <= value < 1.0:
         raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}")
     return value
+
+
+def _name_list(text: str) -> Any:
+    """argparse type of --eval-metric: one name, or a comma-separated list of names."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"expected metric names such as auc or "
+                                         f"auc,logloss; got {text!r}")
+    return names[0] if len(names) == 1 else names
 
 
 def _column_name(text: str) -> str:

@@ -42,8 +42,8 @@ class _BaseBoost(BaseEstimator):
                  loss_params: Optional[Dict[str, Any]] = None, sampler: Any = None,
                  subsample: float = 1.0, sampler_params: Optional[Dict[str, Any]] = None,
                  update: Any = "sgb", update_params: Optional[Dict[str, Any]] = None,
-                 early_stopping_rounds: Optional[int] = None, random_state: Any = None,
-                 n_jobs: Optional[int] = None, verbose: int = 0):
+                 early_stopping_rounds: Optional[int] = None, eval_metric: Any = None,
+                 random_state: Any = None, n_jobs: Optional[int] = None, verbose: Any = 0):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.max_depth = max_depth
@@ -67,6 +67,7 @@ class _BaseBoost(BaseEstimator):
         self.update = update
         self.update_params = update_params
         self.early_stopping_rounds = early_stopping_rounds
+        self.eval_metric = eval_metric
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -348,8 +349,14 @@ class BoostRegressor(RegressorMixin, _BaseBoost):
     update_params : dict, optional
         Keyword arguments of the update rule.
     early_stopping_rounds : int, optional
-        Stop when the last eval set's loss has not improved for this many iterations; the
-        model is truncated to the best iteration.
+        Stop when the primary score (the first ``eval_metric``, else the loss) on the last
+        eval set has not improved for this many iterations; the model is truncated to the
+        best iteration.
+    eval_metric : str, Metric or list of them, optional
+        Evaluation metrics recorded on every eval set after every iteration, in
+        ``evals_result_`` (registered names such as ``"auc"``, ``"rmse"``,
+        ``"multi_logloss"``: see ``boostlib plugins``; or :class:`boostlib.api.Metric`
+        instances). The first one drives early stopping and ``best_iteration_``.
     random_state : int, numpy Generator or RandomState, optional
         Seeds every random stream; the same value gives bit-identical models whatever
         ``n_jobs``.
@@ -357,9 +364,10 @@ class BoostRegressor(RegressorMixin, _BaseBoost):
         Threads for the kernels (None: all cores; negative counts back from all cores).
         In a process forked after boostlib was imported, one thread (with a warning):
         OpenMP threads hang after a fork; see ``docs/estimators.md``.
-    verbose : int, default 0
-        When > 0, show the progress of the fit on stderr with the current losses (a tqdm bar
-        when tqdm is installed, otherwise a log line every tenth of the iterations).
+    verbose : bool or int, default 0
+        ``True``: show the progress of the fit on stderr with the current losses and metrics
+        (a tqdm bar when tqdm is installed, otherwise a log line every tenth of the
+        iterations); an int ``N > 0``: a log line every ``N`` iterations.
 
     Attributes
     ----------

@@ -57,7 +57,7 @@ MAX_LABEL_CHARS = 10_000
 #: Largest model file read (bytes).
 MAX_FILE_BYTES = 1 << 30
 #: Most JSON values (numbers, strings, ...) and most arrays and objects a file may hold,
-#: counted before it is parsed: they bound the memory parsing takes (see docs/model_files.md).
+#: counted before it is parsed: they bound the memory parsing takes (see docs/reliability.md).
 MAX_JSON_VALUES = 1 << 25
 MAX_JSON_CONTAINERS = 1 << 22
 
@@ -556,6 +556,11 @@ def params_to_dict(params: Dict[str, Any]) -> Dict[str, Any]:
                 value = _registered_name(key, value)
             except ModelFileError:  # only the loss matters for prediction (see _loss_spec)
                 value = getattr(value, "name", None) or None
+        if key == "eval_metric" and value is not None:     # instances by name
+            items = [v if isinstance(v, str) else getattr(v, "name", None) or
+                     type(v).__name__ for v in (value if isinstance(value, (list, tuple))
+                                                else [value])]
+            value = items if isinstance(value, (list, tuple)) else items[0]
         try:
             out[key] = _json_value(_plain(value), key)
         except ModelFileError:
@@ -919,11 +924,12 @@ def _sigint_deferred() -> Iterator[None]:
     would (by default: KeyboardInterrupt), so that a save is never left half done with its
     temporary file behind. Python runs signal handlers in the main thread, so a save there
     holds it back whichever thread the signal reaches; elsewhere nothing is held."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
+    old = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or old is None:
+        yield           # not the main thread, or a handler installed outside Python
         return
     received = []
-    old = signal.signal(signal.SIGINT, lambda signum, frame: received.append(frame))
+    signal.signal(signal.SIGINT, lambda signum, frame: received.append(frame))
     try:
         yield
     finally:

@@ -1,4 +1,5 @@
-"""The interfaces plugins implement: everything a loss, sampler or update rule may import.
+"""The interfaces plugins implement: everything a loss, sampler, update rule or metric may
+import.
 
 The built-in plugins (:mod:`boostlib.builtin.losses`, :mod:`boostlib.builtin.samplers`,
 :mod:`boostlib.builtin.updates`) use only this module, exactly like a third-party plugin.
@@ -25,8 +26,8 @@ import numpy as np
 
 from .hookspecs import hookimpl
 
-__all__ = ["hookimpl", "Loss", "Sampler", "SampleResult", "UpdateRule", "Context", "Tree",
-           "TrackedModel"]
+__all__ = ["hookimpl", "Loss", "Sampler", "SampleResult", "UpdateRule", "Metric", "Context",
+           "Tree", "TrackedModel"]
 
 
 class Loss(ABC):
@@ -310,3 +311,63 @@ class UpdateRule(ABC):
     @abstractmethod
     def step(self, ctx: Context) -> None:
         """Run iteration ``ctx.iteration``."""
+
+
+#: What a :class:`Metric` evaluates: the raw scores, the loss's response (probabilities, or
+#: the prediction of a regression) or the predicted class.
+METRIC_INPUTS = ("raw", "response", "class")
+
+
+class Metric(ABC):
+    """An evaluation metric: one number from targets and predictions, recorded every
+    iteration on the validation sets (``eval_metric``) and usable for early stopping.
+
+    A metric object is callable like a scikit-learn metric,
+    ``metric(y_true, y_pred, sample_weight=None)``; ``__call__`` checks the arrays and
+    calls :meth:`evaluate`, which plugins implement (vectorized: it runs every iteration).
+
+    Attributes
+    ----------
+    name : str
+        Registered name (set by the registry from the hook's mapping key if missing).
+    higher_is_better : bool
+        Direction, for early stopping and the best iteration (AUC: True; losses: False).
+    reads : {"raw", "response", "class"}
+        The prediction it evaluates: the raw scores (shape (n,), or (n, K) with K outputs),
+        the loss's response (the probability of class 1, class probabilities (n, K), or
+        the regression prediction) or the predicted class (indices ``0 .. K-1``).
+    y_true
+        For classifiers, class indices ``0 .. K-1`` (the encoded labels); for regression,
+        the target.
+    """
+
+    name: ClassVar[str] = ""
+    higher_is_better: ClassVar[bool] = False
+    reads: ClassVar[str] = "response"
+
+    def check_task(self, n_outputs: int, is_classification: bool) -> None:
+        """Raise ValueError when the metric cannot evaluate this model (e.g. ``auc`` a
+        regression); called once before training."""
+
+    @abstractmethod
+    def evaluate(self, y_true: np.ndarray, y_pred: np.ndarray,
+                 sample_weight: Optional[np.ndarray]) -> float:
+        """The metric of float64 arrays already checked (``y_pred`` 1-D or 2-D, one row
+        per entry of ``y_true``; ``sample_weight`` None or 1-D, finite and >= 0)."""
+
+    def __call__(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> float:
+        """``evaluate`` after checking the inputs (same length, finite weights >= 0)."""
+        y = np.asarray(y_true, dtype=np.float64)
+        pred = np.asarray(y_pred, dtype=np.float64)
+        if y.ndim != 1 or pred.ndim not in (1, 2) or pred.shape[0] != y.shape[0]:
+            raise ValueError(f"metric {self.name or type(self).__name__!r}: expected y_true "
+                             f"of shape (n,) and y_pred of shape (n,) or (n, K); got "
+                             f"{y.shape} and {pred.shape}")
+        w = None
+        if sample_weight is not None:
+            w = np.asarray(sample_weight, dtype=np.float64)
+            if w.shape != y.shape or not np.all(np.isfinite(w)) or np.any(w < 0):
+                raise ValueError(f"metric {self.name or type(self).__name__!r}: "
+                                 "sample_weight must be finite, >= 0 and aligned with y_true")
+        return float(self.evaluate(y, pred, w))
+

@@ -87,3 +87,15 @@ def boostlib_add_updates() -> Mapping[str, Callable[..., object]]:
         Names to factories of :class:`boostlib.api.UpdateRule`. The factory receives
         ``update_params`` as keyword arguments.
     """
+
+
+@hookspec
+def boostlib_add_metrics() -> Mapping[str, Callable[..., object]]:
+    """Register evaluation metrics (what ``eval_metric`` records on the validation sets).
+
+    Returns
+    -------
+    Mapping[str, Callable[..., boostlib.api.Metric]]
+        Names to factories of :class:`boostlib.api.Metric`. The factory receives the
+        metric's parameters as keyword arguments (``create("metric", name, params)``).
+    """

@@ -24,13 +24,14 @@ import pluggy
 from . import api, hookspecs
 
 BUILTIN_PLUGINS = ("boostlib.builtin.losses", "boostlib.builtin.samplers",
-                   "boostlib.builtin.updates")
+                   "boostlib.builtin.updates", "boostlib.builtin.metrics")
 
 KINDS: dict[str, tuple] = {
     # kind: (hook name, interface)
     "loss": ("boostlib_add_losses", api.Loss),
     "sampler": ("boostlib_add_samplers", api.Sampler),
     "update": ("boostlib_add_updates", api.UpdateRule),
+    "metric": ("boostlib_add_metrics", api.Metric),
 }
 
 
@@ -45,7 +46,7 @@ class Entry:
     Attributes
     ----------
     kind : str
-        "loss", "sampler" or "update".
+        "loss", "sampler", "update" or "metric".
     name : str
         The registered name.
     factory : callable
@@ -351,7 +352,7 @@ def _check_kind(kind: str) -> None:
 
 
 def available(kind: str) -> list[str]:
-    """Names registered for ``kind`` ("loss", "sampler" or "update"), sorted."""
+    """Names registered for ``kind`` ("loss", "sampler", "update" or "metric"), sorted."""
     _check_kind(kind)
     return sorted(_get()["tables"][kind])
 
@@ -374,7 +375,7 @@ def create(kind: str, spec: Any, params: Mapping[str, Any] | None = None,
 
     Parameters
     ----------
-    kind : {"loss", "sampler", "update"}
+    kind : {"loss", "sampler", "update", "metric"}
     spec : str or instance
         A registered name, or an instance of the kind's interface (returned as is; then
         ``params`` must be empty).

@@ -5,7 +5,8 @@ Each helper exercises one component the way boostlib's training loop will, and r
 (boostlib_huber.HuberLoss)``) and what is wrong. They need only numpy (and pytest is not
 required: any test runner, or a plain script, works)::
 
-    from boostlib.testing import check_loss, check_plugin, check_sampler, check_update_rule
+    from boostlib.testing import (check_loss, check_metric, check_plugin, check_sampler,
+                                  check_update_rule)
 
     def test_conformance():
         check_plugin(my_plugin_module)        # hooks, names, API version, every component
@@ -36,6 +37,13 @@ What is checked
     finite predictions, a training loss below the constant model's, running scores that
     agree with the final model (the rule went through the context), identical models when
     fitted again (``begin`` resets per-fit state) and with another ``n_jobs``.
+:func:`check_metric`
+    On data of the task the metric accepts (``check_task``: binary, multiclass or
+    regression) in the form it ``reads`` (raw scores, response or classes): a finite float;
+    the same value again, with inputs left untouched (read-only views); unit weights equal to
+    no weights and weights scaled by a constant equal to the unscaled; a perfect prediction
+    scores at least as well as a random one in the declared direction
+    (``higher_is_better``).
 :func:`check_plugin`
     A plugin module or object: declared API version supported, every function a known hook
     marked ``@hookimpl``, each hook returning a mapping of lower_snake_case names to
@@ -50,9 +58,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .api import Loss, Sampler, SampleResult, UpdateRule
+from .api import METRIC_INPUTS, Loss, Metric, Sampler, SampleResult, UpdateRule
 
-__all__ = ["check_loss", "check_plugin", "check_sampler", "check_update_rule"]
+__all__ = ["check_loss", "check_metric", "check_plugin", "check_sampler", "check_update_rule"]
 
 
 def _label(kind: str, obj: Any) -> str:
@@ -657,6 +665,98 @@ def check_update_rule(update: UpdateRule | str, update_params: Mapping[str, Any]
 
 
 # ---------------------------------------------------------------------------------------------
+# Metrics
+# ---------------------------------------------------------------------------------------------
+#: The tasks a metric is tried on: (name, n_outputs, is_classification).
+_TASKS = (("regression", 1, False), ("binary", 1, True), ("multiclass", 3, True))
+
+
+def _metric_task(c: _Checker, metric: Metric) -> tuple[str, int]:
+    """The first task the metric accepts (its ``check_task`` raising ValueError for others)."""
+    for task, n_outputs, is_classification in _TASKS:
+        try:
+            metric.check_task(n_outputs, is_classification)
+        except ValueError:
+            continue
+        except Exception as exc:  # noqa: BLE001 - reported as a conformance failure
+            c.fail(f"check_task({n_outputs}, {is_classification}) raised {exc!r}; expected "
+                   "None or a ValueError")
+        return task, n_outputs
+    c.fail("check_task refuses binary classification, 3 classes and regression alike")
+    raise AssertionError  # unreachable
+
+
+def _metric_inputs(task: str, reads: str, rng: np.random.Generator, n: int,
+                   perfect: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``(y_true, y_pred)`` for a task, as the metric reads them; ``perfect``: the best
+    prediction (the target itself, or near-certain scores of the right class)."""
+    if task == "regression":
+        y = rng.uniform(0.5, 5.0, n)
+        return y, (y.copy() if perfect else rng.uniform(0.5, 5.0, n))
+    k = 2 if task == "binary" else 3
+    y = np.arange(n) % k * 1.0
+    rng.shuffle(y)
+    raw = rng.normal(size=(n, k)) if not perfect else 8.0 * (np.eye(k)[y.astype(int)] - 0.5)
+    if task == "binary":
+        raw = raw[:, 1] - raw[:, 0]
+        p = 1.0 / (1.0 + np.exp(-raw))
+        cls = (p > 0.5) * 1.0
+    else:
+        e = np.exp(raw - raw.max(axis=1, keepdims=True))
+        p = e / e.sum(axis=1, keepdims=True)
+        cls = np.argmax(p, axis=1) * 1.0
+    return y, {"raw": raw, "response": p, "class": cls}[reads]
+
+
+def check_metric(metric: Metric, *, n_rows: int = 200, seed: int = 0) -> None:
+    """Check a :class:`~boostlib.api.Metric` (see the module docstring).
+
+    Raises
+    ------
+    AssertionError
+        Naming the metric and what is wrong.
+    """
+    c = _Checker(_label("metric", metric))
+    c.require(isinstance(metric, Metric), f"is a {type(metric).__name__}, not a "
+                                          "boostlib.api.Metric")
+    c.require(metric.reads in METRIC_INPUTS, f"reads={metric.reads!r}; expected one of "
+                                             f"{METRIC_INPUTS}")
+    c.require(isinstance(metric.higher_is_better, bool), "higher_is_better must be a bool")
+    task, _ = _metric_task(c, metric)
+    rng = np.random.default_rng(seed)
+    y, pred = _metric_inputs(task, metric.reads, rng, n_rows, perfect=False)
+
+    def value(y_true: np.ndarray, y_pred: np.ndarray, w: Any = None, what: str = "") -> float:
+        out = _call_read_only(c, f"evaluate({what or 'y, pred'})", "its inputs",
+                              metric.evaluate, _read_only(y_true), _read_only(y_pred),
+                              None if w is None else _read_only(np.asarray(w, np.float64)))
+        c.require(isinstance(out, (float, np.floating)) and np.isfinite(out),
+                  f"evaluate({what or 'y, pred'}) must return a finite float, got {out!r}")
+        return float(out)
+
+    first = value(y, pred)
+    c.require(value(y, pred) == first, "evaluate gave another value for the same inputs")
+    ones = value(y, pred, np.ones(n_rows), "unit weights")
+    c.require(abs(ones - first) <= 1e-9 * max(1.0, abs(first)),
+              f"unit weights give {ones!r}, no weights {first!r}")
+    w = rng.uniform(0.2, 3.0, n_rows)
+    scaled = value(y, pred, 7.0 * w, "weights x 7")
+    base = value(y, pred, w, "weights")
+    c.require(abs(scaled - base) <= 1e-9 * max(1.0, abs(base)),
+              f"weights scaled by 7 give {scaled!r}, unscaled {base!r}")
+    y_best, best_pred = _metric_inputs(task, metric.reads, np.random.default_rng(seed), n_rows,
+                                       perfect=True)
+    _, worse_pred = _metric_inputs(task, metric.reads, np.random.default_rng(seed), n_rows,
+                                   perfect=False)
+    best, worse = value(y_best, best_pred, what="a perfect prediction"), \
+        value(y_best, worse_pred, what="a random prediction")
+    sign = 1.0 if metric.higher_is_better else -1.0
+    c.require(sign * best >= sign * worse,
+              f"a perfect prediction scores {best!r} and a random one {worse!r}, but "
+              f"higher_is_better={metric.higher_is_better}")
+
+
+# ---------------------------------------------------------------------------------------------
 # Whole plugins
 # ---------------------------------------------------------------------------------------------
 def check_plugin(plugin: Any, params: Mapping[str, Mapping[str, Any]] | None = None, *,
@@ -737,6 +837,6 @@ def check_plugin(plugin: Any, params: Mapping[str, Mapping[str, Any]] | None = N
                 if run_checks:
                     extra = dict((check_params or {}).get(name, {}))
                     check = {"loss": check_loss, "sampler": check_sampler,
-                             "update": check_update_rule}[kind]
+                             "update": check_update_rule, "metric": check_metric}[kind]
                     check(obj, **extra)
     return found

@@ -15,7 +15,7 @@ from boostlib.testing import check_plugin, check_sampler
 
 def test_plugin_conforms():
     found = check_plugin(boostlib_bayesian_bootstrap)
-    assert found == {"loss": [], "sampler": ["bayesian_bootstrap"], "update": []}
+    assert found == {"loss": [], "sampler": ["bayesian_bootstrap"], "update": [], "metric": []}
 
 
 @pytest.mark.parametrize("temperature", [0.0, 0.5, 1.0, 3.0])

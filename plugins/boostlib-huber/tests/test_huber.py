@@ -12,7 +12,8 @@ from boostlib.testing import check_loss, check_plugin
 
 
 def test_plugin_conforms():
-    assert check_plugin(boostlib_huber) == {"loss": ["huber"], "sampler": [], "update": []}
+    assert check_plugin(boostlib_huber) == {"loss": ["huber"], "sampler": [], "update": [],
+                                            "metric": ["huber"]}
 
 
 @pytest.mark.parametrize("delta", [1e-3, 0.3, 1.0, 25.0, 1e12])
@@ -142,3 +143,26 @@ def test_trains_with_every_tree_and_leaf_setting(huber_available, leaf_estimatio
     curve = model.evals_result_["valid_0"]["huber"]
     assert curve[-1] < curve[0]
     assert np.corrcoef(model.predict(X), f)[0, 1] > 0.9
+
+
+def test_the_metric_is_the_mean_loss(huber_available):
+    from boostlib_huber import HuberMetric
+
+    rng = np.random.default_rng(0)
+    y, pred, w = rng.normal(size=50) * 3, rng.normal(size=50) * 3, rng.random(50)
+    metric = boostlib.create("metric", "huber", {"delta": 0.7})
+    assert isinstance(metric, HuberMetric)
+    expected = np.average(HuberLoss(0.7).loss(y, pred), weights=w)
+    assert metric(y, pred, w) == pytest.approx(expected, rel=1e-12)
+
+
+def test_the_metric_is_recorded_and_drives_early_stopping(huber_available):
+    X, y, _ = _outlier_data()
+    model = BoostRegressor(n_estimators=300, eval_metric="huber", early_stopping_rounds=10,
+                           random_state=0).fit(X[:2000], y[:2000],
+                                               eval_set=[(X[2000:], y[2000:])])
+    curve = model.evals_result_["valid_0"]["huber"]
+    assert model.best_iteration_ == int(np.argmin(curve))
+    assert curve[model.best_iteration_] == pytest.approx(
+        boostlib.create("metric", "huber")(y[2000:], model.predict(X[2000:])), rel=1e-12)
+

@@ -1,7 +1,9 @@
 """Huber loss for boostlib: regression that is quadratic near the target and linear far away.
 
-Installing this distribution registers the loss ``"huber"`` through the ``boostlib``
-entry-point group; select it with ``BoostRegressor(loss="huber", loss_params={"delta": 1.0})``.
+Installing this distribution registers the loss ``"huber"`` and the evaluation metric
+``"huber"`` (the mean Huber loss of the predictions) through the ``boostlib`` entry-point
+group; select them with ``BoostRegressor(loss="huber", loss_params={"delta": 1.0})`` and
+``eval_metric="huber"`` (``boostlib train ... --eval-metric huber`` on the command line).
 
 With the residual ``r = z - y`` (``z`` the raw score, which is the prediction)::
 
@@ -25,9 +27,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from boostlib.api import Loss, hookimpl
+from boostlib.api import Loss, Metric, hookimpl
 
-__all__ = ["BOOSTLIB_API_VERSION", "HuberLoss", "boostlib_add_losses", "weighted_median"]
+__all__ = ["BOOSTLIB_API_VERSION", "HuberLoss", "HuberMetric", "boostlib_add_losses",
+           "boostlib_add_metrics", "weighted_median"]
 __version__ = "0.1.0"
 
 #: The boostlib plugin API this package was written for.
@@ -127,12 +130,53 @@ class HuberLoss(Loss):
 
     def loss(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
         """Pointwise Huber loss, shape ``(n_rows,)``."""
-        a = np.abs(raw - y)
-        inside = a <= self.delta
-        return np.where(inside, 0.5 * a * a, self.delta * (a - 0.5 * self.delta))
+        return huber(raw - y, self.delta)
+
+
+def huber(residual: np.ndarray, delta: float) -> np.ndarray:
+    """Pointwise Huber loss of residuals."""
+    a = np.abs(residual)
+    return np.where(a <= delta, 0.5 * a * a, delta * (a - 0.5 * delta))
+
+
+class HuberMetric(Metric):
+    """Weighted mean Huber loss of the predictions, an evaluation metric (lower is better).
+
+    Parameters
+    ----------
+    delta : float, default 1.0
+        As for :class:`HuberLoss`.
+    """
+
+    name = "huber"
+    higher_is_better = False
+    reads = "response"          # the regression prediction
+
+    def __init__(self, delta: float = 1.0):
+        if not (isinstance(delta, (int, float)) and np.isfinite(delta) and delta > 0):
+            raise ValueError(f"metric 'huber': delta={delta!r} is invalid; expected a finite "
+                             "number > 0")
+        self.delta = float(delta)
+
+    def check_task(self, n_outputs: int, is_classification: bool) -> None:
+        """A regression metric."""
+        if is_classification:
+            raise ValueError("eval_metric 'huber' is a regression metric; this model is a "
+                             "classifier")
+
+    def evaluate(self, y_true: np.ndarray, y_pred: np.ndarray,
+                 sample_weight: np.ndarray | None) -> float:
+        """``average(huber(y_pred - y_true), weights=sample_weight)``."""
+        return float(np.average(huber(y_pred - y_true, self.delta), weights=sample_weight))
 
 
 @hookimpl
 def boostlib_add_losses():
-    """Register ``"huber"``."""
+    """Register the loss ``"huber"``."""
     return {"huber": HuberLoss}
+
+
+@hookimpl
+def boostlib_add_metrics():
+    """Register the metric ``"huber"``."""
+    return {"huber": HuberMetric}

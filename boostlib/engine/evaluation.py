@@ -1,0 +1,122 @@
+"""What training records after every iteration: the loss on the training rows and the
+validation sets, and the evaluation metrics (``eval_metric``) on the validation sets."""
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+
+from ..plugin import checks, registry
+from ..plugin.api import METRIC_INPUTS, Metric
+from ..plugin.registry import PluginError
+from .loss_values import mean_loss
+from .params import metric_specs
+
+Curves = Dict[str, Dict[str, List[float]]]
+
+
+def create_metrics(spec: Any, n_outputs: int, is_classification: bool) -> List[Metric]:
+    """The metrics ``eval_metric`` names (or holds), each checked against the model's task."""
+    metrics = []
+    for item in metric_specs(spec):
+        try:
+            metric = registry.create("metric", item)
+        except PluginError as exc:
+            raise PluginError(f"eval_metric: {exc}") from None
+        if metric.reads not in METRIC_INPUTS:
+            raise PluginError(f"metric {checks.label(metric)!r}: reads={metric.reads!r}; "
+                              f"expected one of {METRIC_INPUTS}")
+        with checks.blame("metric", metric, "check_task"):
+            metric.check_task(n_outputs, is_classification)
+        metrics.append(metric)
+    return metrics
+
+
+class Evaluator:
+    """Records the curves of one fit and knows its primary score.
+
+    The training rows get the loss; every validation set gets the loss and the metrics (a
+    metric named like the loss replaces the loss's curve there). The primary score, which
+    early stopping watches and which defines the best iteration, is the first metric on the
+    last validation set, or the loss without metrics.
+
+    Parameters
+    ----------
+    loss : the fit's loss.
+    metrics : the evaluation metrics, in ``eval_metric`` order.
+    set_names : names of the validation sets.
+    """
+
+    def __init__(self, loss: Any, metrics: Sequence[Metric], set_names: Sequence[str]):
+        self.loss = loss
+        self.metrics = list(metrics)
+        self.loss_name = loss.name or type(loss).__name__
+        self.metric_names = [checks.label(m) for m in self.metrics]
+        #: name of the primary score
+        self.primary = self.metric_names[0] if self.metrics else self.loss_name
+        #: direction of every recorded score
+        self.higher_is_better = {self.loss_name: False}
+        self.higher_is_better.update({checks.label(m): bool(m.higher_is_better)
+                                      for m in self.metrics})
+        valid = ([] if self.loss_name in self.metric_names else [self.loss_name]) \
+            + self.metric_names
+        self.curves: Curves = {"train": {self.loss_name: []}}
+        for name in set_names:
+            self.curves[name] = {n: [] for n in valid}
+        self.best_iteration = -1
+        self._best = math.nan
+
+    def record(self, ctx: Any, iteration: int) -> None:
+        """Append this iteration's values (``ctx``: the fit's BoostingContext)."""
+        self.curves["train"][self.loss_name].append(ctx.train_loss())
+        for ev in ctx.evals:
+            raw = ctx._public(ev.raw)
+            curves = self.curves[ev.name]
+            if self.loss_name not in self.metric_names:
+                curves[self.loss_name].append(mean_loss(self.loss, ev.y, raw, ev.weight,
+                                                        ctx.n_threads, ev.name, iteration))
+            inputs = _Inputs(self.loss, raw)
+            for metric, name in zip(self.metrics, self.metric_names):
+                with checks.blame("metric", metric, "evaluate", iteration):
+                    value = metric(ev.y, inputs.get(metric.reads), ev.weight)
+                curves[name].append(_checked(metric, value, ev.name, iteration))
+        if ctx.evals:
+            self._update_best(self.curves[ctx.evals[-1].name][self.primary][-1], iteration)
+
+    def _update_best(self, score: float, iteration: int) -> None:
+        better = (score > self._best if self.higher_is_better[self.primary]
+                  else score < self._best)
+        if self.best_iteration < 0 or better:
+            self._best, self.best_iteration = score, iteration
+
+
+class _Inputs:
+    """The predictions metrics read, computed once per validation set and iteration."""
+
+    def __init__(self, loss: Any, raw: np.ndarray):
+        self.loss, self.raw = loss, raw
+        self._response: Optional[np.ndarray] = None
+
+    def get(self, reads: str) -> np.ndarray:
+        if reads == "raw":
+            return self.raw
+        if self._response is None:
+            self._response = checks.response(self.loss, self.raw)
+        if reads == "response":
+            return self._response
+        p = self._response
+        return (p > 0.5).astype(np.float64) if p.ndim == 1 else \
+            np.argmax(p, axis=1).astype(np.float64)
+
+
+def _checked(metric: Metric, value: Any, where: str, iteration: int) -> float:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise PluginError(f"metric {checks.label(metric)!r} returned "
+                          f"{type(value).__name__}; expected a float") from None
+    if math.isnan(out):
+        raise PluginError(f"metric {checks.label(metric)!r} is NaN on {where} at iteration "
+                          f"{iteration}")
+    return out
