@@ -24,24 +24,24 @@ def _files():
 def example(tmp_path, monkeypatch):
     """The example package written to disk and registered in-process, as if installed."""
     files = _files()
-    assert set(files) == {"src/boostlib_poisson/__init__.py", "pyproject.toml",
-                          "tests/test_poisson.py"}
+    assert set(files) == {"src/boostlib_negbin/__init__.py", "pyproject.toml",
+                          "tests/test_negbin.py"}
     for rel, source in files.items():
         path = tmp_path / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(source)
     monkeypatch.syspath_prepend(str(tmp_path / "src"))
-    import boostlib_poisson
+    import boostlib_negbin
 
-    name = registry.register_plugin(boostlib_poisson, "boostlib_poisson_guide")
+    name = registry.register_plugin(boostlib_negbin, "boostlib_negbin_guide")
     yield tmp_path
     registry.unregister_plugin(name)
-    sys.modules.pop("boostlib_poisson", None)
+    sys.modules.pop("boostlib_negbin", None)
 
 
 def test_the_example_tests_pass(example):
-    spec = importlib.util.spec_from_file_location("guide_test_poisson",
-                                                  example / "tests" / "test_poisson.py")
+    spec = importlib.util.spec_from_file_location("guide_test_negbin",
+                                                  example / "tests" / "test_negbin.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     tests = [getattr(module, n) for n in dir(module) if n.startswith("test_")]
@@ -53,8 +53,8 @@ def test_the_example_tests_pass(example):
 def test_the_pyproject_declares_the_entry_point(example):
     tomllib = pytest.importorskip("tomllib")
     project = tomllib.loads((example / "pyproject.toml").read_text())["project"]
-    assert project["entry-points"]["boostlib"] == {"poisson": "boostlib_poisson"}
-    assert project["name"] == "boostlib-poisson"
-    import boostlib_poisson
+    assert project["entry-points"]["boostlib"] == {"negbin": "boostlib_negbin"}
+    assert project["name"] == "boostlib-negbin"
+    import boostlib_negbin
 
-    assert project["version"] == boostlib_poisson.__version__
+    assert project["version"] == boostlib_negbin.__version__

@@ -23,8 +23,9 @@ import pluggy
 
 from . import api, hookspecs
 
-BUILTIN_PLUGINS = ("boostlib.builtin.losses", "boostlib.builtin.samplers",
-                   "boostlib.builtin.updates", "boostlib.builtin.metrics")
+BUILTIN_PLUGINS = ("boostlib.builtin.losses", "boostlib.builtin.log_link",
+                   "boostlib.builtin.samplers", "boostlib.builtin.updates",
+                   "boostlib.builtin.metrics")
 
 KINDS: dict[str, tuple] = {
     # kind: (hook name, interface)

@@ -105,14 +105,20 @@ class _Checker:
 # Losses
 # ---------------------------------------------------------------------------------------------
 def _default_data(loss: Loss, n_rows: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Labels {0, 1}, or N(0, 2^2) targets, with N(0, 2^2) raw scores; for a regression loss
+    that refuses negative targets (a log link), targets ``exp(N(0, 1))`` and N(0, 1) raw
+    scores (log means)."""
     rng = np.random.default_rng(seed)
     if loss.is_classification:
         y = np.zeros(n_rows)
         y[rng.permutation(n_rows)[: n_rows // 2]] = 1.0
-    else:
-        y = rng.normal(0.0, 2.0, n_rows)
-    raw = rng.normal(0.0, 2.0, n_rows)
-    return y, raw
+        return y, rng.normal(0.0, 2.0, n_rows)
+    y = rng.normal(0.0, 2.0, n_rows)
+    try:
+        loss.validate_target(y.copy())
+    except ValueError:
+        return np.exp(rng.normal(0.0, 1.0, n_rows)), rng.normal(0.0, 1.0, n_rows)
+    return y, rng.normal(0.0, 2.0, n_rows)
 
 
 def _read_only(a: np.ndarray) -> np.ndarray:
