@@ -85,3 +85,20 @@ def test_fits_learn_their_mean_structure(name, params, metric, policy):
     deviance = registry.create("metric", metric, params if name == "tweedie" else None)
     constant = np.full(pred.size, np.mean(y[tr]))
     assert deviance(y[te], pred) < 0.85 * deviance(y[te], constant)
+
+
+@pytest.mark.parametrize("update", ["sgb", "sglb", "agbm", "agbmr"])
+@pytest.mark.parametrize("sampler", [None, "uniform", "goss", "mvs"])
+@pytest.mark.parametrize("policy", ["symmetric", "depthwise"])
+def test_every_sampler_and_update_rule_trains_every_log_link_loss(update, sampler, policy):
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(600, 4))
+    mu = np.exp(0.5 * X[:, 0])
+    targets = {"poisson": rng.poisson(mu).astype(float), "gamma": rng.gamma(2.0, mu / 2.0),
+               "tweedie": np.where(rng.random(600) < 0.3, 0.0, rng.gamma(2.0, mu / 2.0))}
+    for name, y in targets.items():
+        model = BoostRegressor(n_estimators=6, loss=name, update=update, sampler=sampler,
+                               subsample=0.5 if sampler else 1.0, grow_policy=policy,
+                               random_state=0).fit(X, y)
+        pred = model.predict(X)
+        assert np.all(np.isfinite(pred)) and np.all(pred > 0), (name, update, sampler)
