@@ -30,12 +30,6 @@ def _mean(values: np.ndarray, w: Optional[np.ndarray]) -> float:
     return float(np.sum(values * w) / total)
 
 
-def _regression(name: str, is_classification: bool) -> None:
-    if is_classification:
-        raise ValueError(f"eval_metric {name!r} is a regression metric; this model is a "
-                         "classifier")
-
-
 def _classification(name: str, n_outputs: int, is_classification: bool,
                     binary: bool = False) -> None:
     if not is_classification:
@@ -189,7 +183,16 @@ class R2Metric(Metric):
         return 1.0 - residual / float(np.sum(w * (y_true - mean) ** 2))
 
 
-class QuantileMetric(Metric):
+class _RegressionMetric(Metric):
+    """A metric of regression predictions only (refuses classifiers)."""
+
+    def check_task(self, n_outputs: int, is_classification: bool) -> None:
+        if is_classification:
+            raise ValueError(f"eval_metric {self.name!r} is a regression metric; this model "
+                             "is a classifier")
+
+
+class QuantileMetric(_RegressionMetric):
     """Weighted mean pinball loss at ``alpha`` (scikit-learn's ``mean_pinball_loss``).
 
     Parameters
@@ -206,15 +209,12 @@ class QuantileMetric(Metric):
                              "(0, 1)")
         self.alpha = float(alpha)
 
-    def check_task(self, n_outputs: int, is_classification: bool) -> None:
-        _regression(self.name, is_classification)
-
     def evaluate(self, y_true, y_pred, sample_weight):
         diff = y_true - y_pred
         return _mean(np.maximum(self.alpha * diff, (self.alpha - 1.0) * diff), sample_weight)
 
 
-class TweedieMetric(Metric):
+class TweedieMetric(_RegressionMetric):
     """Weighted mean Tweedie deviance of power ``variance_power`` (scikit-learn's
     ``mean_tweedie_deviance``): 0 is the squared error, 1 Poisson, 2 Gamma.
 
@@ -232,9 +232,6 @@ class TweedieMetric(Metric):
             raise ValueError(f"{self.name}: variance_power={p!r} is invalid; expected 0 or a "
                              "number >= 1")
         self.variance_power = float(p)
-
-    def check_task(self, n_outputs: int, is_classification: bool) -> None:
-        _regression(self.name, is_classification)
 
     def evaluate(self, y_true, y_pred, sample_weight):
         p, y, mu = self.variance_power, y_true, y_pred

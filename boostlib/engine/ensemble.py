@@ -173,11 +173,16 @@ class Ensemble:
                 self.scale_history = None       # the earlier states are lost
         self._compact_cache = None
 
-    def forget_unrecoverable_states(self) -> None:
+    def raw_bounds(self) -> np.ndarray:
+        """:func:`raw_bounds` of this model."""
+        return raw_bounds(np.atleast_1d(self.bias), self.coef, self.trees)
+
+    def forget_unrecoverable_states(self, bounds: Optional[np.ndarray] = None) -> None:
         """Drop the scale history when a state virtual ensembles could read cannot be
-        recovered in floating point (:func:`unrecoverable_state`)."""
+        recovered in floating point (:func:`unrecoverable_state`); ``bounds``: this model's
+        :meth:`raw_bounds`, when already computed."""
         if self.scale_history:
-            bounds = raw_bounds(np.atleast_1d(self.bias), self.coef, self.trees)
+            bounds = self.raw_bounds() if bounds is None else bounds
             if unrecoverable_state(self.scale_history, bounds) is not None:
                 self.scale_history = None
 

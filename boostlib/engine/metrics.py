@@ -1,33 +1,24 @@
-"""Evaluation metrics without scikit-learn (used by the demo and the command line)."""
+"""Evaluation metrics as plain functions, for the demo and the command line: the built-in
+metric plugins, found through the registry by name, under their former names."""
 from __future__ import annotations
 
 from typing import Optional
 
 import numpy as np
 
+from ..plugin import registry
+
 
 def logloss(y: np.ndarray, p: np.ndarray, sample_weight: Optional[np.ndarray] = None) -> float:
-    """Mean binary cross-entropy of probabilities ``p`` (clipped to [1e-15, 1 - 1e-15])."""
-    p = np.clip(np.asarray(p, dtype=np.float64), 1e-15, 1 - 1e-15)
-    y = np.asarray(y, dtype=np.float64)
-    return float(np.average(-(y * np.log(p) + (1 - y) * np.log1p(-p)), weights=sample_weight))
+    """Mean binary cross-entropy of probabilities ``p`` (clipped to [1e-15, 1 - 1e-15]): the
+    built-in metric ``logloss``."""
+    return registry.create("metric", "logloss")(np.asarray(y, dtype=np.float64), p, sample_weight)
 
 
 def roc_auc(y: np.ndarray, score: np.ndarray) -> float:
-    """Area under the ROC curve (ties count one half), by the rank-sum formula."""
-    y = np.asarray(y, dtype=bool)
-    score = np.asarray(score, dtype=np.float64)
-    n_pos, n_neg = int(y.sum()), int((~y).sum())
-    if n_pos == 0 or n_neg == 0:
-        raise ValueError("roc_auc needs both classes in y")
-    order = np.argsort(score, kind="mergesort")
-    sorted_scores = score[order]
-    ranks = np.empty(score.size)
-    # average ranks over ties
-    _, first, counts = np.unique(sorted_scores, return_index=True, return_counts=True)
-    avg = first + (counts + 1) / 2.0
-    ranks[order] = np.repeat(avg, counts)
-    return float((ranks[y].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
+    """Area under the ROC curve (ties count one half) of a boolean or 0/1 ``y``: the
+    built-in metric ``auc``."""
+    return registry.create("metric", "auc")(np.asarray(y, dtype=bool).astype(np.float64), score)
 
 
 def accuracy(y: np.ndarray, pred: np.ndarray) -> float:
@@ -69,6 +60,4 @@ def multiclass_logloss(y: np.ndarray, proba: np.ndarray,
         raise ValueError(f"multiclass_logloss: y must hold class indices 0 .. "
                          f"{proba.shape[1] - 1} (columns of proba); got "
                          f"{np.unique(y[bad])[:5].tolist()}")
-    index = y.astype(np.intp)
-    p = np.clip(proba[np.arange(y.size), index], 1e-15, None)
-    return float(np.average(-np.log(p), weights=sample_weight))
+    return registry.create("metric", "multi_logloss")(y, proba, sample_weight)

@@ -15,7 +15,7 @@ from .loop import run
 from .callbacks import Callback, CallbackLike, EarlyStopping, ProgressBar, as_callback
 from .dataset import Dataset
 from .evaluation import Evaluator, create_metrics
-from .ensemble import MAX_RAW_BOUND, Ensemble, raw_bounds
+from .ensemble import MAX_RAW_BOUND, Ensemble
 from .model import Model
 from .params import MAX_TREES, min_data_per_group, resolve
 from .random_streams import seed_sequence
@@ -62,10 +62,11 @@ def _bias(loss: Any, y: np.ndarray, weight: Optional[np.ndarray], n_outputs: int
     return value.reshape(n_outputs)
 
 
-def _check_bounded(ensemble: Ensemble, learning_rate: float) -> None:
+def _check_bounded(bounds: np.ndarray, learning_rate: float) -> None:
     """Refuse a model whose raw scores could exceed :data:`MAX_RAW_BOUND` (its file would
-    not load back; its predictions are at the edge of overflow)."""
-    bound = raw_bounds(np.atleast_1d(ensemble.bias), ensemble.coef, ensemble.trees)[-1]
+    not load back; its predictions are at the edge of overflow); ``bounds`` as
+    :meth:`Ensemble.raw_bounds` gives them."""
+    bound = bounds[-1]
     if not bound <= MAX_RAW_BOUND:
         raise FloatingPointError(f"training diverged: the model's raw scores could reach "
                                  f"{bound:.3g}, beyond MAX_RAW_BOUND = {MAX_RAW_BOUND:g}; "
@@ -199,8 +200,9 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
                      p, evaluator.curves, evaluator.best_iteration)
 
     evals_result, best_iteration = run(ctx, update, callback_list, evaluator, model_view)
-    _check_bounded(ensemble, p["learning_rate"])
-    ensemble.forget_unrecoverable_states()
+    bounds = ensemble.raw_bounds()
+    _check_bounded(bounds, p["learning_rate"])
+    ensemble.forget_unrecoverable_states(bounds)
     return Model(ensemble, loss, loss_spec,
                  train_set.n_features, train_set.feature_names, p, evals_result,
                  best_iteration)
