@@ -2,7 +2,8 @@
 
 Public API::
 
-    from boostlib import BoostClassifier, BoostRegressor, load_model, available, create
+    from boostlib import BoostClassifier, BoostRegressor, BoostRanker, load_model, available
+    from boostlib import create
     from boostlib import Dataset, train, Model          # the engine layer
 
 Layers (each imports only those listed before it): ``_kernels`` (Cython) -> ``plugin`` (hook
@@ -16,14 +17,14 @@ from typing import Any
 from .engine.dataset import Dataset
 from .engine.model import Model
 from .engine.training import train
-from .frontend.estimators import BoostClassifier, BoostRegressor
+from .frontend.estimators import BoostClassifier, BoostRanker, BoostRegressor
 from .io.model_files import ModelFileError
 from .plugin.hookspecs import hookimpl
 from .plugin.registry import PluginError, available, create
 
 __version__ = "0.1.0"
 
-__all__ = ["BoostClassifier", "BoostRegressor", "Dataset", "train", "Model", "load_model",
+__all__ = ["BoostClassifier", "BoostRegressor", "BoostRanker", "Dataset", "train", "Model", "load_model",
            "available", "create",
            "hookimpl", "PluginError", "ModelFileError", "__version__"]
 
@@ -38,7 +39,7 @@ def load_model(path: Any):
 
     Returns
     -------
-    BoostClassifier or BoostRegressor
+    BoostClassifier, BoostRegressor or BoostRanker
         The estimator, predicting bit-identically to the one that was saved.
     """
     from .frontend.estimator_files import load_estimator

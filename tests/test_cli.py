@@ -206,13 +206,16 @@ def test_tab_separator_option(tmp_path, capsys):
     code, out, err = _run(capsys, "train", tmp_path / "data.txt", "--sep", "\\t", "--target",
                           "0", "-o", tmp_path / "m.json", "--n-estimators", 2)
     assert code == 0 and "500 rows, 28 features" in out, err
-    assert "--sep ';;' is invalid" in _error(capsys, "train", tmp_path / "data.txt", "--sep",
-                                             ";;", "--target", "0")
+    # a separator of several characters is valid; the one-column message names it
+    message = _error(capsys, "train", tmp_path / "data.txt", "--sep", ";;", "--target", "0")
+    assert "splitting fields at ';;' as --sep says" in message and "--sep '\\t'" in message
 
 
 def test_every_estimator_parameter_is_an_option(tmp_path, capsys):
+    from boostlib.frontend.cli import NOT_OPTIONS
     names = [p.name for p in estimator_parameters()]
-    assert set(names) == set(BoostRegressor().get_params())
+    assert set(names) == set(BoostRegressor().get_params()) - set(NOT_OPTIONS)
+    assert "--warm-start" not in build_parser().format_help()
     args = build_parser().parse_args(
         ["train", "d.csv", "--target", "y", "--n-estimators", "7", "--learning-rate", "0.5",
          "--grow-policy", "depthwise", "--loss", "sla", "--loss-params", '{"scale": 0.2}',
@@ -228,7 +231,7 @@ def test_every_estimator_parameter_is_an_option(tmp_path, capsys):
     out = capsys.readouterr().out
     for name in names:
         assert f"--{name.replace('_', '-')}" in out
-    assert "--grow-policy {symmetric,depthwise}" in out and "examples:" in out
+    assert "--grow-policy {symmetric,depthwise,lossguide}" in out and "examples:" in out
 
 
 def test_options_reach_the_model(higgs_csv, tmp_path, capsys):
@@ -561,3 +564,241 @@ def test_real_dataset_end_to_end(tmp_path, capsys):
         assert np.array_equal([float(r[1]) for r in rows], model.predict_proba(X)[:, 1])
         assert [r[0] for r in rows] == model.predict(X).tolist()
     assert os.path.getsize(model_path) > 0
+
+
+def test_ranking_holds_out_whole_queries_and_predicts_scores(tmp_path, capsys):
+    from boostlib import create
+    rng = np.random.default_rng(0)
+    sizes = rng.integers(4, 12, 60)
+    X = rng.normal(size=(sizes.sum(), 4))
+    y = np.digitize(X[:, 0] + 0.3 * rng.normal(size=len(X)), [0.0, 1.0]).astype(int)
+    qid = np.repeat(rng.permutation(1000)[:sizes.size], sizes)       # ids in any order
+    path = tmp_path / "rank.csv"
+    with open(path, "w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["rel", "qid", "a", "b", "c", "d"])
+        for label, q, row in zip(y, qid, X):
+            writer.writerow([label, q] + [repr(float(v)) for v in row])
+    model_path, pred_path = tmp_path / "r.json", tmp_path / "p.csv"
+    code, out, err = _run(capsys, "train", path, "--target", "rel", "--task", "ranking",
+                          "--group", "qid", "--eval-fraction", 0.25, "--random-state", 1,
+                          "--eval-metric", "ndcg@5", "-o", model_path, "--n-estimators", 30)
+    assert code == 0, err
+    assert f"-> ranking ({sizes.size} queries in column 'qid')" in out
+    n_eval = int(out.split("evaluation on ")[1].split()[0])
+    held = sizes[np.sort(np.random.default_rng(1).permutation(sizes.size)[:15])]
+    assert n_eval == held.sum()                  # 15 of the 60 queries, whole
+    assert "NDCG@10 0." in out and "MAP@10 0." in out
+    model = load_model(model_path)
+    assert type(model).__name__ == "BoostRanker"
+    assert list(model.feature_names_in_) == ["a", "b", "c", "d"]     # qid is not a feature
+    assert list(model.evals_result_["valid_0"]) == ["lambdarank", "ndcg@5"]
+    code, out, err = _run(capsys, "predict", model_path, path, "--output", pred_path)
+    assert code == 0, err
+    header, rows = _read_predictions(pred_path)
+    assert header == ["prediction"]
+    scores = np.array([float(r[0]) for r in rows])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)   # an array has no feature names
+        assert np.array_equal(scores, model.predict(X))
+    assert create("metric", "ndcg", {"k": 5})(y, scores, group=sizes) > 0.8
+
+
+# -- issue 27: what new users hit -----------------------------------------------------------------
+_ADULT = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "adult" / "adult-train.csv"
+
+
+def _adult_like(path, n=300, seed=0):
+    """Rows as the raw UCI Adult files write them: ", " between fields, no header, "?" for
+    a missing value, text and numbers mixed."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for i in range(n):
+        age = int(rng.integers(18, 80))
+        work = ["Private", "State-gov", "?", "Self-emp-not-inc"][i % 4]
+        hours = int(rng.integers(10, 70))
+        label = ">50K" if age + hours + rng.normal(0, 15) > 90 else "<=50K"
+        lines.append(f"{age}, {work}, {hours}, {label}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("sep", [None, ",", ", ", ",  "])
+def test_spaces_after_separators_are_skipped(tmp_path, capsys, sep):
+    """The raw Adult files separate fields by ", ": they read without --sep, and
+    --sep ", " (what a user copies from the file) means the same."""
+    data = _adult_like(tmp_path / "adult.data")
+    options = [] if sep is None else ["--sep", sep]
+    code, out, err = _run(capsys, "train", data, "--target", "3", "-o", tmp_path / "m.json",
+                          "--n-estimators", 3, *options)
+    assert code == 0, err
+    assert "300 rows, 3 features, target '3' -> classification (classes <=50K, >50K)" in out
+    assert "categorical features: '1' (3 levels)" in out     # "?" is missing, not a level
+    model = load_model(tmp_path / "m.json")
+    assert model.classes_.tolist() == ["<=50K", ">50K"]
+    code, out, err = _run(capsys, "predict", tmp_path / "m.json", data, *options)
+    assert code == 0 and out.splitlines()[0] == "prediction,probability", err
+
+
+@pytest.mark.skipif(not _ADULT.exists(), reason="needs ../shared/datasets/adult")
+def test_the_raw_adult_file_trains(tmp_path, capsys):
+    head = tmp_path / "adult.csv"
+    head.write_text("".join(_ADULT.open().readlines()[:3000]))
+    for options in ([], ["--sep", ", "]):
+        code, out, err = _run(capsys, "train", head, "--target", "14", "--n-estimators", 5,
+                              "-o", tmp_path / "m.json", *options)
+        assert code == 0, err
+        assert "3000 rows, 14 features, target '14' -> classification (classes <=50K, >50K)" \
+            in out
+
+
+def test_separators_of_several_characters(tmp_path, capsys):
+    rows = ['y::city::x'] + [f'{i % 2}::"{"Paris::FR" if i % 3 else "Lima"}"::{i}'
+                             for i in range(60)]
+    data = tmp_path / "d.txt"
+    data.write_text("\n".join(rows) + "\n")
+    code, out, err = _run(capsys, "train", data, "--target", "y", "--sep", "::",
+                          "-o", tmp_path / "m.json", "--n-estimators", 2)
+    assert code == 0, err
+    assert "60 rows, 2 features" in out and "'city' (2 levels)" in out
+    from boostlib.io.tables import read_table
+
+    # the quoted "Paris::FR" is one level, with its separator inside
+    table = read_table(data, sep="::")
+    assert sorted(set(table.column("city"))) == ["Lima", "Paris::FR"]
+
+
+def test_a_one_column_file_names_the_separator_tried(tmp_path, capsys):
+    data = tmp_path / "semi.csv"
+    data.write_text("y;a;b\n1;2;3\n0;3;4\n")
+    message = _error(capsys, "train", data, "--target", "y")
+    assert "splitting fields at ',', the default separator for this file name" in message
+    assert "then pass --sep ';'" in message
+    message = _error(capsys, "train", data, "--target", "y", "--sep", "|")
+    assert "splitting fields at '|' as --sep says" in message and "--sep ';'" in message
+    plain = tmp_path / "words.csv"
+    plain.write_text("y\n1\n0\n1\n")
+    message = _error(capsys, "train", plain, "--target", "y")
+    assert "only the --target column" in message
+    assert "splitting fields at ','" in message and "pass that with --sep" in message
+
+
+#: Options that fail on their own, whatever the data: each must fail before it is read.
+_BAD_PARAMETERS = [
+    (["--learning-rate=-1"], "--learning-rate: learning_rate=-1.0 is invalid"),
+    (["--max-depth", "0"], "--max-depth: max_depth=0 is invalid"),
+    (["--subsample", "2"], "--subsample: subsample=2.0 is invalid"),
+    (["--loss", "hinge"], "--loss: loss='hinge' is not registered"),
+    (["--sampler", "nope"], "--sampler: sampler='nope' is not registered"),
+    (["--update-params", '{"zzz": 1}'], "--update-params: update 'sgb'"),
+    (["--update", "agbm", "--update-params", '{"momentum": 3}'],
+     "--update-params: update rule 'agbm': momentum=3 is invalid"),
+    (["--sampler", "goss", "--sampler-params", '{"top_rate": 3}'],
+     "--sampler-params: sampler 'goss': top_rate=3 is invalid"),
+    (["--sampler-params", '{"top_rate": 0.1}'], "--sampler NAME"),
+    (["--eval-metric", "nope"], "--eval-metric: eval_metric: metric='nope' is not registered"),
+    (["--eval-metric", "ndcg@x"], "--eval-metric: eval_metric: metric 'ndcg@x' is invalid"),
+    (["--early-stopping-rounds", "5"], "--early-stopping-rounds 5 needs held-out rows"),
+    (["--task", "ranking", "--group", "q", "--n-jobs", "0"], "--n-jobs: n_jobs=0"),
+]
+
+
+@pytest.mark.parametrize("options, message", _BAD_PARAMETERS,
+                         ids=[" ".join(o) for o, _ in _BAD_PARAMETERS])
+def test_parameters_are_checked_before_the_data_is_read(monkeypatch, capsys, options,
+                                                        message):
+    import boostlib.frontend.cli as cli
+
+    def read_table(*args, **kwargs):
+        raise AssertionError("the data was read before the parameters were checked")
+
+    monkeypatch.setattr(cli, "read_table", read_table)
+    code, out, err = _run(capsys, "train", "huge.csv", "--target", "y", *options)
+    assert code == 2 and out == "" and message in err, err
+    assert err.count("\n") == 1 and "task:" not in err      # one line, before any reading
+    with pytest.raises(AssertionError, match="data was read"):     # valid ones read the data
+        main(["train", "huge.csv", "--target", "y", "--learning-rate", "0.05",
+              "--early-stopping-rounds", "5", "--eval-fraction", "0.2"])
+
+
+def test_early_stopping_without_eval_fraction_names_the_options(tmp_path, capsys):
+    data = _adult_like(tmp_path / "adult.data")
+    message = _error(capsys, "train", data, "--target", "3", "--early-stopping-rounds", 10)
+    assert message == ("boostlib: error: --early-stopping-rounds 10 needs held-out rows to "
+                       "watch, but there are none; expected --eval-fraction F too (e.g. "
+                       "--eval-fraction 0.2 holds out 20% of the rows)")
+    assert "eval_set" not in message and not (tmp_path / "model.json").exists()
+    code, out, err = _run(capsys, "train", data, "--target", "3", "--early-stopping-rounds", 3,
+                          "--eval-fraction", 0.3, "-o", tmp_path / "m.json",
+                          "--n-estimators", 50)
+    assert code == 0, err
+
+
+def _train_parser():
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    return sub.choices["train"]
+
+
+def test_train_help_lists_every_parameter_with_its_description_and_default(capsys):
+    """Every estimator parameter is an option under "estimator parameters", with a
+    description (not its bare name) and its default."""
+    from boostlib.frontend.cli import TRAIN_SET_PARAMETERS
+
+    train = _train_parser()
+    group = next(g for g in train._action_groups if g.title == "estimator parameters")
+    helps = {a.dest: a.help for a in group._group_actions}
+    names = [p.name for p in estimator_parameters() if p.name not in TRAIN_SET_PARAMETERS]
+    assert sorted(helps) == sorted(names)
+    for p in estimator_parameters():
+        if p.name in TRAIN_SET_PARAMETERS:
+            continue
+        text = helps[p.name]
+        assert len(text) > 30 and text != p.name.replace("_", " "), (p.name, text)
+        assert "default" in text, (p.name, text)
+        assert ":class:" not in text and "``" not in text, (p.name, text)
+    assert "auc,logloss" in helps["eval_metric"] and "--eval-fraction" in \
+        helps["early_stopping_rounds"]
+    assert "differs from run to run" in helps["random_state"]
+    assert '"gradient"' in helps["leaf_estimation"]          # both choices described
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    out = capsys.readouterr().out
+    for name in names:
+        assert f"--{name.replace('_', '-')}" in out
+    assert "categorical_features is set by --categorical" in " ".join(out.split())
+    assert "--group qid \\\n" in out          # the ranking example keeps its line break
+
+
+def test_demo_explains_rows_worse_than_a_constant_model(capsys):
+    """Without early stopping, at a high learning rate, the accelerated rules overfit past
+    the constant model: the rows are marked and the note says why."""
+    import argparse
+    from boostlib.frontend.cli import _demo_binary
+
+    _demo_binary(argparse.Namespace(n_estimators=40, learning_rate=0.5, max_depth=6,
+                                    random_state=0, n_jobs=1, early_stopping_rounds=0))
+    out = capsys.readouterr().out
+    constant = float(out.split("constant model")[1].split("logloss ")[1].split(",")[0])
+    rows = [line.split() for line in out.splitlines()
+            if line.startswith(("symmetric", "depthwise"))]
+    marked = [r for r in rows if r[-1] == "*"]
+    assert marked and all(float(r[-4]) > constant for r in marked)
+    assert all(float(r[-3]) <= constant for r in rows if r[-1] != "*")
+    assert {r[1] for r in marked} & {"agbm", "agbmr", "vagbm"}
+    note = " ".join(out.split("* worse than the constant model:")[1].split())
+    assert "--early-stopping-rounds" in note
+    if {r[1] for r in marked} <= {"agbm", "agbmr", "vagbm"}:
+        assert "accelerated update rules" in note
+    else:                       # sgb overfits too at learning rate 0.5 on some builds
+        assert "the model overfits the training rows" in note
+
+
+def test_demo_stops_early_by_default(capsys):
+    assert main(["demo", "--n-estimators", "30", "--n-jobs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "early stopping: fitted on 5600 training rows" in out and "patience 20" in out
+    assert "constant model (the training rows' positive rate" in out
+    binary = out.partition("\nmulticlass:")[0]
+    assert "Early stopping picks each model's number of iterations" in " ".join(binary.split())
+    assert " *\n" not in binary

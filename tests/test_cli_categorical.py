@@ -195,6 +195,9 @@ class _Recorder:
         self.seen.update(X=X, y=y, eval_set=eval_set)
         raise _Stop
 
+    def _check_params(self):
+        """The CLI checks parameters before reading data; nothing to check here."""
+
 
 class _NoCategorical:
     """An estimator without a categorical_features parameter."""
@@ -202,10 +205,13 @@ class _NoCategorical:
     def __init__(self, **params):
         pass
 
+    def _check_params(self):
+        """Nothing to check."""
+
 
 def test_train_passes_the_categorical_columns(shops_csv, monkeypatch, capsys):
     _Recorder.seen = {}
-    monkeypatch.setattr(cli, "_estimator_classes", lambda: (_Recorder, _Recorder))
+    monkeypatch.setattr(cli, "_estimator_classes", lambda: (_Recorder, _Recorder, _Recorder))
     with pytest.raises(_Stop):
         main(["train", shops_csv, "--target", "y", "--drop", "id", "--categorical", "zip",
               "--eval-fraction", "0.5"])
@@ -224,7 +230,7 @@ def test_train_passes_the_categorical_columns(shops_csv, monkeypatch, capsys):
 
 def test_numeric_files_pass_no_categorical_features(shops_csv, monkeypatch, capsys):
     _Recorder.seen = {}
-    monkeypatch.setattr(cli, "_estimator_classes", lambda: (_Recorder, _Recorder))
+    monkeypatch.setattr(cli, "_estimator_classes", lambda: (_Recorder, _Recorder, _Recorder))
     with pytest.raises(_Stop):
         main(["train", shops_csv, "--target", "y", "--drop", "city,id"])
     assert _Recorder.seen["categorical_features"] is None        # the default, not []
@@ -234,7 +240,7 @@ def test_numeric_files_pass_no_categorical_features(shops_csv, monkeypatch, caps
 
 def test_an_estimator_without_categorical_features_is_a_clear_error(shops_csv, monkeypatch,
                                                                     capsys):
-    monkeypatch.setattr(cli, "_estimator_classes", lambda: (_NoCategorical, _NoCategorical))
+    monkeypatch.setattr(cli, "_estimator_classes", lambda: (_NoCategorical, _NoCategorical, _NoCategorical))
     err = _error(capsys, "train", shops_csv, "--target", "y", "--categorical", "zip")
     assert f"{shops_csv}: non-numeric columns 'city', 'id' and --categorical column 'zip' " \
            "would be categorical features, but _NoCategorical has no categorical_features " \

@@ -5,7 +5,7 @@ import pytest
 from boostlib import BoostClassifier, BoostRegressor
 from boostlib.engine.metrics import logloss
 
-POLICIES = ["symmetric", "depthwise"]
+POLICIES = ["symmetric", "depthwise", "lossguide"]
 
 
 def _sklearn_checks():

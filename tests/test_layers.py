@@ -8,9 +8,11 @@ import pytest
 ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "boostlib")
 
 # layer of each top-level folder or module; a module may import only equal or lower layers
-# (engine/model.py and engine/training.py sit above io: they save and load through it)
+# (engine/model.py, engine/training.py and engine/continuation.py sit above io: they save
+# and load through it, or continue a Model)
 LAYERS = {"_kernels": 0, "_compat": 0, "plugin": 1, "builtin": 2, "engine": 2, "io": 3,
-          "engine.model": 4, "engine.training": 4, "frontend": 5, "datasets": 5}
+          "engine.model": 4, "engine.training": 4,
+          "engine.continuation": 4, "frontend": 5, "datasets": 5}
 
 
 def _modules():

@@ -49,7 +49,7 @@ def _outputs(model, X):
 
 # -- exact round trips -------------------------------------------------------------------------
 @pytest.mark.parametrize("cls", [BoostClassifier, BoostRegressor])
-@pytest.mark.parametrize("policy", ["symmetric", "depthwise"])
+@pytest.mark.parametrize("policy", ["symmetric", "depthwise", "lossguide"])
 def test_loaded_model_predicts_bit_identically(tmp_path, cls, policy):
     model = _fit(cls, grow_policy=policy, max_depth=4, n_estimators=15)
     loaded = _round_trip(model, tmp_path)

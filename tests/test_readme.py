@@ -50,3 +50,22 @@ def test_plugin_example_registers_and_trains():
         assert np.corrcoef(m.predict(X), X[:, 0])[0, 1] > 0.9
     finally:
         registry.unregister_plugin(name)
+
+
+def test_plugin_example_passes_check_loss():
+    """The README's plugin loss passes boostlib.testing.check_loss, and the README shows
+    the check (a loss that ignored its row weights in init_raw once failed it)."""
+    from boostlib.testing import check_loss
+
+    blocks = _blocks()
+    ns = {}
+    exec(compile(next(b for b in blocks if "@hookimpl" in b), "README-plugin", "exec"), ns)
+    shown = next(b for b in blocks if "check_loss(" in b)
+    exec(compile(shown, "README-check-loss", "exec"), ns)     # raises on a failed check
+    for delta in (0.05, 1.0, 10.0):
+        check_loss(ns["PseudoHuber"](delta=delta))
+    rng = np.random.default_rng(1)
+    y = rng.normal(size=101)
+    w = rng.uniform(0.1, 3.0, size=101)
+    start = ns["PseudoHuber"]().init_raw(y, w)     # a weighted median: half the weight below
+    assert w[y < start].sum() < 0.5 * w.sum() <= w[y <= start].sum()

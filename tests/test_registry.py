@@ -306,3 +306,13 @@ def test_autoload_can_be_disabled(fake_distribution, monkeypatch):
     monkeypatch.setenv("BOOSTLIB_DISABLE_PLUGIN_AUTOLOAD", "0")
     registry.reset()
     assert "fake_mse" in boostlib.available("loss")
+
+
+def test_available_without_a_kind_lists_every_kind():
+    every = boostlib.available()
+    assert list(every) == list(registry.KINDS)
+    for kind, names in every.items():
+        assert names == boostlib.available(kind) == sorted(names)
+    assert {"logloss", "mse"} <= set(every["loss"]) and "sgb" in every["update"]
+    assert "uniform" in every["sampler"] and "auc" in every["metric"]
+    assert isinstance(boostlib.available("loss"), list)     # one kind: unchanged

@@ -39,6 +39,6 @@ def test_node_arrays_walk_to_the_leaf_the_kind_predicts(policy):
 
 def test_unknown_grow_policy_is_named_in_the_error():
     with pytest.raises(ValueError, match=r"grow_policy='leafwise' is invalid; expected one of "
-                                         r"\['symmetric', 'depthwise'\]"):
+                                         r"\['symmetric', 'depthwise', 'lossguide'\]"):
         kind_of("leafwise")
     assert set(KINDS) == set(GROW_POLICIES)

@@ -607,3 +607,55 @@ cdef inline void _walk_group(const bin_t* X, Py_ssize_t n_features, Py_ssize_t s
     else:
         for j in range(m):
             out[row_id[j]] = orig_id[node[j]]
+
+
+def split_segment(const bin_t[:, ::1] X_binned, const idx_t[::1] rows, idx_t[::1] order,
+                  Py_ssize_t start, Py_ssize_t stop, int feature, int split_bin,
+                  int nan_right, int missing_bin, idx_t[::1] scratch,
+                  const uint32_t[:, ::1] cat_sets=None):
+    """Split one leaf's rows (leaf-wise growth): a stable partition of ``order[start:stop]``,
+    the rows going left first, in one pass. Returns the number going left.
+
+    Parameters
+    ----------
+    X_binned : IN uint8 (n_features, n_rows_total), feature-major binned data.
+    rows : IN int32 (n_fit,) training-row ids of the fitted rows.
+    order : IN/OUT int32: positions into ``rows``; ``order[start:stop]`` are the leaf's.
+    start, stop : the leaf's segment.
+    feature, split_bin, nan_right : the split (``nan_right == 2``: categorical, and
+        ``split_bin`` names the row of ``cat_sets`` holding the bins sent left).
+    missing_bin : bin of missing values.
+    scratch : OUT int32, at least ``stop - start`` entries (work space).
+    cat_sets : IN uint32 (n_sets, 8), optional.
+    """
+    cdef Py_ssize_t i, n_left = 0, n_right = 0
+    cdef idx_t p
+    cdef int b, go_right
+    cdef const uint32_t* sets = sets_pointer(cat_sets)
+    cdef bint categorical = nan_right == CAT_SPLIT
+    if not 0 <= start <= stop <= order.shape[0] or scratch.shape[0] < stop - start:
+        raise ValueError("the segment must lie in order, and scratch must hold it")
+    if not 0 <= feature < X_binned.shape[0]:
+        raise ValueError("feature out of range")
+    if categorical and (sets == NULL or not 0 <= split_bin < cat_sets.shape[0]):
+        raise ValueError("a categorical split needs its set")
+    if BOOSTLIB_DEBUG:
+        for i in range(start, stop):
+            if not 0 <= order[i] < rows.shape[0] or not 0 <= rows[order[i]] < X_binned.shape[1]:
+                raise IndexError("position or row out of range")
+    with nogil:
+        for i in range(start, stop):
+            p = order[i]
+            b = X_binned[feature, rows[p]]
+            if categorical:
+                go_right = 1 - in_set(sets, split_bin, b)
+            else:
+                go_right = ((b > split_bin) & (b != missing_bin)) | (
+                    (b == missing_bin) & nan_right)
+            order[start + n_left] = p        # never ahead of i: safe in place
+            scratch[n_right] = p
+            n_left += 1 - go_right
+            n_right += go_right
+        for i in range(n_right):
+            order[start + n_left + i] = scratch[i]
+    return n_left

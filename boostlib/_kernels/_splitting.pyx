@@ -33,6 +33,7 @@ empty when its count is 0 or, without counts, when its gradient *and* hessian su
 its rows change no sum, so both directions give the same split).
 """
 from cython.parallel cimport prange
+from libc.math cimport INFINITY
 from libc.stdlib cimport malloc, free
 
 from .common cimport idx_t, CH_G, CH_H, CH_C
@@ -67,16 +68,34 @@ cdef inline bint _valid(double cl, double cr, double hl, double hr, double l2,
             and hr >= min_child_weight and hl + l2 > 0.0 and hr + l2 > 0.0)
 
 
+cdef inline double _bounded_gain(double G, double H, double l2, double lo, double hi,
+                                 double* w) noexcept nogil:
+    """The Newton gain of a node whose value is kept in ``[lo, hi]``: ``-(2 G w + (H + l2)
+    w^2)`` at the clipped value ``w`` (``G^2 / (H + l2)`` when it is not clipped)."""
+    cdef double v = -G / (H + l2)
+    if v < lo:
+        v = lo
+    elif v > hi:
+        v = hi
+    w[0] = v
+    return -(2.0 * G * v + (H + l2) * v * v)
+
+
 cdef void _feature_best(const double* hf, Py_ssize_t n_channels, Py_ssize_t nb, double l2,
                         double min_samples_leaf, double min_child_weight,
-                        const double* noise_f, double* best) noexcept nogil:
+                        const double* noise_f, double* best, double lo, double hi,
+                        int mono) noexcept nogil:
     """Best threshold candidate of one numeric feature of one node.
 
     ``hf`` points at the feature's first bin (``nb`` bins in use, then the missing bin;
     ``n_channels`` per bin); ``noise_f`` at the feature's score noise or NULL. Writes (score,
     bin, nan_right, gain) to ``best``; bin is -1 when no candidate is valid with a positive
-    gain.
+    gain. With monotone constraints, the node's value and its children's are kept in
+    ``[lo, hi]`` (gains at the clipped values), and a feature with ``mono`` +1 (-1) takes
+    only candidates whose left child's value is at most (at least) the right child's.
     """
+    cdef bint bounded = mono != 0 or lo > -INFINITY or hi < INFINITY
+    cdef double wl = 0.0, wr = 0.0, wp = 0.0
     cdef Py_ssize_t b
     cdef int d
     cdef int cc = CH_C if n_channels == 3 else CH_H
@@ -92,7 +111,10 @@ cdef void _feature_best(const double* hf, Py_ssize_t n_channels, Py_ssize_t nb, 
         G = G + hf[b * n_channels + CH_G]
         H = H + hf[b * n_channels + CH_H]
         C = C + hf[b * n_channels + cc]
-    parent = G * G / (H + l2) if H + l2 > 0.0 else 0.0
+    if bounded:
+        parent = _bounded_gain(G, H, l2, lo, hi, &wp) if H + l2 > 0.0 else 0.0
+    else:
+        parent = G * G / (H + l2) if H + l2 > 0.0 else 0.0
     best[0] = 0.0
     best[1] = -1.0
     best[2] = 0.0
@@ -119,7 +141,13 @@ cdef void _feature_best(const double* hf, Py_ssize_t n_channels, Py_ssize_t nb, 
             CR = C - CL
             if not _valid(CL, CR, HL, HR, l2, min_samples_leaf, min_child_weight):
                 continue
-            gain = GL * GL / (HL + l2) + GR * GR / (HR + l2) - parent
+            if bounded:
+                gain = (_bounded_gain(GL, HL, l2, lo, hi, &wl)
+                        + _bounded_gain(GR, HR, l2, lo, hi, &wr) - parent)
+                if (mono > 0 and wl > wr) or (mono < 0 and wl < wr):
+                    continue
+            else:
+                gain = GL * GL / (HL + l2) + GR * GR / (HR + l2) - parent
             if not gain > 0.0:
                 continue
             score = gain + noise_f[b] if noise_f != NULL else gain
@@ -247,7 +275,10 @@ def find_split_nodes(const double[:, :, ::1] hist, const idx_t[::1] slots,
                      const unsigned char[::1] is_cat, const double[::1] cat_params,
                      double l2, double min_samples_leaf, double min_child_weight,
                      const double[:, :, ::1] noise, double[:, :, ::1] scratch,
-                     double[:, ::1] out, int n_threads):
+                     double[:, ::1] out, int n_threads,
+                     const unsigned char[:, ::1] allowed=None,
+                     const signed char[::1] monotone=None,
+                     const double[:, ::1] bounds=None):
     """Best split of each of several nodes (a level of a depthwise tree), with the row
     counts of its children, in one parallel region over (node, feature) pairs.
 
@@ -270,11 +301,24 @@ def find_split_nodes(const double[:, :, ::1] hist, const idx_t[::1] slots,
         a non-zero gradient or hessian sum), else 0 (always 0 for a categorical split: the
         missing bin is one of its categories).
     n_threads : OpenMP threads.
+    allowed : IN uint8 (k, n_features), optional
+        Which features each node may split on (column sampling, interaction constraints);
+        default all.
+    monotone : IN int8 (n_features,), optional
+        Monotone constraint of each feature (-1, 0, +1; 0 for categorical features).
+    bounds : IN (k, 2), optional
+        The interval ``[lo, hi]`` each node's value, and its children's, are kept in (see
+        :func:`_feature_best`). Categorical candidates are scored without them.
 
     Returns
     -------
     None; ties go to the smaller feature, so the result does not depend on ``n_threads``.
     """
+    cdef bint use_mask = allowed is not None
+    cdef bint use_mono = monotone is not None
+    cdef bint use_bounds = bounds is not None
+    cdef double lo = -INFINITY, hi = INFINITY
+    cdef int mono = 0
     cdef Py_ssize_t k = slots.shape[0]
     cdef Py_ssize_t n_features = n_bins_nonmissing.shape[0]
     cdef Py_ssize_t n_channels = hist.shape[2]
@@ -302,6 +346,12 @@ def find_split_nodes(const double[:, :, ::1] hist, const idx_t[::1] slots,
     for j in range(k):
         if not 0 <= slots[j] < hist.shape[0]:
             raise ValueError("slot out of range")
+    if use_mask and (allowed.shape[0] != k or allowed.shape[1] != n_features):
+        raise ValueError("allowed must have shape (k, n_features)")
+    if use_mono and monotone.shape[0] != n_features:
+        raise ValueError("monotone must have one entry per feature")
+    if use_bounds and (bounds.shape[0] != k or bounds.shape[1] != 2):
+        raise ValueError("bounds must have shape (k, 2)")
     if n_features == 0:
         out[:, 0] = -1.0
         return
@@ -309,14 +359,23 @@ def find_split_nodes(const double[:, :, ::1] hist, const idx_t[::1] slots,
         for t in prange(k * n_features, schedule="static", num_threads=n_threads):
             j = t // n_features
             f = t - j * n_features
-            if any_cat and is_cat[f]:
+            lo = bounds[j, 0] if use_bounds else -INFINITY
+            hi = bounds[j, 1] if use_bounds else INFINITY
+            mono = monotone[f] if use_mono else 0
+            if use_mask and not allowed[j, f]:
+                scratch[j, f, 0] = 0.0
+                scratch[j, f, 1] = -1.0
+                scratch[j, f, 2] = 0.0
+                scratch[j, f, 3] = 0.0
+            elif any_cat and is_cat[f]:
                 _cat_best(&hist[slots[j], offsets[f], 0], n_channels, n_bins_nonmissing[f],
                           l2, min_samples_leaf, min_child_weight, cp,
                           &noise[j, f, 0] if use_noise else NULL, &scratch[j, f, 0])
             else:
                 _feature_best(&hist[slots[j], offsets[f], 0], n_channels,
                               n_bins_nonmissing[f], l2, min_samples_leaf, min_child_weight,
-                              &noise[j, f, 0] if use_noise else NULL, &scratch[j, f, 0])
+                              &noise[j, f, 0] if use_noise else NULL, &scratch[j, f, 0],
+                              lo, hi, mono)
         for j in range(k):
             f = _best_feature(scratch[j])
             out[j, 0] = f
@@ -375,7 +434,8 @@ def find_split_level(const double[:, :, ::1] hist, const idx_t[::1] slots,
                      const unsigned char[::1] is_cat, const double[::1] cat_params,
                      double l2, double min_samples_leaf, double min_child_weight,
                      const double[:, ::1] noise, double[:, :, ::1] gain_sum,
-                     idx_t[:, :, ::1] n_valid, int n_threads):
+                     idx_t[:, :, ::1] n_valid, int n_threads,
+                     const unsigned char[::1] allowed=None):
     """Best split shared by all leaves of a level (symmetric / oblivious trees).
 
     A candidate's gain is the sum of its gains over the leaves where it is valid; leaves
@@ -396,6 +456,8 @@ def find_split_level(const double[:, :, ::1] hist, const idx_t[::1] slots,
         or the direction of a categorical candidate; axis 2: bin, or set size - 1).
     n_valid : OUT (n_features, 2, n_bins) number of leaves where the candidate is valid.
     n_threads : OpenMP threads (parallel over features).
+    allowed : IN uint8 (n_features,), optional
+        Which features the level may split on (column sampling); default all.
 
     Returns
     -------
@@ -436,6 +498,9 @@ def find_split_level(const double[:, :, ::1] hist, const idx_t[::1] slots,
     for k in range(n_leaves):
         if not (0 <= slots[k] < hist.shape[0]):
             raise ValueError("slot out of range")
+    cdef bint use_mask = allowed is not None
+    if use_mask and allowed.shape[0] != n_features:
+        raise ValueError("allowed must have one entry per feature")
     if n_leaves == 0:
         gain_sum[:, :, :] = 0.0
         n_valid[:, :, :] = 0
@@ -448,6 +513,8 @@ def find_split_level(const double[:, :, ::1] hist, const idx_t[::1] slots,
                 for b in range(n_bins):
                     gain_sum[f, d, b] = 0.0
                     n_valid[f, d, b] = 0
+            if use_mask and not allowed[f]:
+                continue
             if any_cat and is_cat[f]:
                 stats = <double*> malloc((nb + 1) * (n_ch + 1) * sizeof(double))
                 order = <idx_t*> malloc((nb + 1) * sizeof(idx_t))

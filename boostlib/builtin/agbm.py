@@ -20,6 +20,10 @@ algorithms, how they map onto Newton and gradient trees, and the paper reproduct
 
 The model is ``f``, plain trees with coefficients: the rules keep ``h`` as a tracked model
 of the context (``ctx.track``) and rewrite ``f`` with ``ctx.combine``.
+
+Continued training (``init_model``, ``warm_start``): ``h``, ``m`` and the carried error are
+not part of the model, so ``begin`` starts them afresh (``h = f``, ``m = 0``): a continuation
+restarts the momentum, as ``agbmr`` restarts (see ``docs/training_controls.md``).
 """
 from __future__ import annotations
 

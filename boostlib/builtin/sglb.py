@@ -23,6 +23,11 @@ In the paper's notation (``beta``, ``N`` rows) this is ``beta = T * N``: the per
 All randomness comes from the context's named streams: ``"structure_noise"`` (zeta'),
 ``"leaf_noise"`` (zeta, drawn by the context) and the sampler's own stream, so they are
 independent and the model depends only on ``random_state``.
+
+Continued training (``init_model``, ``warm_start``): the shrink factor depends only on the
+(global) iteration number, so a continuation goes on with the schedule and the model's scale
+history; it equals one longer fit up to the rounding of its starting scores (see
+``docs/training_controls.md``).
 """
 from __future__ import annotations
 

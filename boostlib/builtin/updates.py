@@ -2,7 +2,10 @@
 
 ``sgb``: classic (stochastic) gradient boosting. Each iteration computes the loss
 derivatives at the current model, lets the sampler pick rows, fits one tree to them and adds
-it with coefficient ``learning_rate``.
+it with coefficient ``learning_rate``. For a loss with ``renews_leaves`` (``quantile``,
+``l1``) the tree's leaf values are first replaced by the loss's (LightGBM's leaf renewal,
+:meth:`boostlib.api.Context.renew_leaves`); the other rules do not renew, so such losses
+train by first-order steps with them.
 
 ``sglb``: Stochastic Gradient Langevin Boosting (:mod:`boostlib.builtin.sglb`).
 """
@@ -22,6 +25,7 @@ class SGB(UpdateRule):
         gradient, hessian = ctx.gradients()
         sample = ctx.sample(gradient, hessian)
         tree = ctx.fit_tree(gradient, hessian, sample)
+        ctx.renew_leaves(tree, sample)      # a no-op unless the loss renews (quantile, l1)
         ctx.add_tree(tree, ctx.learning_rate)
 
 

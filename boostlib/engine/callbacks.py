@@ -24,7 +24,9 @@ class IterationInfo:
     iteration : int
         0-based iteration that just ran (-1 in ``on_fit_begin``).
     n_iterations : int
-        Iterations requested (``n_estimators``).
+        Iterations requested (``n_estimators``); in a continued fit (``init_model``,
+        ``warm_start``) the number the last iteration will have, counting the continued
+        model's (iterations then run from ``first_iteration`` to ``n_iterations - 1``).
     metric : str
         Name of the primary score: the first ``eval_metric``, else the loss. Early stopping
         watches it, on the last validation set by default.
@@ -35,6 +37,9 @@ class IterationInfo:
         Trees in the model now.
     higher_is_better : dict
         The direction of every recorded score, by name.
+    first_iteration : int
+        The first iteration of this fit: 0, or in a continued fit the number of iterations
+        of the model it continues.
     """
 
     iteration: int
@@ -45,6 +50,7 @@ class IterationInfo:
     _mark_best: Callable[[], None] = field(default=lambda: None, repr=False)
     higher_is_better: Dict[str, bool] = field(default_factory=dict)
     _model_view: Optional[Callable[[], Any]] = field(default=None, repr=False)
+    first_iteration: int = 0
 
     @property
     def model(self) -> Any:
@@ -204,8 +210,8 @@ class ProgressBar(Callback):
                     raise ImportError("ProgressBar(use_tqdm=True) needs tqdm: pip install "
                                       "tqdm") from None
             else:
-                self._bar = tqdm(total=info.n_iterations, file=self._out(), unit="it",
-                                 desc="boostlib", leave=True)
+                self._bar = tqdm(total=info.n_iterations, initial=info.first_iteration,
+                                 file=self._out(), unit="it", desc="boostlib", leave=True)
 
     def _metrics(self, info: IterationInfo) -> Dict[str, str]:
         return {f"{data} {name}": f"{value:.6g}"

@@ -15,9 +15,9 @@ from ..plugin.registry import PluginError
 from .ensemble import Ensemble
 from .grower import DerivativeOverflow, SampleDefects, TreeGrower
 from .loss_values import mean_loss
-from .random_streams import stream_rng
+from .random_streams import Streams
 from .tracked import Tracked, _lincomb
-from .trees import TreeGroup
+from .trees import ObliviousTree, TreeGroup
 
 _NO_WEIGHTS = np.empty(0)
 
@@ -32,6 +32,8 @@ class EvalSet:
     y: np.ndarray
     weight: Optional[np.ndarray]
     raw: np.ndarray
+    #: the fit's loss bound to this set's query groups (None: the fit's loss as it is)
+    loss: Optional[Loss] = None
 
 
 @dataclass
@@ -44,6 +46,13 @@ class _Fitted:
     # and a walk of the tree gives the others' (see TreeGrower.apply and add_values)
     walk_others: bool = False
     walked: bool = False                    # add_values() walked it once already
+    # the rows the leaf values were computed on, their leaves and sampling weights (None: 1),
+    # and the sample the tree was fitted on, as at the fit (for renew_leaves: ``rows`` and
+    # ``node`` above grow to every row once the tree is walked)
+    value_rows: Optional[np.ndarray] = None
+    value_node: Optional[np.ndarray] = None
+    value_weights: Optional[np.ndarray] = None
+    sample: Optional[SampleResult] = None
 
 
 class BoostingContext:
@@ -62,13 +71,21 @@ class BoostingContext:
     random_strength : split-score noise multiplier.
     evals : validation sets.
     n_threads : kernel threads.
+    streams : the fit's random streams (default: fresh ones from ``seed``).
+    first_iteration : the number of the first iteration (a continued fit counts on from the
+        model it continues: ``iteration`` runs from ``first_iteration`` to
+        ``first_iteration + n_iterations - 1``, and the attribute ``n_iterations`` is that
+        end).
+    init_raw : the starting training scores, (n_outputs, n_rows) (default: the bias; a
+        continued fit starts from the model's scores).
     """
 
     def __init__(self, X_binned: np.ndarray, y: np.ndarray, sample_weight: Optional[np.ndarray],
                  loss: Loss, sampler: Optional[Sampler], grower: TreeGrower, ensemble: Ensemble,
                  seed: np.random.SeedSequence, learning_rate: float, n_iterations: int,
                  leaf_estimation: str, random_strength: float, evals: List[EvalSet],
-                 n_threads: int):
+                 n_threads: int, streams: Optional[Streams] = None, first_iteration: int = 0,
+                 init_raw: Optional[np.ndarray] = None):
         self.X_binned = X_binned
         self.y = y
         self._y_view = y.view()
@@ -80,10 +97,14 @@ class BoostingContext:
         self.grower = grower
         self.ensemble = ensemble
         self._seed = seed
-        self._rngs: Dict[str, np.random.Generator] = {}
+        self.streams = Streams(seed) if streams is None else streams
         self.learning_rate = float(learning_rate)
-        self.n_iterations = int(n_iterations)
-        self.iteration = 0
+        #: the first iteration's number (0, or where a continued model stopped)
+        self.first_iteration = int(first_iteration)
+        self.n_iterations = self.first_iteration + int(n_iterations)
+        self.iteration = self.first_iteration
+        #: iterations the model holds once the loop ends (set by ``loop.run``)
+        self.completed_iterations = self.first_iteration
         self.n_rows = int(y.shape[0])
         self.leaf_estimation = leaf_estimation
         self.random_strength = float(random_strength)
@@ -93,7 +114,8 @@ class BoostingContext:
         self.n_outputs = ensemble.n_outputs
         # scores are stored output-major, (n_outputs, n_rows): each output's row is what the
         # scalar kernels update; plugins see them rows-first (see _public)
-        self._raw = np.repeat(ensemble.bias_array[:, None], self.n_rows, axis=1)
+        self._raw = (np.repeat(ensemble.bias_array[:, None], self.n_rows, axis=1)
+                     if init_raw is None else init_raw)
         self._raw_version = 0           # bumped whenever the training scores change
         self._train_loss: Tuple[int, float] = (-1, math.nan)   # (version, loss) cache
         self._all_rows = np.arange(self.n_rows, dtype=np.int32)
@@ -157,11 +179,11 @@ class BoostingContext:
         """The generator of a named random stream (e.g. "sampler", "split_noise").
 
         Streams are independent of each other and depend only on ``random_state`` and the
-        name, never on ``n_jobs`` or on the order streams are first requested.
+        name, never on ``n_jobs`` or on the order streams are first requested. A continued
+        fit goes on with the streams of the fit it continues (see
+        :class:`~boostlib.engine.random_streams.Streams`).
         """
-        if stream not in self._rngs:
-            self._rngs[stream] = stream_rng(self._seed, stream)
-        return self._rngs[stream]
+        return self.streams.get(stream)
 
     # -- derivatives and sampling --------------------------------------------------------------
     def gradients(self, raw: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray]:
@@ -331,7 +353,10 @@ class BoostingContext:
         # walk of the tree (cheaper than a prediction pass over the feature-major matrix),
         # done when the scores are updated, which adds each row's value as the walk lands.
         walk = not full and self.grower.kind.walks_unfitted_rows and self.grower.walkable
-        self._fitted[id(tree)] = (tree, _Fitted(rows, node, full, walk_others=walk))
+        value_weights = None if sample is None or values_on_all else sample.weights
+        self._fitted[id(tree)] = (tree, _Fitted(rows, node, full, walk_others=walk,
+                                                value_rows=rows, value_node=node,
+                                                value_weights=value_weights, sample=sample))
         return tree
 
     def _overflow_message(self, gradient: np.ndarray, hessian: np.ndarray,
@@ -377,6 +402,91 @@ class BoostingContext:
     def _fit_info(self, tree) -> Optional[_Fitted]:
         entry = self._fitted.get(id(tree))
         return entry[1] if entry is not None and entry[0] is tree else None
+
+    def renew_leaves(self, tree, sample: Optional[SampleResult] = None) -> None:
+        """Replace the leaf values of a tree fitted in this iteration by the loss's
+        :meth:`~boostlib.api.Loss.renew_leaves` (a no-op unless the loss sets
+        ``renews_leaves``).
+
+        The loss gets the rows the leaf values were computed on: the sample's rows with the
+        user weight times the sampling weight, or every row with its user weight (no sample,
+        or the sampler's ``leaf_values="all"``); rows of weight 0 are left out. Their leaves
+        are numbered compactly; leaves that none of them reaches keep their value. In a
+        symmetric tree the leaves that share a value (a leaf left unsplit by
+        ``min_samples_leaf`` / ``min_child_weight``, whose rows still follow the deeper
+        levels' splits) are renewed as one leaf.
+
+        Parameters
+        ----------
+        tree : the tree :meth:`fit_tree` returned in this iteration, not yet added to a
+            model (:meth:`add_tree` updates the scores from its leaf values).
+        sample : the sample the tree was fitted on (the one passed to :meth:`fit_tree`).
+
+        Raises
+        ------
+        ValueError
+            For a tree not fitted in this iteration, already added, fitted on another
+            sample, or with several outputs.
+        PluginError
+            When the loss returns anything but ``n_leaves`` finite values.
+        """
+        loss = self.loss
+        if not getattr(loss, "renews_leaves", False):
+            return
+        who = f"{self.update_name}: renew_leaves"
+        if isinstance(tree, TreeGroup) or self.n_outputs != 1:
+            raise ValueError(f"{who} renews trees of losses with one output; loss "
+                             f"{checks.label(loss)!r} has {self.n_outputs}")
+        fitted = self._fit_info(tree)
+        if fitted is None:
+            raise ValueError(f"{who} needs a tree fit_tree returned at iteration "
+                             f"{self.iteration}")
+        entry = self._index.get(id(tree))
+        if entry is not None and entry[0] is tree:
+            raise ValueError(f"{who} was called after add_tree; renew the leaves first (the "
+                             "scores are updated from the leaf values when the tree is added)")
+        if sample is not fitted.sample:
+            raise ValueError(f"{who} got another sample than the one the tree was fitted on "
+                             "(pass the sample given to fit_tree)")
+        rows, node = fitted.value_rows, fitted.value_node
+        every_row = rows.shape[0] == self.n_rows    # then rows is 0 .. n_rows - 1
+        weight = None
+        if self.sample_weight is not None:
+            weight = self.sample_weight if every_row else self.sample_weight[rows]
+        if fitted.value_weights is not None:
+            sw = np.asarray(fitted.value_weights, dtype=np.float64)
+            weight = sw if weight is None else weight * sw
+        y, raw = self._y_view, self.raw
+        if weight is not None and not np.all(weight > 0):
+            keep = np.flatnonzero(weight > 0)
+            rows, node, weight = rows[keep], node[keep], weight[keep]
+            every_row = False
+        if not every_row:
+            y, raw = y[rows], raw[rows]
+        if rows.shape[0] == 0:
+            return
+        shared = _shared_leaves(tree)           # the slot whose value each slot shares
+        key = shared[node]
+        present = np.bincount(key, minlength=shared.size) > 0
+        compact = np.cumsum(present) - 1        # leaf number of every slot with rows
+        leaf = compact[key].astype(np.intp)
+        n_leaves = int(np.count_nonzero(present))
+        if weight is not None:
+            weight = weight.view()
+            weight.flags.writeable = False
+        leaf.flags.writeable = False
+        for a in (y, raw):
+            a.flags.writeable = False
+        with checks.blame("loss", loss, "renew_leaves", self.iteration):
+            returned = loss.renew_leaves(y, raw, weight, leaf, n_leaves)
+        values = _leaf_values(loss, returned, n_leaves, self.iteration)
+        renewed = present[shared]
+        tree.value[renewed] = values[compact[shared[renewed]]]
+        # monotone constraints hold again (a grower without them has nothing to do)
+        enforce = getattr(self.grower, "enforce_monotone", None)
+        if enforce is not None:
+            enforce(tree)
+        fitted.output = None                    # computed from the old values
 
     def tree_output(self, tree) -> np.ndarray:
         """``tree(x)`` on every training row (a new array).
@@ -561,3 +671,46 @@ def _row_norms(values: np.ndarray, shape: Tuple[int, int], what: str) -> np.ndar
     """The Euclidean norm of every row's vector of derivatives, shape (n_rows,)."""
     rows = _outputs(values, shape, what)
     return np.sqrt(np.einsum("kn,kn->n", rows, rows))
+
+
+def _shared_leaves(tree) -> np.ndarray:
+    """For every entry of ``tree.value``, the entry whose value it shares (itself, except in
+    a symmetric tree whose leaf was left unsplit at some level: its rows still follow the
+    deeper levels, so it spans every slot with the same lower bits, all with its value).
+
+    The symmetric kind does not keep those groups; they are read back from the values: the
+    slots of a leaf unsplit at level ``l`` are the ``2**(depth - l)`` slots sharing their
+    ``l`` lowest bits, and they hold one value, bit for bit. Slots of two leaves that were
+    split but got identical values would be grouped too; both then get one renewed value.
+    """
+    n = tree.value.size
+    slots = np.arange(n)
+    if not isinstance(tree, ObliviousTree) or n == 1:
+        return slots
+    depth = tree.depth
+    shared = slots.copy()
+    done = np.zeros(n, dtype=bool)
+    for level in range(depth):      # coarsest first: a slot joins the largest equal block
+        low = slots & ((1 << level) - 1)
+        block = tree.value.reshape(1 << (depth - level), 1 << level)   # [high bits, low bits]
+        equal = np.all(block == block[:1], axis=0)[low] & ~done
+        shared[equal] = low[equal]
+        done |= equal
+    return shared
+
+
+def _leaf_values(loss: Loss, returned: Any, n_leaves: int, iteration: int) -> np.ndarray:
+    """Validate what ``loss.renew_leaves`` returned: ``n_leaves`` finite numbers."""
+    values = returned if isinstance(returned, np.ndarray) else None
+    if values is None or values.shape != (n_leaves,) or values.dtype.kind not in "fiu":
+        got = (f"{values.dtype} values of shape {values.shape}" if values is not None
+               else type(returned).__name__)
+        raise PluginError(f"loss {checks.label(loss)!r}: renew_leaves returned {got} at "
+                          f"iteration {iteration}; expected a float array of shape "
+                          f"({n_leaves},), one value per leaf")
+    values = values.astype(np.float64, copy=False)
+    bad = int(np.count_nonzero(~np.isfinite(values)))
+    if bad:
+        raise PluginError(f"loss {checks.label(loss)!r}: renew_leaves returned {bad} "
+                          f"non-finite leaf values (of {n_leaves}) at iteration {iteration}")
+    return values

@@ -8,7 +8,8 @@ import numpy as np
 from .binning import BinMapper
 from .categorical import categorical_mask, encode, translate
 from .random_streams import stream_rng
-from .validation import (check_distinct, check_sample_weight, check_X, check_y,
+from .validation import (check_distinct, check_group, check_sample_weight, check_X,
+                         check_y,
                          feature_names as _frame_names)
 
 
@@ -27,6 +28,10 @@ class Dataset:
     sample_weight : array-like of shape (n_rows,), optional
         Non-negative row weights. Rows of weight 0 do not influence the model, bin borders
         included.
+    group : array-like of int, optional
+        Query group sizes for ranking (as LightGBM's ``group``): the first ``group[0]`` rows
+        are the first query, the next ``group[1]`` the second, ... (sizes sum to the number
+        of rows). Ranking losses (``lambdarank``) and metrics (``ndcg``, ``map``) need it.
     feature_names : sequence of str, optional
         Names of the features (default: a DataFrame's string column names, if any).
     reference : Dataset, optional
@@ -52,7 +57,8 @@ class Dataset:
 
     def __init__(self, X: Any, y: Any = None, *, sample_weight: Any = None,
                  feature_names: Optional[Sequence[str]] = None,
-                 reference: Optional["Dataset"] = None, categorical_features: Any = "auto"):
+                 reference: Optional["Dataset"] = None, categorical_features: Any = "auto",
+                 group: Any = None):
         names = _frame_names(X)
         shape = getattr(X, "shape", None)
         n_cols = shape[1] if shape is not None and len(shape) == 2 else np.shape(X)[-1]
@@ -63,6 +69,8 @@ class Dataset:
         n_rows, n_features = self.X.shape
         self.y = None if y is None else check_y(y, n_rows)
         self.sample_weight = check_sample_weight(sample_weight, n_rows)
+        #: query sizes, int64 (n_groups,), or None
+        self.group = check_group(group, n_rows)
         if feature_names is not None:
             names = np.asarray([str(n) for n in feature_names], dtype=object)
             if names.shape != (n_features,):
@@ -88,6 +96,14 @@ class Dataset:
     @property
     def n_features(self) -> int:
         return int(self.X.shape[1])
+
+    @property
+    def group_ptr(self) -> Optional[np.ndarray]:
+        """Query boundaries, int64 (n_groups + 1,): query ``q`` holds rows
+        ``group_ptr[q] .. group_ptr[q + 1] - 1`` (None without groups)."""
+        if self.group is None:
+            return None
+        return np.concatenate([[0], np.cumsum(self.group)]).astype(np.int64)
 
     def binned(self, mapper: BinMapper, n_threads: int) -> np.ndarray:
         """uint8 (n_features, n_rows): this set binned with ``mapper``'s borders (cached for
@@ -126,4 +142,5 @@ class Dataset:
         return (f"<boostlib.Dataset: {self.n_rows} rows x {self.n_features} features"
                 f"{f' ({n_cat} categorical)' if n_cat else ''}, {self.X.dtype}"
                 f"{', with y' if self.y is not None else ''}"
-                f"{', weighted' if self.sample_weight is not None else ''}>")
+                f"{', weighted' if self.sample_weight is not None else ''}"
+                f"{f', {self.group.size} queries' if self.group is not None else ''}>")

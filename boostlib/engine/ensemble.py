@@ -7,8 +7,9 @@ whatever K is; prediction runs the scalar kernels once per output.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -366,6 +367,130 @@ class Ensemble:
                 start = end
             out[..., k] = self.rows_first(running) / factors[k]
         return out
+
+    # -- truncations and leaf indices ---------------------------------------------------------
+    def _prediction_tables(self) -> Tuple[BinMapper, List[Member], np.ndarray]:
+        """The compact mapper, trees and coefficients :meth:`predict_raw` uses (cached)."""
+        if self._compact_cache is None:
+            self._compact_cache = self._compact()
+        return self._compact_cache
+
+    def truncation_factors(self, ends: Sequence[int]) -> np.ndarray:
+        """For each ``end``, the factor :meth:`truncations_raw` divides the truncation to the
+        first ``end`` terms by: the :meth:`state_factors` one (the SGLB shrinkage applied
+        after the model held ``end`` terms), 1 when the model records no scale history
+        (coefficients rewritten, e.g. by AGBM: then a truncation keeps the final
+        coefficients), and 1 for ``end == n_trees`` (the final model itself).
+
+        Raises
+        ------
+        ValueError
+            When a factor lies beyond :data:`MAX_STATE_FACTOR` (that state is lost to
+            floating point).
+        """
+        ends = [int(e) for e in ends]
+        if self.scale_history is None or not self.scale_history:
+            return np.ones(len(ends))
+        factors = self.state_factors(ends)
+        factors[[e == self.n_trees for e in ends]] = 1.0
+        bad = ~((factors >= 1.0 / MAX_STATE_FACTOR) & (factors <= MAX_STATE_FACTOR))
+        if bad.any():
+            k = int(np.argmax(bad))
+            raise ValueError(f"the model's state with {ends[k]} trees cannot be recovered: "
+                             f"it was scaled by {factors[k]:.3g} since (beyond "
+                             f"{MAX_STATE_FACTOR:g} either way)")
+        return factors
+
+    def truncations_raw(self, X: np.ndarray, ends: Sequence[int], n_threads: int = 1,
+                        start: int = 0) -> Iterator[np.ndarray]:
+        """Raw scores of truncations of the model, one array per entry of ``ends``, lazily.
+
+        The array for ``end`` is ``(bias + sum_{start <= t < end} c_t tree_t(x)) / s`` with
+        ``s`` the :meth:`truncation_factors` of ``end``: with ``start = 0``, the model as it
+        was when it held ``end`` terms (SGLB's later shrinkage undone), or, when the
+        coefficients were rewritten (AGBM), its first ``end`` terms with their final
+        coefficients. ``X`` is binned here, before the first array is asked for; each
+        segment of trees between consecutive ends is then added once (the rows' sums run
+        over the trees in order, so the truncation to all ``n_trees`` terms equals
+        :meth:`predict_raw` bit for bit).
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_rows, n_features)
+            Raw float32/float64 rows; NaN = missing.
+        ends : sequence of int
+            Increasing term counts in ``(start, n_trees]``.
+        n_threads : int, default 1
+        start : int, default 0
+            The first term summed.
+
+        Returns
+        -------
+        iterator of ndarray
+            New arrays of shape (n_rows,), or (n_rows, n_outputs) with several outputs.
+        """
+        ends = [int(e) for e in ends]
+        start = int(start)
+        if not (all(a < b for a, b in zip([start] + ends, ends))
+                and 0 <= start and (not ends or ends[-1] <= self.n_trees)):
+            raise ValueError(f"ends must increase within ({start}, {self.n_trees}], "
+                             f"got {ends}")
+        factors = self.truncation_factors(ends)
+        mapper, trees, coef = self._prediction_tables()
+        X_binned = mapper.transform(X, n_threads, "engine")
+        return self._truncations(X_binned, trees, coef, ends, factors, start, n_threads)
+
+    def _truncations(self, X_binned: Any, trees: List[Member], coef: np.ndarray,
+                     ends: List[int], factors: np.ndarray, start: int,
+                     n_threads: int) -> Iterator[np.ndarray]:
+        running = self.start_scores(X_binned.shape[1])
+        done = start
+        for end, factor in zip(ends, factors):
+            self.add_trees_binned(X_binned, running, trees[done:end], coef[done:end],
+                                  n_threads)
+            done = end
+            scores = self.rows_first(running)
+            scores = scores.copy() if scores is running else scores
+            if factor != 1.0:
+                scores /= factor
+            yield scores
+
+    def apply(self, X: np.ndarray, n_threads: int = 1) -> np.ndarray:
+        """The leaf every row reaches in every tree: its index in the tree's ``value``.
+
+        Found by the prediction kernels themselves (each tree predicted with its leaf
+        values replaced by their indices), so they are the leaves :meth:`predict_raw` adds:
+        ``raw = bias + sum_t coef[t] * tree_t.value[leaf[:, t]]``.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_rows, n_features)
+            Raw float32/float64 rows; NaN = missing.
+        n_threads : int, default 1
+
+        Returns
+        -------
+        ndarray of int32
+            Shape (n_rows, n_trees), or (n_rows, n_trees, n_outputs) with several outputs
+            (entry ``[:, t, k]``: output ``k``'s tree of term ``t``). For a symmetric tree
+            the index is ``sum_l right_l << l`` (0 to ``2**depth - 1``); for a depthwise
+            (or lossguide) tree, the node id of the leaf (0 is the root; not every id is a
+            leaf).
+        """
+        mapper, trees, _ = self._prediction_tables()
+        X_binned = mapper.transform(X, n_threads, "engine")
+        n_rows = X_binned.shape[1]
+        out = np.empty((n_rows, len(trees), self.n_outputs), dtype=np.int32)
+        leaf = np.empty(n_rows)
+        one = np.ones(1)
+        for t, term in enumerate(trees):
+            for k, tree in enumerate(term.trees if isinstance(term, TreeGroup) else [term]):
+                index = dataclasses.replace(tree, value=np.arange(tree.value.size,
+                                                                  dtype=np.float64))
+                leaf[:] = 0.0
+                self.add_scalar_trees_binned(X_binned, leaf, [index], one, n_threads)
+                out[:, t, k] = leaf
+        return out[:, :, 0] if self.n_outputs == 1 else out
 
     def feature_importances(self) -> np.ndarray:
         """Total split gain per feature, normalised to sum to 1 (zeros if no split)."""

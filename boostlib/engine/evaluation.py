@@ -21,7 +21,7 @@ def create_metrics(spec: Any, n_outputs: int, is_classification: bool) -> List[M
     metrics = []
     for item in metric_specs(spec):
         try:
-            metric = registry.create("metric", item)
+            metric = _create(item)
         except PluginError as exc:
             raise PluginError(f"eval_metric: {exc}") from None
         if metric.reads not in METRIC_INPUTS:
@@ -31,6 +31,18 @@ def create_metrics(spec: Any, n_outputs: int, is_classification: bool) -> List[M
             metric.check_task(n_outputs, is_classification)
         metrics.append(metric)
     return metrics
+
+
+def _create(item: Any) -> Metric:
+    """A metric from its spec: an instance, a registered name, or ``"name@k"`` (the metric
+    created with ``k=k``, e.g. ``"ndcg@10"``)."""
+    if isinstance(item, str) and "@" in item:
+        name, _, k = item.partition("@")
+        if not (k.isdigit() and int(k) > 0):
+            raise PluginError(f"metric {item!r} is invalid; expected 'name@k' with a positive "
+                              "integer k")
+        return registry.create("metric", name, {"k": int(k)})
+    return registry.create("metric", item)
 
 
 class Evaluator:
@@ -46,11 +58,24 @@ class Evaluator:
     loss : the fit's loss.
     metrics : the evaluation metrics, in ``eval_metric`` order.
     set_names : names of the validation sets.
+    set_groups : the query boundaries of each validation set (None without groups), which
+        the ranking metrics are bound to.
     """
 
-    def __init__(self, loss: Any, metrics: Sequence[Metric], set_names: Sequence[str]):
+    def __init__(self, loss: Any, metrics: Sequence[Metric], set_names: Sequence[str],
+                 set_groups: Optional[Sequence[Optional[np.ndarray]]] = None):
         self.loss = loss
         self.metrics = list(metrics)
+        groups = list(set_groups) if set_groups is not None else [None] * len(set_names)
+        self._bound: Dict[str, List[Metric]] = {}
+        for name, ptr in zip(set_names, groups):
+            for m in self.metrics:
+                if m.needs_groups and ptr is None:
+                    raise ValueError(f"eval_metric {checks.label(m)!r} ranks within query "
+                                     f"groups; validation set {name!r} has none (pass its "
+                                     "group sizes: Dataset(..., group=) or eval_group=)")
+            self._bound[name] = [m.bind_groups(ptr) if m.needs_groups else m
+                                 for m in self.metrics]
         self.loss_name = loss.name or type(loss).__name__
         self.metric_names = [checks.label(m) for m in self.metrics]
         #: name of the primary score
@@ -74,10 +99,11 @@ class Evaluator:
             raw = ctx._public(ev.raw)
             curves = self.curves[ev.name]
             if self.loss_name not in self.metric_names:
-                curves[self.loss_name].append(mean_loss(self.loss, ev.y, raw, ev.weight,
+                loss = self.loss if ev.loss is None else ev.loss
+                curves[self.loss_name].append(mean_loss(loss, ev.y, raw, ev.weight,
                                                         ctx.n_threads, ev.name, iteration))
             inputs = _Inputs(self.loss, raw)
-            for metric, name in zip(self.metrics, self.metric_names):
+            for metric, name in zip(self._bound[ev.name], self.metric_names):
                 with checks.blame("metric", metric, "evaluate", iteration):
                     value = metric(ev.y, inputs.get(metric.reads), ev.weight)
                 curves[name].append(_checked(metric, value, ev.name, iteration))

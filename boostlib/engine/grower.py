@@ -16,6 +16,7 @@ import numpy as np
 
 from .._kernels import _histogram, _partition, _splitting
 from .bundling import plan as plan_bundles
+from .constraints import ColumnRules, monotone_oblivious
 from .sparse_binned import SparseBinned, local_columns
 from .leaves import leaf_values
 from .trees import kind_of
@@ -54,6 +55,7 @@ class GrowParams:
     cat_l2: float = 10.0
     min_data_per_group: int = 10
     max_cat_threshold: int = 32
+    max_leaves: int = 31            # leaf-wise trees only
 
     @property
     def cat_params(self) -> np.ndarray:
@@ -86,7 +88,7 @@ class TreeGrower:
         few features at a time (:meth:`columns`).
     n_bins_nonmissing : ndarray of int32, shape (n_features,)
     missing_bin : int
-    policy : {"symmetric", "depthwise"}
+    policy : {"symmetric", "depthwise", "lossguide"}
     params : GrowParams
     n_threads : int
     is_categorical : ndarray of bool, shape (n_features,), optional
@@ -98,6 +100,10 @@ class TreeGrower:
     default_bins : ndarray, optional
         Each feature's default bin for bundling (training passes the bins of 0.0, so dense
         and sparse input bundle alike); by default the most frequent bin.
+    monotone : ndarray of int8, optional
+        Monotone constraint of each feature (see :mod:`boostlib.engine.constraints`).
+    column_rules : ColumnRules, optional
+        Column sampling and interaction constraints.
 
     Notes
     -----
@@ -112,8 +118,14 @@ class TreeGrower:
                  n_bins_nonmissing: np.ndarray, missing_bin: int, policy: str,
                  params: GrowParams, n_threads: int = 1,
                  is_categorical: Optional[np.ndarray] = None, bundle: bool = True,
-                 default_bins: Optional[np.ndarray] = None):
+                 default_bins: Optional[np.ndarray] = None,
+                 monotone: Optional[np.ndarray] = None,
+                 column_rules: Optional[ColumnRules] = None):
         self.kind = kind_of(policy)
+        #: int8 per feature (-1, 0, +1), or None: monotone constraints
+        self.monotone = None if monotone is None else np.ascontiguousarray(monotone, np.int8)
+        #: the features each node may split on (column sampling, interaction constraints)
+        self.column_rules = column_rules
         self.X = X_binned
         self.nbnm = np.ascontiguousarray(n_bins_nonmissing, dtype=np.int32)
         if self.nbnm.shape != (X_binned.shape[0],) or np.any(self.nbnm < 1) or np.any(
@@ -344,12 +356,31 @@ class TreeGrower:
             if not g_v.shape == h_v.shape == rows_v.shape:
                 raise ValueError("value_rows, value_gradient and value_hessian must have the "
                                  "same shape")
-        tree, node, group = self.kind.grow(self, rows, g, h, split_noise_std, split_rng,
-                                           prepared)
+        if self.column_rules is not None:
+            self.column_rules.begin_tree()
+        tree, node, group, bounds = self.kind.grow(self, rows, g, h, split_noise_std,
+                                                   split_rng, prepared)
         if value_rows is not None:
             node, lg, h = self.apply(tree, rows_v), g_v, h_v
-        self._set_values(tree, node, lg, h, group, leaf_noise_scale, leaf_rng)
+        self._set_values(tree, node, lg, h, group, leaf_noise_scale, leaf_rng, bounds)
         return tree, node
+
+    def level_mask(self) -> Optional[np.ndarray]:
+        """The features a symmetric tree's next level may split on (None: all)."""
+        return None if self.column_rules is None else self.column_rules.level_mask()
+
+    def enforce_monotone(self, tree) -> None:
+        """Put a tree's leaf values back within its monotone constraints after they were
+        changed (e.g. by leaf renewal): clipped to the intervals of its growth, or, for a
+        symmetric tree, projected again (see :mod:`boostlib.engine.constraints`)."""
+        bounds = getattr(tree, "value_bounds", None)
+        if bounds is not None:
+            leaves = np.flatnonzero(self.kind.leaf_mask(tree))
+            tree.value[leaves] = np.clip(tree.value[leaves], bounds[leaves, 0],
+                                         bounds[leaves, 1])
+        weights = getattr(tree, "value_weights", None)
+        if weights is not None and self.monotone is not None:
+            monotone_oblivious(tree, weights, self.monotone)
 
     def apply(self, tree, rows: Optional[np.ndarray] = None,
               known: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> np.ndarray:
@@ -369,11 +400,13 @@ class TreeGrower:
         ends bit-identical to adding the values of the leaves :meth:`apply` gives."""
         self.kind.add_values(self, tree, coefficient, raw, known)
 
-    def _set_values(self, tree, node, lg, h, group, noise_scale, rng):
+    def _set_values(self, tree, node, lg, h, group, noise_scale, rng, bounds=None):
         """Leaf values from the per-leaf sums of ``lg`` and ``h`` over the rows in ``node``.
 
         ``group`` (oblivious trees) maps every leaf to the leaf whose value it shares (the
-        frozen leaves of the symmetric rule); depthwise trees pass None.
+        frozen leaves of the symmetric rule); depthwise trees pass None. ``bounds``: the
+        intervals monotone constraints keep the values in (depthwise and leaf-wise trees);
+        symmetric trees' values are projected onto the constraints instead.
         """
         sums = np.empty((tree.value.size, 3))
         _partition.node_sums(node, lg, h, sums)
@@ -381,6 +414,9 @@ class TreeGrower:
             leaves = np.flatnonzero(tree.left < 0)
             tree.value[leaves] = leaf_values(sums[leaves, 0], sums[leaves, 1], sums[leaves, 2],
                                              self.params.l2_regularization, noise_scale, rng)
+            if bounds is not None:
+                tree.value_bounds = bounds
+                self.enforce_monotone(tree)
             return
         n_leaves = tree.value.size
         G = np.bincount(group, sums[:, 0], minlength=n_leaves)
@@ -391,6 +427,9 @@ class TreeGrower:
         group_value[used] = leaf_values(G[used], H[used], C[used],
                                         self.params.l2_regularization, noise_scale, rng)
         tree.value[:] = group_value[group]
+        if self.monotone is not None:
+            tree.value_weights = sums[:, 1] + self.params.l2_regularization
+            self.enforce_monotone(tree)
 
     def _work(self, name: str, shape: Tuple[int, int], axis: int, dtype) -> np.ndarray:
         """A ``shape`` array reused across trees, whose axis ``axis`` is the sample size

@@ -70,6 +70,11 @@ def run(ctx: BoostingContext, update: UpdateRule, callbacks: Sequence[Callback] 
         truncation).
     best_iteration : 0-based iteration of the best primary score on the last validation
         set, or the last iteration without validation sets.
+
+    Iterations are numbered from ``ctx.first_iteration`` (a continued fit counts on from the
+    model it continues; its curves hold its own iterations only). ``ctx.completed_iterations``
+    is set to the number of iterations the final model holds (after a truncation, up to the
+    best state), counting those of a continued model.
     """
     if evaluator is None:
         evaluator = Evaluator(ctx.loss, [], [ev.name for ev in ctx.evals])
@@ -83,7 +88,8 @@ def run(ctx: BoostingContext, update: UpdateRule, callbacks: Sequence[Callback] 
     def info(it: int) -> IterationInfo:
         return IterationInfo(it, ctx.n_iterations, evaluator.primary, result,
                              ctx.ensemble.n_trees, mark_best,
-                             dict(evaluator.higher_is_better), model_view)
+                             dict(evaluator.higher_is_better), model_view,
+                             ctx.first_iteration)
 
     update_name = update.name or type(update).__name__
     ctx.update_name = f"update rule {update_name!r}"
@@ -94,8 +100,8 @@ def run(ctx: BoostingContext, update: UpdateRule, callbacks: Sequence[Callback] 
         update.begin(ctx)
     for cb in callbacks:
         cb.on_fit_begin(info(-1))
-    it = -1
-    for it in range(ctx.n_iterations):
+    it = ctx.first_iteration - 1
+    for it in range(ctx.first_iteration, ctx.n_iterations):
         ctx.iteration = it
         ctx._fitted.clear()
         n_before = ctx.ensemble.n_trees
@@ -116,11 +122,13 @@ def run(ctx: BoostingContext, update: UpdateRule, callbacks: Sequence[Callback] 
             break
     if not np.isfinite(ctx.raw.sum()):
         raise PluginError(f"update rule {update_name!r} produced non-finite raw scores")
+    ctx.completed_iterations = it + 1
     if marked[0] is not None and marked[0][0] < it:
         _, n_trees, bias, coef = marked[0]
         # the saved state is the whole coefficient vector (AGBM rewrites earlier trees'
         # coefficients); trees the best model did not use yet are dropped
         ctx.ensemble.truncate(_without_zero_tail(n_trees, coef), bias, coef)
+        ctx.completed_iterations = marked[0][0] + 1
     for cb in callbacks:
         cb.on_fit_end(info(it))
     best_iter = evaluator.best_iteration

@@ -2,7 +2,7 @@
 the response scale, saved to and loaded from model files."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 
@@ -40,6 +40,16 @@ class Model:
     n_trees : int
         Number of terms ``c_k tree_k``; with several outputs each term holds one tree per
         output.
+    n_iterations : int
+        Boosting iterations the model went through, those of the models it continues
+        included (after early stopping: up to the best iteration). Equal to ``n_trees``
+        except for rules adding several terms per iteration (``agbm``), and for a model read
+        from a file, which does not record it (then ``n_trees``). A continuation
+        (``train(..., init_model=)``, ``warm_start``) numbers its iterations from here.
+    random_streams : dict or None
+        The state of the fit's random streams when it ended, so that a continuation draws
+        what one longer fit would have drawn (kept in memory only; see
+        ``docs/training_controls.md``).
     """
 
     def __init__(self, ensemble: Ensemble, loss: Any, loss_spec: Dict[str, Any],
@@ -55,6 +65,8 @@ class Model:
         self.params = dict(params or {})
         self.evals_result = evals_result or {}
         self.best_iteration = best_iteration
+        self.n_iterations = self.n_trees
+        self.random_streams: Optional[Dict[str, Any]] = None
 
     # -- shape -----------------------------------------------------------------------------
     @property
@@ -83,7 +95,9 @@ class Model:
         return X
 
     # -- prediction --------------------------------------------------------------------------
-    def predict(self, X: Any, *, raw: bool = False, n_jobs: Optional[int] = None) -> np.ndarray:
+    def predict(self, X: Any, *, raw: bool = False,
+                iteration_range: Optional[Tuple[int, int]] = None,
+                n_jobs: Optional[int] = None) -> np.ndarray:
         """Predictions for the rows of ``X``.
 
         Parameters
@@ -92,6 +106,15 @@ class Model:
             NaN marks a missing value; float32 is read without a float64 copy.
         raw : bool, default False
             Raw scores instead of the response scale.
+        iteration_range : tuple of (int, int), optional
+            ``(start, end)``: use only the iterations (terms) ``start <= t < end``, as
+            LightGBM's and XGBoost's ``iteration_range``; ``0 <= start < end <= n_trees``.
+            The bias is always included, and SGLB's shrinkage applied after iteration
+            ``end`` undone: ``(0, end)`` is the model after ``end`` iterations, what
+            :meth:`staged_predict` yields at step ``end - 1``, bit for bit (see there for
+            what an iteration is, and for SGLB and AGBM), and ``(start, end)`` that model
+            without its first ``start`` terms; ``(0, n_trees)`` is the whole model.
+            Default: the whole model.
         n_jobs : int, optional
             Threads (default: the training parameter ``n_jobs``).
 
@@ -101,9 +124,118 @@ class Model:
             The loss's response: P(y = 1) for binary classification, shape (n_rows,); an
             (n_rows, K) matrix of class probabilities for ``multiclass``; the prediction for
             regression. With ``raw=True`` the raw scores, (n_rows,) or (n_rows, n_outputs).
+
+        Raises
+        ------
+        ValueError
+            For an ``iteration_range`` that is not such a pair.
         """
-        scores = self.ensemble.predict_raw(self._X(X), self._threads(n_jobs))
+        if iteration_range is None:
+            scores = self.ensemble.predict_raw(self._X(X), self._threads(n_jobs))
+        else:
+            start, end = self.check_iteration_range(iteration_range)
+            scores = next(self.ensemble.truncations_raw(self._X(X), [end],
+                                                        self._threads(n_jobs), start))
         return scores if raw else checks.response(self.loss, scores)
+
+    def check_iteration_range(self, iteration_range: Any) -> Tuple[int, int]:
+        """``iteration_range`` as ``(start, end)`` ints, checked against this model.
+
+        Raises
+        ------
+        ValueError
+            Unless it is a pair of ints with ``0 <= start < end <= n_trees``.
+        """
+        n = self.n_trees
+        pair = isinstance(iteration_range, (tuple, list)) and len(iteration_range) == 2 \
+            and all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+                    for v in iteration_range)
+        if pair and 0 <= iteration_range[0] < iteration_range[1] <= n:
+            return int(iteration_range[0]), int(iteration_range[1])
+        expected = (f"a pair (start, end) of ints with 0 <= start < end <= {n} (the model's "
+                    f"n_trees), or None for the whole model" if n else
+                    "None: the model has no trees")
+        raise ValueError(f"iteration_range={iteration_range!r} is invalid; expected {expected}")
+
+    def staged_predict(self, X: Any, *, raw: bool = False,
+                       n_jobs: Optional[int] = None) -> Iterator[np.ndarray]:
+        """Predictions after each boosting iteration, lazily (scikit-learn's ``staged_*``).
+
+        Step ``k`` (0-based) is the prediction of the model after ``k + 1`` iterations,
+        where an iteration is one term of the model: one tree, or with several outputs one
+        group of trees (one tree per class, ``multiclass``'s iteration); there are
+        ``n_trees`` steps, and the last is :meth:`predict`, bit for bit.
+
+        * ``sgb`` (and any rule adding one term per iteration without touching the others):
+          step ``k`` is exactly the model training had after ``k + 1`` iterations; after
+          early stopping the model, and the steps, end at the best iteration.
+        * ``sglb``: the same, with the shrinkage applied after iteration ``k`` undone (the
+          model records its scale history, ``Ensemble.state_factors``): the model of
+          iteration ``k`` with the shrink of that time, up to rounding (one division), as
+          :meth:`predict_virtual_ensembles` reads its members.
+        * ``agbm``, ``agbmr``, ``vagbm``: the rules rewrite every coefficient each iteration
+          (``ctx.combine``), and ``agbm``/``agbmr`` add two terms per iteration (the model's
+          tree and the momentum tree; one in the last iteration and after a restart). The
+          earlier models are not recorded: step ``k`` is the final model's first ``k + 1``
+          terms with their *final* coefficients, a partial sum of the final model, not the
+          model training had at any iteration (only the last step is).
+
+        The same holds for any model whose coefficients were rewritten, or whose scale
+        history was dropped because an earlier state lies beyond floating point (see
+        ``MAX_STATE_FACTOR`` in ``boostlib.engine.ensemble``): its steps are prefixes
+        with the final coefficients.
+
+        ``X`` is checked and binned when this is called; each step then adds one term to
+        running scores (O(n_rows) memory and work per step, as :meth:`predict` in all).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+        raw : bool, default False
+            Raw scores instead of the response scale.
+        n_jobs : int, optional
+            Threads (default: the training parameter ``n_jobs``).
+
+        Returns
+        -------
+        generator of ndarray
+            One new array per iteration, shaped as :meth:`predict` returns.
+
+        Raises
+        ------
+        ValueError
+            When the model keeps a scale history in which some earlier state is not
+            recoverable (beyond ``MAX_STATE_FACTOR``).
+        """
+        scores = self.ensemble.truncations_raw(self._X(X), range(1, self.n_trees + 1),
+                                               self._threads(n_jobs))
+        return (s if raw else checks.response(self.loss, s) for s in scores)
+
+    def apply(self, X: Any, *, n_jobs: Optional[int] = None) -> np.ndarray:
+        """The leaf each row reaches in each tree.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+        n_jobs : int, optional
+            Threads (default: the training parameter ``n_jobs``).
+
+        Returns
+        -------
+        ndarray of int32
+            Shape (n_rows, n_trees), or (n_rows, n_trees, n_outputs) with several outputs
+            (``[:, t, k]``: the tree of output ``k`` in term ``t``). The index of a leaf is
+            its position in the tree's ``value`` array, so the raw score is
+            ``bias + sum_t coef[t] * tree_t.value[leaf[:, t]]``. A symmetric (oblivious)
+            tree of depth ``d`` numbers its ``2**d`` leaves ``sum_l right_l << l`` (bit
+            ``l`` set when the row goes right at level ``l``), 0 to ``2**d - 1``; leaves
+            that share a value (a node left unsplit by ``min_samples_leaf`` /
+            ``min_child_weight``) keep distinct indices. A depthwise tree (and a leaf-wise
+            ``lossguide`` one, stored the same way) numbers its nodes (0 the root, children
+            after their parent): a leaf's index is its node id, so the indices lie in
+            ``0 .. n_nodes - 1`` and skip the split nodes.
+        """
+        return self.ensemble.apply(self._X(X), self._threads(n_jobs))
 
     def virtual_ensemble_ends(self, n_members: int) -> List[int]:
         """The tree counts of the ``n_members`` truncated models of

@@ -21,10 +21,17 @@ MAX_SYMMETRIC_DEPTH = 16
 #: enforce, so every model training gives can be saved and loaded back.
 MAX_TREES = 500_000
 
+#: Most leaves of a leaf-wise tree (``max_leaves``; LightGBM's bound on ``num_leaves``).
+MAX_LEAVES = 131_072
+
+#: ``max_leaves`` of leaf-wise trees when the parameter is None (LightGBM's ``num_leaves``).
+DEFAULT_MAX_LEAVES = 31
+
 #: Every training parameter with its default (the estimators' constructor defaults).
 DEFAULTS: Dict[str, Any] = {
     "n_estimators": 100, "learning_rate": 0.1, "max_depth": 6, "grow_policy": "symmetric",
-    "max_bins": 255, "l2_regularization": 1.0, "min_samples_leaf": 1,
+    "max_leaves": None, "max_bins": 255, "monotonic_cst": None,
+    "interaction_constraints": None, "colsample_bytree": 1.0, "colsample_bynode": 1.0, "l2_regularization": 1.0, "min_samples_leaf": 1,
     "min_child_weight": 1e-3, "cat_smooth": 10.0, "cat_l2": 10.0,
     "min_data_per_group": None, "max_cat_threshold": 32,
     "leaf_estimation": "newton", "random_strength": 0.0,
@@ -89,7 +96,19 @@ def resolve(params: Mapping[str, Any]) -> Dict[str, Any]:
         raise ValueError(f"max_depth={p['max_depth']!r} is too deep for symmetric trees; "
                          f"expected at most {MAX_SYMMETRIC_DEPTH} (a symmetric tree of depth d "
                          "has 2**d leaves)")
+    if p["max_leaves"] is not None:
+        if p["grow_policy"] != "lossguide":
+            raise ValueError(f"max_leaves={p['max_leaves']!r} is for grow_policy='lossguide' "
+                             f"(leaf-wise trees); grow_policy={p['grow_policy']!r} trees are "
+                             "limited by max_depth: leave max_leaves=None")
+        check_number("max_leaves", p["max_leaves"], 2, MAX_LEAVES, integer=True)
     check_number("max_bins", p["max_bins"], 2, 255, integer=True)
+    check_number("colsample_bytree", p["colsample_bytree"], 0.0, 1.0, low_open=True)
+    check_number("colsample_bynode", p["colsample_bynode"], 0.0, 1.0, low_open=True)
+    if p["interaction_constraints"] is not None and p["grow_policy"] == "symmetric":
+        raise ValueError("interaction_constraints need grow_policy='depthwise' or "
+                         "'lossguide': a symmetric tree shares each level's split among all "
+                         "its leaves, so every path uses the same features")
     check_number("l2_regularization", p["l2_regularization"], 0.0)
     check_number("min_samples_leaf", p["min_samples_leaf"], 1, integer=True)
     check_number("min_child_weight", p["min_child_weight"], 0.0)

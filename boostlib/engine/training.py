@@ -17,8 +17,10 @@ from .dataset import Dataset
 from .evaluation import Evaluator, create_metrics
 from .ensemble import MAX_RAW_BOUND, Ensemble
 from .model import Model
-from .params import MAX_TREES, min_data_per_group, resolve
+from .params import DEFAULT_MAX_LEAVES, MAX_TREES, min_data_per_group, resolve
+from .constraints import ColumnRules, interaction_groups, monotone_constraints
 from .random_streams import seed_sequence
+from . import continuation
 from .grower import GrowParams, TreeGrower
 
 
@@ -81,6 +83,21 @@ def _target(loss: Any, data: Dataset, what: str) -> np.ndarray:
     return checks.target(loss, returned, data.n_rows, what)
 
 
+def _bound(loss: Any, data: Dataset, what: str) -> Any:
+    """The loss for one data set: bound to its query groups when it ranks within them."""
+    if not loss.needs_groups:
+        return loss
+    if data.group is None:
+        raise ValueError(f"loss {checks.label(loss)!r} ranks within query groups; {what} has "
+                         "none: pass group= (the number of rows of each query)")
+    with checks.blame("loss", loss, "bind_groups"):
+        bound = loss.bind_groups(data.group_ptr)
+    if not isinstance(bound, type(loss)):
+        raise PluginError(f"loss {checks.label(loss)!r}: bind_groups returned "
+                          f"{type(bound).__name__}, not a {type(loss).__name__}")
+    return bound
+
+
 def _loss_spec(spec: Any, loss: Any, loss_params: Optional[dict]) -> dict:
     """``{"name", "params"}`` that re-create the loss for model files: the registered name
     (None for an instance; the model file looks its class up) and the parameters it was
@@ -102,7 +119,7 @@ def _loss_spec(spec: Any, loss: Any, loss_params: Optional[dict]) -> dict:
 
 def train(params: Mapping[str, Any], train_set: Dataset, *,
           valid_sets: Sequence[Dataset] = (), valid_names: Optional[Sequence[str]] = None,
-          callbacks: Sequence[CallbackLike] = ()) -> Model:
+          callbacks: Sequence[CallbackLike] = (), init_model: Optional[Model] = None) -> Model:
     """Train a boosting model.
 
     Parameters
@@ -122,11 +139,25 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
     callbacks : sequence, optional
         :class:`boostlib.callbacks.Callback` instances or callables ``fn(info)``, called after
         every iteration; one returning True stops training.
+    init_model : Model, optional
+        A model to continue (LightGBM's name): its raw scores on the training and
+        validation sets are the starting scores, the ``n_estimators`` new iterations append
+        their trees to its trees (its bias and coefficients kept), the data is binned with
+        its bin borders, and the iterations are numbered on from its ``n_iterations``
+        (``best_iteration`` counts them all; ``evals_result`` holds the new iterations only).
+        ``grow_policy``, ``max_bins``, ``loss`` and ``loss_params`` default to the model's
+        and may not differ from them; the number of outputs, features, feature names and
+        categorical features must match. Continuing a fit of ``n`` iterations by ``m`` gives
+        the model one fit of ``n + m`` iterations gives (bit for bit for ``update="sgb"``;
+        see ``docs/training_controls.md`` for sampling and the rules with state). The model
+        passed is not modified.
 
     Returns
     -------
     Model
     """
+    if init_model is not None:
+        params = continuation.inherit_params(params, init_model)
     p = resolve(params)
     if not isinstance(train_set, Dataset):
         raise TypeError(f"train_set={train_set!r} is invalid; expected a boostlib.Dataset")
@@ -153,6 +184,7 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
 
     spec = p["loss"] if p["loss"] is not None else default_loss(train_set.y)
     loss = registry.create("loss", spec, p["loss_params"])
+    train_loss = _bound(loss, train_set, "the training set")
     y = _target(loss, train_set, "the training set")
     n_outputs = loss.n_outputs
     if isinstance(n_outputs, bool) or not isinstance(n_outputs, (int, np.integer)) \
@@ -160,39 +192,65 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
         raise PluginError(f"loss {loss.name or type(loss).__name__!r}: n_outputs="
                           f"{n_outputs!r}; expected an int >= 1")
     n_outputs = int(n_outputs)
+    if init_model is not None:
+        continuation.check_compatible(init_model, train_set,
+                                      _loss_spec(spec, loss, p["loss_params"]), n_outputs)
     metrics = create_metrics(p["eval_metric"], n_outputs, bool(loss.is_classification))
-    if p["n_estimators"] * n_outputs > MAX_TREES:
+    n_before = 0 if init_model is None else init_model.n_trees
+    if (n_before + p["n_estimators"]) * n_outputs > MAX_TREES:
         raise ValueError(f"n_estimators={p['n_estimators']} with {n_outputs} outputs would "
-                         f"give {p['n_estimators'] * n_outputs} trees; a model holds at most "
-                         f"MAX_TREES = {MAX_TREES}")
+                         f"give {(n_before + p['n_estimators']) * n_outputs} trees"
+                         + (f" (init_model has {n_before})" if n_before else "")
+                         + f"; a model holds at most MAX_TREES = {MAX_TREES}")
     w = train_set.sample_weight
-    bias = _bias(loss, y, w, n_outputs)
 
-    mapper, X_binned = train_set.training_matrix(p["max_bins"], seed, n_threads)
-    ensemble = Ensemble(mapper, p["grow_policy"], bias, n_outputs)
+    if init_model is None:
+        bias = _bias(loss, y, w, n_outputs)
+        mapper, X_binned = train_set.training_matrix(p["max_bins"], seed, n_threads)
+        ensemble = Ensemble(mapper, p["grow_policy"], bias, n_outputs)
+        first_iteration, init_raw = 0, None
+    else:       # the model's borders, trees, bias; its scores as the start
+        ensemble = continuation.continued_ensemble(init_model)
+        mapper = ensemble.bin_mapper
+        X_binned = train_set.binned(mapper, n_threads)
+        first_iteration = init_model.n_iterations
+        init_raw = continuation.start_scores(ensemble, X_binned, n_threads)
     evals = [EvalSet(name, ds.binned(mapper, n_threads),
                      _target(loss, ds, f"validation set {name!r}"),
-                     ds.sample_weight, ensemble.start_scores(ds.n_rows).reshape(
-                         n_outputs, ds.n_rows))
+                     ds.sample_weight,
+                     continuation.start_scores(ensemble, ds.binned(mapper, n_threads),
+                                               n_threads),
+                     _bound(loss, ds, f"validation set {name!r}"))
              for name, ds in zip(names, valid_sets)]
+    streams = continuation.streams(seed, init_model)
     grow = GrowParams(p["max_depth"], float(p["l2_regularization"]),
                       int(p["min_samples_leaf"]), float(p["min_child_weight"]),
                       float(p["cat_smooth"]), float(p["cat_l2"]),
                       min_data_per_group(p["min_data_per_group"], train_set.n_rows),
-                      int(p["max_cat_threshold"]))
+                      int(p["max_cat_threshold"]),
+                      int(DEFAULT_MAX_LEAVES if p["max_leaves"] is None else p["max_leaves"]))
+    columns = ColumnRules(train_set.n_features, p["colsample_bytree"], p["colsample_bynode"],
+                          interaction_groups(p["interaction_constraints"],
+                                             train_set.n_features, train_set.feature_names),
+                          streams.get("columns"))
     grower = TreeGrower(X_binned, mapper.n_bins_nonmissing_,
                         mapper.missing_bin, p["grow_policy"], grow, n_threads,
-                        mapper.categorical_, default_bins=mapper.zero_bins())
+                        mapper.categorical_, default_bins=mapper.zero_bins(),
+                        monotone=monotone_constraints(p["monotonic_cst"], train_set.n_features,
+                                                      train_set.feature_names,
+                                                      mapper.categorical_),
+                        column_rules=columns if columns.active else None)
     sampler = None
     if p["sampler"] is not None or p["subsample"] < 1.0:
         sampler_spec = "uniform" if p["sampler"] is None else p["sampler"]
         sampler = registry.create("sampler", sampler_spec, p["sampler_params"],
                                   subsample=p["subsample"])
     update = registry.create("update", p["update"], p["update_params"])
-    ctx = BoostingContext(X_binned, y, w, loss, sampler, grower, ensemble, seed,
+    ctx = BoostingContext(X_binned, y, w, train_loss, sampler, grower, ensemble, seed,
                           p["learning_rate"], p["n_estimators"], p["leaf_estimation"],
-                          p["random_strength"], evals, n_threads)
-    evaluator = Evaluator(loss, metrics, names)
+                          p["random_strength"], evals, n_threads, streams=streams,
+                          first_iteration=first_iteration, init_raw=init_raw)
+    evaluator = Evaluator(loss, metrics, names, [ds.group_ptr for ds in valid_sets])
     loss_spec = _loss_spec(spec, loss, p["loss_params"])
 
     def model_view() -> Model:
@@ -203,6 +261,9 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
     bounds = ensemble.raw_bounds()
     _check_bounded(bounds, p["learning_rate"])
     ensemble.forget_unrecoverable_states(bounds)
-    return Model(ensemble, loss, loss_spec,
-                 train_set.n_features, train_set.feature_names, p, evals_result,
-                 best_iteration)
+    model = Model(ensemble, loss, loss_spec,
+                  train_set.n_features, train_set.feature_names, p, evals_result,
+                  best_iteration)
+    model.n_iterations = ctx.completed_iterations
+    model.random_streams = streams.record()
+    return model

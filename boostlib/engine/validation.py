@@ -161,6 +161,28 @@ def check_sample_weight(sample_weight: Any, n_rows: int) -> Optional[np.ndarray]
     return np.ascontiguousarray(w)
 
 
+def check_group(group: Any, n_rows: int, what: str = "group") -> Optional[np.ndarray]:
+    """Query group sizes as int64 of shape (n_groups,), each >= 1, summing to ``n_rows``
+    (rows of one query are consecutive), or None."""
+    if group is None:
+        return None
+    arr = np.asarray(group)
+    if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iuf":
+        raise ValueError(f"{what} must be a non-empty 1-D array of query sizes; got an array "
+                         f"of shape {arr.shape} and dtype {arr.dtype}")
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            raise ValueError(f"{what} must hold whole numbers (query sizes)")
+    if np.any(arr < 1):
+        raise ValueError(f"{what} holds a query size below 1 ({arr.min()!r}); every query "
+                         "needs at least one row")
+    sizes = arr.astype(np.int64)
+    if int(sizes.sum()) != n_rows:
+        raise ValueError(f"{what} sums to {int(sizes.sum())} rows; the data has {n_rows} "
+                         "(group holds the number of rows of each query, in row order)")
+    return np.ascontiguousarray(sizes)
+
+
 def check_number(name: str, value: Any, low: float, high: float = np.inf, *,
                  integer: bool = False, low_open: bool = False) -> None:
     """Raise ValueError/TypeError unless ``low <= value <= high`` (``low < value`` if open)."""

@@ -10,8 +10,9 @@ from ..io.model_files import ModelFileError
 
 
 def _classes() -> Dict[str, type]:
-    from .estimators import BoostClassifier, BoostRegressor
-    return {"BoostClassifier": BoostClassifier, "BoostRegressor": BoostRegressor}
+    from .estimators import BoostClassifier, BoostRanker, BoostRegressor
+    return {"BoostClassifier": BoostClassifier, "BoostRegressor": BoostRegressor,
+            "BoostRanker": BoostRanker}
 
 
 def estimator_to_dict(est: Any) -> Dict[str, Any]:
@@ -25,8 +26,8 @@ def estimator_to_dict(est: Any) -> Dict[str, Any]:
     """
     name = type(est).__name__
     if name not in _classes():
-        raise ModelFileError(f"cannot save a {name}; expected BoostClassifier or "
-                             "BoostRegressor")
+        raise ModelFileError(f"cannot save a {name}; expected BoostClassifier, "
+                             "BoostRegressor or BoostRanker")
     est._check_fitted()
     return model_files.model_document(est.model_, name, getattr(est, "classes_", None),
                                       params=est.get_params(deep=False))

@@ -5,8 +5,10 @@ the trained :class:`boostlib.Model` is ``model_``.
 """
 from __future__ import annotations
 
+import inspect
+import types
 import warnings
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -20,6 +22,7 @@ from ..engine.params import resolve
 from ..engine.training import train
 from ..engine.validation import check_sample_weight, check_X, check_y, feature_names
 from ..plugin import checks, registry
+from .class_weights import check_class_weight, class_row_weights
 
 
 def _n_columns(X: Any) -> Optional[int]:
@@ -28,11 +31,51 @@ def _n_columns(X: Any) -> Optional[int]:
     return int(shape[1]) if shape is not None and len(shape) == 2 else None
 
 
+#: The parameters a ``warm_start`` fit may not change: they define the fitted model (its
+#: loss, tree kind and bin borders). The others apply to the trees the fit adds.
+_FIXED_WHEN_WARM = ("loss", "loss_params", "grow_policy", "max_bins")
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two parameter values are the same (False when they cannot be compared)."""
+    try:
+        return bool(a is b or a == b)
+    except Exception:  # noqa: BLE001 - e.g. arrays inside dicts
+        return False
+
+
+def _renamed(func: Any, qualname: str) -> Any:
+    """A copy of ``func`` whose qualified name, which Python's own argument errors print, is
+    ``qualname`` (so ``BoostClassifier(foo=1)`` names ``BoostClassifier.__init__``, not the
+    private base class)."""
+    code = func.__code__
+    if hasattr(code, "co_qualname"):        # 3.11+: errors read the code's qualname
+        code = code.replace(co_qualname=qualname)
+    copy = types.FunctionType(code, func.__globals__, func.__name__, func.__defaults__,
+                              func.__closure__)
+    copy.__kwdefaults__ = func.__kwdefaults__
+    copy.__dict__.update(func.__dict__)
+    copy.__doc__, copy.__module__ = func.__doc__, func.__module__
+    copy.__annotations__ = dict(func.__annotations__)
+    copy.__qualname__ = qualname
+    return copy
+
+
 class _BaseBoost(BaseEstimator):
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in ("__init__", "fit"):
+            if name not in cls.__dict__:
+                setattr(cls, name, _renamed(getattr(cls, name), f"{cls.__name__}.{name}"))
+
     _default_loss = "mse"
 
     def __init__(self, *, n_estimators: int = 100, learning_rate: float = 0.1,
-                 max_depth: int = 6, grow_policy: str = "symmetric", max_bins: int = 255,
+                 max_depth: int = 6, grow_policy: str = "symmetric",
+                 max_leaves: Optional[int] = None, max_bins: int = 255,
+                 monotonic_cst: Any = None, interaction_constraints: Any = None,
+                 colsample_bytree: float = 1.0, colsample_bynode: float = 1.0,
                  l2_regularization: float = 1.0, min_samples_leaf: int = 1,
                  min_child_weight: float = 1e-3, categorical_features: Any = "auto",
                  cat_smooth: float = 10.0, cat_l2: float = 10.0,
@@ -43,10 +86,16 @@ class _BaseBoost(BaseEstimator):
                  subsample: float = 1.0, sampler_params: Optional[Dict[str, Any]] = None,
                  update: Any = "sgb", update_params: Optional[Dict[str, Any]] = None,
                  early_stopping_rounds: Optional[int] = None, eval_metric: Any = None,
-                 random_state: Any = None, n_jobs: Optional[int] = None, verbose: Any = 0):
+                 random_state: Any = None, n_jobs: Optional[int] = None, verbose: Any = 0,
+                 warm_start: bool = False):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.max_depth = max_depth
+        self.max_leaves = max_leaves
+        self.monotonic_cst = monotonic_cst
+        self.interaction_constraints = interaction_constraints
+        self.colsample_bytree = colsample_bytree
+        self.colsample_bynode = colsample_bynode
         self.grow_policy = grow_policy
         self.max_bins = max_bins
         self.l2_regularization = l2_regularization
@@ -71,6 +120,7 @@ class _BaseBoost(BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.warm_start = warm_start
 
     # -- scikit-learn tags ---------------------------------------------------------------------
     if HAS_SKLEARN:
@@ -83,13 +133,19 @@ class _BaseBoost(BaseEstimator):
     # -- validation ----------------------------------------------------------------------------
     def _training_params(self) -> Dict[str, Any]:
         """The parameters of :func:`boostlib.train` (all but ``categorical_features``, which
-        belongs to the :class:`~boostlib.Dataset`)."""
+        belongs to the :class:`~boostlib.Dataset`, and the estimators' own ``warm_start`` and
+        ``class_weight``)."""
         params = self.get_params(deep=False)
         params.pop("categorical_features")
+        params.pop("warm_start", None)
+        params.pop("class_weight", None)
         return params
 
     def _check_params(self) -> None:
         resolve(self._training_params())
+        if not isinstance(self.warm_start, (bool, np.bool_)):
+            raise ValueError(f"warm_start={self.warm_start!r} is invalid; expected True or "
+                             "False")
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "model_"):
@@ -138,7 +194,8 @@ class _BaseBoost(BaseEstimator):
             Targets: numbers for a regressor, class labels (two or more) for a
             classifier.
         sample_weight : array-like of shape (n_samples,), optional
-            Non-negative row weights (multiply gradients and hessians).
+            Non-negative row weights (multiply gradients and hessians); a classifier's
+            ``class_weight`` multiplies them.
         eval_set : list of (X, y) pairs, optional
             Validation sets; their loss is recorded in ``evals_result_`` every iteration and
             the last one drives ``early_stopping_rounds``.
@@ -154,23 +211,64 @@ class _BaseBoost(BaseEstimator):
         -------
         self
         """
+        return self._fit(X, y, sample_weight, eval_set, eval_sample_weight, callbacks)
+
+    def _fit(self, X: Any, y: Any, sample_weight: Any, eval_set: Any, eval_sample_weight: Any,
+             callbacks: Any, group: Any = None, eval_group: Any = None):
+        """:meth:`fit`, with query groups for the training and validation sets."""
         self._check_params()
+        init_model = self._warm_model()
+        if init_model is not None and init_model.n_iterations == self.n_estimators:
+            return self             # nothing to add (scikit-learn's GradientBoosting)
         names = feature_names(X)
         X, categorical = self._features(X)
         y_enc = self._encode_y(y, X.shape[0])
-        w = check_sample_weight(sample_weight, X.shape[0])
+        w = self._class_weights(y_enc, check_sample_weight(sample_weight, X.shape[0]))
         params = self._training_params()
         params["loss"], params["loss_params"] = self._loss_choice()
         loss = registry.create("loss", params["loss"], params["loss_params"])
         self._check_loss(loss)
+        if init_model is not None:      # the iterations to add
+            params["n_estimators"] = self.n_estimators - init_model.n_iterations
         train_set = Dataset(X, y_enc, sample_weight=w, feature_names=names,
-                            categorical_features=categorical)
-        valid = self._valid_sets(eval_set, eval_sample_weight, train_set)
-        model = train(params, train_set, valid_sets=valid, callbacks=callbacks or [])
+                            categorical_features=categorical, group=group)
+        valid = self._valid_sets(eval_set, eval_sample_weight, train_set, eval_group)
+        model = train(params, train_set, valid_sets=valid, callbacks=callbacks or [],
+                      init_model=init_model)
         # the model records the estimator's own parameters (its loss as the user gave it)
-        model.params = {**model.params, "loss": self.loss, "loss_params": self.loss_params}
+        model.params = {**model.params, "loss": self.loss, "loss_params": self.loss_params,
+                        "n_estimators": self.n_estimators}
         self._set_model(model)
         return self
+
+    def _continues(self) -> bool:
+        """Whether :meth:`fit` continues the fitted model (``warm_start``)."""
+        return isinstance(self.warm_start, (bool, np.bool_)) and bool(self.warm_start) \
+            and hasattr(self, "model_")
+
+    def _warm_model(self) -> Optional[Model]:
+        """The model a ``warm_start`` fit continues (None: a new fit), checked against this
+        fit's parameters."""
+        if not self._continues():
+            return None
+        model = self.model_
+        done = model.n_iterations
+        if self.n_estimators < done:
+            raise ValueError(f"n_estimators={self.n_estimators} must be at least the {done} "
+                             "iterations of the fitted model when warm_start=True (set "
+                             "warm_start=False to fit a new model)")
+        for name in _FIXED_WHEN_WARM:
+            if name in model.params and not _same(model.params[name], getattr(self, name)):
+                raise ValueError(f"{name}={getattr(self, name)!r} differs from the fitted "
+                                 f"model's {name}={model.params[name]!r}; warm_start=True "
+                                 f"adds trees to that model, whose {name} cannot change: "
+                                 "set it back, or warm_start=False to fit a new model")
+        return model
+
+    def _class_weights(self, y_enc: np.ndarray,
+                       sample_weight: Optional[np.ndarray]) -> Optional[np.ndarray]:
+        """The row weights of the fit (the classifier multiplies in ``class_weight``)."""
+        return sample_weight
 
     def _features(self, X: Any) -> Tuple[Any, Any]:
         """``X`` for the training Dataset, and its categorical features: a frame with
@@ -215,8 +313,11 @@ class _BaseBoost(BaseEstimator):
             raise ValueError(f"loss={loss.name!r} is a classification loss; use "
                              "BoostClassifier or a regression loss")
 
-    def _valid_sets(self, eval_set, eval_sample_weight, train_set: Dataset) -> List[Dataset]:
+    def _valid_sets(self, eval_set, eval_sample_weight, train_set: Dataset,
+                    eval_group: Any = None) -> List[Dataset]:
         if eval_set is None:
+            if eval_group is not None:
+                raise ValueError("eval_group is given without eval_set")
             return []
         if isinstance(eval_set, tuple) and len(eval_set) == 2:
             eval_set = [eval_set]
@@ -226,8 +327,16 @@ class _BaseBoost(BaseEstimator):
         if len(weights) != len(eval_set):
             raise ValueError(f"eval_sample_weight has {len(weights)} entries; expected one "
                              f"per eval_set pair ({len(eval_set)})")
+        if eval_group is not None and (isinstance(eval_group, np.ndarray) or
+                                       not isinstance(eval_group, (list, tuple))):
+            raise TypeError("eval_group must be a list with one array of query sizes per "
+                            "eval_set pair")
+        groups = list(eval_group) if eval_group is not None else [None] * len(eval_set)
+        if len(groups) != len(eval_set):
+            raise ValueError(f"eval_group has {len(groups)} entries; expected one per "
+                             f"eval_set pair ({len(eval_set)})")
         out = []
-        for i, ((Xe, ye), we) in enumerate(zip(eval_set, weights)):
+        for i, ((Xe, ye), we, ge) in enumerate(zip(eval_set, weights, groups)):
             if not hasattr(Xe, "columns"):
                 Xe = check_X(Xe, f"eval_set[{i}] X")
             n_cols = _n_columns(Xe)
@@ -243,13 +352,73 @@ class _BaseBoost(BaseEstimator):
                 we = check_sample_weight(we, n_rows)
             except (ValueError, TypeError) as exc:
                 raise type(exc)(f"eval_sample_weight[{i}]: {exc}") from None
-            out.append(Dataset(Xe, ye, sample_weight=we, reference=train_set))
+            try:
+                out.append(Dataset(Xe, ye, sample_weight=we, reference=train_set, group=ge))
+            except ValueError as exc:
+                if ge is None or "group" not in str(exc):
+                    raise
+                raise ValueError(f"eval_group[{i}]: {exc}") from None
         return out
 
     # -- prediction ------------------------------------------------------------------------------
-    def _raw_predict(self, X: Any) -> np.ndarray:
+    def _raw_predict(self, X: Any,
+                     iteration_range: Optional[Tuple[int, int]] = None) -> np.ndarray:
         X = self._check_predict_X(X)
-        return self.model_.predict(X, raw=True, n_jobs=self.n_jobs)
+        return self.model_.predict(X, raw=True, iteration_range=iteration_range,
+                                   n_jobs=self.n_jobs)
+
+    def _staged_raw(self, X: Any) -> Iterator[np.ndarray]:
+        """The raw scores after each iteration (``X`` checked and binned now)."""
+        X = self._check_predict_X(X)
+        return self.model_.staged_predict(X, raw=True, n_jobs=self.n_jobs)
+
+    def staged_predict(self, X: Any) -> Iterator[np.ndarray]:
+        """Predictions after each boosting iteration, as a generator.
+
+        Step ``k`` (0-based) is what :meth:`predict` returns for the model after ``k + 1``
+        iterations; the last step equals :meth:`predict` bit for bit, and there are
+        ``n_trees_`` steps (one per term of the model: AGBM adds two terms per iteration).
+        With ``update="sgb"`` step ``k`` is the model training had after ``k + 1``
+        iterations (a fit with ``n_estimators=k + 1`` and the same ``random_state`` predicts
+        the same); with ``"sglb"`` too, its later shrinkage undone (up to rounding); after
+        early stopping the steps end at ``best_iteration_``; with the accelerated rules
+        (``"agbm"``, ``"agbmr"``, ``"vagbm"``), which rewrite the coefficients, step ``k``
+        is the first ``k + 1`` terms with their final coefficients (see
+        :meth:`boostlib.Model.staged_predict`). ``X`` is checked when this is called; each
+        step adds one term to running scores, O(n_samples) work and memory per step.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        generator of ndarray
+            One array per iteration, shaped as :meth:`predict` returns.
+        """
+        return (checks.response(self.loss_, raw) for raw in self._staged_raw(X))
+
+    def apply(self, X: Any) -> np.ndarray:
+        """The leaf each sample reaches in each tree.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of int32
+            Shape ``(n_samples, n_trees_)``, or ``(n_samples, n_trees_, n_classes)`` for a
+            multiclass model. A leaf's index is its position in the tree's ``value`` array:
+            0 to ``2**depth - 1`` for symmetric trees (bit ``l`` set when the sample goes
+            right at level ``l``), the leaf's node id for depthwise and lossguide trees (0 is
+            the root; not every id is a leaf). See :meth:`boostlib.Model.apply`.
+        """
+        return self._leaves(X)
+
+    def _leaves(self, X: Any) -> np.ndarray:
+        X = self._check_predict_X(X)
+        return self.model_.apply(X, n_jobs=self.n_jobs)
 
     @property
     def n_trees_(self) -> int:
@@ -293,11 +462,26 @@ class BoostRegressor(RegressorMixin, _BaseBoost):
         Step size (the coefficient of each SGB tree).
     max_depth : int, default 6
         Maximum tree depth: 1 to 30, and at most 16 for symmetric trees (a symmetric tree
-        of depth d has 2**d leaves).
-    grow_policy : {"symmetric", "depthwise"}, default "symmetric"
-        Oblivious trees (one split per level, CatBoost-style) or per-node splits.
+        of depth d has 2**d leaves). For leaf-wise trees, a cap on the depth of any leaf.
+    grow_policy : {"symmetric", "depthwise", "lossguide"}, default "symmetric"
+        Oblivious trees (one split per level, CatBoost-style), per-node splits level by
+        level, or leaf-wise trees (LightGBM's: the leaf whose split gains most is split
+        next, up to ``max_leaves`` leaves).
+    max_leaves : int, optional
+        Leaves of a leaf-wise tree (``grow_policy="lossguide"`` only; 2 to 131072, default
+        31, LightGBM's ``num_leaves``).
     max_bins : int, default 255
         Bins per feature for non-missing values (2 to 255); NaN has its own bin.
+    monotonic_cst : array-like of {-1, 0, 1} or dict, optional
+        Monotone constraints (scikit-learn's name): per feature, or a dict by feature name
+        or index; 1: predictions never decrease as the feature grows, -1: never increase.
+        Numeric features only; see ``docs/training_controls.md``.
+    interaction_constraints : list of lists, optional
+        Groups of features (names or indices) that may appear together on a path from the
+        root (XGBoost's semantics; depthwise and leaf-wise trees).
+    colsample_bytree, colsample_bynode : float, default 1.0
+        Fraction of the features drawn for each tree, and of those for each node (each level
+        of a symmetric tree), from the ``"columns"`` random stream.
     l2_regularization : float, default 1.0
         ``lambda`` in the gain ``G^2/(H+lambda)`` and in the leaves ``-G/(H+lambda)``.
     min_samples_leaf : int, default 1
@@ -359,7 +543,10 @@ class BoostRegressor(RegressorMixin, _BaseBoost):
         instances). The first one drives early stopping and ``best_iteration_``.
     random_state : int, numpy Generator or RandomState, optional
         Seeds every random stream; the same value gives bit-identical models whatever
-        ``n_jobs``.
+        ``n_jobs``. ``None`` (the default) draws a fresh seed from the operating system on
+        every fit, so fits that use randomness (a ``sampler`` or ``subsample < 1``,
+        ``random_strength > 0``, ``update="sglb"``, binning more than 200,000 rows) are
+        **not reproducible**: pass an int for the same model every time.
     n_jobs : int, optional
         Threads for the kernels (None: all cores; negative counts back from all cores).
         In a process forked after boostlib was imported, one thread (with a warning):
@@ -368,6 +555,18 @@ class BoostRegressor(RegressorMixin, _BaseBoost):
         ``True``: show the progress of the fit on stderr with the current losses and metrics
         (a tqdm bar when tqdm is installed, otherwise a log line every tenth of the
         iterations); an int ``N > 0``: a log line every ``N`` iterations.
+    warm_start : bool, default False
+        Let ``fit`` on a fitted estimator add iterations to its model instead of fitting a
+        new one (scikit-learn's warm start): ``fit`` again with a larger ``n_estimators``
+        runs ``n_estimators - model_.n_iterations`` more iterations, whose trees are
+        appended to the model's (started from its raw scores, binned with its borders);
+        the same ``n_estimators`` fits nothing, a smaller one is an error. ``loss``,
+        ``loss_params``, ``grow_policy`` and ``max_bins`` cannot change (an error names
+        the one that did); other changed parameters apply to the new trees. With the
+        same data and parameters, fitting ``n`` then ``n + m`` iterations gives the model
+        a fit of ``n + m`` gives (bit for bit for ``update="sgb"``, also with sampling and
+        an int ``random_state``). See ``docs/training_controls.md`` for the update rules
+        with state and ``evals_result_``.
 
     Attributes
     ----------
@@ -382,9 +581,24 @@ class BoostRegressor(RegressorMixin, _BaseBoost):
     feature_names_in_ : ndarray (only when fitted on a DataFrame with string columns)
     """
 
-    def predict(self, X: Any) -> np.ndarray:
-        """Predicted values, shape (n_samples,)."""
-        raw = self._raw_predict(X)
+    def predict(self, X: Any, *,
+                iteration_range: Optional[Tuple[int, int]] = None) -> np.ndarray:
+        """Predicted values, shape (n_samples,).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        iteration_range : tuple of (int, int), optional
+            ``(start, end)``: use only the iterations ``start <= t < end``, with
+            ``0 <= start < end <= n_trees_`` (the bias always counts); ``(0, k + 1)`` gives
+            step ``k`` of :meth:`staged_predict`. Default: the whole model. See
+            :meth:`boostlib.Model.predict`.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        raw = self._raw_predict(X, iteration_range)
         return checks.response(self.loss_, raw)
 
     def predict_virtual_ensembles(self, X: Any, n_members: int = 10) -> np.ndarray:
@@ -414,11 +628,23 @@ class BoostRegressor(RegressorMixin, _BaseBoost):
 class BoostClassifier(ClassifierMixin, _BaseBoost):
     """Gradient-boosted trees for classification, binary or multiclass.
 
-    Parameters are those of :class:`BoostRegressor`; ``loss`` must be a classification loss.
-    By default it is ``"logloss"`` for two classes and ``"multiclass"`` (softmax
-    cross-entropy, one raw score per class) for more. Labels may be any values that sort;
-    ``classes_`` holds them in order (``classes_[1]`` is the positive class of a binary
-    problem).
+    Parameters are those of :class:`BoostRegressor`, plus ``class_weight``; ``loss`` must be
+    a classification loss. By default it is ``"logloss"`` for two classes and
+    ``"multiclass"`` (softmax cross-entropy, one raw score per class) for more. Labels may
+    be any values that sort; ``classes_`` holds them in order (``classes_[1]`` is the
+    positive class of a binary problem).
+
+    Parameters
+    ----------
+    class_weight : "balanced" or dict, optional
+        Weights of the classes, multiplying ``sample_weight`` (both given: their product),
+        as scikit-learn and LightGBM do. ``"balanced"``: ``n_samples / (n_classes *
+        np.bincount(y))``, counted on the ``y`` of each fit (scikit-learn's
+        ``compute_sample_weight("balanced", y)``). A dict ``{label: weight}`` keyed by the
+        original labels (as in ``classes_``); classes left out weigh 1; weights are finite
+        and > 0. ``None`` (the default): every class weighs 1. Validation sets
+        (``eval_set``) are not reweighted (LightGBM's choice): pass ``eval_sample_weight``
+        for that. See ``docs/training_controls.md``.
 
     Attributes
     ----------
@@ -426,6 +652,25 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
     """
 
     _default_loss = "logloss"
+
+    def __init__(self, *, class_weight: Any = None, **params: Any):
+        unknown = sorted(set(params) - _BASE_PARAMETERS)
+        if unknown:             # as Python words it, naming this class, not the base
+            raise TypeError(f"BoostClassifier.__init__() got an unexpected keyword argument "
+                            f"{unknown[0]!r}")
+        super().__init__(**params)
+        self.class_weight = class_weight
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        check_class_weight(self.class_weight)
+
+    def _class_weights(self, y_enc: np.ndarray,
+                       sample_weight: Optional[np.ndarray]) -> Optional[np.ndarray]:
+        rows = class_row_weights(self.class_weight, self._fitting_classes, y_enc)
+        if rows is None:
+            return sample_weight
+        return rows if sample_weight is None else sample_weight * rows
 
     def _encode_y(self, y: Any, n_rows: int) -> np.ndarray:
         _check_label_types(y)
@@ -462,7 +707,8 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
             eval_set: Optional[Sequence[Tuple[Any, Any]]] = None,
             eval_sample_weight: Optional[Sequence[Any]] = None,
             callbacks: Optional[Sequence[CallbackLike]] = None):
-        self._fitting_classes = None
+        # a warm start encodes y with the fitted model's classes
+        self._fitting_classes = self.classes_ if self._continues() else None
         try:
             super().fit(X, y, sample_weight, eval_set, eval_sample_weight, callbacks)
             self.classes_ = self._fitting_classes
@@ -482,17 +728,99 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
             raise ValueError(f"loss={loss.name!r} is a binary loss, but y has {n_classes} "
                              "classes; use a multiclass loss (loss=None or 'multiclass')")
 
-    def decision_function(self, X: Any) -> np.ndarray:
+    def decision_function(self, X: Any, *,
+                          iteration_range: Optional[Tuple[int, int]] = None) -> np.ndarray:
         """Raw scores: shape (n_samples,) for two classes (log-odds of ``classes_[1]`` with
-        ``logloss``), (n_samples, n_classes) for more."""
-        return self._raw_predict(X)
+        ``logloss``), (n_samples, n_classes) for more.
 
-    def predict_proba(self, X: Any) -> np.ndarray:
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        iteration_range : tuple of (int, int), optional
+            ``(start, end)``: use only the iterations ``start <= t < end``, with
+            ``0 <= start < end <= n_trees_`` (the bias always counts); ``(0, k + 1)`` gives
+            step ``k`` of :meth:`staged_decision_function`. Default: the whole model.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+        """
+        return self._raw_predict(X, iteration_range)
+
+    def predict_proba(self, X: Any, *,
+                      iteration_range: Optional[Tuple[int, int]] = None) -> np.ndarray:
         """Class probabilities, shape (n_samples, n_classes), columns ordered as
-        ``classes_``; each row sums to 1."""
-        raw = self._raw_predict(X)
+        ``classes_``; each row sums to 1.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        iteration_range : tuple of (int, int), optional
+            As for :meth:`decision_function`.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        return self._proba(self._raw_predict(X, iteration_range))
+
+    def _proba(self, raw: np.ndarray) -> np.ndarray:
         p = checks.response(self.loss_, raw)
         return np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
+
+    def _labels(self, raw: np.ndarray) -> np.ndarray:
+        index = (raw > 0).astype(np.intp) if raw.ndim == 1 else np.argmax(raw, axis=1)
+        return self.classes_[index]
+
+    def staged_decision_function(self, X: Any) -> Iterator[np.ndarray]:
+        """Raw scores after each boosting iteration, as a generator.
+
+        Steps as in :meth:`BoostRegressor.staged_predict`; the last equals
+        :meth:`decision_function` bit for bit.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        generator of ndarray
+            One array per iteration, shaped as :meth:`decision_function` returns.
+        """
+        return self._staged_raw(X)
+
+    def staged_predict_proba(self, X: Any) -> Iterator[np.ndarray]:
+        """Class probabilities after each boosting iteration, as a generator.
+
+        Steps as in :meth:`BoostRegressor.staged_predict`; the last equals
+        :meth:`predict_proba` bit for bit.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        generator of ndarray
+            One (n_samples, n_classes) array per iteration.
+        """
+        return (self._proba(raw) for raw in self._staged_raw(X))
+
+    def staged_predict(self, X: Any) -> Iterator[np.ndarray]:
+        """Predicted labels after each boosting iteration, as a generator.
+
+        Steps as in :meth:`BoostRegressor.staged_predict`; the last equals :meth:`predict`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        generator of ndarray
+            One (n_samples,) array of labels per iteration.
+        """
+        return (self._labels(raw) for raw in self._staged_raw(X))
 
     def predict_virtual_ensembles(self, X: Any, n_members: int = 10) -> np.ndarray:
         """Class probabilities under ``n_members`` models taken along the chain.
@@ -510,12 +838,41 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
         """
         return self._virtual(X, n_members)
 
-    def predict(self, X: Any) -> np.ndarray:
+    def predict(self, X: Any, *,
+                iteration_range: Optional[Tuple[int, int]] = None) -> np.ndarray:
         """Predicted labels: the class of the largest raw score (two classes:
-        ``classes_[1]`` where the raw score is positive)."""
-        raw = self._raw_predict(X)
-        index = (raw > 0).astype(np.intp) if raw.ndim == 1 else np.argmax(raw, axis=1)
-        return self.classes_[index]
+        ``classes_[1]`` where the raw score is positive).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        iteration_range : tuple of (int, int), optional
+            As for :meth:`decision_function`.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        return self._labels(self._raw_predict(X, iteration_range))
+
+
+#: The parameters of every estimator (those of ``_BaseBoost.__init__``).
+_BASE_PARAMETERS = frozenset(name for name in inspect.signature(_BaseBoost.__init__).parameters
+                             if name != "self")
+
+
+def _signature_with(function: Any, name: str, default: Any) -> inspect.Signature:
+    """``function``'s signature with one more keyword-only parameter, last: what
+    scikit-learn's ``get_params`` and ``clone`` read for an ``__init__`` that passes the
+    shared parameters on as ``**params``."""
+    signature = inspect.signature(function)
+    extra = inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                              annotation="Any")
+    return signature.replace(parameters=[*signature.parameters.values(), extra])
+
+
+BoostClassifier.__init__.__signature__ = _signature_with(  # type: ignore[attr-defined]
+    _BaseBoost.__init__, "class_weight", None)
 
 
 def _check_label_types(y: Any) -> None:
@@ -553,3 +910,69 @@ def _pairs(eval_set: Any) -> List[Tuple[Any, Any]]:
             raise TypeError(f"eval_set[{i}] is {what}; {expected}")
     return list(eval_set)
 
+
+
+class BoostRanker(_BaseBoost):
+    """Gradient-boosted trees for ranking within query groups (default loss
+    ``"lambdarank"``: LambdaMART, as LightGBM's ``LGBMRanker``).
+
+    Takes every parameter of :class:`BoostRegressor`. ``fit`` takes the query groups:
+    the number of consecutive rows of each query. Relevance labels are integers >= 0
+    (higher is more relevant); ``predict`` returns ranking scores (sort each query's
+    documents by them, descending). Evaluate with ``eval_metric="ndcg@10"`` or ``"map@5"``.
+
+    Any regression loss also works (pointwise ranking); a classification loss does not.
+    """
+
+    _default_loss = "lambdarank"
+
+    def fit(self, X: Any, y: Any, group: Any = None, sample_weight: Any = None,
+            eval_set: Optional[Sequence[Tuple[Any, Any]]] = None,
+            eval_sample_weight: Optional[Sequence[Any]] = None,
+            eval_group: Optional[Sequence[Any]] = None,
+            callbacks: Optional[Sequence[CallbackLike]] = None):
+        """Fit the ranker.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features, rows of one query consecutive.
+        y : array-like of shape (n_samples,)
+            Relevance labels, integers >= 0.
+        group : array-like of int
+            Query sizes in row order (summing to ``n_samples``); required by ranking
+            losses.
+        sample_weight : array-like of shape (n_samples,), optional
+            Row weights (multiply each document's gradient and hessian; the ranking metrics
+            weight a query by its rows' mean weight).
+        eval_set : list of (X, y) pairs, optional
+            Validation sets, recorded every iteration in ``evals_result_``.
+        eval_sample_weight : list of array-like, optional
+        eval_group : list of array-like of int, optional
+            The query sizes of each validation set.
+        callbacks : list, optional
+            As for :meth:`BoostRegressor.fit`.
+
+        Returns
+        -------
+        self
+        """
+        return self._fit(X, y, sample_weight, eval_set, eval_sample_weight, callbacks,
+                         group=group, eval_group=eval_group)
+
+    def predict(self, X: Any, *,
+                iteration_range: Optional[Tuple[int, int]] = None) -> np.ndarray:
+        """Ranking scores, shape (n_samples,): higher ranks first.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        iteration_range : tuple of (int, int), optional
+            As for :meth:`BoostRegressor.predict`.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        raw = self._raw_predict(X, iteration_range)
+        return checks.response(self.loss_, raw)

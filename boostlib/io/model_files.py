@@ -15,16 +15,16 @@ imports neither.
 from __future__ import annotations
 
 import contextlib
+import errno
 import inspect
 import json
 import math
 import os
 import signal
 import stat
-import tempfile
 import threading
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -561,10 +561,49 @@ def params_to_dict(params: Dict[str, Any]) -> Dict[str, Any]:
                      type(v).__name__ for v in (value if isinstance(value, (list, tuple))
                                                 else [value])]
             value = items if isinstance(value, (list, tuple)) else items[0]
+        if key == "class_weight" and isinstance(value, Mapping):
+            out[key] = _class_weight_to_json(value)
+            continue
         try:
             out[key] = _json_value(_plain(value), key)
         except ModelFileError:
             out[key] = None
+    return out
+
+
+def _class_weight_to_json(value: Mapping) -> List[List[Any]]:
+    """A classifier's ``class_weight`` dict as ``[[label, weight], ...]`` (JSON object keys
+    are strings; the labels keep their type: boolean, number or string)."""
+    pairs = [[_plain(label), _plain(weight)] for label, weight in value.items()]
+    for label, weight in pairs:
+        if type(label) not in (bool, int, float, str) or type(weight) not in (int, float) \
+                or not math.isfinite(label if type(label) is float else 0.0) \
+                or not math.isfinite(weight):
+            raise ModelFileError(f"cannot save class_weight {dict(value)!r}: only finite "
+                                 "weights of boolean, number and string labels can be "
+                                 "written")
+    return pairs
+
+
+def _read_class_weight(value: Any) -> Any:
+    """``params.class_weight``: null, "balanced" or ``[[label, weight], ...]`` (a dict)."""
+    path = "params.class_weight"
+    if value is None or value == "balanced":
+        return value
+    if type(value) is not list:
+        raise _fail(path, f"expected null, \"balanced\" or an array of [label, weight] "
+                          f"pairs, got {_kind(value)}")
+    pairs = _list(value, path, MAX_OUTPUTS)
+    out: Dict[Any, float] = {}
+    for i, pair in enumerate(pairs):
+        pair = _list(pair, f"{path}[{i}]")
+        if len(pair) != 2 or type(pair[0]) not in (bool, int, float, str) \
+                or type(pair[1]) not in (int, float) or not pair[1] > 0:
+            raise _fail(f"{path}[{i}]", "expected a [label, weight] pair: a boolean, number "
+                                        "or string label and a weight > 0")
+        if pair[0] in out:
+            raise _fail(f"{path}[{i}]", f"repeats the label {pair[0]!r}")
+        out[pair[0]] = pair[1]
     return out
 
 
@@ -573,12 +612,16 @@ def _read_params(params: Any) -> Dict[str, Any]:
     the estimators), each valid."""
     if not isinstance(params, dict):
         raise _fail("params", f"expected an object, got {_kind(params)}")
-    unknown = sorted(set(params) - set(DEFAULTS) - {"categorical_features"})
+    unknown = sorted(set(params) - set(DEFAULTS) - set(ESTIMATOR_PARAMETERS))
     if unknown:
         raise _fail("params", f"unknown parameter(s) {unknown[:5]}")
     given = set(params)
     params = _json_value(params, "params")
     spec = params.pop("categorical_features", "auto")
+    warm_start = params.pop("warm_start", False)
+    if type(warm_start) is not bool:
+        raise _fail("params.warm_start", f"expected true or false, got {_kind(warm_start)}")
+    class_weight = _read_class_weight(params.pop("class_weight", None))
     if not (spec is None or spec == "auto" or isinstance(spec, list) and all(
             type(v) in (str, int, bool) for v in spec)):
         raise _fail("params.categorical_features", "expected 'auto', null or a list of "
@@ -598,6 +641,10 @@ def _read_params(params: Any) -> Dict[str, Any]:
         raise _fail("params", str(exc)) from None
     if "categorical_features" in given:
         params["categorical_features"] = spec
+    if "warm_start" in given:
+        params["warm_start"] = warm_start
+    if "class_weight" in given:
+        params["class_weight"] = class_weight
     return params
 
 
@@ -710,7 +757,10 @@ def _read_training(spec: Any) -> Tuple[Optional[int], Dict[str, Dict[str, List[f
 
 
 # -- documents ---------------------------------------------------------------------------------
-ESTIMATORS = ("BoostClassifier", "BoostRegressor")
+ESTIMATORS = ("BoostClassifier", "BoostRegressor", "BoostRanker")
+#: The estimators' parameters that are not training parameters (``DEFAULTS``); a
+#: classifier's ``class_weight`` dict is stored as ``[[label, weight], ...]``.
+ESTIMATOR_PARAMETERS = ("categorical_features", "warm_start", "class_weight")
 
 
 @dataclass
@@ -720,7 +770,8 @@ class ModelParts:
     Attributes
     ----------
     estimator : str or None
-        ``"BoostClassifier"``, ``"BoostRegressor"``, or None for a bare engine model.
+        ``"BoostClassifier"``, ``"BoostRegressor"``, ``"BoostRanker"``, or None for a bare
+        engine model.
     params : dict
         Training parameters (JSON values; plugins by registered name).
     loss : Loss
@@ -759,7 +810,7 @@ def model_document(model: Any, estimator: Optional[str] = None,
     Parameters
     ----------
     model : boostlib.Model
-    estimator : {"BoostClassifier", "BoostRegressor"}, optional
+    estimator : {"BoostClassifier", "BoostRegressor", "BoostRanker"}, optional
         The estimator class the file re-creates (None: a bare engine model).
     classes : ndarray, optional
         A classifier's labels.
@@ -836,6 +887,14 @@ def document_parts(doc: Any) -> ModelParts:
     if estimator is not None and classifier == (doc["classes"] is None):
         raise _fail("classes", "a classifier needs its classes, a regressor has none")
     classes = None if doc["classes"] is None else _read_classes(doc["classes"], version)
+    weights = params.get("class_weight")
+    if weights is not None and not classifier:
+        raise _fail("params.class_weight", "only a BoostClassifier has class weights")
+    if isinstance(weights, dict) and classes is not None:
+        unknown = [k for k in weights if k not in set(classes.tolist())]
+        if unknown:
+            raise _fail("params.class_weight", f"label(s) {unknown[:5]!r} are not among the "
+                                               "classes")
     ensemble = ensemble_from_dict(doc["bins"], doc["model"], n_features, version)
     try:
         loss_outputs = int(loss.n_outputs)
@@ -940,12 +999,42 @@ def _sigint_deferred() -> Iterator[None]:
         raise KeyboardInterrupt
 
 
+def _create_temporary(folder: str) -> Tuple[int, str]:
+    """Create a new, empty temporary file in ``folder``, opened for writing: ``(fd, path)``.
+
+    Unlike :func:`tempfile.mkstemp` (always mode 0600), the file is created with mode 0666
+    and the kernel applies the umask (and a default ACL of the folder, if any) exactly as it
+    does for ``open(path, "w")``. The umask is thus never read: reading it with
+    ``os.umask(0)`` and setting it back would change it for every thread for a moment, and
+    ``/proc/self/status`` exists on Linux only. ``O_EXCL`` with a random name makes the
+    file new (never an existing file or a symlink planted at that name).
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) \
+        | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        tmp = os.path.join(folder, f".boostlib-model-{os.urandom(6).hex()}.tmp")
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no unused temporary file name found")
+
+
 def _write_atomically(path: str, text: str) -> None:
     """Write ``text`` to a temporary file beside ``path``, flush it to disk, and rename it
-    over ``path``; on any failure the temporary file is removed."""
+    over ``path``; on any failure the temporary file is removed.
+
+    The file gets the permissions a plain ``open(path, "w")`` would give it: those of the
+    file it replaces (as ``cp`` onto an existing file keeps them), else ``0666`` less the
+    umask (see :func:`_create_temporary`).
+    """
     folder = os.path.dirname(os.path.abspath(path))
+    try:        # only the permission bits: never set-user-ID and the like
+        kept = stat.S_IMODE(os.stat(path).st_mode) & 0o777
+    except FileNotFoundError:
+        kept = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".boostlib-model-", suffix=".tmp", dir=folder)
+        fd, tmp = _create_temporary(folder)
     except OSError as exc:
         raise type(exc)(exc.errno, f"cannot write model file {path!r}: "
                                    f"{exc.strerror or exc}") from None
@@ -954,6 +1043,8 @@ def _write_atomically(path: str, text: str) -> None:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
+        if kept is not None:
+            os.chmod(tmp, kept)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -343,23 +343,50 @@ def _csv_error(path: str, line: int, exc: csv.Error, sep: str) -> str:
     return f"{path}: line {line}: cannot read as CSV ({exc}); expected fields separated by {sep!r}"
 
 
+#: Characters that may stand for a separator of several characters (the first one absent
+#: from the file): ASCII's unit, record, group and file separators, then private-use ones.
+_STAND_INS = "\x1f\x1e\x1d\x1c" + "".join(map(chr, range(0xE000, 0xF900)))
+
+
+def _stand_in(text: str) -> str:
+    """A character that ``text`` does not hold (ValueError in the unlikely case that it
+    holds them all)."""
+    for char in _STAND_INS:
+        if char not in text:
+            return char
+    raise ValueError("cannot read the file with a separator of several characters: it holds "
+                     "every character boostlib could use in its place; expected a "
+                     "one-character --sep")
+
+
 def _read_rows(path: str, sep: str) -> Tuple[List[List[str]], List[int]]:
-    """The non-blank rows of a CSV file and the line each starts on."""
-    lines = io.StringIO(_decode(_read_bytes(path), path), newline="").readlines()
-    reader = csv.reader(lines, delimiter=sep, skipinitialspace=True)
+    """The non-blank rows of a CSV file and the line each starts on.
+
+    The :mod:`csv` module splits at one character, so a separator of several characters
+    (``"::"``) is first replaced by a character the file does not hold, and put back in
+    the fields (quoted fields may hold the separator).
+    """
+    text = _decode(_read_bytes(path), path)
+    delimiter = sep
+    if len(sep) > 1:
+        delimiter = _stand_in(text)
+        text = text.replace(sep, delimiter)
+    lines = io.StringIO(text, newline="").readlines()
+    reader = csv.reader(lines, delimiter=delimiter, skipinitialspace=True)
     rows: List[List[str]] = []
     starts: List[int] = []
     start = 1
     try:
         for row in reader:
             if row and row != [""]:      # blank lines, and lines of spaces, are skipped
-                rows.append(row)
+                rows.append(row if delimiter == sep else
+                            [field.replace(delimiter, sep) for field in row])
                 starts.append(start)
             start = reader.line_num + 1
     except csv.Error as exc:
-        raise ValueError(_quote_error(path, lines, start, sep) or
+        raise ValueError(_quote_error(path, lines, start, delimiter) or
                          _csv_error(path, start, exc, sep)) from None
-    message = _quote_error(path, lines, starts[-1], sep) if starts else None
+    message = _quote_error(path, lines, starts[-1], delimiter) if starts else None
     if message:
         raise ValueError(message)
     return rows, starts
@@ -386,17 +413,26 @@ def _names(rows: List[List[str]], header: str, path: str) -> Tuple[List[str], bo
     return [str(i) for i in range(len(rows[0]))], False
 
 
-def _separator_hint(names: Sequence[str], first: Sequence[str], sep: str) -> str:
-    """A hint when a file read as one column seems to use another separator, else ``""``."""
+def _shown_sep(sep: str) -> str:
+    """A separator in a message: ``','``, ``'\\t'`` for a tab."""
+    return "'\\t'" if sep == "\t" else repr(sep)
+
+
+def _separator_hint(names: Sequence[str], first: Sequence[str], sep: str,
+                    given: bool = True) -> str:
+    """A hint when a file was read as one column, naming the separator tried (``given``:
+    from ``--sep``, else the default for the file name) and, when the text holds another
+    common separator, the ``--sep`` to pass; ``""`` for several columns."""
     if len(names) != 1:
         return ""
+    tried = (f"it was read as a single column, splitting fields at {_shown_sep(sep)}"
+             + (" as --sep says" if given else ", the default separator for this file name"))
     text = names[0] + (first[0] if first else "")
     for other in (",", ";", "\t", "|"):
-        if other != sep and other in text:
-            shown = "'\\t'" if other == "\t" else repr(other)
-            return (f" (it was read as a single column: are its fields separated by "
-                    f"{shown}? then pass --sep {shown})")
-    return ""
+        if other not in sep and other in text:
+            return (f" ({tried}: are its fields separated by {_shown_sep(other)}? then pass "
+                    f"--sep {_shown_sep(other)})")
+    return f" ({tried}; if its fields are separated by something else, pass that with --sep)"
 
 
 def _check_widths(rows: List[List[str]], starts: List[int], n_names: int, path: str,
@@ -420,8 +456,9 @@ def read_csv(path: str, header: str = "auto", sep: Optional[str] = None,
         Whether the first row holds the column names; ``"auto"`` guesses (a text field above
         a number). Without a header, columns are named ``"0"``, ``"1"``, ...
     sep : str, optional
-        Field separator (see :func:`separator`); by default a tab for ``.tsv``/``.tab``
-        files, else a comma.
+        Field separator, one character or several (see :func:`separator`); by default a
+        tab for ``.tsv``/``.tab`` files, else a comma. Spaces after a separator are
+        skipped.
     categorical : collection of str, default ()
         Columns kept as text even when every field is a number (their fields become the
         levels of a categorical feature). Names the file does not have are ignored: the
@@ -440,6 +477,7 @@ def read_csv(path: str, header: str = "auto", sep: Optional[str] = None,
     OSError
         When the file cannot be opened.
     """
+    given = sep is not None
     sep = _default_sep(path) if sep is None else separator(sep)
     rows, starts = _read_rows(path, sep)
     if not rows:
@@ -453,7 +491,7 @@ def read_csv(path: str, header: str = "auto", sep: Optional[str] = None,
     _check_widths(rows, starts, len(names), path, has_header)
     fields = list(zip(*rows))
     categorical = set(categorical)
-    hint = _separator_hint(names, fields[0], sep)
+    hint = _separator_hint(names, fields[0], sep, given)
     return Table(path, names, {n: _parse_column(f, n in categorical)
                                for n, f in zip(names, fields)}, hint)
 
@@ -520,28 +558,32 @@ def read_parquet(path: str, categorical: Collection[str] = ()) -> Table:
 def separator(text: str) -> str:
     """The field separator that ``--sep TEXT`` stands for.
 
+    Spaces after a separator are always skipped, so trailing spaces are dropped: ``", "``
+    (the raw UCI Adult files) is ``","``.
+
     Parameters
     ----------
     text : str
-        One character, or ``\\t`` or ``tab`` for a tab.
+        One character or several (``"::"``), or ``\\t`` or ``tab`` for a tab.
 
     Returns
     -------
     str
-        The character.
+        The separator.
 
     Raises
     ------
     ValueError
-        For an empty text, several characters, a quote or a line break, naming ``--sep``.
+        For an empty text, or one holding a quote or a line break, naming ``--sep``.
     """
     sep = {"\\t": "\t", "tab": "\t"}.get(text, text)
-    if len(sep) != 1:
+    sep = sep.rstrip(" ") or sep        # " " (a space) stays a space
+    if not sep:
         raise ValueError(f"--sep {text!r} is invalid; expected one character such as ',' or "
-                         "';' (or '\\t' for a tab)")
-    if sep in "\"\r\n":
+                         "';' (or '\\t' for a tab), or several such as '::'")
+    if any(c in sep for c in "\"\r\n"):
         raise ValueError(f"--sep {text!r} is invalid: quotes and line breaks cannot separate "
-                         "fields; expected another character such as ',' or ';' (or '\\t' "
+                         "fields; expected other characters such as ',' or ';' (or '\\t' "
                          "for a tab)")
     return sep
 
@@ -556,8 +598,8 @@ def read_table(path: Any, header: str = "auto", sep: Optional[str] = None,
     header : {"auto", "yes", "no"}
         CSV only: whether the first row holds the column names (see :func:`read_csv`).
     sep : str, optional
-        CSV only: the field separator, one character (``"\\t"`` or ``"tab"`` for a tab; see
-        :func:`separator`).
+        CSV only: the field separator, one character or several (``"\\t"`` or ``"tab"`` for
+        a tab; see :func:`separator`).
     categorical : collection of str, default ()
         Columns read as text even when they hold numbers; names absent from the file are
         ignored (the caller reports them).

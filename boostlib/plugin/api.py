@@ -18,6 +18,7 @@ Array contracts
 """
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar, Optional, Protocol, Sequence, Tuple
@@ -54,14 +55,31 @@ class Loss(ABC):
     is_multiclass : bool
         True for losses of class indices ``0 .. K-1`` with ``K >= 2`` (the classifier
         requires one when y has more than two classes).
+    needs_groups : bool
+        True for losses of query groups (ranking): the engine then calls
+        :meth:`bind_groups` once per data set and uses the bound copy on that set's rows,
+        so every other method can read ``self.group_ptr``.
     """
 
     name: ClassVar[str] = ""
     is_classification: ClassVar[bool] = False
     is_multiclass: ClassVar[bool] = False
+    needs_groups: ClassVar[bool] = False
     n_outputs: int = 1
     hessian_can_be_negative: ClassVar[bool] = False
     hessian_floor: float = 1e-6
+    #: query boundaries of the data set a loss is bound to (see :meth:`bind_groups`)
+    group_ptr: Optional[np.ndarray] = None
+
+    def bind_groups(self, group_ptr: np.ndarray) -> "Loss":
+        """This loss for one data set of query groups: a shallow copy whose
+        ``group_ptr`` (int64, ``n_groups + 1`` boundaries; query ``q`` holds rows
+        ``group_ptr[q] .. group_ptr[q + 1] - 1``) the other methods read. Called by the
+        engine for losses with ``needs_groups``; override to precompute per-query data
+        (call ``super().bind_groups`` first)."""
+        bound = copy.copy(self)
+        bound.group_ptr = np.ascontiguousarray(group_ptr, dtype=np.int64)
+        return bound
 
     def validate_target(self, y: np.ndarray) -> np.ndarray:
         """Check ``y`` and return it as float64 (classification losses: labels in {0, 1}).
@@ -104,6 +122,47 @@ class Loss(ABC):
         """Map raw scores to predictions (probabilities of class 1 for binary
         classification, of every class, shape (n, n_outputs), for a multiclass loss)."""
         return raw
+
+    #: True for a loss whose best leaf values are not Newton steps of its derivatives (e.g.
+    #: ``quantile`` and ``l1``): an update rule that calls :meth:`Context.renew_leaves`
+    #: (the built-in ``sgb`` does) then replaces the leaf values of its trees by those of
+    #: :meth:`renew_leaves`, as LightGBM's leaf renewal does. Only for losses with one
+    #: output.
+    renews_leaves: ClassVar[bool] = False
+
+    def renew_leaves(self, y: np.ndarray, raw: np.ndarray, weight: Optional[np.ndarray],
+                     leaf: np.ndarray, n_leaves: int) -> np.ndarray:
+        """The value each leaf of a just-fitted tree should add, before the learning rate.
+
+        Called by :meth:`Context.renew_leaves` for losses with :attr:`renews_leaves`, after
+        the tree's structure was fitted to the gradients and before the tree is added to
+        the model. It receives the rows the tree was fitted on (with the sampler's
+        ``leaf_values="all"``, or without a sampler: every training row); rows of weight 0
+        are left out.
+
+        Parameters
+        ----------
+        y : ndarray of float64, shape (n,)
+            The rows' targets (read-only).
+        raw : ndarray of float64, shape (n,)
+            Their current raw scores, the model before this tree (read-only).
+        weight : ndarray of float64, shape (n,), or None
+            The rows' weights, positive: the user's ``sample_weight`` times the sampling
+            weight (None: all 1).
+        leaf : ndarray of intp, shape (n,)
+            Compact leaf index of every row, ``0 .. n_leaves - 1``; every leaf has a row.
+        n_leaves : int
+            Number of leaves.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_leaves,)
+            Finite leaf values; the context writes them into the tree (leaves that no row
+            reaches keep their value) and the update rule's coefficient (the learning
+            rate) then scales them.
+        """
+        raise NotImplementedError(f"loss {self.name or type(self).__name__!r} sets "
+                                  "renews_leaves but does not implement renew_leaves")
 
 
 @dataclass(frozen=True)
@@ -232,6 +291,11 @@ class Context(Protocol):
     ``coefficients`` (the model so far), ``model`` (the model being trained as a
     :class:`TrackedModel`).
 
+    A fit that continues a model (``train(..., init_model=)``, ``warm_start``) starts with
+    that model's trees, coefficients and scores, and numbers its iterations on from it:
+    ``iteration`` runs from the model's ``n_iterations`` to ``n_iterations - 1`` (the
+    attribute: the end, the continued model's iterations included).
+
     The model changes only through :meth:`add_tree`, :meth:`scale_model` and
     :meth:`combine`; each keeps the training and validation scores of every tracked model in
     step with its coefficients, in ``O(n_rows + n_validation_rows + n_trees)`` time.
@@ -261,6 +325,19 @@ class Context(Protocol):
                  sample: Optional[SampleResult] = None, *,
                  split_gradient: Optional[np.ndarray] = None,
                  leaf_noise_scale: float = 0.0) -> Any: ...
+
+    def renew_leaves(self, tree: Any, sample: Optional[SampleResult] = None) -> None:
+        """Replace the leaf values of ``tree`` by the loss's :meth:`Loss.renew_leaves`.
+
+        A no-op unless the loss sets :attr:`Loss.renews_leaves` (e.g. ``quantile``,
+        ``l1``). Call it between :meth:`fit_tree` and :meth:`add_tree`, in the same
+        iteration, with the ``sample`` the tree was fitted on. The loss sees the rows
+        whose leaf values the fit used (the sample's rows with their user times sampling
+        weights; every row with its user weight when there is no sample or the sampler's
+        ``leaf_values`` is ``"all"``) and the current raw scores :attr:`raw`; leaves that
+        no row of positive weight reaches keep their value. The leaf noise of
+        ``leaf_noise_scale`` is replaced too. Single-output trees only.
+        """
 
     def tree_output(self, tree: Any) -> np.ndarray: ...
 
@@ -306,7 +383,9 @@ class UpdateRule(ABC):
     name: ClassVar[str] = ""
 
     def begin(self, ctx: Context) -> None:
-        """Called once before the first iteration (reset per-fit state here)."""
+        """Called once before the first iteration (reset per-fit state here). A continued
+        fit calls it too: state the model does not record starts afresh (AGBM's momentum
+        model restarts from the model, as after a restart of ``agbmr``)."""
 
     @abstractmethod
     def step(self, ctx: Context) -> None:
@@ -336,6 +415,10 @@ class Metric(ABC):
         The prediction it evaluates: the raw scores (shape (n,), or (n, K) with K outputs),
         the loss's response (the probability of class 1, class probabilities (n, K), or
         the regression prediction) or the predicted class (indices ``0 .. K-1``).
+    needs_groups : bool
+        True for metrics of query groups (``ndcg``, ``map``): they are called with
+        ``group=`` (query sizes) and :meth:`evaluate` reads ``self.group_ptr`` of the copy
+        :meth:`bind_groups` made.
     y_true
         For classifiers, class indices ``0 .. K-1`` (the encoded labels); for regression,
         the target.
@@ -344,6 +427,15 @@ class Metric(ABC):
     name: ClassVar[str] = ""
     higher_is_better: ClassVar[bool] = False
     reads: ClassVar[str] = "response"
+    needs_groups: ClassVar[bool] = False
+    #: query boundaries of the data set a metric is bound to (see :meth:`bind_groups`)
+    group_ptr: Optional[np.ndarray] = None
+
+    def bind_groups(self, group_ptr: np.ndarray) -> "Metric":
+        """A shallow copy for one data set of query groups (see :meth:`Loss.bind_groups`)."""
+        bound = copy.copy(self)
+        bound.group_ptr = np.ascontiguousarray(group_ptr, dtype=np.int64)
+        return bound
 
     def check_task(self, n_outputs: int, is_classification: bool) -> None:
         """Raise ValueError when the metric cannot evaluate this model (e.g. ``auc`` a
@@ -355,8 +447,29 @@ class Metric(ABC):
         """The metric of float64 arrays already checked (``y_pred`` 1-D or 2-D, one row
         per entry of ``y_true``; ``sample_weight`` None or 1-D, finite and >= 0)."""
 
-    def __call__(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> float:
-        """``evaluate`` after checking the inputs (same length, finite weights >= 0)."""
+    def __call__(self, y_true: Any, y_pred: Any, sample_weight: Any = None,
+                 group: Any = None) -> float:
+        """``evaluate`` after checking the inputs (same length, finite weights >= 0).
+
+        ``group`` (query sizes in row order, summing to the number of rows) is required by
+        metrics with ``needs_groups`` and refused by the others.
+        """
+        label = self.name or type(self).__name__
+        if self.needs_groups and group is None and self.group_ptr is None:
+            raise ValueError(f"metric {label!r} ranks within query groups; pass group= "
+                             "(the number of rows of each query)")
+        if group is not None:
+            if not self.needs_groups:
+                raise ValueError(f"metric {label!r} does not use query groups; group= is "
+                                 "only for ranking metrics")
+            sizes = np.asarray(group)
+            n = np.shape(y_true)[0] if np.ndim(y_true) else 0
+            if sizes.ndim != 1 or sizes.size == 0 or sizes.dtype.kind not in "iu" \
+                    or np.any(sizes < 1) or int(sizes.sum()) != n:
+                raise ValueError(f"metric {label!r}: group must hold positive integer query "
+                                 f"sizes summing to the {n} rows of y_true")
+            return self.bind_groups(np.concatenate([[0], np.cumsum(sizes)]))(
+                y_true, y_pred, sample_weight)
         y = np.asarray(y_true, dtype=np.float64)
         pred = np.asarray(y_pred, dtype=np.float64)
         if y.ndim != 1 or pred.ndim not in (1, 2) or pred.shape[0] != y.shape[0]:
@@ -369,5 +482,8 @@ class Metric(ABC):
             if w.shape != y.shape or not np.all(np.isfinite(w)) or np.any(w < 0):
                 raise ValueError(f"metric {self.name or type(self).__name__!r}: "
                                  "sample_weight must be finite, >= 0 and aligned with y_true")
+        if self.group_ptr is not None and int(self.group_ptr[-1]) != y.shape[0]:
+            raise ValueError(f"metric {self.name or type(self).__name__!r}: its query groups "
+                             f"cover {int(self.group_ptr[-1])} rows, y_true has {y.shape[0]}")
         return float(self.evaluate(y, pred, w))
 

@@ -24,8 +24,9 @@ import pluggy
 from . import api, hookspecs
 
 BUILTIN_PLUGINS = ("boostlib.builtin.losses", "boostlib.builtin.log_link",
-                   "boostlib.builtin.samplers", "boostlib.builtin.updates",
-                   "boostlib.builtin.metrics")
+                   "boostlib.builtin.quantile", "boostlib.builtin.samplers",
+                   "boostlib.builtin.updates", "boostlib.builtin.metrics",
+                   "boostlib.builtin.ranking")
 
 KINDS: dict[str, tuple] = {
     # kind: (hook name, interface)
@@ -352,8 +353,22 @@ def _check_kind(kind: str) -> None:
         raise ValueError(f"kind={kind!r} is invalid; expected one of {sorted(KINDS)}")
 
 
-def available(kind: str) -> list[str]:
-    """Names registered for ``kind`` ("loss", "sampler", "update" or "metric"), sorted."""
+def available(kind: str | None = None) -> list[str] | dict[str, list[str]]:
+    """Names registered for ``kind``, sorted; without ``kind``, those of every kind.
+
+    Parameters
+    ----------
+    kind : {"loss", "sampler", "update", "metric"}, optional
+
+    Returns
+    -------
+    list of str or dict
+        The sorted names of ``kind``; without it, ``{kind: sorted names}`` for every kind,
+        e.g. ``{"loss": ["gamma", ...], "sampler": [...], "update": [...], "metric": [...]}``.
+    """
+    if kind is None:
+        tables = _get()["tables"]
+        return {k: sorted(tables[k]) for k in KINDS}
     _check_kind(kind)
     return sorted(_get()["tables"][kind])
 

@@ -39,7 +39,9 @@ What is checked
     fitted again (``begin`` resets per-fit state) and with another ``n_jobs``.
 :func:`check_metric`
     On data of the task the metric accepts (``check_task``: binary, multiclass or
-    regression) in the form it ``reads`` (raw scores, response or classes): a finite float;
+    regression; ranking, with queries of 10 rows and labels 0 .. 4, for a metric with
+    ``needs_groups``) in the form it ``reads`` (raw scores, response or classes): a finite
+    float;
     the same value again, with inputs left untouched (read-only views); unit weights equal to
     no weights and weights scaled by a constant equal to the unscaled; a perfect prediction
     scores at least as well as a random one in the declared direction
@@ -109,6 +111,8 @@ def _default_data(loss: Loss, n_rows: int, seed: int) -> tuple[np.ndarray, np.nd
     that refuses negative targets (a log link), targets ``exp(N(0, 1))`` and N(0, 1) raw
     scores (log means)."""
     rng = np.random.default_rng(seed)
+    if loss.needs_groups:
+        return rng.integers(0, 5, n_rows).astype(np.float64), rng.normal(0.0, 2.0, n_rows)
     if loss.is_classification:
         y = np.zeros(n_rows)
         y[rng.permutation(n_rows)[: n_rows // 2]] = 1.0
@@ -210,7 +214,7 @@ def _rejects_nan_target(c: _Checker, loss: Loss, y: np.ndarray) -> None:
 
 def check_loss(loss: Loss, y: np.ndarray | None = None, raw: np.ndarray | None = None, *,
                n_rows: int = 256, seed: int = 0, rtol: float = 1e-4, atol: float = 1e-6,
-               eps: float = 1e-6, extreme: float = 50.0) -> None:
+               eps: float = 1e-6, extreme: float = 50.0, group: Any = None) -> None:
     """Check that a loss honours the :class:`boostlib.api.Loss` contract.
 
     Parameters
@@ -238,6 +242,11 @@ def check_loss(loss: Loss, y: np.ndarray | None = None, raw: np.ndarray | None =
     extreme : float, default 50.0
         Raw scores ``+-extreme`` at which gradients, hessians, loss values and predictions
         must stay finite.
+    group : array-like of int, optional
+        Query sizes for a loss with ``needs_groups`` (default: queries of 8 rows; default
+        targets are labels 0 .. 4). The loss is checked bound to them
+        (:meth:`~boostlib.api.Loss.bind_groups`), without the finite-difference checks:
+        ranking gradients (lambdas) are not derivatives of the recorded loss.
 
     Raises
     ------
@@ -246,6 +255,21 @@ def check_loss(loss: Loss, y: np.ndarray | None = None, raw: np.ndarray | None =
     """
     c = _Checker(_label("loss", loss))
     c.require(isinstance(loss, Loss), "is not an instance of boostlib.api.Loss")
+    if loss.needs_groups:
+        n_group_rows = n_rows if y is None else int(np.shape(y)[0])
+        sizes = np.asarray(group if group is not None else
+                           [8] * (n_group_rows // 8) + ([n_group_rows % 8] if n_group_rows % 8
+                                                        else []), dtype=np.int64)
+        c.require(sizes.ndim == 1 and bool(np.all(sizes >= 1))
+                  and int(sizes.sum()) == n_group_rows,
+                  f"group must hold query sizes summing to the {n_group_rows} rows")
+        bound = c.call("bind_groups(group_ptr)", loss.bind_groups,
+                       np.concatenate([[0], np.cumsum(sizes)]))
+        c.require(isinstance(bound, type(loss)),
+                  f"bind_groups returned {type(bound).__name__}, not a {type(loss).__name__}")
+        loss = bound
+    elif group is not None:
+        c.fail("group= is only for losses with needs_groups")
     if loss.is_multiclass or int(getattr(loss, "n_outputs", 1) or 1) > 1:
         _check_vector_loss(c, loss, y, raw, n_rows, seed, rtol, atol, eps, extreme)
         return
@@ -348,10 +372,11 @@ def check_loss(loss: Loss, y: np.ndarray | None = None, raw: np.ndarray | None =
     def grad_of(r: np.ndarray) -> np.ndarray:
         return _derivatives(c, loss, yv, r)[0]
 
-    _compare(c, "gradient", "loss(y, raw)", g, central(values, 4 * step),
-             central(values, step), yv, raw, rtol, atol)
-    _compare(c, "hessian", "the gradient", h, central(grad_of, 4 * step),
-             central(grad_of, step), yv, raw, rtol, atol)
+    if not loss.needs_groups:
+        _compare(c, "gradient", "loss(y, raw)", g, central(values, 4 * step),
+                 central(values, step), yv, raw, rtol, atol)
+        _compare(c, "hessian", "the gradient", h, central(grad_of, 4 * step),
+                 central(grad_of, step), yv, raw, rtol, atol)
 
     # -- transform -----------------------------------------------------------------------------
     pred = c.array(np.asarray(c.call("transform(raw)", loss.transform, raw_in)),
@@ -696,6 +721,9 @@ def _metric_inputs(task: str, reads: str, rng: np.random.Generator, n: int,
                    perfect: bool) -> tuple[np.ndarray, np.ndarray]:
     """``(y_true, y_pred)`` for a task, as the metric reads them; ``perfect``: the best
     prediction (the target itself, or near-certain scores of the right class)."""
+    if task == "ranking":           # relevance labels 0 .. 4, scores
+        y = rng.integers(0, 5, n).astype(np.float64)
+        return y, (y.copy() if perfect else rng.normal(0.0, 1.0, n))
     if task == "regression":
         y = rng.uniform(0.5, 5.0, n)
         return y, (y.copy() if perfect else rng.uniform(0.5, 5.0, n))
@@ -728,7 +756,14 @@ def check_metric(metric: Metric, *, n_rows: int = 200, seed: int = 0) -> None:
     c.require(metric.reads in METRIC_INPUTS, f"reads={metric.reads!r}; expected one of "
                                              f"{METRIC_INPUTS}")
     c.require(isinstance(metric.higher_is_better, bool), "higher_is_better must be a bool")
-    task, _ = _metric_task(c, metric)
+    task = "ranking" if metric.needs_groups else _metric_task(c, metric)[0]
+    if metric.needs_groups:
+        sizes = [10] * (n_rows // 10) + ([n_rows % 10] if n_rows % 10 else [])
+        bound = c.call("bind_groups(group_ptr)", metric.bind_groups,
+                       np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64))
+        c.require(isinstance(bound, type(metric)),
+                  f"bind_groups returned {type(bound).__name__}, not a {type(metric).__name__}")
+        metric = bound
     rng = np.random.default_rng(seed)
     y, pred = _metric_inputs(task, metric.reads, rng, n_rows, perfect=False)
 

@@ -27,13 +27,13 @@ def _leftovers(folder):
 @pytest.mark.parametrize("stage", ["write", "fsync", "replace"])
 def test_ctrl_c_during_a_save_waits_for_the_complete_file(tmp_path, monkeypatch, stage):
     path = tmp_path / "model.json"
-    real = {"write": model_files.tempfile.mkstemp, "fsync": os.fsync, "replace": os.replace}
+    real = {"write": model_files._create_temporary, "fsync": os.fsync, "replace": os.replace}
 
     def interrupted(*args, **kwargs):
         os.kill(os.getpid(), signal.SIGINT)     # held back by the save until it is done
         return real[stage](*args, **kwargs)
 
-    target = {"write": (model_files.tempfile, "mkstemp"), "fsync": (model_files.os, "fsync"),
+    target = {"write": (model_files, "_create_temporary"), "fsync": (model_files.os, "fsync"),
               "replace": (model_files.os, "replace")}[stage]
     monkeypatch.setattr(*target, interrupted)
     with pytest.raises(KeyboardInterrupt, match="written completely"):
@@ -93,3 +93,54 @@ def test_paths_that_are_not_paths_are_refused(path):
         MODEL.save_model(path)
     with pytest.raises(TypeError, match="expected a file path"):
         load_model(path)
+
+
+# -- permissions: those of open(path, "w") -----------------------------------------------------
+posix_modes = pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX permissions")
+
+
+def _mode(path):
+    return os.stat(path).st_mode & 0o777
+
+
+def _with_umask(mask, fn):
+    old = os.umask(mask)        # the test runs alone: no other thread creates files here
+    try:
+        return fn()
+    finally:
+        os.umask(old)
+
+
+@posix_modes
+@pytest.mark.parametrize("mask", [0o022, 0o002, 0o077, 0o027])
+def test_a_new_model_file_gets_the_umask_mode(tmp_path, mask):
+    """A new file gets 0666 less the umask, as a plain open(path, "w") gives it (not
+    mkstemp's 0600, which hid model files from the user's group)."""
+    _with_umask(mask, lambda: MODEL.save_model(tmp_path / "model.json"))
+    _with_umask(mask, lambda: (tmp_path / "plain.txt").write_text("x"))
+    assert _mode(tmp_path / "model.json") == 0o666 & ~mask == _mode(tmp_path / "plain.txt")
+    assert _leftovers(tmp_path) == []
+
+
+@posix_modes
+@pytest.mark.parametrize("mode", [0o640, 0o600, 0o664, 0o444])
+def test_replacing_a_model_file_keeps_its_mode(tmp_path, mode):
+    """Saving over an existing file keeps its permissions, as cp does, whatever the umask."""
+    path = tmp_path / "model.json"
+    path.write_text("old")
+    os.chmod(path, mode)
+    _with_umask(0o022, lambda: MODEL.save_model(path))
+    assert _mode(path) == mode
+    np.testing.assert_array_equal(load_model(path).predict_proba(X), MODEL.predict_proba(X))
+
+
+@posix_modes
+def test_the_cli_writes_models_with_the_umask_mode(tmp_path):
+    from boostlib.frontend.cli import main
+
+    data = tmp_path / "d.csv"
+    data.write_text("y,a\n" + "".join(f"{i % 2},{i}\n" for i in range(40)))
+    code = _with_umask(0o002, lambda: main(["train", str(data), "--target", "y",
+                                            "--n-estimators", "2", "-o",
+                                            str(tmp_path / "m.json")]))
+    assert code == 0 and _mode(tmp_path / "m.json") == 0o664

@@ -9,14 +9,17 @@ from typing import Dict
 from .base import TreeKind
 from .depthwise import DepthwiseKind, DepthwiseTree
 from .group import TreeGroup
+from .lossguide import LossguideKind, LossguideTree
 from .symmetric import ObliviousTree, SymmetricKind
 
 #: The registered tree kinds by ``grow_policy`` name.
-KINDS: Dict[str, TreeKind] = {k.name: k for k in (SymmetricKind(), DepthwiseKind())}
+KINDS: Dict[str, TreeKind] = {k.name: k for k in (SymmetricKind(), DepthwiseKind(),
+                                                  LossguideKind())}
 GROW_POLICIES = tuple(KINDS)
 
 __all__ = ["KINDS", "GROW_POLICIES", "TreeKind", "TreeGroup", "ObliviousTree",
-           "DepthwiseTree", "SymmetricKind", "DepthwiseKind", "kind_of"]
+           "DepthwiseTree", "LossguideTree", "SymmetricKind", "DepthwiseKind",
+           "LossguideKind", "kind_of"]
 
 
 def kind_of(policy: str) -> TreeKind:

@@ -81,14 +81,16 @@ class TreeKind(ABC):
     def grow(self, grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray,
              noise_std: float, split_rng: Any, prepared: Any = None
              ) -> Tuple[Any, np.ndarray, Optional[np.ndarray]]:
-        """Grow one tree's structure on ``rows`` (leaf values left at 0).
+        """Grow one tree's structure on ``rows`` (leaf values left at 0), splitting only on
+        the features ``grower.column_rules`` allows, and within ``grower.monotone``.
 
         Returns
         -------
-        tree, node_of_row, group
+        tree, node_of_row, group, bounds
             ``node_of_row``: the leaf slot of every fitted row (what :meth:`apply` returns);
             ``group``: None, or for every leaf slot the slot whose value it shares (leaves
-            that a constraint left unsplit).
+            that a constraint left unsplit); ``bounds``: None, or (n_slots, 2) the interval
+            each slot's value must lie in (monotone constraints).
         """
 
     @abstractmethod

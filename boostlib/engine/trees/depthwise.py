@@ -8,6 +8,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from ..._kernels import _partition, _predictor, _splitting
+from ..constraints import bounded_value, child_bounds
 from .base import (MAX_DEPTH, CAT_SPLIT, TreeKind, bins_in_range, gains_non_negative, no_sets,
                    read_cat_sets)
 
@@ -52,6 +53,7 @@ class DepthwiseKind(TreeKind):
         feature, bin_, nanr, left_c, right_c, gain = [-1], [0], [0], [-1], [-1], [0.0]
         sets: List[np.ndarray] = []
         level_nodes, level_slots = [0], [0]
+        rules = NodeRules(grower)
         for depth in range(p.max_depth):
             k = len(level_nodes)
             noise = (split_rng.normal(0.0, noise_std, size=(k, grower.X.shape[0], grower.n_bins))
@@ -61,7 +63,7 @@ class DepthwiseKind(TreeKind):
                 hist, np.asarray(level_slots, dtype=np.int32), grower.offsets, grower.nbnm,
                 grower.is_cat, grower.cat_params, p.l2_regularization, grower._msl,
                 p.min_child_weight, noise, np.empty((k, grower.X.shape[0], 4)), best,
-                grower.n_threads)
+                grower.n_threads, **rules.search_args(level_nodes))
             splits = []
             for k_node, s_slot, (f, b, d, gn, cl, cr, has_missing) in zip(
                     level_nodes, level_slots, best.tolist()):     # Python floats: fast
@@ -82,6 +84,7 @@ class DepthwiseKind(TreeKind):
                 for _ in range(2):
                     feature.append(-1), bin_.append(0), nanr.append(0), left_c.append(-1)
                     right_c.append(-1), gain.append(0.0)
+                rules.split(hist, k, s, f, b, d, left_c[k], right_c[k])
             n_nodes = len(feature)
             lc = np.full(n_nodes, -1, dtype=np.int32)
             rc = np.full(n_nodes, -1, dtype=np.int32)
@@ -117,7 +120,7 @@ class DepthwiseKind(TreeKind):
             nan_right=np.asarray(nanr, dtype=np.uint8), left=np.asarray(left_c, dtype=np.int32),
             right=np.asarray(right_c, dtype=np.int32), gain=np.asarray(gain, dtype=np.float64),
             value=np.zeros(len(feature)), cat_sets=np.array(sets, np.uint32).reshape(-1, 8))
-        return tree, node, None
+        return tree, node, None, rules.node_bounds(len(feature))
 
     def apply(self, grower: Any, tree: DepthwiseTree, rows: Optional[np.ndarray],
               known: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> np.ndarray:
@@ -136,7 +139,7 @@ class DepthwiseKind(TreeKind):
         rows = np.ascontiguousarray(rows, dtype=np.int32)
         node = np.zeros(rows.size, dtype=np.int32)
         X_tree, tree_features = grower.columns(tree.feature)
-        for _ in range(grower.params.max_depth):
+        for _ in range(tree_depth(tree)):
             _partition.apply_level(X_tree, rows, node, tree_features, tree.bin,
                                    tree.nan_right, tree.left, tree.right, grower.missing_bin,
                                    grower.n_threads, cat_sets=tree.cat_sets)
@@ -214,6 +217,64 @@ class DepthwiseKind(TreeKind):
             nan_right=a["nan_right"].astype(np.uint8), left=a["left"].astype(np.int32),
             right=a["right"].astype(np.int32), gain=a["gain"], value=a["value"],
             cat_sets=cat_sets)
+
+
+class NodeRules:
+    """The constraints of one depthwise or leaf-wise tree as it grows: the features each
+    node's path used (interaction constraints, column sampling) and the interval each
+    node's value is kept in (monotone constraints); see :mod:`boostlib.engine.constraints`.
+    """
+
+    def __init__(self, grower: Any):
+        self.grower = grower
+        self.columns = grower.column_rules
+        self.monotone = grower.monotone
+        self.paths: Dict[int, frozenset] = {0: frozenset()}
+        self.bounds: Dict[int, Tuple[float, float]] = {0: (-np.inf, np.inf)}
+
+    def search_args(self, nodes: List[int]) -> Dict[str, Any]:
+        """The keyword arguments of ``find_split_nodes`` for ``nodes``."""
+        args: Dict[str, Any] = {}
+        if self.columns is not None and self.columns.active:
+            args["allowed"] = self.columns.masks([self.paths[n] for n in nodes])
+        if self.monotone is not None:
+            args["monotone"] = self.monotone
+            args["bounds"] = np.array([self.bounds[n] for n in nodes], dtype=np.float64)
+        return args
+
+    def split(self, hist: np.ndarray, node: int, slot: int, f: int, b: int, d: int,
+              left: int, right: int) -> None:
+        """Record the split of ``node`` (histogram ``slot``) for its children."""
+        path = self.paths[node] | {f}
+        self.paths[left] = self.paths[right] = path
+        lo, hi = self.bounds[node]
+        mono = 0 if self.monotone is None or d == CAT_SPLIT else int(self.monotone[f])
+        if mono:
+            l2 = self.grower.params.l2_regularization
+            sl, sr = self.grower._split_stats(hist, np.array([slot], dtype=np.int32), f, b, d)
+            w_left = bounded_value(sl[0, 0], sl[0, 1], l2, lo, hi)
+            w_right = bounded_value(sr[0, 0], sr[0, 1], l2, lo, hi)
+            self.bounds[left], self.bounds[right] = child_bounds(lo, hi, mono, w_left,
+                                                                 w_right)
+        else:
+            self.bounds[left] = self.bounds[right] = (lo, hi)
+
+    def node_bounds(self, n_nodes: int) -> Optional[np.ndarray]:
+        """(n_nodes, 2) value intervals, or None without monotone constraints."""
+        if self.monotone is None:
+            return None
+        out = np.empty((n_nodes, 2))
+        for n, (lo, hi) in self.bounds.items():
+            out[n] = lo, hi
+        return out
+
+
+def tree_depth(tree: DepthwiseTree) -> int:
+    """The depth of the deepest leaf (children come after their parents)."""
+    depth = np.zeros(tree.left.size, dtype=np.int64)
+    for k in np.flatnonzero(tree.left >= 0).tolist():
+        depth[tree.left[k]] = depth[tree.right[k]] = depth[k] + 1
+    return int(depth.max(initial=0))
 
 
 def _structure(a: Dict[str, np.ndarray]) -> Optional[Tuple[str, str]]:

@@ -73,7 +73,7 @@ class SymmetricKind(TreeKind):
                 hist, slots, grower.offsets, grower.nbnm, grower.is_cat, grower.cat_params,
                 p.l2_regularization, grower._msl, p.min_child_weight,
                 grower._noise(split_rng, noise_std), grower._gain_sum, grower._n_valid,
-                grower.n_threads)
+                grower.n_threads, allowed=grower.level_mask())
             if f < 0:
                 break
             if grower.is_cat.size and grower.is_cat[f]:
@@ -122,7 +122,7 @@ class SymmetricKind(TreeKind):
             feature=np.array(feats, dtype=np.int32), bin=np.array(bins, dtype=np.int32),
             nan_right=np.array(nanr, dtype=np.uint8), gain=np.array(gains, dtype=np.float64),
             value=np.zeros(n_leaves), cat_sets=np.array(sets, np.uint32).reshape(-1, 8))
-        return tree, node, group
+        return tree, node, group, None
 
     def apply(self, grower: Any, tree: ObliviousTree, rows: Optional[np.ndarray],
               known: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> np.ndarray:

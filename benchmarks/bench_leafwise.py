@@ -1,0 +1,154 @@
+#!/usr/bin/env python
+"""Leaf-wise trees against LightGBM's: test loss and fit time at equal leaves.
+
+This is a benchmark, not a test. boostlib ``grow_policy="lossguide"`` and LightGBM (its
+default leaf-wise growth) fit the same data at equal settings: 63 leaves, no depth limit
+(boostlib: ``max_depth=30``, its largest), 200 trees, learning rate 0.1, at least 20 rows
+and 1e-3 hessian per leaf, L2 1.0, 255 bins, 2 threads. It prints the test loss of each
+(logloss for binary targets, RMSE for regression), boostlib's ratio to LightGBM's, and the
+median fit times (fits interleaved, ``--repeats`` each) with their ratio.
+
+Data: W1 (``bench_peers.make_data``: HIGGS-like, ``--n-rows`` rows, 100,000 test rows)
+always; from ``../shared/datasets`` when present: HIGGS (LightGBM's example), UCI Adult
+(categorical columns native in both), California housing (regression, 25% test),
+agaricus, a1a, w1a (their test files), german.numer and diabetes (25% test).
+
+    python benchmarks/bench_leafwise.py                      # W1 at 1,000,000 rows + real
+    python benchmarks/bench_leafwise.py --n-rows 100000 --repeats 3
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from typing import Any, Callable, Dict, List, Tuple
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_peers import make_data  # noqa: E402
+
+from boostlib import BoostClassifier, BoostRegressor  # noqa: E402
+
+SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared",
+                      "datasets")
+COMMON = dict(n_estimators=200, learning_rate=0.1)
+
+
+def _split(X, y, seed=0):
+    test = np.random.default_rng(seed).random(y.size) < 0.25
+    return X[~test], y[~test], X[test], y[test]
+
+
+def _libsvm(train: str, test: str = None, n_features: int = None):
+    from sklearn.datasets import load_svmlight_file, load_svmlight_files
+    if test is None:
+        X, y = load_svmlight_file(os.path.join(SHARED, train), n_features=n_features)
+        X, y = X.toarray(), (y > 0).astype(float)
+        return _split(X, y)
+    X, y, Xt, yt = load_svmlight_files([os.path.join(SHARED, train),
+                                        os.path.join(SHARED, test)], n_features=n_features)
+    return X.toarray(), (y > 0).astype(float), Xt.toarray(), (yt > 0).astype(float)
+
+
+def datasets(n_rows: int) -> Dict[str, Tuple[str, Callable[[], Tuple]]]:
+    def w1():
+        X, y, _ = make_data(n_rows + 100_000, 0)
+        return X[:n_rows], y[:n_rows], X[n_rows:], y[n_rows:]
+
+    def higgs():
+        a = np.loadtxt(os.path.join(SHARED, "higgs_lightgbm", "binary.train"))
+        b = np.loadtxt(os.path.join(SHARED, "higgs_lightgbm", "binary.test"))
+        return a[:, 1:], a[:, 0], b[:, 1:], b[:, 0]
+
+    def adult():
+        from bench_tabular import load_adult
+        train, y, test, yt = load_adult()[:4]
+        return train, y.astype(float), test, yt.astype(float)
+
+    def california():
+        a = np.loadtxt(os.path.join(SHARED, "california_housing", "cal_housing.data"),
+                       delimiter=",")
+        return _split(a[:, :8], a[:, 8] / 1e5)
+
+    out = {"W1": ("binary", w1)}
+    if os.path.isdir(SHARED):
+        out.update({
+            "HIGGS": ("binary", higgs),
+            "Adult": ("binary", adult),
+            "California": ("regression", california),
+            "agaricus": ("binary", lambda: _libsvm("agaricus/agaricus.txt.train",
+                                                   "agaricus/agaricus.txt.test", 126)),
+            "a1a": ("binary", lambda: _libsvm("a1a/a1a", "a1a/a1a.t", 123)),
+            "w1a": ("binary", lambda: _libsvm("w1a/w1a", "w1a/w1a.t", 300)),
+            "german.numer": ("binary", lambda: _libsvm("german.numer/german.numer")),
+            "diabetes": ("binary", lambda: _libsvm("diabetes/diabetes")),
+        })
+    return out
+
+
+def fitters(task: str, threads: int) -> Dict[str, Callable[[Any, Any], Any]]:
+    import lightgbm as lgb
+
+    def ours(X, y):
+        cls = BoostClassifier if task == "binary" else BoostRegressor
+        return cls(grow_policy="lossguide", max_leaves=63, max_depth=30, min_samples_leaf=20,
+                   min_child_weight=1e-3, l2_regularization=1.0, max_bins=255,
+                   n_jobs=threads, random_state=0, **COMMON).fit(X, y)
+
+    def lightgbm(X, y):
+        cls = lgb.LGBMClassifier if task == "binary" else lgb.LGBMRegressor
+        return cls(num_leaves=63, max_depth=-1, min_child_samples=20, min_child_weight=1e-3,
+                   reg_lambda=1.0, max_bin=255, n_jobs=threads, verbose=-1, random_state=0,
+                   **COMMON).fit(X, y)
+
+    return {"boostlib": ours, "lightgbm": lightgbm}
+
+
+def test_loss(task: str, model: Any, X: Any, y: np.ndarray) -> float:
+    if task == "binary":
+        p = np.clip(model.predict_proba(X)[:, 1], 1e-15, 1 - 1e-15)
+        return float(-np.mean(y * np.log(p) + (1 - y) * np.log1p(-p)))
+    return float(np.sqrt(np.mean((model.predict(X) - y) ** 2)))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n-rows", type=int, default=1_000_000, help="W1 training rows")
+    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--only", default=None, help="comma-separated dataset names (W1, HIGGS, "
+                    "Adult, California, agaricus, a1a, w1a, german.numer, diabetes)")
+    args = ap.parse_args(argv)
+    rows: List[str] = []
+    for name, (task, load) in datasets(args.n_rows).items():
+        if args.only and name not in args.only.split(","):
+            continue
+        X, y, Xt, yt = load()
+        times: Dict[str, List[float]] = {}
+        losses: Dict[str, float] = {}
+        for r in range(args.repeats):
+            items = list(fitters(task, args.threads).items())
+            for lib, fit in (items if r % 2 == 0 else items[::-1]):
+                t0 = time.perf_counter()
+                model = fit(X, y)
+                times.setdefault(lib, []).append(time.perf_counter() - t0)
+                losses[lib] = test_loss(task, model, Xt, yt)
+        t = {k: statistics.median(v) for k, v in times.items()}
+        rows.append(f"| {name} | {'logloss' if task == 'binary' else 'RMSE'} | "
+                    f"{losses['boostlib']:.5f} | {losses['lightgbm']:.5f} | "
+                    f"{losses['boostlib'] / losses['lightgbm']:.4f} | {t['boostlib']:.2f} | "
+                    f"{t['lightgbm']:.2f} | {t['boostlib'] / t['lightgbm']:.2f} |")
+        print(rows[-1], file=sys.stderr, flush=True)
+    print(f"## Leaf-wise trees, 63 leaves, 200 trees, {args.threads} threads, median of "
+          f"{args.repeats} (W1: {args.n_rows:,} rows)\n")
+    print("| data | test loss | boostlib | LightGBM | ratio | boostlib s | LightGBM s | "
+          "time ratio |\n|---|---|---:|---:|---:|---:|---:|---:|")
+    print("\n".join(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
