@@ -33,7 +33,7 @@ def _reference_quantile(v, w, alpha):
     t = alpha * c[-1]
     lo = v[np.argmax(c >= t)]
     hi = v[np.argmax(c > t)] if np.any(c > t) else v[-1]
-    return 0.5 * lo + 0.5 * hi
+    return lo if lo == hi else 0.5 * lo + 0.5 * hi     # the midpoint of x and x is x
 
 
 # -- the loss functions --------------------------------------------------------------------------

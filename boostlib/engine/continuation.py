@@ -14,22 +14,11 @@ from typing import Any, Dict, Mapping, Optional
 
 import numpy as np
 
+from ..io.model_files import plain
 from .dataset import Dataset
 from .ensemble import Ensemble
 from .model import Model
 from .random_streams import Streams
-
-
-def _plain(value: Any) -> Any:
-    """numpy values as Python ones and tuples as lists (to compare loss parameters the way a
-    model file stores them)."""
-    if isinstance(value, (np.generic, np.ndarray)):
-        return value.tolist()
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    return value
 
 
 def _loss_label(model: Model) -> str:
@@ -103,7 +92,7 @@ def check_compatible(init_model: Model, train_set: Dataset, loss_spec: Dict[str,
                          "classes)")
     old = init_model.loss_spec
     if old.get("name") is not None and \
-            _plain(loss_spec.get("params")) != _plain(old.get("params") or {}):
+            plain(loss_spec.get("params")) != plain(old.get("params") or {}):
         raise ValueError(f"loss_params={loss_spec.get('params')!r} differ from those of "
                          f"init_model's loss ({old.get('params')!r}); a continued model keeps "
                          "its loss")

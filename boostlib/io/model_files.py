@@ -188,14 +188,14 @@ def _json_value(value: Any, path: str, depth: int = 0) -> Any:
     raise _fail(path, f"{_kind(value)} is not JSON data")
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
     """numpy scalars and arrays as Python values, tuples as lists (before :func:`_json_value`)."""
     if isinstance(value, (np.generic, np.ndarray)):
         return value.tolist()
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: plain(v) for k, v in value.items()}
     return value
 
 
@@ -535,7 +535,7 @@ def _loss_spec(loss: Any, spec: Dict[str, Any]) -> Dict[str, Any]:
     else:
         name, params = _registered_name("loss", loss), _init_params(loss)
     try:
-        params = _json_value(_plain(params), "loss.params")
+        params = _json_value(plain(params), "loss.params")
     except ModelFileError as exc:
         raise ModelFileError(f"cannot save the loss parameters: {exc}") from None
     rebuilt = registry.create("loss", name, params)
@@ -565,7 +565,7 @@ def params_to_dict(params: Dict[str, Any]) -> Dict[str, Any]:
             out[key] = _class_weight_to_json(value)
             continue
         try:
-            out[key] = _json_value(_plain(value), key)
+            out[key] = _json_value(plain(value), key)
         except ModelFileError:
             out[key] = None
     return out
@@ -574,7 +574,7 @@ def params_to_dict(params: Dict[str, Any]) -> Dict[str, Any]:
 def _class_weight_to_json(value: Mapping) -> List[List[Any]]:
     """A classifier's ``class_weight`` dict as ``[[label, weight], ...]`` (JSON object keys
     are strings; the labels keep their type: boolean, number or string)."""
-    pairs = [[_plain(label), _plain(weight)] for label, weight in value.items()]
+    pairs = [[plain(label), plain(weight)] for label, weight in value.items()]
     for label, weight in pairs:
         if type(label) not in (bool, int, float, str) or type(weight) not in (int, float) \
                 or not math.isfinite(label if type(label) is float else 0.0) \

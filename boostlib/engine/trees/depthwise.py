@@ -35,6 +35,19 @@ class DepthwiseTree:
         """Number of leaves."""
         return int(np.sum(self.left < 0))
 
+    @classmethod
+    def grown(cls, feature: List[int], bin_: List[int], nan_right: List[int],
+              left: List[int], right: List[int], gain: List[float],
+              sets: List[np.ndarray]):
+        """The tree a grower built as lists of node entries, its leaf values 0."""
+        return cls(feature=np.asarray(feature, dtype=np.int32),
+                   bin=np.asarray(bin_, dtype=np.int32),
+                   nan_right=np.asarray(nan_right, dtype=np.uint8),
+                   left=np.asarray(left, dtype=np.int32),
+                   right=np.asarray(right, dtype=np.int32),
+                   gain=np.asarray(gain, dtype=np.float64), value=np.zeros(len(feature)),
+                   cat_sets=np.array(sets, np.uint32).reshape(-1, 8))
+
 
 class DepthwiseKind(TreeKind):
     """``grow_policy="depthwise"``."""
@@ -115,11 +128,7 @@ class DepthwiseKind(TreeKind):
                 grower._build(hX, hrows, node, slot_of_node, g32, h32, new_hist[:m], listing)
                 np.subtract(hist[parent_slots], new_hist[:m], out=new_hist[m:])
                 hist = new_hist
-        tree = DepthwiseTree(
-            feature=np.asarray(feature, dtype=np.int32), bin=np.asarray(bin_, dtype=np.int32),
-            nan_right=np.asarray(nanr, dtype=np.uint8), left=np.asarray(left_c, dtype=np.int32),
-            right=np.asarray(right_c, dtype=np.int32), gain=np.asarray(gain, dtype=np.float64),
-            value=np.zeros(len(feature)), cat_sets=np.array(sets, np.uint32).reshape(-1, 8))
+        tree = DepthwiseTree.grown(feature, bin_, nanr, left_c, right_c, gain, sets)
         return tree, node, None, rules.node_bounds(len(feature))
 
     def apply(self, grower: Any, tree: DepthwiseTree, rows: Optional[np.ndarray],
@@ -212,7 +221,7 @@ class DepthwiseKind(TreeKind):
             if problem is not None:
                 raise r.fail(f"{path}.{problem[0]}" if problem[0] else path, problem[1])
         a = arrays
-        return DepthwiseTree(
+        return self.tree_class(
             feature=a["feature"].astype(np.int32), bin=a["bin"].astype(np.int32),
             nan_right=a["nan_right"].astype(np.uint8), left=a["left"].astype(np.int32),
             right=a["right"].astype(np.int32), gain=a["gain"], value=a["value"],

@@ -12,8 +12,8 @@ level of its own leaf, as in level-wise growth.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields as dc_fields
-from typing import Any, List, Tuple
+from dataclasses import dataclass, field
+from typing import Any, List
 
 import numpy as np
 
@@ -38,7 +38,7 @@ class _Leaf:
     start: int          # segment of the position array
     stop: int
     depth: int
-    split: Any = None   # (feature, bin, direction, gain, left sum, right sum, has_missing)
+    split: Any = None   # (feature, bin, direction, gain, left sum, right sum, left set)
 
 
 class LossguideKind(DepthwiseKind):
@@ -64,7 +64,7 @@ class LossguideKind(DepthwiseKind):
         sets: List[np.ndarray] = []
         leaves = [_Leaf(0, 0, 0, n_fit, 0)]
         rules = NodeRules(grower)
-        self._search(grower, hist, leaves, sets, noise_std, split_rng, rules)
+        self._search(grower, hist, leaves, noise_std, split_rng, rules)
         free_slot = 1
         while len(leaves) < max_leaves:
             best = None
@@ -73,7 +73,10 @@ class LossguideKind(DepthwiseKind):
                     best = leaf
             if best is None:
                 break
-            f, b, d, gn, cl, cr, _ = best.split
+            f, b, d, gn, cl, cr, left_set = best.split
+            if d == CAT_SPLIT:              # the set is stored once the split is taken
+                sets.append(left_set)
+                b = len(sets) - 1
             k = best.node
             feature[k], bin_[k], nanr[k], gain[k] = f, b, d, gn
             left_c[k], right_c[k] = len(feature), len(feature) + 1
@@ -105,22 +108,19 @@ class LossguideKind(DepthwiseKind):
             grower._build(hX, positions, zeros[:m], np.zeros(1, dtype=np.int32), seg_g[:m],
                           seg_h[:m], hist[small.slot:small.slot + 1])
             np.subtract(hist[big.slot], hist[small.slot], out=hist[big.slot])
-            self._search(grower, hist, [left, right], sets, noise_std, split_rng, rules)
+            self._search(grower, hist, [left, right], noise_std, split_rng, rules)
         for leaf in leaves:
             node[order[leaf.start:leaf.stop]] = leaf.node
-        tree = LossguideTree(
-            feature=np.asarray(feature, dtype=np.int32), bin=np.asarray(bin_, dtype=np.int32),
-            nan_right=np.asarray(nanr, dtype=np.uint8), left=np.asarray(left_c, dtype=np.int32),
-            right=np.asarray(right_c, dtype=np.int32), gain=np.asarray(gain, dtype=np.float64),
-            value=np.zeros(len(feature)), cat_sets=np.array(sets, np.uint32).reshape(-1, 8))
+        tree = LossguideTree.grown(feature, bin_, nanr, left_c, right_c, gain, sets)
         return tree, node, None, rules.node_bounds(len(feature))
 
     @staticmethod
-    def _search(grower: Any, hist: np.ndarray, leaves: List[_Leaf], sets: List[np.ndarray],
-                noise_std: float, split_rng: Any, rules: NodeRules) -> None:
-        """Find the best split of each of ``leaves`` (``leaf.split``, None without one of
-        positive gain); a categorical split's set is added to ``sets`` when it is taken,
-        here already, so its index is known."""
+    def _search(grower: Any, hist: np.ndarray, leaves: List[_Leaf], noise_std: float,
+                split_rng: Any, rules: NodeRules) -> None:
+        """Find the best split of each of ``leaves``: ``leaf.split`` = (feature, bin,
+        direction, gain, left sum, right sum, left set), None without one of positive gain;
+        a categorical split has direction ``CAT_SPLIT`` and its set's bits as the left set
+        (the bin, its index among the tree's sets, is given when the split is taken)."""
         p = grower.params
         candidates = [leaf for leaf in leaves if leaf.depth < p.max_depth]
         for leaf in leaves:
@@ -142,15 +142,10 @@ class LossguideKind(DepthwiseKind):
             if f < 0:
                 continue
             f, b, d = int(f), int(b), int(d)
+            left_set = None
             if grower.is_cat.size and grower.is_cat[f]:
-                sets.append(grower._category_set(hist, [leaf.slot], f, b, d)[1])
-                b, d = len(sets) - 1, CAT_SPLIT
+                left_set = grower._category_set(hist, [leaf.slot], f, b, d)[1]
+                b, d = -1, CAT_SPLIT
             elif not has_missing:        # no missing rows seen: they follow the majority
                 d = int(cr > cl)
-            leaf.split = (f, b, d, gn, cl, cr, has_missing)
-
-    def from_document(self, value: Any, path: str, n_borders: np.ndarray,
-                      reader: Any) -> LossguideTree:
-        tree = super().from_document(value, path, n_borders, reader)
-        return LossguideTree(**{f.name: getattr(tree, f.name) for f in dc_fields(tree)
-                                if f.init})
+            leaf.split = (f, b, d, gn, cl, cr, left_set)
