@@ -153,6 +153,16 @@ class Overflows(MSELoss):
             return np.exp(np.asarray(raw) ** 2)
 
 
+class WrongLink(MSELoss):
+    name = "wrong_link"
+    link = "log"                # but transform is the identity
+
+
+class UnknownLink(MSELoss):
+    name = "unknown_link"
+    link = "probit"
+
+
 @pytest.mark.parametrize("loss, message", [
     (WrongSign(), (r"loss 'wrong_sign' \(.*WrongSign\): gradient does not match central "
                    r"finite differences")),
@@ -168,6 +178,8 @@ class Overflows(MSELoss):
     (IgnoresWeights(), "rows of weight 0 must not count"),
     (ScalarLoss(), r"loss\(y, raw\) must return a numpy array"),
     (Overflows(), r"transform is not finite at raw scores \+-50"),
+    (WrongLink(), r"loss 'wrong_link'.*transform\(raw\) disagrees with link='log' at row 0"),
+    (UnknownLink(), r"link='probit' is invalid; expected None or one of \['identity'"),
 ])
 def test_broken_losses_are_caught(loss, message):
     with pytest.raises(AssertionError, match=message):

@@ -38,6 +38,7 @@ def _exp(z: np.ndarray, scale: float = 1.0) -> np.ndarray:
 class _LogLinkLoss(Loss):
     """Shared parts: the target's domain, the starting value and the response."""
 
+    link = "log"
     #: whether a target of 0 is allowed (Poisson, Tweedie) or not (Gamma)
     zero_allowed = True
 

@@ -49,6 +49,7 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 
 class _BinaryLoss(Loss):
     is_classification = True
+    link = "logit"
 
     def validate_target(self, y: np.ndarray) -> np.ndarray:
         y = super().validate_target(y)
@@ -85,6 +86,7 @@ class MSELoss(Loss):
     """Half squared error; the raw score is the prediction."""
 
     name = "mse"
+    link = "identity"
 
     def init_raw(self, y: np.ndarray, sample_weight: Optional[np.ndarray]) -> float:
         return float(np.average(y, weights=sample_weight))
@@ -149,6 +151,7 @@ class MulticlassLoss(Loss):
     """
 
     name = "multiclass"
+    link = "softmax"
     is_classification = True
     is_multiclass = True
 

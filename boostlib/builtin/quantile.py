@@ -163,6 +163,7 @@ class _QuantileFamily(Loss):
     hessian_can_be_negative = True      # the hessian is 0: Newton leaves floor it at 1
     hessian_floor = 1.0
     renews_leaves = True
+    link = "identity"
     alpha: float = 0.5
 
     def init_raw(self, y: np.ndarray, sample_weight: Optional[np.ndarray]) -> float:

@@ -157,6 +157,7 @@ class LambdaRankLoss(Loss):
 
     name = "lambdarank"
     needs_groups = True
+    link = "identity"
 
     def __init__(self, truncation_level: int = 30, sigma: float = 1.0, normalize: bool = True,
                  label_gain: Optional[Sequence[float]] = None):

@@ -1,4 +1,5 @@
-"""The ``boostlib`` command: ``demo``, ``train``, ``predict`` and ``plugins``.
+"""The ``boostlib`` command: ``demo``, ``train``, ``predict``, ``export`` (in
+:mod:`~boostlib.frontend.cli_export`) and ``plugins``.
 
 ``train`` exposes every estimator parameter as a ``--kebab-case`` option generated from the
 estimators' signature (types from the annotations, help from the numpydoc docstring), so a
@@ -1271,6 +1272,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=_demo)
     _add_train(sub)
     _add_predict(sub)
+    from .cli_export import add_export      # imports cli: registered here, not at import
+    add_export(sub)
     plugins = sub.add_parser("plugins", help="list registered losses, samplers and update "
                                              "rules with the distribution (and version) "
                                              "providing each, and plugins that failed to load")

@@ -28,7 +28,11 @@ import numpy as np
 from .hookspecs import hookimpl
 
 __all__ = ["hookimpl", "Loss", "Sampler", "SampleResult", "UpdateRule", "Metric", "Context",
-           "Tree", "TrackedModel"]
+           "Tree", "TrackedModel", "LINKS"]
+
+#: The values of ``Loss.link``: how a loss's ``transform`` maps raw scores ``z`` to
+#: predictions: ``z`` itself, ``exp(z)``, ``sigmoid(z)``, or the row-wise softmax.
+LINKS = ("identity", "log", "logit", "softmax")
 
 
 class Loss(ABC):
@@ -59,11 +63,19 @@ class Loss(ABC):
         True for losses of query groups (ranking): the engine then calls
         :meth:`bind_groups` once per data set and uses the bound copy on that set's rows,
         so every other method can read ``self.group_ptr``.
+    link : str or None
+        How :meth:`transform` maps raw scores to predictions, one of :data:`LINKS`:
+        ``"identity"``, ``"log"`` (``exp(raw)``: a log link), ``"logit"``
+        (``sigmoid(raw)``) or ``"softmax"`` (row-wise, over ``n_outputs > 1`` outputs).
+        Exporters (``boostlib.export.to_onnx``) read it to rebuild the transform.
+        None (the default): not declared, which exporters take as the identity when the
+        class keeps the base :meth:`transform`, and refuse otherwise.
     """
 
     name: ClassVar[str] = ""
     is_classification: ClassVar[bool] = False
     is_multiclass: ClassVar[bool] = False
+    link: Optional[str] = None
     needs_groups: ClassVar[bool] = False
     n_outputs: int = 1
     hessian_can_be_negative: ClassVar[bool] = False

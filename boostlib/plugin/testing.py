@@ -23,8 +23,8 @@ What is checked
     called again or with more threads; gradient and hessian equal to central finite
     differences of ``loss`` and of the gradient; non-negative hessian unless
     ``hessian_can_be_negative`` with a positive ``hessian_floor``), ``loss`` and
-    ``transform`` (shape, finiteness, probabilities in [0, 1] for classification), and
-    finiteness at extreme raw scores.
+    ``transform`` (shape, finiteness, probabilities in [0, 1] for classification; equal
+    to the inverse of a declared ``link``), and finiteness at extreme raw scores.
 :func:`check_sampler`
     On random, all-zero and tiny (one and two row) gradients, over several iterations:
     ``None`` or a :class:`~boostlib.api.SampleResult` with sorted unique non-empty ``int32``
@@ -60,7 +60,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .api import METRIC_INPUTS, Loss, Metric, Sampler, SampleResult, UpdateRule
+from .api import LINKS, METRIC_INPUTS, Loss, Metric, Sampler, SampleResult, UpdateRule
 
 __all__ = ["check_loss", "check_metric", "check_plugin", "check_sampler", "check_update_rule"]
 
@@ -395,6 +395,37 @@ def check_loss(loss: Loss, y: np.ndarray | None = None, raw: np.ndarray | None =
     for arr, what in ((le, "loss"), (pe, "transform")):
         c.require(bool(np.all(np.isfinite(arr))),
                   f"{what} is not finite at raw scores +-{extreme:g}")
+    _check_link(c, loss, raw_in, pred)
+
+
+def _link_response(link: str, raw: np.ndarray) -> np.ndarray:
+    """What a loss declaring ``link`` (:data:`boostlib.api.LINKS`) predicts from ``raw``."""
+    if link == "identity":
+        return raw
+    if link == "log":
+        return np.exp(np.clip(raw, -700.0, 700.0))
+    if link == "logit":
+        return 0.5 * (1.0 + np.tanh(0.5 * raw))
+    e = np.exp(raw - raw.max(axis=1, keepdims=True))         # softmax
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _check_link(c: _Checker, loss: Loss, raw: np.ndarray, pred: np.ndarray) -> None:
+    """A declared ``link`` is one of ``LINKS`` and agrees with ``transform``."""
+    link = getattr(loss, "link", None)
+    if link is None:
+        return
+    c.require(isinstance(link, str) and link in LINKS,
+              f"link={link!r} is invalid; expected None or one of {list(LINKS)}")
+    c.require(link != "softmax" or raw.ndim == 2,
+              "link 'softmax' is for losses with several outputs (n_outputs > 1)")
+    expected = _link_response(link, np.asarray(raw, dtype=np.float64))
+    close = np.isclose(np.asarray(pred, dtype=np.float64), expected, rtol=1e-6, atol=1e-9)
+    if not np.all(close):
+        row = int(np.argmax(~close.reshape(close.shape[0], -1).all(axis=1)))
+        c.fail(f"transform(raw) disagrees with link={link!r} at row {row}: raw "
+               f"{np.asarray(raw)[row]!r}, transform {np.asarray(pred)[row]!r}, the link gives "
+               f"{expected[row]!r}")
 
 
 def _check_vector_loss(c: _Checker, loss: Loss, y: np.ndarray | None, raw: np.ndarray | None,
@@ -500,6 +531,7 @@ def _check_vector_loss(c: _Checker, loss: Loss, y: np.ndarray | None, raw: np.nd
     values(raw_ext)
     c.require(bool(np.all(np.isfinite(loss.transform(raw_ext)))),
               f"transform is not finite at raw scores +-{extreme:g}")
+    _check_link(c, loss, raw, pred)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,229 @@
+"""The ONNX graph of a boostlib model: the tree ensemble, the bias, the loss's response and
+the outputs of the estimator's predictions.
+
+The graph (default domain opset :data:`OPSET`, ``ai.onnx.ml`` opset :data:`ML_OPSET`)::
+
+    X (N, n_features) -> TreeEnsemble -> + bias -> raw (N, K)
+        regression, ranking:   prediction  = response(raw)              (N,) or (N, K)
+        binary classifier:     probabilities = [1 - sigmoid(raw), sigmoid(raw)]   (N, 2)
+                               label = classes[raw > 0]                 (N,)
+        multiclass classifier: probabilities = softmax(raw)             (N, K)
+                               label = classes[argmax(raw)]             (N,)
+        raw=True:              raw_score = raw                          (N,) or (N, K)
+
+The response is applied by explicit nodes after the tree operator (``Sigmoid``, ``Softmax``,
+``Clip`` and ``Exp``), not by the operator's ``post_transform``, which runtimes implement
+differently. onnx is imported when a graph is built, not with this module.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+
+from .onnx_trees import TreeEnsembleArrays, as_arrays
+
+#: Version of the default ONNX domain the graphs use (``Softmax`` over one axis, ``Clip``
+#: with tensor bounds).
+OPSET = 21
+#: Version of the ``ai.onnx.ml`` domain: ``TreeEnsemble`` appeared in 5.
+ML_OPSET = 5
+#: ONNX IR version of the files (that of ONNX 1.16, the first with ``TreeEnsemble``).
+IR_VERSION = 10
+#: boostlib's log-link losses clip raw scores to this bound before ``exp``.
+MAX_LOG = 700.0
+
+ONNX_EXTRA = 'pip install "boostlib[onnx]"'
+
+
+def import_onnx() -> Any:
+    """The ``onnx`` module.
+
+    Raises
+    ------
+    ImportError
+        When onnx is not installed, saying how to install it.
+    """
+    try:
+        import onnx
+    except ImportError as exc:
+        raise ImportError("ONNX export needs the onnx package (an optional dependency of "
+                          f"boostlib): {ONNX_EXTRA}") from exc
+    return onnx
+
+
+def _label_values(classes: Sequence[Any]) -> np.ndarray:
+    """The class labels as an array ONNX can hold: int64, float64, bool or strings."""
+    arr = np.asarray(classes)
+    if arr.dtype.kind == "O":
+        values = arr.tolist()
+        if all(isinstance(v, (bool, np.bool_)) for v in values):
+            arr = np.asarray(values, dtype=bool)
+        elif all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+                 for v in values):
+            arr = np.asarray(values, dtype=np.int64)
+        elif all(isinstance(v, (int, float, np.integer, np.floating)) for v in values):
+            arr = np.asarray(values, dtype=np.float64)
+        else:
+            return np.array([str(v) for v in values], dtype=object)
+    if arr.dtype.kind in "US":
+        return np.array([v.decode() if isinstance(v, bytes) else str(v)
+                         for v in arr.tolist()], dtype=object)
+    if arr.dtype.kind in "iu":
+        return arr.astype(np.int64)
+    if arr.dtype.kind == "f":
+        return arr.astype(np.float64)
+    return arr
+
+
+class _Graph:
+    """Nodes, initializers and outputs of one graph under construction."""
+
+    def __init__(self, onnx: Any, dtype: Any):
+        self.onnx = onnx
+        self.helper = onnx.helper
+        self.numpy_helper = onnx.numpy_helper
+        self.dtype = np.dtype(dtype)
+        self.elem = self.helper.np_dtype_to_tensor_dtype(self.dtype)
+        self.nodes: List[Any] = []
+        self.initializers: List[Any] = []
+        self.outputs: List[Any] = []
+
+    def const(self, name: str, value: Any) -> str:
+        self.initializers.append(self.numpy_helper.from_array(np.asarray(value), name))
+        return name
+
+    def node(self, op: str, inputs: List[str], output: str, **attrs: Any) -> str:
+        self.nodes.append(self.helper.make_node(op, inputs, [output], name=output, **attrs))
+        return output
+
+    def output(self, name: str, elem: int, shape: List[Any]) -> None:
+        self.outputs.append(self.helper.make_tensor_value_info(name, elem, shape))
+
+    def tensor(self, name: str, value: np.ndarray) -> Any:
+        return self.numpy_helper.from_array(value, name)
+
+    def flat(self, name: str, output: str) -> str:
+        """``name`` of shape (N, 1) reshaped to (N,)."""
+        shape = "flat_shape"
+        if not any(i.name == shape for i in self.initializers):
+            self.const(shape, np.array([-1], dtype=np.int64))
+        return self.node("Reshape", [name, shape], output)
+
+
+def _response(g: _Graph, raw: str, link: str, output: str) -> str:
+    """Nodes applying the inverse of ``link`` to ``raw``; returns the result's name."""
+    if link == "identity":
+        return g.node("Identity", [raw], output)
+    if link == "logit":
+        return g.node("Sigmoid", [raw], output)
+    if link == "softmax":
+        return g.node("Softmax", [raw], output, axis=1)
+    # "log": boostlib computes exp(clip(raw, -700, 700))
+    low = g.const("log_link_min", np.array(-MAX_LOG, dtype=g.dtype))
+    high = g.const("log_link_max", np.array(MAX_LOG, dtype=g.dtype))
+    return g.node("Exp", [g.node("Clip", [raw, low, high], "raw_clipped")], output)
+
+
+def build_model(arrays: TreeEnsembleArrays, bias: np.ndarray, n_features: int, *,
+                link: str, task: str, classes: Optional[Sequence[Any]] = None,
+                raw: bool = False, name: str = "boostlib_model", doc: str = "",
+                metadata: Optional[Dict[str, Any]] = None,
+                producer_version: str = "") -> Any:
+    """The ``onnx.ModelProto`` of a model's trees.
+
+    Parameters
+    ----------
+    arrays : TreeEnsembleArrays
+        The trees (:func:`~boostlib.export.onnx_trees.tree_ensemble_arrays`), in the graph's
+        dtype.
+    bias : ndarray of shape (K,)
+        The model's bias.
+    n_features : int
+        Columns of the input ``X``.
+    link : {"identity", "log", "logit", "softmax"}
+        The loss's link (the response is its inverse).
+    task : {"classification", "regression"}
+        Classification gives ``label`` and ``probabilities``, regression ``prediction``.
+    classes : sequence, optional
+        Labels of the classes (by index); default: the indices ``0 .. n_classes - 1``.
+    raw : bool, default False
+        Output the raw scores alone (``raw_score``).
+    name : str, default "boostlib_model"
+        The graph's name.
+    doc : str, default ""
+        The model's ``doc_string``.
+    metadata : dict, optional
+        ``metadata_props`` (values written as JSON).
+    producer_version : str, default ""
+        boostlib's version.
+
+    Returns
+    -------
+    onnx.ModelProto
+        Checked by ``onnx.checker.check_model``.
+    """
+    onnx = import_onnx()
+    helper = onnx.helper
+    g = _Graph(onnx, arrays.dtype)
+    k = arrays.n_targets
+    attrs = as_arrays(arrays)
+    for key in ("nodes_modes", "nodes_splits", "leaf_weights", "membership_values"):
+        if key in attrs:
+            attrs[key] = g.tensor(key, attrs[key])
+    g.nodes.append(helper.make_node("TreeEnsemble", ["X"], ["tree_sum"], name="trees",
+                                    domain="ai.onnx.ml", **attrs))
+    raw_name = g.node("Add", ["tree_sum", g.const("bias", bias.astype(g.dtype).reshape(k))],
+                      "raw")
+    scores = ["N"] if k == 1 else ["N", k]
+    if raw:
+        if k == 1:
+            g.flat(raw_name, "raw_score")
+        else:
+            g.node("Identity", [raw_name], "raw_score")
+        g.output("raw_score", g.elem, scores)
+    elif task == "regression":
+        if k == 1:
+            g.flat(_response(g, raw_name, link, "response"), "prediction")
+        else:
+            _response(g, raw_name, link, "prediction")
+        g.output("prediction", g.elem, scores)
+    else:
+        n_classes = 2 if k == 1 else k
+        label_index = "label_index" if classes is not None else "label"
+        if k == 1:
+            p1 = _response(g, raw_name, link, "p1")
+            p0 = g.node("Sub", [g.const("one", np.ones(1, dtype=g.dtype)), p1], "p0")
+            g.node("Concat", [p0, p1], "probabilities", axis=1)
+            positive = g.node("Greater", [raw_name, g.const("zero", np.zeros(1, g.dtype))],
+                              "positive")
+            g.flat(g.node("Cast", [positive], "positive_index", to=onnx.TensorProto.INT64),
+                   label_index)
+        else:
+            _response(g, raw_name, link, "probabilities")
+            g.node("ArgMax", [raw_name], label_index, axis=1, keepdims=0)
+        if classes is None:
+            label_elem = onnx.TensorProto.INT64
+        else:
+            values = _label_values(classes)
+            if values.shape != (n_classes,):
+                raise ValueError(f"classes has {values.size} labels; the model has "
+                                 f"{n_classes} classes")
+            label_elem = g.tensor("classes", values).data_type
+            g.node("Gather", [g.const("classes", values), label_index], "label", axis=0)
+        g.output("label", label_elem, ["N"])
+        g.output("probabilities", g.elem, ["N", n_classes])
+    graph = helper.make_graph(
+        g.nodes, name, [helper.make_tensor_value_info("X", g.elem, ["N", n_features])],
+        g.outputs, initializer=g.initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET),
+                                                    helper.make_opsetid("ai.onnx.ml",
+                                                                        ML_OPSET)],
+                              ir_version=IR_VERSION, producer_name="boostlib",
+                              producer_version=producer_version, doc_string=doc)
+    if metadata:
+        helper.set_model_props(model, {key: json.dumps(value)
+                                       for key, value in metadata.items()})
+    onnx.checker.check_model(model)
+    return model
