@@ -478,7 +478,13 @@ class Ensemble:
             leaf).
         """
         mapper, trees, _ = self._prediction_tables()
-        X_binned = mapper.transform(X, n_threads, "engine")
+        out = self.leaves_binned(mapper.transform(X, n_threads, "engine"), trees, n_threads)
+        return out[:, :, 0] if self.n_outputs == 1 else out
+
+    def leaves_binned(self, X_binned: Any, trees: List[Member], n_threads: int = 1
+                      ) -> np.ndarray:
+        """The leaf of every row of ``X_binned`` in each of ``trees`` (terms whose bins
+        match it), as :meth:`apply` but always of shape (n_rows, n_trees, n_outputs)."""
         n_rows = X_binned.shape[1]
         out = np.empty((n_rows, len(trees), self.n_outputs), dtype=np.int32)
         leaf = np.empty(n_rows)
@@ -490,7 +496,7 @@ class Ensemble:
                 leaf[:] = 0.0
                 self.add_scalar_trees_binned(X_binned, leaf, [index], one, n_threads)
                 out[:, t, k] = leaf
-        return out[:, :, 0] if self.n_outputs == 1 else out
+        return out
 
     def feature_importances(self) -> np.ndarray:
         """Total split gain per feature, normalised to sum to 1 (zeros if no split)."""

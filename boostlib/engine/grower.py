@@ -401,7 +401,8 @@ class TreeGrower:
         self.kind.add_values(self, tree, coefficient, raw, known)
 
     def _set_values(self, tree, node, lg, h, group, noise_scale, rng, bounds=None):
-        """Leaf values from the per-leaf sums of ``lg`` and ``h`` over the rows in ``node``.
+        """Leaf values from the per-leaf sums of ``lg`` and ``h`` over the rows in ``node``,
+        and the tree's covers (rows per node).
 
         ``group`` (oblivious trees) maps every leaf to the leaf whose value it shares (the
         frozen leaves of the symmetric rule); depthwise trees pass None. ``bounds``: the
@@ -410,7 +411,10 @@ class TreeGrower:
         """
         sums = np.empty((tree.value.size, 3))
         _partition.node_sums(node, lg, h, sums)
+        tree.cover = sums[:, 2].copy()      # rows per leaf; a split node's: its children's
         if group is None:
+            for k in np.flatnonzero(tree.left >= 0)[::-1]:      # children after parents
+                tree.cover[k] = tree.cover[tree.left[k]] + tree.cover[tree.right[k]]
             leaves = np.flatnonzero(tree.left < 0)
             tree.value[leaves] = leaf_values(sums[leaves, 0], sums[leaves, 1], sums[leaves, 2],
                                              self.params.l2_regularization, noise_scale, rng)

@@ -11,6 +11,7 @@ from ..plugin import checks
 from ..io import model_files
 from .ensemble import Ensemble
 from .categorical import encode_like
+from .contributions import contributions
 from .validation import check_X
 
 
@@ -97,7 +98,8 @@ class Model:
     # -- prediction --------------------------------------------------------------------------
     def predict(self, X: Any, *, raw: bool = False,
                 iteration_range: Optional[Tuple[int, int]] = None,
-                n_jobs: Optional[int] = None) -> np.ndarray:
+                n_jobs: Optional[int] = None, pred_contrib: bool = False,
+                pred_interactions: bool = False) -> np.ndarray:
         """Predictions for the rows of ``X``.
 
         Parameters
@@ -117,6 +119,18 @@ class Model:
             Default: the whole model.
         n_jobs : int, optional
             Threads (default: the training parameter ``n_jobs``).
+        pred_contrib : bool, default False
+            Return the SHAP values of the raw score instead (exact path-dependent TreeSHAP,
+            :mod:`boostlib.engine.contributions`): shape (n_rows, n_features + 1), the last
+            column the expected raw score over the training rows, each row summing to its
+            raw score; (n_rows, n_features + 1, n_outputs) with several outputs. ``raw`` does
+            not apply.
+        pred_interactions : bool, default False
+            Return the SHAP interaction values of the raw score instead: shape (n_rows,
+            n_features + 1, n_features + 1) (and an output axis last with several outputs);
+            ``[:, i, j]`` (``i != j``) holds half the interaction of features ``i`` and
+            ``j``, ``[:, i, i]`` feature ``i``'s main effect, ``[:, -1, -1]`` the expected
+            raw score; row ``i`` sums to feature ``i``'s SHAP value.
 
         Returns
         -------
@@ -124,12 +138,19 @@ class Model:
             The loss's response: P(y = 1) for binary classification, shape (n_rows,); an
             (n_rows, K) matrix of class probabilities for ``multiclass``; the prediction for
             regression. With ``raw=True`` the raw scores, (n_rows,) or (n_rows, n_outputs).
+            With ``pred_contrib`` or ``pred_interactions``: as described there.
 
         Raises
         ------
         ValueError
-            For an ``iteration_range`` that is not such a pair.
+            For an ``iteration_range`` that is not such a pair, or both ``pred_contrib``
+            and ``pred_interactions``; a
+            :class:`~boostlib.engine.contributions.MissingCovers` error for SHAP values of
+            a model read from a file older than format 4.
         """
+        if pred_contrib or pred_interactions:
+            return self._contributions(X, bool(pred_interactions), iteration_range, n_jobs,
+                                       both=bool(pred_contrib and pred_interactions))
         if iteration_range is None:
             scores = self.ensemble.predict_raw(self._X(X), self._threads(n_jobs))
         else:
@@ -137,6 +158,20 @@ class Model:
             scores = next(self.ensemble.truncations_raw(self._X(X), [end],
                                                         self._threads(n_jobs), start))
         return scores if raw else checks.response(self.loss, scores)
+
+    def _contributions(self, X: Any, interactions: bool,
+                       iteration_range: Optional[Tuple[int, int]], n_jobs: Optional[int],
+                       both: bool = False) -> np.ndarray:
+        if both:
+            raise ValueError("pred_contrib and pred_interactions are exclusive: pass one "
+                             "(pred_interactions=True gives the interaction values)")
+        start, end = 0, self.n_trees
+        factor = 1.0
+        if iteration_range is not None:
+            start, end = self.check_iteration_range(iteration_range)
+            factor = float(self.ensemble.truncation_factors([end])[0])
+        return contributions(self.ensemble, self._X(X), self._threads(n_jobs),
+                             interactions=interactions, start=start, end=end, factor=factor)
 
     def check_iteration_range(self, iteration_range: Any) -> Tuple[int, int]:
         """``iteration_range`` as ``(start, end)`` ints, checked against this model.

@@ -367,6 +367,17 @@ class _BaseBoost(BaseEstimator):
         return self.model_.predict(X, raw=True, iteration_range=iteration_range,
                                    n_jobs=self.n_jobs)
 
+    def _explained(self, X: Any, iteration_range: Optional[Tuple[int, int]],
+                   pred_contrib: bool, pred_interactions: bool) -> Optional[np.ndarray]:
+        """SHAP values or interaction values when asked for (see
+        :meth:`boostlib.Model.predict`), else None."""
+        if not (pred_contrib or pred_interactions):
+            return None
+        X = self._check_predict_X(X)
+        return self.model_.predict(X, iteration_range=iteration_range, n_jobs=self.n_jobs,
+                                   pred_contrib=pred_contrib,
+                                   pred_interactions=pred_interactions)
+
     def _staged_raw(self, X: Any) -> Iterator[np.ndarray]:
         """The raw scores after each iteration (``X`` checked and binned now)."""
         X = self._check_predict_X(X)
@@ -582,7 +593,8 @@ class BoostRegressor(RegressorMixin, _BaseBoost):
     """
 
     def predict(self, X: Any, *,
-                iteration_range: Optional[Tuple[int, int]] = None) -> np.ndarray:
+                iteration_range: Optional[Tuple[int, int]] = None,
+                pred_contrib: bool = False, pred_interactions: bool = False) -> np.ndarray:
         """Predicted values, shape (n_samples,).
 
         Parameters
@@ -593,11 +605,18 @@ class BoostRegressor(RegressorMixin, _BaseBoost):
             ``0 <= start < end <= n_trees_`` (the bias always counts); ``(0, k + 1)`` gives
             step ``k`` of :meth:`staged_predict`. Default: the whole model. See
             :meth:`boostlib.Model.predict`.
+        pred_contrib, pred_interactions : bool, default False
+            Return the SHAP values (n_samples, n_features + 1) or SHAP interaction values
+            (n_samples, n_features + 1, n_features + 1) of the raw score instead; see
+            :meth:`boostlib.Model.predict` and ``docs/explain.md``.
 
         Returns
         -------
         ndarray of shape (n_samples,)
         """
+        explained = self._explained(X, iteration_range, pred_contrib, pred_interactions)
+        if explained is not None:
+            return explained
         raw = self._raw_predict(X, iteration_range)
         return checks.response(self.loss_, raw)
 
@@ -839,7 +858,8 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
         return self._virtual(X, n_members)
 
     def predict(self, X: Any, *,
-                iteration_range: Optional[Tuple[int, int]] = None) -> np.ndarray:
+                iteration_range: Optional[Tuple[int, int]] = None,
+                pred_contrib: bool = False, pred_interactions: bool = False) -> np.ndarray:
         """Predicted labels: the class of the largest raw score (two classes:
         ``classes_[1]`` where the raw score is positive).
 
@@ -848,11 +868,19 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
         X : array-like of shape (n_samples, n_features)
         iteration_range : tuple of (int, int), optional
             As for :meth:`decision_function`.
+        pred_contrib, pred_interactions : bool, default False
+            Return the SHAP values (n_samples, n_features + 1) or SHAP interaction values
+            (n_samples, n_features + 1, n_features + 1) of the raw score (the
+            :meth:`decision_function`) instead, with a class axis last for more than two
+            classes; see :meth:`boostlib.Model.predict` and ``docs/explain.md``.
 
         Returns
         -------
         ndarray of shape (n_samples,)
         """
+        explained = self._explained(X, iteration_range, pred_contrib, pred_interactions)
+        if explained is not None:
+            return explained
         return self._labels(self._raw_predict(X, iteration_range))
 
 
@@ -961,7 +989,8 @@ class BoostRanker(_BaseBoost):
                          group=group, eval_group=eval_group)
 
     def predict(self, X: Any, *,
-                iteration_range: Optional[Tuple[int, int]] = None) -> np.ndarray:
+                iteration_range: Optional[Tuple[int, int]] = None,
+                pred_contrib: bool = False, pred_interactions: bool = False) -> np.ndarray:
         """Ranking scores, shape (n_samples,): higher ranks first.
 
         Parameters
@@ -969,10 +998,15 @@ class BoostRanker(_BaseBoost):
         X : array-like of shape (n_samples, n_features)
         iteration_range : tuple of (int, int), optional
             As for :meth:`BoostRegressor.predict`.
+        pred_contrib, pred_interactions : bool, default False
+            As for :meth:`BoostRegressor.predict`.
 
         Returns
         -------
         ndarray of shape (n_samples,)
         """
+        explained = self._explained(X, iteration_range, pred_contrib, pred_interactions)
+        if explained is not None:
+            return explained
         raw = self._raw_predict(X, iteration_range)
         return checks.response(self.loss_, raw)

@@ -44,7 +44,8 @@ __all__ = ["ModelFileError", "FORMAT", "FORMAT_VERSION", "ModelParts", "model_do
 FORMAT = "boostlib-model"
 #: Version written. 2: vector outputs (``model.n_outputs``, a bias per output, a tree per
 #: output in every term), any number of classes, bare engine models (``estimator`` null).
-FORMAT_VERSION = 3
+#: 3: categorical features. 4: the trees' covers (``cover``, read by SHAP values).
+FORMAT_VERSION = 4
 #: Largest number of outputs (classes) accepted from a file.
 MAX_OUTPUTS = 1 << 16
 #: Border-table entries (``n_features * (max_bins - 1)``) always accepted; beyond it the

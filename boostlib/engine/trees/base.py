@@ -10,6 +10,9 @@ import numpy as np
 #: Deepest trees: the largest ``max_depth``, and the depth of model files' depthwise trees.
 MAX_DEPTH = 30
 
+#: Tree fields a model-file tree may lack (older formats).
+OPTIONAL_FIELDS = ("cat_sets", "cover")
+
 #: ``nan_right`` of a categorical split (its ``bin`` names a row of the tree's ``cat_sets``).
 CAT_SPLIT = 2
 
@@ -24,6 +27,21 @@ def set_members(words: np.ndarray) -> np.ndarray:
     bits = np.unpackbits(np.ascontiguousarray(words, dtype=np.uint32).view(np.uint8),
                          bitorder="little")
     return np.flatnonzero(bits)
+
+
+def read_cover(value: Any, path: str, reader: Any, size: int) -> Optional[np.ndarray]:
+    """The ``cover`` of a tree read from a model file: None when absent (files before format
+    4, or trees continued from them), else ``size`` finite counts >= 0."""
+    if "cover" not in value:
+        return None
+    r = reader
+    cover = r.float_array(r.list_of(value["cover"], f"{path}.cover", size), f"{path}.cover")
+    if cover.size != size:
+        raise r.fail(f"{path}.cover", f"has {cover.size} entries, expected {size} (one per "
+                                      "entry of value)")
+    if np.any(cover < 0):
+        raise r.fail(f"{path}.cover[{int(np.argmax(cover < 0))}]", "covers are >= 0")
+    return cover
 
 
 def read_cat_sets(value: Any, path: str, reader: Any, bins: np.ndarray,
@@ -124,21 +142,25 @@ class TreeKind(ABC):
 
     @abstractmethod
     def node_arrays(self, tree: Any) -> Dict[str, np.ndarray]:
-        """The tree as an explicit binary tree (what plots draw): arrays ``feature``, ``bin``,
-        ``nan_right``, ``left``, ``right`` (-1 at leaves) and ``value`` over nodes, node 0
-        the root; a row at a split node goes right when its bin is above ``bin`` (missing
-        values: when ``nan_right``), or, at a categorical split (``nan_right == 2``), when
-        its bin is not in the set ``cat_sets[bin]`` (also returned)."""
+        """The tree as an explicit binary tree (what plots, SHAP values and exports read):
+        arrays ``feature``, ``bin``, ``nan_right``, ``left``, ``right`` (-1 at leaves),
+        ``value`` and ``cover`` (the training rows reaching each node; None for a tree
+        without covers) over nodes, node 0 the root, every child after its parent; a row
+        at a split node goes right when its bin is above ``bin`` (missing values: when
+        ``nan_right``), or, at a categorical split (``nan_right == 2``), when its bin is not
+        in the set ``cat_sets[bin]`` (also returned)."""
 
     def to_document(self, tree: Any) -> Dict[str, list]:
-        """The tree as model-file JSON data: its ``fields`` as lists."""
-        return {k: np.asarray(getattr(tree, k)).tolist() for k in self.fields}
+        """The tree as model-file JSON data: its ``fields`` as lists (``cover`` only when the
+        tree has one)."""
+        return {k: np.asarray(getattr(tree, k)).tolist() for k in self.fields
+                if getattr(tree, k) is not None}
 
     def document_keys(self, value: Any) -> Tuple[str, ...]:
-        """The fields a tree document must have (``cat_sets`` only from format 3 on)."""
-        if isinstance(value, dict) and "cat_sets" not in value:
-            return tuple(k for k in self.fields if k != "cat_sets")
-        return self.fields
+        """The fields a tree document must have (``cat_sets`` only from format 3 on; ``cover``
+        only from format 4 on, and not for trees continued from older files)."""
+        absent = {k for k in OPTIONAL_FIELDS if isinstance(value, dict) and k not in value}
+        return tuple(k for k in self.fields if k not in absent)
 
     @staticmethod
     def _set_ids(trees: List[Any]) -> List[np.ndarray]:

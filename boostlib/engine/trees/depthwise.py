@@ -10,7 +10,7 @@ import numpy as np
 from ..._kernels import _partition, _predictor, _splitting
 from ..constraints import bounded_value, child_bounds
 from .base import (MAX_DEPTH, CAT_SPLIT, TreeKind, bins_in_range, gains_non_negative, no_sets,
-                   read_cat_sets)
+                   read_cat_sets, read_cover)
 
 
 @dataclass
@@ -19,6 +19,8 @@ class DepthwiseTree:
 
     A categorical split has ``nan_right[k] == 2`` and ``bin[k]`` the row of ``cat_sets``
     (uint32 (n_sets, 8): 256 bits, one per bin value) holding the bins sent left.
+    ``cover[k]`` is the number of training rows that reached node ``k`` when the leaf values
+    were computed (None for trees read from files before format 4).
     """
 
     feature: np.ndarray
@@ -29,6 +31,7 @@ class DepthwiseTree:
     gain: np.ndarray
     value: np.ndarray
     cat_sets: np.ndarray = field(default_factory=no_sets)
+    cover: Optional[np.ndarray] = None
     policy: str = field(default="depthwise", init=False)
 
     def n_leaves(self) -> int:
@@ -55,7 +58,8 @@ class DepthwiseKind(TreeKind):
     name = "depthwise"
     tree_class = DepthwiseTree
     packed_feature = "feature"
-    fields = ("feature", "bin", "nan_right", "left", "right", "gain", "value", "cat_sets")
+    fields = ("feature", "bin", "nan_right", "left", "right", "gain", "value", "cat_sets",
+              "cover")
     walks_unfitted_rows = True
 
     def grow(self, grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray,
@@ -174,7 +178,7 @@ class DepthwiseKind(TreeKind):
 
     def node_arrays(self, tree: DepthwiseTree) -> Dict[str, np.ndarray]:
         return {k: getattr(tree, k) for k in ("feature", "bin", "nan_right", "left", "right",
-                                              "value", "cat_sets")}
+                                              "value", "cover", "cat_sets")}
 
     def pack(self, trees: List[DepthwiseTree]) -> Dict[str, np.ndarray]:
         return dict(
@@ -225,7 +229,7 @@ class DepthwiseKind(TreeKind):
             feature=a["feature"].astype(np.int32), bin=a["bin"].astype(np.int32),
             nan_right=a["nan_right"].astype(np.uint8), left=a["left"].astype(np.int32),
             right=a["right"].astype(np.int32), gain=a["gain"], value=a["value"],
-            cat_sets=cat_sets)
+            cat_sets=cat_sets, cover=read_cover(value, path, reader, n))
 
 
 class NodeRules:

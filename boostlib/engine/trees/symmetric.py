@@ -14,7 +14,7 @@ import numpy as np
 
 from ..._kernels import _partition, _predictor, _splitting
 from .base import (CAT_SPLIT, TreeKind, bins_in_range, gains_non_negative, no_sets,
-                   read_cat_sets)
+                   read_cat_sets, read_cover)
 
 #: Largest depth of an oblivious tree read from a file (its leaf table has ``2**depth``
 #: entries).
@@ -28,6 +28,8 @@ class ObliviousTree:
     The leaf of a row is ``sum_l right_l << l`` where ``right_l`` says whether the row goes
     right at level ``l``; ``value`` has ``2**d`` entries. A categorical level has
     ``nan_right[l] == 2`` and ``bin[l]`` the row of ``cat_sets`` holding the bins sent left.
+    ``cover[i]`` is the number of training rows that reached leaf ``i`` when the leaf values
+    were computed (None for trees read from files before format 4).
     """
 
     feature: np.ndarray
@@ -36,6 +38,7 @@ class ObliviousTree:
     gain: np.ndarray
     value: np.ndarray
     cat_sets: np.ndarray = field(default_factory=no_sets)
+    cover: Optional[np.ndarray] = None
     policy: str = field(default="symmetric", init=False)
 
     @property
@@ -53,7 +56,7 @@ class SymmetricKind(TreeKind):
     name = "symmetric"
     tree_class = ObliviousTree
     packed_feature = "split_feature"
-    fields = ("feature", "bin", "nan_right", "gain", "value", "cat_sets")
+    fields = ("feature", "bin", "nan_right", "gain", "value", "cat_sets", "cover")
 
     def grow(self, grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray,
              noise_std: float, split_rng: Any, prepared: Any = None):
@@ -162,12 +165,19 @@ class SymmetricKind(TreeKind):
             bits[left[k]] = bits[k]
             bits[right[k]] = bits[k] | (1 << level[k])
         lvl = np.minimum(level, max(depth - 1, 0))
+        cover = None
+        if tree.cover is not None:     # a node's cover: the sum of its leaves', level by level
+            cover = np.empty(n)
+            cover[n_inner:] = tree.cover[bits[n_inner:]]
+            for lv in range(depth - 1, -1, -1):     # level lv: nodes 2**lv - 1 .. 2**(lv+1) - 2
+                lo, hi = (1 << lv) - 1, (1 << (lv + 1)) - 1
+                cover[lo:hi] = cover[2 * lo + 1:2 * hi + 1].reshape(-1, 2).sum(axis=1)
         return dict(feature=np.where(inner, tree.feature[lvl] if depth else -1, -1),
                     bin=np.where(inner, tree.bin[lvl] if depth else 0, 0),
                     nan_right=np.where(inner, tree.nan_right[lvl] if depth else 0, 0),
                     left=left, right=right,
                     value=np.where(inner, 0.0, tree.value[np.where(inner, 0, bits)]),
-                    cat_sets=tree.cat_sets)
+                    cover=cover, cat_sets=tree.cat_sets)
 
     def pack(self, trees: List[ObliviousTree]) -> Dict[str, np.ndarray]:
         return dict(
@@ -210,4 +220,5 @@ class SymmetricKind(TreeKind):
                                           f"{depth} has {1 << depth} leaves")
         return ObliviousTree(feature=feature.astype(np.int32), bin=bins.astype(np.int32),
                              nan_right=nan_right.astype(np.uint8), gain=gain, value=leaves,
-                             cat_sets=cat_sets)
+                             cat_sets=cat_sets,
+                             cover=read_cover(value, path, reader, leaves.size))
