@@ -174,38 +174,141 @@ def test_importance_all_features_default_names_and_zero_filter(plt, tmp_path):
 
 
 # -- trees ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize("policy", ["symmetric", "depthwise"])
-def test_tree_drawing_matches_the_tree(plt, higgs_small, tmp_path, policy):
+def _splits(ax, policy):
+    """The split texts drawn, without the ``"level l: "`` prefix of a symmetric tree's
+    level boxes (checked: one box per level, in order)."""
+    texts = _texts(ax, "split")
+    if policy != "symmetric":
+        return texts
+    for level, text in enumerate(texts):
+        assert text.startswith(f"level {level}: ")
+    return [text.split(": ", 1)[1] for text in texts]
+
+
+def test_depthwise_tree_drawing_matches_the_tree(plt, higgs_small, tmp_path):
     X, y, _, _ = higgs_small
-    model = BoostClassifier(n_estimators=4, max_depth=3, grow_policy=policy,
+    model = BoostClassifier(n_estimators=4, max_depth=3, grow_policy="depthwise",
                             learning_rate=0.2, random_state=0).fit(X, y)
     ens = model.ensemble_
     tree = ens.trees[2]
     coef = float(np.asarray(ens.coef)[2])
     ax = plot_tree(model, tree_index=2)
-    _render(ax, tmp_path / f"tree_{policy}.png")
+    _render(ax, tmp_path / "tree_depthwise.png")
 
     splits, leaves, edges = _texts(ax, "split"), _texts(ax, "leaf"), _texts(ax, "edge")
     # the root is drawn first; its threshold is the border of its bin, in raw units
     f, b = int(tree.feature[0]), int(tree.bin[0])
     assert splits[0] == f"x{f} <= {ens.bin_mapper.borders_[f][b]:.4g}"
-    if policy == "symmetric":
-        assert len(splits) == 2 ** tree.depth - 1
-        assert len(leaves) == 2 ** tree.depth
-        for level in range(tree.depth):
-            fl, bl = int(tree.feature[level]), int(tree.bin[level])
-            text = f"x{fl} <= {ens.bin_mapper.borders_[fl][bl]:.4g}"
-            assert splits.count(text) >= 2 ** level
-    else:
-        is_leaf = tree.left < 0
-        assert len(splits) == int((~is_leaf).sum())
-        assert len(leaves) == int(is_leaf.sum())
+    is_leaf = tree.left < 0
+    assert len(splits) == int((~is_leaf).sum())
+    assert len(leaves) == int(is_leaf.sum())
     assert leaves == _leaf_texts(tree, coef)
     # two labelled edges per split; exactly one of each pair carries "NaN"
     assert len(edges) == 2 * len(splits)
     assert sum("NaN" in e for e in edges) == len(splits)
     assert {e.strip().split(",")[0] for e in edges} == {"yes", "no"}
-    assert "tree 2 of 4" in ax.get_title() and policy in ax.get_title()
+    # nodes and links only: none of the symmetric layout's texts
+    assert not any(t.get_gid() in ("missing", "bits", "caption") for t in ax.texts)
+    assert not ax.patches
+    assert "tree 2 of 4" in ax.get_title() and "depthwise" in ax.get_title()
+
+
+def _extents(ax, gid):
+    renderer = ax.figure.canvas.get_renderer()
+    return [t.get_window_extent(renderer) for t in ax.texts if t.get_gid() == gid]
+
+
+def test_symmetric_depth_6_tree_is_drawn_by_levels_and_a_leaf_table(plt, higgs_small,
+                                                                     tmp_path):
+    X, y, _, _ = higgs_small
+    names = [f"feat_{i}" for i in range(X.shape[1])]
+    model = BoostClassifier(n_estimators=3, max_depth=6, learning_rate=0.2,
+                            random_state=0).fit(X, y)
+    ens = model.ensemble_
+    tree = ens.trees[1]
+    assert tree.policy == "symmetric" and tree.depth == 6
+    coef = float(np.asarray(ens.coef)[1])
+    ax = plot_tree(model, tree_index=1, feature_names=names)
+    pixels = _render(ax, tmp_path / "tree_symmetric_6.png")
+    # it fits a normal figure
+    width, height = ax.figure.get_size_inches()
+    assert width <= 10 and height <= 8 and pixels.shape[1] <= 10 * 60
+
+    # one box per level, in order, with the level's split
+    splits = _texts(ax, "split")
+    expected = []
+    for level in range(6):
+        f, b = int(tree.feature[level]), int(tree.bin[level])
+        expected.append(f"level {level}: {names[f]} <= {ens.bin_mapper.borders_[f][b]:.4g}")
+    assert splits == expected
+    # each level's feature name is drawn once per level using it, nowhere else
+    for f in set(tree.feature.tolist()):
+        drawn = [t.get_text() for t in ax.texts if names[f] in t.get_text().split(" ")]
+        assert len(drawn) == int((tree.feature == f).sum())
+    # the side of missing values, beside each level
+    assert _texts(ax, "missing") == [f"NaN: {'no' if r else 'yes'}" for r in tree.nan_right]
+    # every leaf value, in the order of the leaf array
+    leaves = _texts(ax, "leaf")
+    assert leaves == [f"{coef * v:.4g}" for v in tree.value] == _leaf_texts(tree, coef)
+    assert len(leaves) == 64
+
+    # the table is 8 x 8: columns labelled by the answers at levels 0-2, rows by 3-5
+    bits = [t for t in ax.texts if t.get_gid() == "bits"]
+    columns = {t.get_position()[0]: t.get_text() for t in bits if t.get_position()[0] >= 0}
+    rows = {t.get_position()[1]: t.get_text() for t in bits if t.get_position()[0] < 0}
+    assert len(columns) == len(rows) == 8 and len(bits) == 16
+    assert sorted(_texts(ax, "caption")) == ["answers at levels 0-2 (y: yes, n: no)",
+                                             "answers at levels 3-5"]
+    for i, t in enumerate(t for t in ax.texts if t.get_gid() == "leaf"):
+        x, y_ = t.get_position()
+        answers = (columns[x] + " " + rows[y_]).split(" ")
+        assert len(answers) == 6 and set(answers) <= {"y", "n"}
+        # the leaf reached by these answers: bit l set when level l answers "no"
+        assert sum(1 << level for level, a in enumerate(answers) if a == "n") == i
+    # coloured by value: red cells positive, blue cells negative
+    assert len(ax.patches) == 64
+    for patch, v in zip(ax.patches, coef * tree.value):
+        r, _, b, _ = patch.get_facecolor()
+        assert (r > b) if v > 0 else (b > r) if v < 0 else True
+    # readable: no two texts of the levels or of the table overlap, and each value lies
+    # inside its cell
+    boxes = _extents(ax, "split") + _extents(ax, "missing") + _extents(ax, "bits")
+    cells = _extents(ax, "leaf")
+    for i, a in enumerate(boxes + cells):
+        for b in (boxes + cells)[i + 1:]:
+            assert not a.overlaps(b)
+    renderer = ax.figure.canvas.get_renderer()
+    for cell, patch in zip(cells, ax.patches):
+        outer = patch.get_window_extent(renderer)
+        assert outer.x0 <= cell.x0 and cell.x1 <= outer.x1
+        assert outer.y0 <= cell.y0 and cell.y1 <= outer.y1
+    assert "tree 1 of 3" in ax.get_title() and "symmetric" in ax.get_title()
+
+
+def test_symmetric_leaf_table_matches_the_predictions(plt):
+    # Drive rows down chosen paths of a depth-3 tree: the drawn leaf of its answers, read
+    # from the table's labels, is what the model adds.
+    rng = np.random.default_rng(8)
+    X = rng.uniform(-1, 1, size=(3000, 3))
+    y = (4 * (X[:, 0] > 0) + 2 * (X[:, 1] > 0.3) + (X[:, 2] > -0.2)
+         + 0.01 * rng.normal(size=3000))
+    model = BoostRegressor(n_estimators=1, max_depth=3, learning_rate=1.0,
+                           random_state=0).fit(X, y)
+    tree = model.ensemble_.trees[0]
+    ax = plot_tree(model, precision=17)
+    assert _texts(ax, "caption") == ["answers at levels 0-2 (y: yes, n: no)"]
+    columns = {t.get_position()[0]: t.get_text() for t in ax.texts if t.get_gid() == "bits"}
+    levels = [(int(tree.feature[level]), float(s.split(" ")[2]))
+              for level, s in enumerate(_splits(ax, "symmetric"))]
+    assert sorted(f for f, _ in levels) == [0, 1, 2]     # one level per feature
+    leaves = [t for t in ax.texts if t.get_gid() == "leaf"]
+    assert len(leaves) == 8 and len(columns) == 8
+    for t in leaves:
+        row = np.zeros(3)
+        for (f, threshold), answer in zip(levels, columns[t.get_position()[0]].split(" ")):
+            row[f] = threshold if answer == "y" else np.nextafter(threshold, np.inf)
+        np.testing.assert_allclose(model.predict(row[None, :]),
+                                   model.ensemble_.bias + float(t.get_text()), rtol=1e-12)
 
 
 @pytest.mark.parametrize("policy", ["symmetric", "depthwise"])
@@ -221,7 +324,7 @@ def test_printed_threshold_and_missing_direction_match_predictions(plt, policy):
     model = BoostRegressor(n_estimators=1, max_depth=1, learning_rate=0.5, grow_policy=policy,
                            random_state=0).fit(X, y)
     ax = plot_tree(model, precision=17, feature_names=["size"])
-    split, = _texts(ax, "split")
+    split, = _splits(ax, policy)
     name, op, threshold = split.split(" ")
     assert (name, op) == ("size", "<=")
     threshold = float(threshold)
@@ -231,21 +334,31 @@ def test_printed_threshold_and_missing_direction_match_predictions(plt, policy):
     probe = np.array([[threshold], [np.nextafter(threshold, np.inf)], [np.nan]])
     raw = model.predict(probe)
     np.testing.assert_allclose(raw[:2], [bias + left, bias + right], rtol=1e-12)
-    yes, no = _texts(ax, "edge")
-    assert "NaN" in no and "NaN" not in yes
+    if policy == "symmetric":
+        assert _texts(ax, "missing") == ["NaN: no"] and _texts(ax, "edge") == []
+    else:
+        yes, no = _texts(ax, "edge")
+        assert "NaN" in no and "NaN" not in yes
     np.testing.assert_allclose(raw[2], bias + right, rtol=1e-12)
 
 
-def test_tree_edge_cases(plt, tmp_path):
+@pytest.mark.parametrize("policy", ["symmetric", "depthwise"])
+def test_tree_edge_cases(plt, tmp_path, policy):
     rng = np.random.default_rng(2)
     X = rng.normal(size=(300, 3))
     y = rng.normal(size=300)
     # a tree without any split (pure noise, huge regularisation): one leaf
     model = BoostRegressor(n_estimators=2, max_depth=2, min_samples_leaf=200,
-                           random_state=0).fit(X, y)
+                           grow_policy=policy, random_state=0).fit(X, y)
+    tree = model.ensemble_.trees[-1]
+    coef = float(np.asarray(model.ensemble_.coef)[-1])
     ax = plot_tree(model, tree_index=-1, title="stump")
-    _render(ax, tmp_path / "leaf.png")
-    assert _texts(ax, "split") == [] and len(_texts(ax, "leaf")) == 1
+    _render(ax, tmp_path / f"leaf_{policy}.png")
+    assert _texts(ax, "split") == [] and _texts(ax, "edge") == []
+    assert _texts(ax, "leaf") == [f"{coef * tree.value[0]:.4g}"] == _leaf_texts(tree, coef)
+    # a symmetric tree of depth 0: no levels, a table of one cell without labels
+    assert [t.get_gid() for t in ax.texts] == ["leaf"]
+    assert len(ax.patches) == (1 if policy == "symmetric" else 0)
     assert ax.get_title() == "stump"
     with pytest.raises(IndexError, match="has 2 trees"):
         plot_tree(model, tree_index=2)
@@ -274,16 +387,22 @@ def test_import_boostlib_does_not_import_matplotlib():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-def test_split_of_missing_against_non_missing(plt):
+@pytest.mark.parametrize("policy", ["symmetric", "depthwise"])
+def test_split_of_missing_against_non_missing(plt, policy):
     rng = np.random.default_rng(4)
     x = rng.uniform(0, 10, size=600)
     y = 0.05 * rng.normal(size=600)
     x[::5] = np.nan
     y[::5] = 3.0                                   # only missingness matters
-    model = BoostRegressor(n_estimators=1, max_depth=1, random_state=0).fit(x[:, None], y)
+    model = BoostRegressor(n_estimators=1, max_depth=1, grow_policy=policy,
+                           random_state=0).fit(x[:, None], y)
     ax = plot_tree(model)
-    assert _texts(ax, "split") == ["x0 is not missing"]
-    assert [e.strip() for e in _texts(ax, "edge")] == ["yes", "no, NaN"]
+    assert _splits(ax, policy) == ["x0 is not missing"]
+    if policy == "symmetric":
+        assert _texts(ax, "split") == ["level 0: x0 is not missing"]
+        assert _texts(ax, "missing") == ["NaN: no"]
+    else:
+        assert [e.strip() for e in _texts(ax, "edge")] == ["yes", "no, NaN"]
     left, right = (float(v) for v in _texts(ax, "leaf"))
     raw = model.predict(np.array([[1e300], [-1e300], [np.nan]]))
     bias = model.ensemble_.bias
@@ -316,10 +435,8 @@ def _fit_multiclass(data, **params):
 def _leaf_texts(tree, coef, precision=4):
     """The leaf texts ``plot_tree`` draws for ``tree``, in drawing order."""
     if tree.policy == "symmetric":
-        # drawing order of the leaves: bit v of the leaf index = "right at level v"
-        d = tree.depth
-        order = [sum(((k >> (d - 1 - v)) & 1) << v for v in range(d)) for k in range(2 ** d)]
-        return [f"{coef * tree.value[i]:.{precision}g}" for i in order]
+        # the leaf table, row by row: the order of the leaf array
+        return [f"{coef * v:.{precision}g}" for v in tree.value]
     out = []
 
     def walk(k):
@@ -390,23 +507,34 @@ def test_model_gives_its_feature_names_to_the_plots(plt, three_classes):
     ax = plot_importance(clf.model_, max_features=None, ignore_zero=False)
     assert sorted(t.get_text() for t in ax.get_yticklabels()) == sorted(names)
     ax = plot_tree(clf.model_, output=1)
-    assert _texts(ax, "split")[0].split(" ")[0] in names
+    assert _splits(ax, "symmetric")[0].split(" ")[0] in names
 
 
-@pytest.mark.parametrize("policy", ["symmetric", "depthwise"])
-def test_multiclass_tree_output_selects_the_class_tree(plt, three_classes, tmp_path, policy):
-    clf = _fit_multiclass(three_classes, grow_policy=policy)
+@pytest.mark.parametrize("policy, depth", [("symmetric", 2), ("symmetric", 6),
+                                           ("depthwise", 2)])
+def test_multiclass_tree_output_selects_the_class_tree(plt, three_classes, tmp_path, policy,
+                                                       depth):
+    clf = _fit_multiclass(three_classes, grow_policy=policy, max_depth=depth)
     ens = clf.ensemble_
     coef = float(np.asarray(ens.coef)[2])
     drawn = []
     for k, label in enumerate(CLASSES):
-        expected = _leaf_texts(ens.trees[2].trees[k], coef)
-        assert ens.trees[2].trees[k] is ens.output_trees(k)[2]
+        tree = ens.trees[2].trees[k]
+        expected = _leaf_texts(tree, coef)
+        assert tree is ens.output_trees(k)[2]
         ax = plot_tree(clf, tree_index=2, output=k)
         if k == 1:
-            _render(ax, tmp_path / f"mc_tree_{policy}.png")
+            _render(ax, tmp_path / f"mc_tree_{policy}_{depth}.png")
         assert _texts(ax, "leaf") == expected
-        assert len(_texts(ax, "edge")) == 2 * len(_texts(ax, "split"))
+        if policy == "symmetric":
+            # the levels of class k's tree, one box each
+            assert tree.depth == depth
+            assert _splits(ax, policy) == [
+                f"x{f} <= {ens.bin_mapper.threshold(f, b):.4g}"
+                for f, b in zip(tree.feature.tolist(), tree.bin.tolist())]
+            assert len(_texts(ax, "missing")) == depth
+        else:
+            assert len(_texts(ax, "edge")) == 2 * len(_texts(ax, "split"))
         title = ax.get_title()
         assert title.startswith(f"tree 2 of 4, class {label} ({policy};")
         # the Model draws the same tree and names the output instead of the class
@@ -440,7 +568,7 @@ def test_multiclass_stump_leaves_are_the_class_raw_scores(plt, policy):
     thresholds = []
     for k in range(3):
         ax = plot_tree(clf, output=k, precision=17, feature_names=["size"])
-        split, = _texts(ax, "split")
+        split, = _splits(ax, policy)
         threshold = float(split.split(" ")[2])
         thresholds.append(threshold)
         left, right = (float(v) for v in _texts(ax, "leaf"))
@@ -496,6 +624,11 @@ def test_categorical_splits_are_drawn_as_sets(plt, tmp_path, policy):
                             random_state=0).fit(frame, y)
     ax = plot_tree(model, tree_index=0)
     _render(ax, tmp_path / f"cat_{policy}.png")
-    root = _texts(ax, "split")[0]
+    root = _splits(ax, policy)[0]
     assert root in ("city in {ams, cph}", "city in {ber, dub}")
-    assert [e.strip() for e in _texts(ax, "edge")[:2]] == ["yes", "no"]
+    if policy == "symmetric":
+        # no missing-value note beside a categorical level: its set says where NaN goes
+        tree = model.ensemble_.trees[0]
+        assert len(_texts(ax, "missing")) == int((tree.nan_right != 2).sum()) < tree.depth
+    else:
+        assert [e.strip() for e in _texts(ax, "edge")[:2]] == ["yes", "no"]

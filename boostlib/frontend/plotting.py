@@ -390,14 +390,18 @@ def _output_name(model: Any, output: int, n_outputs: int) -> str:
     return f"output {output}"
 
 
-def _tree_nodes(ensemble, tree_index: int, output: int, names: List[str],
-                precision: int) -> _Node:
-    """The nodes of output ``output``'s tree of term ``tree_index``, leaf values multiplied
-    by the term's coefficient."""
+def _tree_of(ensemble, tree_index: int, output: int) -> Tuple[Any, float]:
+    """Output ``output``'s tree of term ``tree_index`` and the term's coefficient."""
     tree = ensemble.trees[tree_index]
     if ensemble.n_outputs > 1:
         tree = tree.trees[output]
-    coef = float(np.asarray(ensemble.coef, dtype=np.float64)[tree_index])
+    return tree, float(np.asarray(ensemble.coef, dtype=np.float64)[tree_index])
+
+
+def _tree_nodes(ensemble, tree: Any, coef: float, names: List[str], precision: int,
+                tree_index: int) -> _Node:
+    """The nodes of ``tree`` as an explicit binary tree, leaf values multiplied by the
+    term's coefficient ``coef``."""
     mapper = ensemble.bin_mapper
 
     def leaf(value: float, depth: int) -> _Node:
@@ -439,77 +443,8 @@ def _layout(root: _Node) -> Tuple[List[_Node], int, int]:
     return nodes, next_leaf[0], max(n.depth for n in nodes)
 
 
-def plot_tree(model: Any, tree_index: int = 0, *, output: Optional[int] = None,
-              feature_names: Optional[Sequence[str]] = None, ax: Optional["Axes"] = None,
-              precision: int = 4, title: Optional[Union[str, bool]] = True) -> "Axes":
-    """Draw one tree of a fitted model.
-
-    Split nodes read ``feature <= threshold`` with the threshold in the feature's original
-    units; the left edge is "yes", the right edge "no", and the edge that missing values
-    follow says "NaN". Leaves show the tree's contribution to the raw score: the
-    leaf value times the tree's coefficient in the model. An oblivious (``symmetric``) tree
-    is drawn as the full binary tree it is: every node of a level shows the level's split.
-
-    A multiclass model (``K`` classes) has one raw score per class, and each of its terms
-    holds ``K`` trees sharing one coefficient, the tree of class ``k`` adding to the raw
-    score of ``classes_[k]``; ``output`` chooses which of them is drawn.
-
-    Parameters
-    ----------
-    model : BoostClassifier, BoostRegressor or Model
-        A fitted estimator or a :class:`boostlib.Model` (e.g. an estimator's ``model_``).
-    tree_index : int, default 0
-        Which term, ``0 <= tree_index < model.n_trees_`` (negative values count from the
-        end).
-    output : int, optional
-        For a multiclass model, the index ``k`` of the class whose tree to draw,
-        ``0 <= k < n_classes`` (the class ``classes_[k]``); None means 0. A single-output
-        model (regression, binary classification) has one tree per term: only 0 or None.
-    feature_names : list of str, optional
-        Names of the features. By default ``model.feature_names_in_`` (a Model's
-        ``feature_names``), else ``x0, x1, ...``.
-    ax : matplotlib Axes, optional
-        Where to draw; a new figure sized to the tree is made when None.
-    precision : int, default 4
-        Significant digits of thresholds and leaf values.
-    title : str or bool, default True
-        Title of the axes; True for "tree i of n (policy; leaf values x coefficient c)",
-        with ", class <label>" after "of n" for a multiclass estimator (", output k" for a
-        multiclass Model, which does not know the class labels); False for none.
-
-    Returns
-    -------
-    matplotlib.axes.Axes
-        The axes drawn on. Node texts are ``ax.texts`` with the gid ``"split"`` or
-        ``"leaf"``; edge labels have the gid ``"edge"``.
-
-    Raises
-    ------
-    ImportError
-        When matplotlib is not installed.
-    IndexError
-        When the model has no tree ``tree_index``.
-    ValueError
-        For an unfitted model, ``feature_names`` of the wrong length, or an ``output``
-        that is not an int in ``[0, n_classes - 1]`` (not 0 or None for a single-output
-        model).
-
-    Notes
-    -----
-    Trees of depth above 5 or 6 have more leaves than fit legibly on a page; fit a small
-    model (``max_depth=3``) to look at trees.
-    """
-    ensemble = _ensemble(model)
-    n_trees = len(ensemble.trees)
-    n_outputs = int(getattr(ensemble, "n_outputs", 1))
-    output = _check_output(output, n_outputs)
-    if not -n_trees <= tree_index < n_trees:
-        groups = f" (each a group of {n_outputs} trees, one per class)" if n_outputs > 1 else ""
-        raise IndexError(f"tree_index={tree_index} is out of range: the model has {n_trees} "
-                         f"trees{groups}")
-    tree_index = tree_index % n_trees
-    names = _feature_names(model, ensemble.bin_mapper.n_features, feature_names)
-    root = _tree_nodes(ensemble, tree_index, output, names, precision)
+def _draw_node_link(ax: Optional["Axes"], root: _Node) -> "Axes":
+    """Draw an explicit binary tree: split and leaf boxes joined by labelled edges."""
     nodes, n_leaves, depth = _layout(root)
     ax = _new_axes(ax, (min(40.0, max(5.0, 1.5 * n_leaves)), 1.0 + 1.3 * (depth + 1)))
     fontsize = 9 if n_leaves <= 16 else 7 if n_leaves <= 32 else 5
@@ -530,9 +465,229 @@ def plot_tree(model: Any, tree_index: int = 0, *, output: Optional[int] = None,
                       "edgecolor": "#5a9a5a" if n.leaf else "#5a78a8"})
     ax.set_xlim(-0.7, max(n_leaves - 1, 0) + 0.7)
     ax.set_ylim(-depth - 0.5, 0.5)
+    return ax
+
+
+def _grid_shape(depth: int) -> Tuple[int, int]:
+    """``(column levels, row levels)`` of the leaf table of an oblivious tree: the first
+    levels pick the column, the others the row (8 columns for depths 3 to 6, 16 for 7 and
+    8, ...; a single row up to depth 3)."""
+    n_col = depth if depth <= 3 else max(3, (depth + 1) // 2)
+    return n_col, depth - n_col
+
+
+def _answers(index: int, levels: range) -> str:
+    """The answers ``"y"`` (left) or ``"n"`` (right) at ``levels`` of the leaves whose index
+    has the bits ``index << levels.start``, level by level."""
+    return " ".join("n" if (index >> (lv - levels.start)) & 1 else "y" for lv in levels)
+
+
+def _level_range(levels: range) -> str:
+    return f"level {levels.start}" if len(levels) == 1 else \
+        f"levels {levels.start}-{levels.stop - 1}"
+
+
+def _draw_symmetric(ax: Optional["Axes"], tree: Any, coef: float, names: List[str], mapper,
+                    precision: int) -> "Axes":
+    """Draw an oblivious tree: one box per level, then the table of its ``2**depth`` leaf
+    values, coloured by value.
+
+    Leaf ``i`` is the one reached by the answers ``right_l = (i >> l) & 1`` (1: "no"); the
+    table has leaf ``i`` in row ``i // n_cols``, column ``i % n_cols``, so the column is
+    chosen by the first levels and the row by the others. Data coordinates: x counts
+    columns, y goes down one unit per level row and per table row.
+    """
+    _pyplot()      # the clear error when matplotlib is missing
+    from matplotlib import colormaps
+    from matplotlib.colors import Normalize
+    from matplotlib.patches import Rectangle
+
+    depth = tree.depth
+    n_col_levels, n_row_levels = _grid_shape(depth)
+    n_cols, n_rows = 1 << n_col_levels, 1 << n_row_levels
+    col_levels = range(0, n_col_levels)
+    row_levels = range(n_col_levels, depth)
+    values = coef * np.asarray(tree.value, dtype=np.float64)
+    # the table's top edge (below the levels and the column labels) and the axes limits
+    top = -float(depth) - 0.85 if depth else 0.4
+    xlim = (-1.6 if n_row_levels else -0.6, n_cols - 0.4)
+    if xlim[1] - xlim[0] < 5.0:       # a few leaves: cells no wider than in a full row
+        pad = (5.0 - (xlim[1] - xlim[0])) / 2.0
+        xlim = (xlim[0] - pad, xlim[1] + pad)
+    ylim = (top - n_rows - 0.1, 0.5)
+    x_units, y_units = xlim[1] - xlim[0], ylim[1] - ylim[0]
+    if ax is None:      # a figure of its own, with little margin around the axes
+        width = min(40.0, max(5.5, 0.95 * x_units + 0.3))
+        height = max(2.0, 0.42 * y_units + 0.6)
+        ax = _new_axes(ax, (width, height))
+        ax.figure.subplots_adjust(left=0.02, right=0.98, bottom=0.02,
+                                  top=1.0 - 0.45 / height)
+    # the font fits a value ("-0.01234") in a cell and a level box in a row of the axes
+    position = ax.get_position()
+    fig_w, fig_h = ax.figure.get_size_inches()
+    cell_w = 72.0 * position.width * fig_w / x_units          # points
+    row_h = 72.0 * position.height * fig_h / y_units
+    fontsize = max(4.0, min(9.0, cell_w / (0.62 * (precision + 4)), row_h / 2.0))
+    center = (n_cols - 1) / 2.0
+
+    # the levels: one box each, the side missing values go to at its right
+    for level in range(depth):
+        f = int(tree.feature[level])
+        text, edges = _split_text(names[f], f, int(tree.bin[level]),
+                                  int(tree.nan_right[level]), mapper, precision,
+                                  tree.cat_sets)
+        y = -float(level)
+        if level:
+            ax.annotate("", xy=(center, y), xytext=(center, y + 1.0),
+                        arrowprops=dict(arrowstyle="-|>", color="0.45", linewidth=0.8,
+                                        shrinkA=8, shrinkB=8))
+        box = ax.text(center, y, f"level {level}: {text}", ha="center", va="center",
+                      fontsize=fontsize, gid="split",
+                      bbox=dict(boxstyle="round,pad=0.3", linewidth=0.8,
+                                facecolor="#e8eef8", edgecolor="#5a78a8"))
+        nan_side = [side for side, label in zip(("yes", "no"), edges) if "NaN" in label]
+        if nan_side:
+            ax.annotate(f"NaN: {nan_side[0]}", xy=(1.0, 0.5), xycoords=box,
+                        xytext=(8, 0), textcoords="offset points", ha="left", va="center",
+                        fontsize=fontsize - 1, color="0.3", gid="missing")
+
+    # the leaf table, its column labels (answers at the first levels) on top and its row
+    # labels (answers at the other levels) on the left
+    if n_col_levels:
+        ax.text(center, top + 0.6, f"answers at {_level_range(col_levels)} "
+                "(y: yes, n: no)", ha="center", va="bottom", fontsize=fontsize - 1,
+                color="0.3", gid="caption")
+        for c in range(n_cols):
+            ax.text(c, top + 0.05, _answers(c, col_levels), ha="center", va="bottom",
+                    fontsize=fontsize - 1, family="monospace", gid="bits")
+    if n_row_levels:
+        labels = [ax.text(-0.55, top - r - 0.5, _answers(r, row_levels), ha="right",
+                          va="center", fontsize=fontsize - 1, family="monospace", gid="bits")
+                  for r in range(n_rows)]
+        ax.annotate(f"answers at {_level_range(row_levels)}", xy=(0.0, top - n_rows / 2.0),
+                    xycoords=(labels[0], "data"), xytext=(-6, 0), textcoords="offset points",
+                    ha="right", va="center", rotation=90, fontsize=fontsize - 1, color="0.3",
+                    gid="caption")
+    bound = float(np.max(np.abs(values))) if values.size else 0.0
+    norm = Normalize(-bound, bound) if bound > 0 else Normalize(-1.0, 1.0)
+    cmap = colormaps["RdBu_r"]
+    for i, v in enumerate(values):
+        r, c = divmod(i, n_cols)
+        shade = norm(v) if values.size > 1 else 0.5      # a single leaf: nothing to compare
+        ax.add_patch(Rectangle((c - 0.5, top - r - 1.0), 1.0, 1.0, facecolor=cmap(shade),
+                               edgecolor="white" if values.size > 1 else "0.6",
+                               linewidth=1.5 if values.size > 1 else 0.8))
+        ax.text(c, top - r - 0.5, f"{v:.{precision}g}", ha="center", va="center",
+                fontsize=fontsize, color="white" if abs(shade - 0.5) > 0.33 else "black",
+                gid="leaf")
+    ax.set_xlim(*xlim)
+    ax.set_ylim(*ylim)
+    return ax
+
+
+def plot_tree(model: Any, tree_index: int = 0, *, output: Optional[int] = None,
+              feature_names: Optional[Sequence[str]] = None, ax: Optional["Axes"] = None,
+              precision: int = 4, title: Optional[Union[str, bool]] = True) -> "Axes":
+    """Draw one tree of a fitted model.
+
+    Splits read ``feature <= threshold`` with the threshold in the feature's original
+    units, or ``feature in {categories}`` for a categorical split; "yes" goes left, "no"
+    right. Leaves show the tree's contribution to the raw score: the leaf value times the
+    tree's coefficient in the model.
+
+    A ``depthwise`` or ``lossguide`` tree is drawn as nodes and links: split boxes joined
+    to their children by edges labelled "yes" (left) and "no" (right), the edge that
+    missing values follow also saying "NaN", down to the leaf boxes.
+
+    An oblivious tree (``grow_policy="symmetric"``, the default) splits every node of a
+    level on the same feature and threshold, so it is drawn as it is stored, which stays
+    readable up to depth 8:
+
+    - one box per level, from the root down, reading ``level l: feature <= threshold``,
+      with ``NaN: yes`` or ``NaN: no`` beside it (the answer of a missing value; none for
+      a categorical split: missing values go left when its set holds ``NaN``);
+    - a table of the ``2**depth`` leaf values, coloured by value (red positive, blue
+      negative, deepest for the largest absolute value). A sample's leaf is found by its
+      answers at the levels: the answers at the first levels choose the column (column
+      labels such as ``y n y`` for levels 0, 1 and 2, ``y`` for yes and ``n`` for no),
+      the answers at the other levels the row (row labels). The table is a single row up
+      to depth 3, has 8 columns up to depth 6 (a depth-6 tree is 8 x 8) and 16 for depths
+      7 and 8. Row by row, it holds the leaves in the order of the tree's leaf array,
+      where a leaf's index is the sum of ``2**l`` over the levels ``l`` answered "no".
+
+    A multiclass model (``K`` classes) has one raw score per class, and each of its terms
+    holds ``K`` trees sharing one coefficient, the tree of class ``k`` adding to the raw
+    score of ``classes_[k]``; ``output`` chooses which of them is drawn.
+
+    Parameters
+    ----------
+    model : BoostClassifier, BoostRegressor or Model
+        A fitted estimator or a :class:`boostlib.Model` (e.g. an estimator's ``model_``).
+    tree_index : int, default 0
+        Which term, ``0 <= tree_index < model.n_trees_`` (negative values count from the
+        end).
+    output : int, optional
+        For a multiclass model, the index ``k`` of the class whose tree to draw,
+        ``0 <= k < n_classes`` (the class ``classes_[k]``); None means 0. A single-output
+        model (regression, binary classification) has one tree per term: only 0 or None.
+    feature_names : list of str, optional
+        Names of the features. By default ``model.feature_names_in_`` (a Model's
+        ``feature_names``), else ``x0, x1, ...``.
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure sized to the tree is made when None. The texts of a
+        symmetric tree are scaled down to fit a smaller ``ax``.
+    precision : int, default 4
+        Significant digits of thresholds and leaf values.
+    title : str or bool, default True
+        Title of the axes; True for "tree i of n (policy; leaf values x coefficient c)",
+        with ", class <label>" after "of n" for a multiclass estimator (", output k" for a
+        multiclass Model, which does not know the class labels); False for none.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on. Split and leaf texts are ``ax.texts`` with the gid
+        ``"split"`` or ``"leaf"`` (leaves from left to right; for a symmetric tree one
+        ``"split"`` text per level, from the root down, and the leaves in the order of
+        the leaf array). Edge labels have the gid ``"edge"``; for a symmetric tree the
+        missing-value notes have the gid ``"missing"``, the table's column and row labels
+        ``"bits"`` and their two captions ``"caption"``.
+
+    Raises
+    ------
+    ImportError
+        When matplotlib is not installed.
+    IndexError
+        When the model has no tree ``tree_index``.
+    ValueError
+        For an unfitted model, ``feature_names`` of the wrong length, or an ``output``
+        that is not an int in ``[0, n_classes - 1]`` (not 0 or None for a single-output
+        model).
+
+    Notes
+    -----
+    Depthwise and leaf-wise trees of depth above 5 or 6 have more leaves than fit
+    legibly on a page as nodes and links; fit a small model (``max_depth=3``) to look at
+    them. Symmetric trees of depth 6 fit a normal figure.
+    """
+    ensemble = _ensemble(model)
+    n_trees = len(ensemble.trees)
+    n_outputs = int(getattr(ensemble, "n_outputs", 1))
+    output = _check_output(output, n_outputs)
+    if not -n_trees <= tree_index < n_trees:
+        groups = f" (each a group of {n_outputs} trees, one per class)" if n_outputs > 1 else ""
+        raise IndexError(f"tree_index={tree_index} is out of range: the model has {n_trees} "
+                         f"trees{groups}")
+    tree_index = tree_index % n_trees
+    names = _feature_names(model, ensemble.bin_mapper.n_features, feature_names)
+    tree, coef = _tree_of(ensemble, tree_index, output)
+    if getattr(tree, "policy", None) == "symmetric":
+        ax = _draw_symmetric(ax, tree, coef, names, ensemble.bin_mapper, precision)
+    else:
+        ax = _draw_node_link(ax, _tree_nodes(ensemble, tree, coef, names, precision,
+                                             tree_index))
     ax.set_axis_off()
     if title is True:
-        coef = float(np.asarray(ensemble.coef, dtype=np.float64)[tree_index])
         which = f", {_output_name(model, output, n_outputs)}" if n_outputs > 1 else ""
         title = (f"tree {tree_index} of {n_trees}{which} ({ensemble.policy}; leaf values x "
                  f"coefficient {coef:.{precision}g})")
