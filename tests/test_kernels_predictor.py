@@ -430,3 +430,50 @@ def test_predict_depthwise_children_in_any_order(n_threads):
     np.testing.assert_array_equal(out, expected)
     # out = v - 2 v + 0.5 * 3 for the leaf values v of nodes 2, 3 and 5 (node 4 unreachable)
     assert set(out.tolist()) == {0.0, 3.5, 1.25}
+
+
+def test_walk_tables_are_packed_once_for_matrices_of_their_width():
+    """walk_pack + predict_walk is predict_depthwise; the tables refuse other widths."""
+    rng = np.random.default_rng(5)
+    feature = np.array([1, -1, 0, -1, -1], np.int32)
+    split_bin = np.array([3, 0, 5, 0, 0], np.int32)
+    nan_right = np.array([1, 0, 0, 0, 0], np.uint8)
+    left = np.array([1, -1, 3, -1, -1], np.int32)
+    right = np.array([2, -1, 4, -1, -1], np.int32)
+    value = rng.normal(size=5)
+    offset = np.array([0, 5], np.int32)
+    X = rng.integers(0, 9, size=(2, 100)).astype(np.uint8)
+    X[0, :10] = 255
+    coef = np.array([0.5])
+    want = np.zeros(100)
+    _predictor.predict_depthwise(X, feature, split_bin, nan_right, left, right, value, offset,
+                                 coef, 255, want, 1)
+    tables = _predictor.walk_pack(2, feature, split_bin, nan_right, left, right, value,
+                                  offset, 255)
+    for n_threads in (1, 2):
+        got = np.zeros(100)
+        _predictor.predict_walk(X, coef=coef, out=got, n_threads=n_threads, **tables)
+        assert np.array_equal(got, want)
+    with pytest.raises(ValueError, match="packed for 2"):
+        _predictor.predict_walk(np.zeros((3, 4), np.uint8), coef=coef, out=np.zeros(4),
+                                n_threads=1, **tables)
+
+
+def test_model_tables_follow_the_model():
+    """Predictions use tables kept across calls; adding trees or rescaling refreshes them."""
+    from boostlib import BoostRegressor
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(300, 4))
+    y = X[:, 0] - X[:, 1] ** 2
+    for policy in ("symmetric", "depthwise"):
+        model = BoostRegressor(n_estimators=5, grow_policy=policy, warm_start=True,
+                               random_state=0).fit(X, y)
+        first = model.predict(X)
+        assert np.array_equal(model.predict(X[:1]), first[:1])
+        model.set_params(n_estimators=10).fit(X, y)
+        fresh = BoostRegressor(n_estimators=10, grow_policy=policy, random_state=0).fit(X, y)
+        assert np.array_equal(model.predict(X), fresh.predict(X))
+        ensemble = model.model_.ensemble
+        before = model.predict(X)
+        ensemble.scale(0.5)                       # mse: the prediction is the raw score
+        assert np.allclose(model.predict(X), 0.5 * before, rtol=1e-12, atol=1e-12)

@@ -98,11 +98,8 @@ def predict_depthwise(const bin_t[:, ::1] X_binned, const idx_t[::1] feature,
                       const double[::1] value, const idx_t[::1] node_offset,
                       const double[::1] coef, int missing_bin, double[::1] out,
                       int n_threads, const uint32_t[:, ::1] cat_sets=None):
-    """Add ``sum_t coef[t] * tree_t(x)`` to ``out`` for depthwise trees.
-
-    Each tree is walked over a packed copy (``_partition._walk_tables``: one 16-byte node per
-    level, children consecutive, branch-free), 32 rows at a time so their chains of loads
-    overlap; each row's sum runs over the trees in order.
+    """Add ``sum_t coef[t] * tree_t(x)`` to ``out`` for depthwise trees: :func:`walk_pack`
+    then :func:`predict_walk` (a model predicted many times packs once).
 
     Parameters
     ----------
@@ -117,35 +114,93 @@ def predict_depthwise(const bin_t[:, ::1] X_binned, const idx_t[::1] feature,
     cat_sets : IN uint32 (n_sets, 8), optional: the sets of the categorical splits of all
         trees (a categorical node's ``split_bin`` indexes it).
     """
-    cdef const uint32_t* sets = sets_pointer(cat_sets)
-    cdef Py_ssize_t n_rows = X_binned.shape[1]
-    cdef Py_ssize_t n_trees = coef.shape[0]
-    cdef Py_ssize_t n_nodes = feature.shape[0]
-    cdef Py_ssize_t n_blocks = (n_rows + BLOCK - 1) // BLOCK
-    cdef Py_ssize_t blk, t, r, start, stop, base
-    cdef double c
-    _check_pack(node_offset, n_trees, n_nodes)
-    if out.shape[0] != n_rows:
-        raise ValueError("out must have n_rows entries")
-    # Each tree packed for the branch-free walk (breadth-first, children consecutive), with
-    # the value of every packed node; packing rejects malformed trees (children out of range
-    # or not after their parent, split features out of range).
-    missing_of_feature = np.full(X_binned.shape[0], missing_bin, dtype=np.int32)
+    walk = walk_pack(X_binned.shape[0], feature, split_bin, nan_right, left, right, value,
+                     node_offset, missing_bin, cat_sets)
+    predict_walk(X_binned, coef=coef, out=out, n_threads=n_threads, **walk)
+
+
+def walk_pack(Py_ssize_t n_features, const idx_t[::1] feature, const idx_t[::1] split_bin,
+              const unsigned char[::1] nan_right, const idx_t[::1] left,
+              const idx_t[::1] right, const double[::1] value, const idx_t[::1] node_offset,
+              int missing_bin, const uint32_t[:, ::1] cat_sets=None):
+    """Depthwise trees packed for :func:`predict_walk`: each tree as
+    ``_partition._walk_tables`` packs it (one 16-byte node per level, breadth-first,
+    children consecutive, branch-free), with the value of every packed node. Packing
+    rejects malformed trees (children out of range or not after their parent, split
+    features out of range).
+
+    Parameters are those of :func:`predict_depthwise`; ``n_features`` is the number of
+    rows of the binned matrices it will predict.
+
+    Returns
+    -------
+    dict
+        ``packed`` int32 (n_nodes, 4), ``packed_value``, ``packed_offset`` (n_trees + 1),
+        ``depth`` (n_trees,), ``n_features`` and ``cat_sets``: the keyword arguments of
+        :func:`predict_walk` besides the rows, coefficients, output and threads.
+    """
+    cdef Py_ssize_t n_trees = node_offset.shape[0] - 1
+    if n_trees < 0:
+        raise ValueError("node_offset needs n_trees + 1 entries")
+    _check_pack(node_offset, n_trees, feature.shape[0])
+    missing_of_feature = np.full(n_features, missing_bin, dtype=np.int32)
     tables = [_walk_tables(missing_of_feature, feature[lo:hi], split_bin[lo:hi],
                            nan_right[lo:hi], left[lo:hi], right[lo:hi], cat_sets)
               for lo, hi in zip(node_offset[:n_trees], node_offset[1:n_trees + 1])]
-    cdef idx_t[:, ::1] packed = (np.concatenate([tb[0] for tb in tables]) if n_trees
-                                 else np.zeros((1, 4), dtype=np.int32))
-    cdef double[::1] packed_value = (np.concatenate(
+    packed = (np.concatenate([tb[0] for tb in tables]) if n_trees
+              else np.zeros((0, 4), dtype=np.int32))
+    packed_value = (np.concatenate(
         [np.asarray(value[lo:hi])[tb[1]] for tb, lo, hi in
          zip(tables, node_offset[:n_trees], node_offset[1:n_trees + 1])]) if n_trees
-        else np.zeros(1))
-    cdef idx_t[::1] packed_offset = np.concatenate(
+        else np.zeros(0))
+    packed_offset = np.concatenate(
         [[0], np.cumsum([tb[0].shape[0] for tb in tables])]).astype(np.int32)
-    cdef idx_t[::1] depth = np.array([tb[2] for tb in tables] or [0], dtype=np.int32)
-    # (no feature or no row: every tree is a single leaf, the walk reads no byte)
-    cdef const bin_t* xp = (&X_binned[0, 0] if X_binned.shape[0] > 0 and n_rows > 0
-                            else NULL)
+    depth = np.array([tb[2] for tb in tables], dtype=np.int32)
+    sets = (np.zeros((0, 8), dtype=np.uint32) if cat_sets is None
+            else np.ascontiguousarray(cat_sets))
+    return dict(packed=packed, packed_value=packed_value, packed_offset=packed_offset,
+                depth=depth, n_features=n_features, cat_sets=sets)
+
+
+def predict_walk(const bin_t[:, ::1] X_binned, const idx_t[:, ::1] packed,
+                 const double[::1] packed_value, const idx_t[::1] packed_offset,
+                 const idx_t[::1] depth, Py_ssize_t n_features, const double[::1] coef,
+                 double[::1] out, int n_threads, const uint32_t[:, ::1] cat_sets=None):
+    """Add ``sum_t coef[t] * tree_t(x)`` to ``out`` for trees packed by :func:`walk_pack`.
+
+    Each tree is walked 32 rows at a time so their chains of loads overlap; each row's sum
+    runs over the trees in order, so the result does not depend on ``n_threads``.
+
+    Parameters
+    ----------
+    X_binned : IN uint8 (n_features, n_rows).
+    packed, packed_value, packed_offset, depth, n_features, cat_sets : IN, from
+        :func:`walk_pack`.
+    coef : IN float64 (n_trees,).
+    out : IN/OUT float64 (n_rows,).
+    n_threads : OpenMP threads (parallel over blocks of rows).
+    """
+    cdef const uint32_t* sets = sets_pointer(cat_sets)
+    cdef Py_ssize_t n_rows = X_binned.shape[1]
+    cdef Py_ssize_t n_trees = coef.shape[0]
+    cdef Py_ssize_t n_blocks = (n_rows + BLOCK - 1) // BLOCK
+    cdef Py_ssize_t blk, t, r, start, stop, base
+    cdef double c
+    if X_binned.shape[0] != n_features:
+        raise ValueError(f"X_binned has {X_binned.shape[0]} features; the trees were packed "
+                         f"for {n_features}")
+    _check_pack(packed_offset, n_trees, packed.shape[0])
+    if (depth.shape[0] != n_trees or packed.shape[1] != 4
+            or packed_value.shape[0] != packed.shape[0]):
+        raise ValueError("packed tables and coef disagree")
+    if out.shape[0] != n_rows:
+        raise ValueError("out must have n_rows entries")
+    if n_rows == 0 or n_trees == 0:
+        return
+    # (no feature: every tree is a single leaf, the walk reads no byte)
+    cdef const bin_t* xp = &X_binned[0, 0] if X_binned.shape[0] > 0 else NULL
+    if n_rows <= BLOCK:
+        n_threads = 1                  # one block: no thread to start
     with nogil:
         for blk in prange(n_blocks, schedule="static", num_threads=n_threads):
             start = blk * BLOCK

@@ -97,7 +97,12 @@ class Ensemble:
         #: coefficients were rewritten otherwise, or a factor was not positive (then past
         #: states cannot be recovered; see also :meth:`forget_unrecoverable_states`).
         self.scale_history: Optional[List[Tuple[int, float]]] = []
+        self._forget_tables()
+
+    def _forget_tables(self) -> None:
+        """Drop the cached prediction tables (the trees or coefficients changed)."""
         self._compact_cache = None
+        self._prepared_cache = None
 
     @property
     def bias(self):
@@ -142,7 +147,7 @@ class Ensemble:
             raise ValueError(f"coef must have shape ({self.n_trees},), got {values.shape}")
         self._coef[:self.n_trees] = values
         self.scale_history = None
-        self._compact_cache = None
+        self._forget_tables()
 
     def add(self, tree: Member, coef: float) -> int:
         """Append a tree (a TreeGroup of ``n_outputs`` trees with several outputs); return
@@ -159,7 +164,7 @@ class Ensemble:
             self._coef = np.concatenate([self._coef, np.empty(max(16, n))])
         self._coef[n] = float(coef)
         self.trees.append(tree)
-        self._compact_cache = None
+        self._forget_tables()
         return n
 
     def scale(self, factor: float) -> None:
@@ -172,7 +177,7 @@ class Ensemble:
             self.scale_history.append((self.n_trees, factor))
             if not factor > 0:
                 self.scale_history = None       # the earlier states are lost
-        self._compact_cache = None
+        self._forget_tables()
 
     def raw_bounds(self) -> np.ndarray:
         """:func:`raw_bounds` of this model."""
@@ -195,7 +200,7 @@ class Ensemble:
         self.bias = bias
         if self.scale_history is not None:
             self.scale_history = [(m, f) for m, f in self.scale_history if m < n_trees]
-        self._compact_cache = None
+        self._forget_tables()
 
     def add_trees_binned(self, X_binned: np.ndarray, out: np.ndarray, trees: List[Member],
                          coef: np.ndarray, n_threads: int = 1) -> None:
@@ -304,12 +309,24 @@ class Ensemble:
     def predict_raw(self, X: np.ndarray, n_threads: int = 1) -> np.ndarray:
         """Raw scores of raw float32/float64 rows ``X`` (n_rows, n_features); NaN = missing.
 
-        Shape (n_rows,) with one output, else (n_rows, n_outputs)."""
-        if self._compact_cache is None:
-            self._compact_cache = self._compact()
-        mapper, trees, coef = self._compact_cache
-        return self._scores(mapper.transform(X, n_threads, "engine"), trees, coef,
-                            n_threads)
+        Shape (n_rows,) with one output, else (n_rows, n_outputs). The kernels' tables of
+        the whole model are built on the first call and kept (a call then costs nothing
+        proportional to the model but the walk itself: single rows are cheap)."""
+        mapper, trees, coef = self._prediction_tables()
+        X_binned = mapper.transform(X, n_threads, "engine")
+        if isinstance(X_binned, SparseBinned):
+            return self._scores(X_binned, trees, coef, n_threads)
+        if self._prepared_cache is None:
+            self._prepared_cache = [
+                self.kind.prepare(self.kind.pack(self.output_trees(k, trees)),
+                                  mapper.n_features, mapper.missing_bin)
+                for k in range(self.n_outputs)]
+        out = self.start_scores(X_binned.shape[1])
+        if trees:
+            for k, prepared in enumerate(self._prepared_cache):
+                self.kind.predict_prepared(X_binned, out if self.n_outputs == 1 else out[k],
+                                           prepared, coef, n_threads)
+        return self.rows_first(out)
 
     def state_factors(self, ends: Sequence[int]) -> np.ndarray:
         """For each ``end``, the factor the model's first ``end`` trees and bias were scaled by

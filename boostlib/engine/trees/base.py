@@ -133,12 +133,27 @@ class TreeKind(ABC):
 
     @abstractmethod
     def pack(self, trees: List[Any]) -> Dict[str, np.ndarray]:
-        """The trees concatenated into the arrays :meth:`predict` reads."""
+        """The trees concatenated into the arrays
+        :meth:`~boostlib.engine.trees.TreeKind.predict` reads."""
 
-    @abstractmethod
     def predict(self, X_binned: np.ndarray, out: np.ndarray, packed: Dict[str, np.ndarray],
                 coef: np.ndarray, missing_bin: int, n_threads: int) -> None:
         """``out += sum_t coef[t] * tree_t(x)`` on a binned matrix (n_features, n_rows)."""
+        self.predict_prepared(X_binned, out, self.prepare(packed, X_binned.shape[0],
+                                                          missing_bin), coef, n_threads)
+
+    def prepare(self, packed: Dict[str, np.ndarray], n_features: int,
+                missing_bin: int) -> Dict[str, Any]:
+        """:meth:`~boostlib.engine.trees.TreeKind.pack`'s arrays as the prediction kernel
+        reads them, for matrices of ``n_features`` rows (what a model predicted many times
+        keeps)."""
+        return dict(packed, missing_bin=missing_bin)
+
+    @abstractmethod
+    def predict_prepared(self, X_binned: np.ndarray, out: np.ndarray,
+                         prepared: Dict[str, Any], coef: np.ndarray, n_threads: int) -> None:
+        """:meth:`~boostlib.engine.trees.TreeKind.predict` with tables from
+        :meth:`~boostlib.engine.trees.TreeKind.prepare`."""
 
     @abstractmethod
     def node_arrays(self, tree: Any) -> Dict[str, np.ndarray]:

@@ -191,10 +191,15 @@ class DepthwiseKind(TreeKind):
             value=self._cat([t.value for t in trees], np.float64),
             node_offset=self._offsets([t.value.size for t in trees]))
 
-    def predict(self, X_binned: np.ndarray, out: np.ndarray, packed: Dict[str, np.ndarray],
-                coef: np.ndarray, missing_bin: int, n_threads: int) -> None:
-        _predictor.predict_depthwise(X_binned, coef=coef, missing_bin=missing_bin, out=out,
-                                     n_threads=n_threads, **packed)
+    def prepare(self, packed: Dict[str, np.ndarray], n_features: int,
+                missing_bin: int) -> Dict[str, Any]:
+        """The trees packed for the branch-free walk (``_predictor.walk_pack``)."""
+        return _predictor.walk_pack(n_features, missing_bin=missing_bin, **packed)
+
+    def predict_prepared(self, X_binned: np.ndarray, out: np.ndarray,
+                         prepared: Dict[str, Any], coef: np.ndarray, n_threads: int) -> None:
+        _predictor.predict_walk(X_binned, coef=coef, out=out, n_threads=n_threads,
+                                **prepared)
 
     def from_document(self, value: Any, path: str, n_borders: np.ndarray,
                       reader: Any) -> DepthwiseTree:

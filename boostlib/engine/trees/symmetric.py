@@ -189,11 +189,11 @@ class SymmetricKind(TreeKind):
             leaf_value=self._cat([t.value for t in trees], np.float64),
             leaf_offset=self._offsets([t.value.size for t in trees]))
 
-    def predict(self, X_binned: np.ndarray, out: np.ndarray, packed: Dict[str, np.ndarray],
-                coef: np.ndarray, missing_bin: int, n_threads: int) -> None:
+    def predict_prepared(self, X_binned: np.ndarray, out: np.ndarray,
+                         prepared: Dict[str, Any], coef: np.ndarray, n_threads: int) -> None:
         scratch = np.empty(X_binned.shape[1], dtype=np.int32)
-        _predictor.predict_oblivious(X_binned, coef=coef, missing_bin=missing_bin, out=out,
-                                     scratch=scratch, n_threads=n_threads, **packed)
+        _predictor.predict_oblivious(X_binned, coef=coef, out=out, scratch=scratch,
+                                     n_threads=n_threads, **prepared)
 
     def from_document(self, value: Any, path: str, n_borders: np.ndarray,
                       reader: Any) -> ObliviousTree:
