@@ -15,6 +15,7 @@ agaricus, a1a, w1a (their test files), german.numer and diabetes (25% test).
 
     python benchmarks/bench_leafwise.py                      # W1 at 1,000,000 rows + real
     python benchmarks/bench_leafwise.py --n-rows 100000 --repeats 3
+    python benchmarks/bench_leafwise.py --only a1a,w1a,german.numer,diabetes --best
 """
 from __future__ import annotations
 
@@ -119,16 +120,21 @@ def main(argv=None) -> int:
     ap.add_argument("--n-rows", type=int, default=1_000_000, help="W1 training rows")
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--best", action="store_true",
+                    help="also report each library's best test loss over the iterations "
+                         "and its mean leaves per tree")
     ap.add_argument("--only", default=None, help="comma-separated dataset names (W1, HIGGS, "
                     "Adult, California, agaricus, a1a, w1a, german.numer, diabetes)")
     args = ap.parse_args(argv)
     rows: List[str] = []
+    best_rows: List[str] = []
     for name, (task, load) in datasets(args.n_rows).items():
         if args.only and name not in args.only.split(","):
             continue
         X, y, Xt, yt = load()
         times: Dict[str, List[float]] = {}
         losses: Dict[str, float] = {}
+        models: Dict[str, Any] = {}
         for r in range(args.repeats):
             items = list(fitters(task, args.threads).items())
             for lib, fit in (items if r % 2 == 0 else items[::-1]):
@@ -136,6 +142,9 @@ def main(argv=None) -> int:
                 model = fit(X, y)
                 times.setdefault(lib, []).append(time.perf_counter() - t0)
                 losses[lib] = test_loss(task, model, Xt, yt)
+                models[lib] = model
+        if args.best:
+            best_rows.append(_best_row(name, task, models, Xt, yt))
         t = {k: statistics.median(v) for k, v in times.items()}
         rows.append(f"| {name} | {'logloss' if task == 'binary' else 'RMSE'} | "
                     f"{losses['boostlib']:.5f} | {losses['lightgbm']:.5f} | "
@@ -147,7 +156,33 @@ def main(argv=None) -> int:
     print("| data | test loss | boostlib | LightGBM | ratio | boostlib s | LightGBM s | "
           "time ratio |\n|---|---|---:|---:|---:|---:|---:|---:|")
     print("\n".join(rows))
+    if best_rows:
+        print("\n## Best iteration (lowest test loss over the 200 trees) and mean leaves\n")
+        print("| data | boostlib best (iteration) | LightGBM best (iteration) | ratio | "
+              "boostlib leaves | LightGBM leaves |\n|---|---:|---:|---:|---:|---:|")
+        print("\n".join(best_rows))
     return 0
+
+
+def _best_row(name: str, task: str, models: Dict[str, Any], Xt: Any, yt: np.ndarray) -> str:
+    """The lowest test loss over the iterations of each library's model, and its leaves."""
+    ours, theirs = models["boostlib"], models["lightgbm"]
+    if task == "binary":
+        def loss(p):
+            p = np.clip(p, 1e-15, 1 - 1e-15)
+            return float(-np.mean(yt * np.log(p) + (1 - yt) * np.log1p(-p)))
+        a = [loss(p[:, 1]) for p in ours.staged_predict_proba(Xt)]
+        b = [loss(theirs.predict_proba(Xt, num_iteration=k)[:, 1])
+             for k in range(1, len(a) + 1)]
+    else:
+        a = [float(np.sqrt(np.mean((p - yt) ** 2))) for p in ours.staged_predict(Xt)]
+        b = [float(np.sqrt(np.mean((theirs.predict(Xt, num_iteration=k) - yt) ** 2)))
+             for k in range(1, len(a) + 1)]
+    leaves_a = np.mean([t.n_leaves() for t in ours.model_.ensemble.scalar_trees()])
+    leaves_b = np.mean([t["num_leaves"] for t in theirs.booster_.dump_model()["tree_info"]])
+    ia, ib = int(np.argmin(a)), int(np.argmin(b))
+    return (f"| {name} | {a[ia]:.5f} ({ia + 1}) | {b[ib]:.5f} ({ib + 1}) | "
+            f"{a[ia] / b[ib]:.4f} | {leaves_a:.1f} | {leaves_b:.1f} |")
 
 
 if __name__ == "__main__":
