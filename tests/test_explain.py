@@ -59,9 +59,19 @@ def random_tree(rng, n_features, depth, p_empty, with_cats):
                 cover=np.array(cover), cat_sets=np.array(sets, np.uint32).reshape(-1, 8))
 
 
+def fractions_and_levels(a):
+    """The kernel's ``fraction`` and ``level`` arrays of an explicit tree."""
+    from boostlib.engine.contributions import _fractions
+    from boostlib.engine.trees.base import level_nodes
+    levels = level_nodes(a["left"], a["right"])
+    level = np.zeros(a["left"].size, np.int32)
+    for depth, nodes in enumerate(levels):
+        level[nodes] = depth
+    return _fractions(a["left"], a["right"], a["cover"], levels), level
+
+
 def run_kernel(trees, X_binned, interactions=False, n_threads=1, node_level=None,
                override=None):
-    from boostlib.engine.contributions import _fractions, _levels
     parts = {k: [] for k in ("feature", "bin", "nan_right", "left", "right", "value",
                              "fraction", "level")}
     feats, n_sets, sets, depth = [], 0, [], 0
@@ -70,8 +80,8 @@ def run_kernel(trees, X_binned, interactions=False, n_threads=1, node_level=None
         parts["bin"].append(np.where(a["nan_right"] == 2, a["bin"] + n_sets, a["bin"]))
         for k in ("nan_right", "left", "right", "value"):
             parts[k].append(a[k])
-        parts["fraction"].append(_fractions(a["left"], a["right"], a["cover"]))
-        level = _levels(a["left"], a["right"])
+        fraction, level = fractions_and_levels(a)
+        parts["fraction"].append(fraction)
         parts["level"].append(level)
         depth = max(depth, int(level.max()))
         feats.append(np.unique(a["feature"][a["left"] >= 0]).astype(np.int32))
@@ -128,13 +138,11 @@ def test_kernel_equals_the_shapley_formula(forest):
 
 def run_games(trees, X_binned, n_threads=1):
     """SHAP values by the leaf games (``leaf_games`` + ``game_shap``)."""
-    from boostlib.engine.contributions import _games, _levels
+    from boostlib.engine.contributions import _games
     tables = []
     for a in trees:
-        level = _levels(a["left"], a["right"])
-        from boostlib.engine.contributions import _fractions
-        tables.append(dict(a, fraction=_fractions(a["left"], a["right"], a["cover"]),
-                           level=level, depth=int(level.max()), output=0,
+        fraction, level = fractions_and_levels(a)
+        tables.append(dict(a, fraction=fraction, level=level, depth=int(level.max()), output=0,
                            features=np.unique(a["feature"][a["left"] >= 0]).astype(np.int32),
                            value=np.where(a["left"] >= 0, 0.0, a["value"])))
     phi = np.zeros((X_binned.shape[1], X_binned.shape[0] + 1, 1))

@@ -539,6 +539,7 @@ def game_shap(const bin_t[:, ::1] X_binned, const idx_t[::1] feature,
     cdef unsigned char[:, ::1] turns_of = scratch
     T.X = &X_binned[0, 0]
     T.n_rows = n_rows
+    T.level = NULL                     # read only for leaf paths; the walk reads no more
     T.feature = &feature[0]
     T.split_bin = &split_bin[0]
     T.nan_right = &nan_right[0]

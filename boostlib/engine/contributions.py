@@ -26,16 +26,17 @@ import numpy as np
 from .._kernels import _treeshap
 from .sparse_binned import SparseBinned
 from .trees import TreeGroup
-from .trees.base import CAT_SPLIT
+from .trees.base import CAT_SPLIT, level_nodes, subtree_sums
 
 
 class MissingCovers(ValueError):
     """A model's trees carry no covers (read from a model file older than format 4)."""
 
 
-def _fractions(left: np.ndarray, right: np.ndarray, cover: np.ndarray) -> np.ndarray:
+def _fractions(left: np.ndarray, right: np.ndarray, cover: np.ndarray,
+               levels: List[np.ndarray]) -> np.ndarray:
     """Every node's share of its parent's cover (the root: 1), zero covers as the limit
-    described in the module docstring."""
+    described in the module docstring; ``levels``: the tree's :func:`level_nodes`."""
     split = np.flatnonzero(left >= 0)
     fraction = np.ones(cover.size)
     parent_cover = np.repeat(cover[split], 2)
@@ -44,20 +45,10 @@ def _fractions(left: np.ndarray, right: np.ndarray, cover: np.ndarray) -> np.nda
     with np.errstate(invalid="ignore", divide="ignore"):
         fraction[children] = np.where(empty, 0.0, cover[children] / parent_cover)
     if empty.any():
-        leaves = (left < 0).astype(np.float64)
-        for k in split[::-1]:                  # children come after their parents
-            leaves[k] = leaves[left[k]] + leaves[right[k]]
+        leaves = subtree_sums(left, right, np.ones(left.size), levels)
         fraction[children[empty]] = (leaves[children[empty]]
                                      / np.repeat(leaves[split], 2)[empty])
     return fraction
-
-
-def _levels(left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """The depth of every node (children come after their parents)."""
-    level = np.zeros(left.size, dtype=np.int32)
-    for k in np.flatnonzero(left >= 0).tolist():
-        level[left[k]] = level[right[k]] = level[k] + 1
-    return level
 
 
 def _tree_table(kind: Any, tree: Any, coef: float, output: int) -> Dict[str, Any]:
@@ -71,19 +62,22 @@ def _tree_table(kind: Any, tree: Any, coef: float, output: int) -> Dict[str, Any
             "with this boostlib; its predictions need no covers")
     left, right = a["left"].astype(np.int32), a["right"].astype(np.int32)
     split = left >= 0
-    fraction = _fractions(left, right, np.asarray(a["cover"], dtype=np.float64))
+    levels = level_nodes(left, right)
+    fraction = _fractions(left, right, np.asarray(a["cover"], dtype=np.float64), levels)
     value = np.where(split, 0.0, coef * a["value"])
-    level = _levels(left, right)
+    level = np.zeros(left.size, dtype=np.int32)
     reach = fraction.copy()                    # share of the training rows reaching a node
-    for k in np.flatnonzero(split).tolist():
-        reach[left[k]] *= reach[k]
-        reach[right[k]] *= reach[k]
+    for depth, nodes in enumerate(levels):
+        level[nodes] = depth
+        parents = nodes[left[nodes] >= 0]
+        reach[left[parents]] *= reach[parents]
+        reach[right[parents]] *= reach[parents]
     return dict(feature=np.where(split, a["feature"], -1).astype(np.int32),
                 bin=a["bin"].astype(np.int32), nan_right=a["nan_right"].astype(np.uint8),
                 left=left, right=right, value=value, fraction=fraction, level=level,
                 cat_sets=np.asarray(a["cat_sets"], dtype=np.uint32).reshape(-1, 8),
                 features=np.unique(a["feature"][split]).astype(np.int32),
-                expected=float(np.dot(reach, value)), depth=int(level.max(initial=0)),
+                expected=float(np.dot(reach, value)), depth=len(levels) - 1,
                 output=output)
 
 

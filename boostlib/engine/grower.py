@@ -20,6 +20,7 @@ from .constraints import ColumnRules, monotone_oblivious
 from .sparse_binned import SparseBinned, local_columns
 from .leaves import leaf_values
 from .trees import kind_of
+from .trees.base import subtree_sums
 
 
 class DerivativeOverflow(FloatingPointError):
@@ -411,10 +412,8 @@ class TreeGrower:
         """
         sums = np.empty((tree.value.size, 3))
         _partition.node_sums(node, lg, h, sums)
-        tree.cover = sums[:, 2].copy()      # rows per leaf; a split node's: its children's
-        if group is None:
-            for k in np.flatnonzero(tree.left >= 0)[::-1]:      # children after parents
-                tree.cover[k] = tree.cover[tree.left[k]] + tree.cover[tree.right[k]]
+        if group is None:                   # rows per node: a split node's are its leaves'
+            tree.cover = subtree_sums(tree.left, tree.right, sums[:, 2])
             leaves = np.flatnonzero(tree.left < 0)
             tree.value[leaves] = leaf_values(sums[leaves, 0], sums[leaves, 1], sums[leaves, 2],
                                              self.params.l2_regularization, noise_scale, rng)
@@ -422,6 +421,7 @@ class TreeGrower:
                 tree.value_bounds = bounds
                 self.enforce_monotone(tree)
             return
+        tree.cover = sums[:, 2].copy()      # rows per leaf
         n_leaves = tree.value.size
         G = np.bincount(group, sums[:, 0], minlength=n_leaves)
         H = np.bincount(group, sums[:, 1], minlength=n_leaves)

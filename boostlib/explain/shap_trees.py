@@ -8,7 +8,7 @@ import numpy as np
 
 from ..engine.model import Model
 from ..engine.trees import TreeGroup
-from ..engine.trees.base import CAT_SPLIT
+from ..engine.trees.base import CAT_SPLIT, subtree_sums
 
 #: Added, times the number of leaves below, to the covers of a tree that has nodes no
 #: training row reached (relative to its smallest positive cover), so that shap's ratios of
@@ -23,13 +23,6 @@ def _model(model: Any) -> Model:
         raise TypeError(f"model must be a fitted boostlib estimator or a boostlib.Model, got "
                         f"{type(model).__name__}")
     return inner
-
-
-def _leaves_below(left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    leaves = (left < 0).astype(np.float64)
-    for k in np.flatnonzero(left >= 0)[::-1]:       # children come after their parents
-        leaves[k] = leaves[left[k]] + leaves[right[k]]
-    return leaves
 
 
 def _shap_tree(model: Model, tree: Any, coef: float, output: int, where: str
@@ -55,7 +48,7 @@ def _shap_tree(model: Model, tree: Any, coef: float, output: int, where: str
     if np.any(cover <= 0):
         positive = cover[cover > 0]
         scale = float(positive.min()) if positive.size else 1.0
-        cover = cover + EMPTY_COVER * scale * _leaves_below(left, right)
+        cover = cover + EMPTY_COVER * scale * subtree_sums(left, right, np.ones(left.size))
     values = np.zeros((left.size, model.n_outputs))
     values[:, output] = np.where(split, 0.0, coef * a["value"])
     return {

@@ -212,6 +212,28 @@ class TreeKind(ABC):
                                     dtype=dtype)
 
 
+def level_nodes(left: np.ndarray, right: np.ndarray) -> List[np.ndarray]:
+    """The nodes of an explicit binary tree (node 0 the root, ``left[k] < 0`` at leaves),
+    level by level from the root: one numpy pass per level, not per node."""
+    levels = [np.zeros(1, dtype=np.intp)]
+    while True:
+        split = levels[-1][left[levels[-1]] >= 0]
+        if split.size == 0:
+            return levels
+        levels.append(np.concatenate([left[split], right[split]]).astype(np.intp))
+
+
+def subtree_sums(left: np.ndarray, right: np.ndarray, values: np.ndarray,
+                 levels: Optional[List[np.ndarray]] = None) -> np.ndarray:
+    """``values`` at the leaves, and at every split node the sum over its leaves (e.g. the
+    rows reaching it from the rows of each leaf); ``levels``: :func:`level_nodes`."""
+    total = np.where(left < 0, values, 0.0).astype(np.float64)
+    for nodes in reversed(levels if levels is not None else level_nodes(left, right)):
+        split = nodes[left[nodes] >= 0]
+        total[split] = total[left[split]] + total[right[split]]
+    return total
+
+
 def bins_in_range(bins: np.ndarray, feature: np.ndarray, n_borders: np.ndarray,
                   split: np.ndarray) -> Optional[Tuple[str, str]]:
     """A split bin ``b`` of feature ``f`` lies in ``[0, len(borders[f])]`` (the top: all

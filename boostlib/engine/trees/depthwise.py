@@ -9,8 +9,8 @@ import numpy as np
 
 from ..._kernels import _partition, _predictor, _splitting
 from ..constraints import bounded_value, child_bounds
-from .base import (MAX_DEPTH, CAT_SPLIT, TreeKind, bins_in_range, gains_non_negative, no_sets,
-                   read_cat_sets, read_cover)
+from .base import (MAX_DEPTH, CAT_SPLIT, TreeKind, bins_in_range, gains_non_negative,
+                   level_nodes, no_sets, read_cat_sets, read_cover)
 
 
 @dataclass
@@ -288,11 +288,8 @@ class NodeRules:
 
 
 def tree_depth(tree: DepthwiseTree) -> int:
-    """The depth of the deepest leaf (children come after their parents)."""
-    depth = np.zeros(tree.left.size, dtype=np.int64)
-    for k in np.flatnonzero(tree.left >= 0).tolist():
-        depth[tree.left[k]] = depth[tree.right[k]] = depth[k] + 1
-    return int(depth.max(initial=0))
+    """The depth of the deepest leaf."""
+    return len(level_nodes(tree.left, tree.right)) - 1
 
 
 def _structure(a: Dict[str, np.ndarray]) -> Optional[Tuple[str, str]]:
