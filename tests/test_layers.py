@@ -13,7 +13,7 @@ ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 LAYERS = {"_kernels": 0, "_compat": 0, "plugin": 1, "builtin": 2, "engine": 2, "io": 3,
           "engine.model": 4, "engine.training": 4,
           "engine.continuation": 4, "frontend": 5, "datasets": 5,
-          "explain": 5, "export": 5}
+          "explain": 5, "export": 5, "dask": 5}
 
 
 def _modules():

@@ -8,6 +8,12 @@ stochastic gradient boosting, LightGBM bagging and XGBoost do, so its sums estim
 sampling, exactly as ``sampler=None``. The sample is never empty. Every random draw comes
 from the ``rng`` the context passes (the estimator's seeded "sampler" stream).
 
+In a distributed fit (``ctx.collective`` with several workers), ``goss`` and ``mvs`` sample
+the rows of all workers as one, from thresholds over every worker's scores
+(:mod:`boostlib.builtin.global_thresholds`); see their notes. ``uniform`` keeps each
+worker's rows with probability ``subsample`` as on one machine (see its notes for an empty
+draw).
+
 ``uniform``
     Each row is kept independently with probability ``subsample``, weight 1.
 ``goss``
@@ -28,6 +34,8 @@ import numpy as np
 
 from .._kernels import _order_stats, _sampling
 from ..plugin.api import Context, SampleResult, Sampler, hookimpl
+from ..plugin.collective import LOCAL, Collective
+from . import global_thresholds
 
 
 class _Buffers:
@@ -122,17 +130,42 @@ def _check_rate(sampler: str, name: str, value: Optional[float], upper_open: boo
 
 
 class _CompiledSampler(Sampler):
-    """Base of the built-ins: the kernels' thread count (from :meth:`begin`) and reused
-    work arrays."""
+    """Base of the built-ins: the kernels' thread count and the fit's collective (from
+    :meth:`begin`), and reused work arrays."""
 
     def __init__(self, subsample: float = 1.0, leaf_values: str = "sample"):
         super().__init__(subsample, leaf_values)
         self._n_threads = 1
         self._buffers = _Buffers()
+        self._collective: Collective = LOCAL
+        self._rows: Optional[tuple] = None
 
     def begin(self, ctx: Context) -> None:
-        """Take the kernels' thread count from the fit (``ctx.n_threads``)."""
+        """Take the kernels' thread count (``ctx.n_threads``) and the fit's collective
+        (``ctx.collective``; one machine when the context has none) from the fit."""
         self._n_threads = int(getattr(ctx, "n_threads", 1))
+        self._collective = getattr(ctx, "collective", LOCAL)
+        self._rows = None
+
+    def __getstate__(self) -> dict:
+        """The state to pickle: without the fit's collective (a distributed fit's holds
+        connections), which the next :meth:`begin` sets again."""
+        state = self.__dict__.copy()
+        state["_collective"], state["_rows"] = LOCAL, None
+        return state
+
+    def _total_rows(self, n: int) -> int:
+        """The rows of every worker of a distributed fit, this worker having ``n``: one
+        collective round at the first call of a fit, cached for the next ones (every worker
+        samples its same rows at every iteration of a fit)."""
+        if self._rows is None or self._rows[0] != n:
+            self._rows = (n, int(self._collective.total(n)[0]))
+        return self._rows[1]
+
+    def _shared_seed(self, rng: np.random.Generator) -> float:
+        """This worker's part of a seed every worker shares: rank 0 draws it (< 2**53, so
+        exact in a float64 sum), the others contribute 0."""
+        return float(rng.integers(0, 2**53)) if self._collective.rank == 0 else 0.0
 
 
 class UniformSampler(_CompiledSampler):
@@ -141,6 +174,11 @@ class UniformSampler(_CompiledSampler):
     Stochastic gradient boosting (Friedman 2002). The expected sample size is
     ``n * subsample``; when no row is drawn (tiny ``n * subsample``), one row is picked
     uniformly.
+
+    In a distributed fit each worker keeps its own rows with probability ``subsample``; its
+    part may be empty. Only when ``subsample * n`` (all workers' rows) is below
+    ``SMALL_TARGET`` does one more round check that some worker drew a row, and if none did,
+    one row of all workers' is picked uniformly (by the worker holding it).
 
     Parameters
     ----------
@@ -151,6 +189,9 @@ class UniformSampler(_CompiledSampler):
     """
 
     name = "uniform"
+    #: Below this expected sample size (all workers' rows), a distributed fit checks that
+    #: the sample is not empty (one more round).
+    SMALL_TARGET = 40.0
 
     def sample(self, gradient: np.ndarray, hessian: np.ndarray, rng: np.random.Generator,
                iteration: int) -> Optional[SampleResult]:
@@ -158,8 +199,28 @@ class UniformSampler(_CompiledSampler):
         n = gradient.shape[0]
         if self.subsample >= 1.0:
             return None
-        return SampleResult(indices=_bernoulli(n, self.subsample, rng, self._buffers,
-                                               self._n_threads))
+        if not self._collective.distributed:
+            return SampleResult(indices=_bernoulli(n, self.subsample, rng, self._buffers,
+                                                   self._n_threads))
+        rows = _sampling.bernoulli_select(self.subsample, _draw_seed(rng),
+                                          self._buffers.get("rows", n, np.int32),
+                                          self._n_threads)
+        coll = self._collective
+        n_all = self._total_rows(n)
+        if n_all * self.subsample < self.SMALL_TARGET:
+            w = coll.n_workers
+            shared = np.zeros(w + 2)        # rows per worker, rows drawn, a shared seed
+            shared[coll.rank] = n
+            shared[w] = rows.size
+            shared[w + 1] = self._shared_seed(rng)
+            coll.allreduce(shared)
+            if shared[w] == 0:              # no worker drew a row: pick one of all rows
+                counts = shared[:w].astype(np.int64)
+                pick = int(np.random.default_rng(int(shared[w + 1])).integers(counts.sum()))
+                start = int(counts[:coll.rank].sum())
+                if start <= pick < start + n:
+                    rows = np.array([pick - start], dtype=np.int32)
+        return SampleResult(indices=rows)
 
 
 class GOSSSampler(_CompiledSampler):
@@ -196,6 +257,21 @@ class GOSSSampler(_CompiledSampler):
     rows are drawn from the remaining ``n_rest``; with all scores equal every row is kept
     with weight 1. Unlike LightGBM, which ranks and samples each block of at least 1024 rows
     on its own, the ranking and the draw are over all rows, so the counts are exact.
+
+    In a distributed fit (``ctx.collective`` with several workers) the sample is drawn as if
+    all workers' rows were one: ``n``, ``top_k`` and ``other_k`` are those of every
+    worker's rows, the threshold is the ``top_k``-th largest score over all of them
+    (:func:`boostlib.builtin.global_thresholds.kth_largest`, exact), and each worker keeps
+    its rows at or above it. The ``other_k`` rows are split among the workers by one
+    multivariate hypergeometric draw over their numbers of rest rows, the same on every
+    worker (from a seed rank 0 draws and shares in the round that sums those numbers), and
+    each worker draws its share uniformly from its own rest rows: the union is a uniform
+    subset of ``other_k`` of all ``n_rest`` rest rows, exactly as on one machine, with the
+    same factor ``n_rest / other_k`` on every worker (so the weighted sums stay exactly
+    unbiased and the sample size is exactly the one-machine one). A worker's own sample may
+    be empty (no rows, or none at or above the threshold and none drawn); the global one
+    never is. Cost per iteration: the threshold's rounds (3 or 4, see that function) and
+    one round for the split, plus one at the first iteration for the number of rows.
     """
 
     name = "goss"
@@ -244,6 +320,8 @@ class GOSSSampler(_CompiledSampler):
         n = gradient.shape[0]
         if iteration < self._warmup_iterations or self.top_rate + self.other_rate >= 1.0 - 1e-12:
             return None
+        if self._collective.distributed:
+            return self._sample_distributed(gradient, hessian, rng)
         top_k = max(1, int(math.floor(n * self.top_rate)))
         other_k = int(math.floor(n * self.other_rate))
         if top_k + other_k >= n:
@@ -273,6 +351,42 @@ class GOSSSampler(_CompiledSampler):
         factor = n_rest / other_k if other_k else 1.0
         rows, weights = _sampling.goss_select(score, threshold, rest, take, factor,
                                               _draw_seed(rng), self._n_threads)
+        return SampleResult(indices=rows, weights=weights)
+
+    def _sample_distributed(self, gradient: np.ndarray, hessian: np.ndarray,
+                            rng: np.random.Generator) -> Optional[SampleResult]:
+        """:meth:`sample` in a distributed fit: this worker's part of the sample of all
+        workers' rows (see the class notes). Every worker takes the same branches, from
+        sums over all workers."""
+        coll, n, threads = self._collective, gradient.shape[0], self._n_threads
+        n_all = self._total_rows(n)
+        top_k = max(1, int(math.floor(n_all * self.top_rate)))
+        other_k = int(math.floor(n_all * self.other_rate))
+        if top_k + other_k >= n_all:
+            return None
+        score = self._buffers.get("score", n)
+        _sampling.goss_scores(gradient, hessian, self.score == "gh", score, threads)
+        threshold = global_thresholds.kth_largest(score, top_k, coll)
+        rest = _sampling.goss_rest_counts(score, threshold, threads)
+        # every worker's rest rows, and a seed for the split of other_k among them
+        w, rank = coll.n_workers, coll.rank
+        shared = np.zeros(w + 1)
+        shared[rank] = float(rest.sum())
+        shared[w] = self._shared_seed(rng)
+        coll.allreduce(shared)
+        rests = shared[:w].astype(np.int64)
+        n_rest = int(rests.sum())
+        if n_rest == 0:                                  # all scores tied: keep every row
+            return None
+        other_k = min(other_k, n_rest)
+        split = np.random.default_rng(int(shared[w])).multivariate_hypergeometric(rests,
+                                                                                  other_k)
+        mine = int(split[rank])
+        take = (rng.multivariate_hypergeometric(rest, mine).astype(np.int64) if mine
+                else np.zeros(rest.size, dtype=np.int64))
+        factor = n_rest / other_k if other_k else 1.0
+        rows, weights = _sampling.goss_select(score, threshold, rest, take, factor,
+                                              _draw_seed(rng), threads)
         return SampleResult(indices=rows, weights=weights)
 
 
@@ -318,9 +432,25 @@ class MVSSampler(_CompiledSampler):
     * All scores equal: ``p_i = subsample`` for every row.
     * If the draw keeps no row (``n * subsample`` below about 1), one row is drawn with
       probability proportional to ``p_i`` and weighted ``1 / p_i``.
+
+    In a distributed fit (``ctx.collective`` with several workers) the probabilities are
+    those of all workers' rows as one: the adaptive ``lambda`` is computed from the sums of
+    ``|g|`` and ``|h|`` over every worker (one collective round), ``mu`` solves
+    ``sum_i p_i = subsample * n`` over every worker's rows
+    (:func:`boostlib.builtin.global_thresholds.mvs_threshold`; when no more scores than
+    that are positive, ``mu`` is the smallest positive score: each is kept, weight 1), and
+    each worker keeps its own rows with probabilities ``p_i`` and weights ``1 / p_i`` as
+    above (the uniform case, too, is decided over all workers). A worker's own sample may
+    be empty. The global one is made non-empty as above (the one row drawn over all
+    workers' rows, by a worker chosen in proportion to its ``sum p_i``) only when
+    ``subsample * n < 40`` (one more round); above that, an empty draw has a probability
+    below ``exp(-40)``.
     """
 
     name = "mvs"
+    #: Below this expected sample size (all workers' rows), a distributed fit checks that
+    #: the sample is not empty (one more round).
+    SMALL_TARGET = 40.0
 
     def __init__(self, subsample: float = 1.0, mvs_reg: Optional[float] = None,
                  leaf_values: str = "sample"):
@@ -342,7 +472,8 @@ class MVSSampler(_CompiledSampler):
 
     def regularization(self, gradient: np.ndarray, hessian: np.ndarray) -> float:
         """The ``lambda`` of this iteration (``mvs_reg``, or the adaptive rule; ``inf`` when
-        the adaptive value overflows, with tiny hessians)."""
+        the adaptive value overflows, with tiny hessians). In a distributed fit the adaptive
+        rule's sums are over every worker (a collective round: every worker calls it)."""
         scale, norm = self._hessian_scale(gradient, hessian)
         try:
             return (scale / norm) ** 2
@@ -355,6 +486,8 @@ class MVSSampler(_CompiledSampler):
         if self.mvs_reg is not None:
             return math.sqrt(self.mvs_reg), 1.0
         g_sum, h_sum, _ = _sampling.abs_sums(gradient, hessian, self._n_threads)
+        if self._collective.distributed:                 # every worker's sums
+            g_sum, h_sum = (float(x) for x in self._collective.total(g_sum, h_sum))
         if h_sum == 0.0:
             return 0.0, 1.0
         return self._learning_rate * g_sum, h_sum
@@ -372,7 +505,10 @@ class MVSSampler(_CompiledSampler):
 
         With ``guess``, ``mu`` is first sought near the last iteration's (see
         :class:`_Bracket`); that answer can differ from the full kernel's in the last bits
-        (its sum of the small scores is a plain, fixed-order floating-point sum)."""
+        (its sum of the small scores is a plain, fixed-order floating-point sum). In a
+        distributed fit, see :meth:`_global_score_threshold`."""
+        if self._collective.distributed:
+            return self._global_score_threshold(gradient, hessian)
         n = gradient.shape[0]
         h_scale, h_norm = self._hessian_scale(gradient, hessian)
         score = self._buffers.get("score", n)
@@ -397,12 +533,30 @@ class MVSSampler(_CompiledSampler):
             self._bracket.record(mu, guessed=bounds is not None, hit=hit)
         return score, mu
 
+    def _global_score_threshold(self, gradient: np.ndarray, hessian: np.ndarray) -> tuple:
+        """:meth:`_score_threshold` in a distributed fit: this worker's scores, and ``mu``
+        over every worker's rows (None: no positive score on any worker, uniform fallback;
+        when at most ``subsample * n`` scores are positive, the smallest of them, which
+        keeps every one with weight 1, instead of the one-machine 0)."""
+        n = gradient.shape[0]
+        n_all = self._total_rows(n)
+        h_scale, h_norm = self._hessian_scale(gradient, hessian)
+        score = self._buffers.get("score", n)
+        try:
+            _sampling.mvs_scores(gradient, hessian, h_scale, h_norm, score, self._n_threads)
+        except ValueError as exc:
+            raise ValueError(f"sampler 'mvs': {exc}") from None
+        mu = global_thresholds.mvs_threshold(score, n_all * self.subsample, self._collective)
+        return score, (None if mu == 0.0 else mu)
+
     def sample(self, gradient: np.ndarray, hessian: np.ndarray, rng: np.random.Generator,
                iteration: int) -> Optional[SampleResult]:
         """Draw the rows of one iteration (see :meth:`boostlib.api.Sampler.sample`)."""
         n = gradient.shape[0]
         if self.subsample >= 1.0:
             return None
+        if self._collective.distributed:
+            return self._sample_distributed(gradient, hessian, rng)
         score, mu = self._score_threshold(gradient, hessian)
         if mu is None:                                   # nothing to rank: uniform
             idx = _bernoulli(n, self.subsample, rng, self._buffers, self._n_threads)
@@ -421,6 +575,61 @@ class MVSSampler(_CompiledSampler):
             return SampleResult(indices=np.array([i], dtype=np.int32),
                                 weights=np.array([1.0 / p[i]]))
         return SampleResult(indices=rows, weights=weights)
+
+    def _sample_distributed(self, gradient: np.ndarray, hessian: np.ndarray,
+                            rng: np.random.Generator) -> SampleResult:
+        """:meth:`sample` in a distributed fit: this worker's rows of the sample of all
+        workers' rows (see the class notes; possibly none)."""
+        n, buf, threads = gradient.shape[0], self._buffers, self._n_threads
+        score, mu = self._global_score_threshold(gradient, hessian)
+        if mu is None:                                   # nothing to rank: uniform
+            rows = _sampling.bernoulli_select(self.subsample, _draw_seed(rng),
+                                              buf.get("rows", n, np.int32), threads)
+            weight = 1.0 / _sampling.keep_probability(self.subsample)
+            weights = np.full(rows.size, weight)
+
+            def mass() -> float:
+                return n * self.subsample
+
+            def pick() -> tuple:
+                return int(rng.integers(n)), weight
+        else:
+            rows, weights = _sampling.mvs_select(score, mu, _draw_seed(rng),
+                                                 buf.get("rows", n, np.int32),
+                                                 buf.get("weights", n), threads)
+
+            def mass() -> float:
+                return float(np.minimum(1.0, score / mu).sum())
+
+            def pick() -> tuple:
+                p = np.minimum(1.0, score / mu)
+                i = int(rng.choice(n, p=p / p.sum()))
+                return i, 1.0 / p[i]
+        if self._total_rows(n) * self.subsample < self.SMALL_TARGET:
+            rows, weights = self._never_empty(rows, weights, rng, mass, pick)
+        return SampleResult(indices=rows, weights=weights)
+
+    def _never_empty(self, rows: np.ndarray, weights: np.ndarray, rng: np.random.Generator,
+                     mass: Callable[[], float], pick: Callable[[], tuple]) -> tuple:
+        """``(rows, weights)``, or, when no worker kept a row, one row over all workers: a
+        worker chosen with probability proportional to its ``mass()`` (its rows' summed
+        keep probabilities) draws it with ``pick()`` (row, weight). One collective round."""
+        coll = self._collective
+        w, rank = coll.n_workers, coll.rank
+        shared = np.zeros(w + 2)
+        shared[rank] = mass() if rows.size == 0 else 0.0
+        shared[w] = rows.size
+        shared[w + 1] = self._shared_seed(rng)
+        coll.allreduce(shared)
+        if shared[w] > 0:
+            return rows, weights
+        masses = shared[:w]
+        chosen = int(np.random.default_rng(int(shared[w + 1])).choice(
+            w, p=masses / masses.sum()))
+        if chosen != rank:
+            return rows, weights
+        i, weight = pick()
+        return np.array([i], dtype=np.int32), np.array([weight])
 
 
 @hookimpl

@@ -139,8 +139,9 @@ class SGLB(UpdateRule):
         """Resolve the defaults that depend on the data (posterior sampling) and check that
         the shrink factor stays in (0, 1]."""
         if self.posterior_sampling:
-            self.temperature_ = float(ctx.n_rows)
-            self.shrink_rate_ = 1.0 / (2.0 * ctx.n_rows)
+            n_rows = getattr(ctx, "total_rows", ctx.n_rows)     # every worker's rows
+            self.temperature_ = float(n_rows)
+            self.shrink_rate_ = 1.0 / (2.0 * n_rows)
         else:
             self.temperature_ = float(DEFAULT_TEMPERATURE if self.diffusion_temperature is None
                                       else self.diffusion_temperature)
@@ -171,7 +172,7 @@ class SGLB(UpdateRule):
         split_gradient = None
         if c > 0.0 and self.structure_noise:
             split_gradient = structure_gradient(gradient, hessian, sample, c,
-                                                ctx.rng("structure_noise"))
+                                                ctx.row_rng("structure_noise"))
         tree = ctx.fit_tree(gradient, hessian, sample, split_gradient=split_gradient,
                             leaf_noise_scale=c)
         factor = self.shrink_factor(ctx.iteration)

@@ -1,7 +1,7 @@
 """Feature binning: per-feature borders from quantiles, and the uint8 binned matrix."""
 from __future__ import annotations
 
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -119,7 +119,9 @@ class BinMapper:
 
     def fit(self, X: np.ndarray, rng: Optional[np.random.Generator] = None,
             n_threads: int = 1, categorical: Optional[np.ndarray] = None,
-            levels: Optional[List[Any]] = None) -> "BinMapper":
+            levels: Optional[List[Any]] = None,
+            category_counts: Optional[Dict[int, Tuple[np.ndarray, np.ndarray]]] = None
+            ) -> "BinMapper":
         """Compute the borders of every feature of ``X`` (float32 or float64, NaN = missing).
 
         Parameters
@@ -136,6 +138,10 @@ class BinMapper:
             subsample: a rare category must not be lost).
         levels : list, optional
             Per feature, the labels of the codes (see ``levels_``).
+        category_counts : dict, optional
+            For categorical features, ``{feature: (codes, counts)}`` counted on every row
+            when ``X`` holds only some of them (a distributed fit's sample): the codes that
+            get bins of their own are chosen from these counts instead of ``X``'s.
         """
         from .sparse_binning import fit_sparse, is_sparse     # scipy.sparse X: no dense copy
         if is_sparse(X):
@@ -159,14 +165,19 @@ class BinMapper:
         codes: List[Optional[np.ndarray]] = [None] * X.shape[1]
         other = np.zeros(X.shape[1], dtype=bool)
         for f in np.flatnonzero(cat):
-            codes[f], other[f] = self._frequent_codes(X[:, f])
+            if category_counts is not None and int(f) in category_counts:
+                codes[f], other[f] = self._frequent(*category_counts[int(f)])
+            else:
+                codes[f], other[f] = self._frequent_codes(X[:, f])
         return self.set_categories(codes, other, levels)
 
     def _frequent_codes(self, column: np.ndarray) -> Tuple[np.ndarray, bool]:
         """The codes of a categorical column that get bins of their own, and whether the
         others share an "other" bin."""
-        present = column[~np.isnan(column)]
-        values, counts = np.unique(present.astype(np.int64), return_counts=True)
+        return self._frequent(*code_counts(column))
+
+    def _frequent(self, values: np.ndarray, counts: np.ndarray) -> Tuple[np.ndarray, bool]:
+        """:meth:`_frequent_codes` from the sorted codes of a column and their counts."""
         if values.size <= self.max_bins:
             return values, False
         # the most frequent max_bins - 1 (ties: the smaller code), then in code order
@@ -294,3 +305,10 @@ class BinMapper:
         """Raw threshold of a split at ``bin_index``: ``x <= threshold`` goes left."""
         borders = self.borders_[feature]
         return float(borders[bin_index]) if bin_index < borders.size else float("inf")
+
+
+def code_counts(column: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """The codes of a categorical column (float, NaN for missing), sorted, and how many rows
+    hold each."""
+    present = column[~np.isnan(column)]
+    return np.unique(present.astype(np.int64), return_counts=True)

@@ -11,6 +11,7 @@ import numpy as np
 from .._kernels import _predictor, _sampling
 from ..plugin import checks
 from ..plugin.api import Loss, SampleResult, Sampler
+from ..plugin.collective import LOCAL, Collective
 from ..plugin.registry import PluginError
 from .ensemble import Ensemble
 from .grower import DerivativeOverflow, SampleDefects, TreeGrower
@@ -78,6 +79,9 @@ class BoostingContext:
         end).
     init_raw : the starting training scores, (n_outputs, n_rows) (default: the bias; a
         continued fit starts from the model's scores).
+    collective : how this worker's sums join the other workers' in a distributed fit
+        (default: one machine). ``n_rows`` is then this worker's rows, ``total_rows`` all
+        workers'.
     """
 
     def __init__(self, X_binned: np.ndarray, y: np.ndarray, sample_weight: Optional[np.ndarray],
@@ -85,7 +89,7 @@ class BoostingContext:
                  seed: np.random.SeedSequence, learning_rate: float, n_iterations: int,
                  leaf_estimation: str, random_strength: float, evals: List[EvalSet],
                  n_threads: int, streams: Optional[Streams] = None, first_iteration: int = 0,
-                 init_raw: Optional[np.ndarray] = None):
+                 init_raw: Optional[np.ndarray] = None, collective: Collective = LOCAL):
         self.X_binned = X_binned
         self.y = y
         self._y_view = y.view()
@@ -106,6 +110,10 @@ class BoostingContext:
         #: iterations the model holds once the loop ends (set by ``loop.run``)
         self.completed_iterations = self.first_iteration
         self.n_rows = int(y.shape[0])
+        #: sums across the workers of a distributed fit (see boostlib.plugin.collective)
+        self.collective = collective
+        #: training rows of every worker (``n_rows`` on one machine)
+        self.total_rows = int(collective.total(self.n_rows)[0])
         self.leaf_estimation = leaf_estimation
         self.random_strength = float(random_strength)
         self.evals = evals
@@ -118,6 +126,7 @@ class BoostingContext:
                      if init_raw is None else init_raw)
         self._raw_version = 0           # bumped whenever the training scores change
         self._train_loss: Tuple[int, float] = (-1, math.nan)   # (version, loss) cache
+        self._weight_total: Optional[float] = None
         self._all_rows = np.arange(self.n_rows, dtype=np.int32)
         # Trees fitted during the current iteration, with the leaf of every fitted row.
         self._fitted: Dict[int, Tuple[Any, _Fitted]] = {}
@@ -164,16 +173,27 @@ class BoostingContext:
         return self.ensemble.coef.copy()
 
     def train_loss(self, raw: Optional[np.ndarray] = None) -> float:
-        """Weighted mean training loss at ``raw`` (default: the current model, cached)."""
+        """Weighted mean training loss at ``raw`` (default: the current model, cached); in a
+        distributed fit, over every worker's rows (every worker must call it)."""
         if raw is not None:
-            return mean_loss(self.loss, self._y_view, np.ascontiguousarray(raw, np.float64),
-                             self.sample_weight, self.n_threads, "the training set",
-                             self.iteration)
+            return self._global_mean(mean_loss(
+                self.loss, self._y_view, np.ascontiguousarray(raw, np.float64),
+                self.sample_weight, self.n_threads, "the training set", self.iteration))
         if self._train_loss[0] != self._raw_version:
-            self._train_loss = (self._raw_version, mean_loss(
+            self._train_loss = (self._raw_version, self._global_mean(mean_loss(
                 self.loss, self._y_view, self.raw, self.sample_weight, self.n_threads,
-                "the training set", self.iteration))
+                "the training set", self.iteration)))
         return self._train_loss[1]
+
+    def _global_mean(self, local: float) -> float:
+        """The weighted mean over every worker's rows from this worker's mean."""
+        if not self.collective.distributed:
+            return local
+        if self._weight_total is None:
+            w = self.sample_weight
+            self._weight_total = float(self.n_rows if w is None else np.sum(w))
+        total, weight = self.collective.total(local * self._weight_total, self._weight_total)
+        return float(total / weight)
 
     def rng(self, stream: str) -> np.random.Generator:
         """The generator of a named random stream (e.g. "sampler", "split_noise").
@@ -184,6 +204,16 @@ class BoostingContext:
         :class:`~boostlib.engine.random_streams.Streams`).
         """
         return self.streams.get(stream)
+
+    def row_rng(self, stream: str) -> np.random.Generator:
+        """The generator of a named stream of per-row draws (one value per training row,
+        such as a sampler's or SGLB's per-row noise).
+
+        On one machine it is :meth:`rng`'s stream of that name. In a distributed fit each
+        worker draws its own rows' values from a stream of its own, while :meth:`rng`'s
+        streams (per tree, per leaf, per feature) are the same on every worker.
+        """
+        return self.streams.rows(stream)
 
     # -- derivatives and sampling --------------------------------------------------------------
     def gradients(self, raw: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray]:
@@ -243,11 +273,12 @@ class BoostingContext:
         gv, hv = gradient.view(), hessian.view()    # samplers must not modify them
         gv.flags.writeable = hv.flags.writeable = False
         with checks.blame("sampler", self.sampler, "sample", self.iteration):
-            res = self.sampler.sample(gv, hv, self.rng("sampler"), self.iteration)
+            res = self.sampler.sample(gv, hv, self.row_rng("sampler"), self.iteration)
         # the entries (order, range, weights) are checked by fit_tree, before a kernel reads
         # them: in the pass that gathers the sample when it can, else in a pass of their own
         self._sampled = checks.sample(self.sampler, res, self.n_rows, self.checks,
-                                      self.n_threads, entries=False)
+                                      self.n_threads, entries=False,
+                                      part=self.collective.distributed)
         return self._sampled
 
     # -- trees ---------------------------------------------------------------------------------
@@ -389,7 +420,7 @@ class BoostingContext:
         if not isinstance(sample, SampleResult):
             raise PluginError(f"{self.update_name} passed fit_tree a sample that is not a "
                               f"boostlib.api.SampleResult: {type(sample).__name__}")
-        checks.sample_structure(who, sample)
+        checks.sample_structure(who, sample, self.collective.distributed)
         return who
 
     def _gather(self, values: np.ndarray, rows: np.ndarray, weights: np.ndarray) -> np.ndarray:

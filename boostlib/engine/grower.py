@@ -15,6 +15,7 @@ from typing import Dict, Optional, Tuple
 import numpy as np
 
 from .._kernels import _histogram, _partition, _splitting
+from ..plugin.collective import LOCAL, Collective
 from .bundling import plan as plan_bundles
 from .constraints import ColumnRules, monotone_oblivious
 from .sparse_binned import SparseBinned, local_columns
@@ -105,6 +106,10 @@ class TreeGrower:
         Monotone constraint of each feature (see :mod:`boostlib.engine.constraints`).
     column_rules : ColumnRules, optional
         Column sampling and interaction constraints.
+    collective : Collective, optional
+        In a distributed fit, sums this worker's histograms and leaf sums with the other
+        workers' before anything is decided from them, so that every worker grows the same
+        tree from its own rows (default: one machine).
 
     Notes
     -----
@@ -121,8 +126,10 @@ class TreeGrower:
                  is_categorical: Optional[np.ndarray] = None, bundle: bool = True,
                  default_bins: Optional[np.ndarray] = None,
                  monotone: Optional[np.ndarray] = None,
-                 column_rules: Optional[ColumnRules] = None):
+                 column_rules: Optional[ColumnRules] = None,
+                 collective: Collective = LOCAL):
         self.kind = kind_of(policy)
+        self.collective = collective
         #: int8 per feature (-1, 0, +1), or None: monotone constraints
         self.monotone = None if monotone is None else np.ascontiguousarray(monotone, np.int8)
         #: the features each node may split on (column sampling, interaction constraints)
@@ -217,9 +224,14 @@ class TreeGrower:
     def _build(self, hX, rows, node, slot_of_node, g, h, hist, listing=(None, None)):
         # hX, rows, g and h are the histogram inputs _root() prepares once per tree; listing
         # the rows of the slotted nodes, as the level's partition wrote them (or none).
+        if node.shape[0] == 0:      # no rows here (a distributed fit's other workers may)
+            hist[...] = 0.0
+            self.collective.allreduce(hist)
+            return
         if self.bundling is None:
             _histogram.build_histograms(hX, rows, node, slot_of_node, g, h, self.offsets, hist,
                                         self.n_threads, *listing)
+            self.collective.allreduce(hist)
             return
         shape = (hist.shape[0], int(self.hist_offsets[-1]), hist.shape[2])
         size = shape[0] * shape[1] * shape[2]
@@ -229,6 +241,7 @@ class TreeGrower:
         _histogram.build_histograms(hX, rows, node, slot_of_node, g, h, self.hist_offsets,
                                     columns, self.n_threads, *listing)
         self.bundling.expand(columns, hist)
+        self.collective.allreduce(hist)     # per feature: workers may bundle differently
 
     def _row_list(self, n_fit: int):
         """``(listed, block_counts)`` work arrays for ``n_fit`` rows (reused across levels
@@ -412,6 +425,7 @@ class TreeGrower:
         """
         sums = np.empty((tree.value.size, 3))
         _partition.node_sums(node, lg, h, sums)
+        self.collective.allreduce(sums)
         if group is None:                   # rows per node: a split node's are its leaves'
             tree.cover = subtree_sums(tree.left, tree.right, sums[:, 2])
             leaves = np.flatnonzero(tree.left < 0)

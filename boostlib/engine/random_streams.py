@@ -62,11 +62,17 @@ class Streams:
         :meth:`record` of the fit being continued.
     restart_key : int, optional
         Set for a continuation (its first iteration).
+    rank : int, optional
+        This worker's rank in a distributed fit: its row streams (:meth:`rows`) are its
+        own, derived from the seed, the name and the rank. Default: one machine, where a
+        row stream is the stream of that name.
     """
 
     def __init__(self, seed: np.random.SeedSequence, init: Optional[Dict[str, Any]] = None,
-                 restart_key: Optional[int] = None):
+                 restart_key: Optional[int] = None, rank: Optional[int] = None):
         self.seed = seed
+        self.rank = rank
+        self._row_rngs: Dict[str, np.random.Generator] = {}
         self._states: Dict[str, Any] = {}
         self._restart_key = restart_key
         if init is not None and init.get("seed") == _seed_key(seed):
@@ -88,6 +94,21 @@ class Streams:
                 rng = np.random.default_rng(np.random.SeedSequence(
                     self.seed.entropy, spawn_key=tuple(self.seed.spawn_key) + key))
             self._rngs[name] = rng
+        return rng
+
+    def rows(self, name: str) -> np.random.Generator:
+        """The generator of the row stream ``name``: draws one value per training row (a
+        sampler's, SGLB's per-row noise). On one machine it is :meth:`get`'s stream; in a
+        distributed fit every worker draws its own rows' values from a stream of its own
+        (the other streams, which draw per tree, per leaf or per feature, are the same on
+        every worker, so that every worker takes the same decisions)."""
+        if self.rank is None:
+            return self.get(name)
+        rng = self._row_rngs.get(name)
+        if rng is None:
+            key = (zlib.crc32(name.encode("utf-8")), 1 << 32 | int(self.rank))
+            rng = self._row_rngs[name] = np.random.default_rng(np.random.SeedSequence(
+                self.seed.entropy, spawn_key=tuple(self.seed.spawn_key) + key))
         return rng
 
     def record(self) -> Dict[str, Any]:

@@ -3,12 +3,13 @@ the command line and distributed training call."""
 from __future__ import annotations
 
 import inspect
-from typing import Any, List, Mapping, Optional, Sequence
+from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
 from .._kernels._openmp import effective_n_threads
 from ..plugin import checks, registry
+from ..plugin.collective import LOCAL
 from ..plugin.registry import PluginError
 from .context import BoostingContext, EvalSet
 from .loop import run
@@ -19,7 +20,8 @@ from .ensemble import MAX_RAW_BOUND, Ensemble
 from .model import Model
 from .params import DEFAULT_MAX_LEAVES, MAX_TREES, min_data_per_group, resolve
 from .constraints import ColumnRules, interaction_groups, monotone_constraints
-from .random_streams import seed_sequence
+from .random_streams import Streams, seed_sequence
+from .shard import Shard
 from . import continuation
 from .grower import GrowParams, TreeGrower
 
@@ -117,9 +119,52 @@ def _loss_spec(spec: Any, loss: Any, loss_params: Optional[dict]) -> dict:
     return {"name": spec, "params": params}
 
 
+def distributed_start(params: Mapping[str, Any], y: np.ndarray,
+                      sample_weight: Optional[np.ndarray]) -> Tuple[dict, np.ndarray]:
+    """What the driver of a distributed fit computes once from the whole target: the
+    parameters every worker trains with (the loss resolved to its name and every parameter
+    it learns from the target, such as ``multiclass``'s ``n_classes``, so that workers whose
+    rows lack a class agree) and the starting raw score (the
+    :class:`~boostlib.engine.shard.Shard`'s ``bias``).
+
+    Parameters
+    ----------
+    params : dict
+        The fit's parameters (as for :func:`train`).
+    y, sample_weight : ndarray
+        The whole training target and row weights (None: 1).
+    """
+    p = dict(params)
+    spec = p.get("loss") if p.get("loss") is not None else default_loss(y)
+    loss = registry.create("loss", spec, p.get("loss_params"))
+    _check_shardable(loss, None)
+    with checks.blame("loss", loss, "validate_target"):
+        target = checks.target(loss, loss.validate_target(y), y.shape[0], "the training set")
+    n_outputs = loss.n_outputs
+    if isinstance(spec, str):
+        p["loss"], p["loss_params"] = spec, _loss_spec(spec, loss, p.get("loss_params"))["params"]
+    return p, _bias(loss, target, sample_weight, int(n_outputs))
+
+
+def _check_shardable(loss: Any, init_model: Optional[Model]) -> None:
+    """Refuse what a distributed fit cannot do: continue a model, rank within query groups
+    (groups would have to stay within one worker), renew leaf values from per-leaf
+    quantiles (which do not sum across workers)."""
+    label = checks.label(loss)
+    if init_model is not None:
+        raise ValueError("distributed training does not continue a model (init_model)")
+    if loss.needs_groups:
+        raise ValueError(f"loss {label!r} ranks within query groups, which distributed "
+                         "training does not support")
+    if getattr(loss, "renews_leaves", False):
+        raise ValueError(f"loss {label!r} renews its leaf values from per-leaf quantiles of "
+                         "the rows, which distributed training does not support")
+
+
 def train(params: Mapping[str, Any], train_set: Dataset, *,
           valid_sets: Sequence[Dataset] = (), valid_names: Optional[Sequence[str]] = None,
-          callbacks: Sequence[CallbackLike] = (), init_model: Optional[Model] = None) -> Model:
+          callbacks: Sequence[CallbackLike] = (), init_model: Optional[Model] = None,
+          shard: Optional[Shard] = None) -> Model:
     """Train a boosting model.
 
     Parameters
@@ -151,6 +196,13 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
         the model one fit of ``n + m`` iterations gives (bit for bit for ``update="sgb"``;
         see ``docs/training_controls.md`` for sampling and the rules with state). The model
         passed is not modified.
+    shard : Shard, optional
+        Train as one worker of a distributed fit (what :mod:`boostlib.dask` runs on every
+        worker): ``train_set`` holds this worker's rows, and the bin borders, the starting
+        score and the row count come from the whole data set. Every worker must call
+        ``train`` with the same parameters and validation sets; each returns the same model.
+        Not with ``init_model``, nor with losses that rank within query groups or renew
+        their leaf values from per-leaf quantiles.
 
     Returns
     -------
@@ -192,6 +244,8 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
         raise PluginError(f"loss {loss.name or type(loss).__name__!r}: n_outputs="
                           f"{n_outputs!r}; expected an int >= 1")
     n_outputs = int(n_outputs)
+    if shard is not None:
+        _check_shardable(loss, init_model)
     if init_model is not None:
         continuation.check_compatible(init_model, train_set,
                                       _loss_spec(spec, loss, p["loss_params"]), n_outputs)
@@ -204,7 +258,12 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
                          + f"; a model holds at most MAX_TREES = {MAX_TREES}")
     w = train_set.sample_weight
 
-    if init_model is None:
+    if shard is not None:
+        bias = np.asarray(shard.bias, dtype=np.float64).reshape(n_outputs)
+        mapper, X_binned = shard.mapper, train_set.binned(shard.mapper, n_threads)
+        ensemble = Ensemble(mapper, p["grow_policy"], bias, n_outputs)
+        first_iteration, init_raw = 0, None
+    elif init_model is None:
         bias = _bias(loss, y, w, n_outputs)
         mapper, X_binned = train_set.training_matrix(p["max_bins"], seed, n_threads)
         ensemble = Ensemble(mapper, p["grow_policy"], bias, n_outputs)
@@ -222,11 +281,16 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
                                                n_threads),
                      _bound(loss, ds, f"validation set {name!r}"))
              for name, ds in zip(names, valid_sets)]
-    streams = continuation.streams(seed, init_model)
+    collective = LOCAL if shard is None else shard.collective
+    if shard is not None:       # row streams of its own on every worker
+        streams = Streams(seed, rank=collective.rank)
+    else:
+        streams = continuation.streams(seed, init_model)
+    n_rows = train_set.n_rows if shard is None else int(shard.n_rows)
     grow = GrowParams(p["max_depth"], float(p["l2_regularization"]),
                       int(p["min_samples_leaf"]), float(p["min_child_weight"]),
                       float(p["cat_smooth"]), float(p["cat_l2"]),
-                      min_data_per_group(p["min_data_per_group"], train_set.n_rows),
+                      min_data_per_group(p["min_data_per_group"], n_rows),
                       int(p["max_cat_threshold"]),
                       int(DEFAULT_MAX_LEAVES if p["max_leaves"] is None else p["max_leaves"]))
     columns = ColumnRules(train_set.n_features, p["colsample_bytree"], p["colsample_bynode"],
@@ -239,7 +303,8 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
                         monotone=monotone_constraints(p["monotonic_cst"], train_set.n_features,
                                                       train_set.feature_names,
                                                       mapper.categorical_),
-                        column_rules=columns if columns.active else None)
+                        column_rules=columns if columns.active else None,
+                        collective=collective)
     sampler = None
     if p["sampler"] is not None or p["subsample"] < 1.0:
         sampler_spec = "uniform" if p["sampler"] is None else p["sampler"]
@@ -249,7 +314,8 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
     ctx = BoostingContext(X_binned, y, w, train_loss, sampler, grower, ensemble, seed,
                           p["learning_rate"], p["n_estimators"], p["leaf_estimation"],
                           p["random_strength"], evals, n_threads, streams=streams,
-                          first_iteration=first_iteration, init_raw=init_raw)
+                          first_iteration=first_iteration, init_raw=init_raw,
+                          collective=collective)
     evaluator = Evaluator(loss, metrics, names, [ds.group_ptr for ds in valid_sets])
     loss_spec = _loss_spec(spec, loss, p["loss_params"])
 

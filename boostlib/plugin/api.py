@@ -311,13 +311,23 @@ class Context(Protocol):
     The model changes only through :meth:`add_tree`, :meth:`scale_model` and
     :meth:`combine`; each keeps the training and validation scores of every tracked model in
     step with its coefficients, in ``O(n_rows + n_validation_rows + n_trees)`` time.
+
+    In a distributed fit (:mod:`boostlib.dask`) every worker runs the same update rule on its
+    own rows: ``n_rows``, ``raw``, the derivatives and samples are the worker's rows,
+    ``total_rows`` counts every worker's, and ``collective``
+    (:class:`boostlib.plugin.collective.Collective`) sums statistics across workers.
+    :meth:`fit_tree` and :meth:`train_loss` sum across workers themselves, so a rule that
+    decides from them (and from :meth:`rng`'s streams, the same on every worker) stays in
+    step on every worker without further work; per-row draws come from :meth:`row_rng`.
     """
 
     iteration: int
     n_iterations: int
     learning_rate: float
     n_rows: int
+    total_rows: int
     sample_weight: Optional[np.ndarray]
+    collective: Any
 
     @property
     def raw(self) -> np.ndarray: ...
@@ -326,6 +336,8 @@ class Context(Protocol):
     def model(self) -> TrackedModel: ...
 
     def rng(self, stream: str) -> np.random.Generator: ...
+
+    def row_rng(self, stream: str) -> np.random.Generator: ...
 
     def train_loss(self, raw: Optional[np.ndarray] = None) -> float: ...
 

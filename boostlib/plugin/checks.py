@@ -255,13 +255,15 @@ def overflow_in_start(loss: Any, value: np.ndarray, y: np.ndarray,
 
 
 def sample(sampler: Any, res: Any, n_rows: int, how: str, n_threads: int = 1,
-           entries: bool = True) -> Optional[SampleResult]:
+           entries: bool = True, part: bool = False) -> Optional[SampleResult]:
     """Validate a sampler's result (None, or sorted unique in-range rows and weights).
 
     The structure (type, dimensions, dtypes, non-empty) is checked here; the entries (order,
     range, weights) too unless ``entries`` is False, in which case the caller must check them
     before any kernel reads them (:meth:`BoostingContext.fit_tree` does, in the pass that
-    gathers the sample when it can: see :func:`sample_entries`).
+    gathers the sample when it can: see :func:`sample_entries`). ``part``: the sample is one
+    worker's part of a distributed fit's, which may be empty, or hold no positive weight,
+    when the other workers' parts do not.
     """
     if res is None:
         return None
@@ -269,19 +271,26 @@ def sample(sampler: Any, res: Any, n_rows: int, how: str, n_threads: int = 1,
     if not isinstance(res, SampleResult):
         raise PluginError(f"sampler {label(sampler)!r} must return a "
                           f"boostlib.api.SampleResult or None, got {type(res).__name__}")
-    sample_structure(who, res)
+    sample_structure(who, res, part)
     if entries:
         sample_entries(who, res, n_rows, n_threads)
     return res
 
 
-def sample_structure(who: str, res: SampleResult) -> None:
+def sample_structure(who: str, res: SampleResult, part: bool = False) -> None:
     """Checks of a sample's structure: 1-D integer indices, not empty; weights None or a
     float array aligned with them, some positive (one vectorised pass). ``who`` starts the
-    error message ("sampler 'x' returned")."""
+    error message ("sampler 'x' returned"); ``part`` as for :func:`sample`."""
     idx = res.indices
     if not (isinstance(idx, np.ndarray) and idx.ndim == 1 and idx.dtype.kind in "iu"):
         raise PluginError(f"{who} indices that are not a 1-D integer index array")
+    if part:
+        w = res.weights
+        if w is not None and not (isinstance(w, np.ndarray) and w.shape == idx.shape
+                                  and w.dtype.kind == "f"):
+            raise PluginError(f"{who} weights that are not a float array aligned with its "
+                              "indices")
+        return
     if idx.size == 0:
         raise PluginError(f"{who} an empty sample")
     w = res.weights

@@ -1,0 +1,254 @@
+"""The collective of a Dask fit: sums across workers over Dask's own connections.
+
+Before the fit, every worker taking part installs a handler (:func:`install`); at the start
+of the fit every pair of workers opens one connection (``distributed.comm``: Dask's TCP or
+TLS transport and serialization), kept for the whole fit. A sum is then one exchange per
+pair, run on the worker's event loop while the training thread waits:
+
+* small arrays, and any array with two workers: every worker sends its array to every
+  other one and adds all of them in rank order (one exchange: the lowest latency);
+* large arrays with more workers: reduce-scatter then all-gather. Worker ``j`` owns slice
+  ``j`` of the array: every worker sends slice ``j`` to worker ``j``, which adds them in
+  rank order and sends the total back (two exchanges; each worker sends and receives about
+  twice the array's size in all, whatever the number of workers).
+
+Every worker adds the same numbers in the same order, so the sums are bit-identical on
+every worker and from one run to the next. A worker that fails tells the others, and a
+worker that leaves closes its connections: either way every other worker's next sum
+raises :class:`~boostlib.plugin.collective.CollectiveError` at once; a worker that stops
+answering fails the fit after ``timeout`` seconds.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from ..plugin.collective import Collective, CollectiveError
+
+#: The handler name every worker of a fit registers (see :func:`install`).
+HANDLER = "boostlib_collective"
+
+#: Sums whose all-gather would send more than this many bytes from each worker (the array
+#: times the other workers) are reduce-scattered instead (with more than two workers).
+SCATTER_BYTES = 1 << 20
+
+
+class _Inbox:
+    """The connections other workers opened to one worker for one fit."""
+
+    def __init__(self) -> None:
+        self.comms: Dict[int, Any] = {}
+        self.arrived = asyncio.Event()
+        self.closed = asyncio.Event()
+
+
+#: (worker address, fit id) -> the connections that worker accepted for that fit.
+_INBOXES: Dict[Tuple[str, str], _Inbox] = {}
+
+
+def _inbox(address: str, fit: str) -> _Inbox:
+    box = _INBOXES.get((address, fit))
+    if box is None:
+        box = _INBOXES[(address, fit)] = _Inbox()
+    return box
+
+
+def install(dask_worker: Any) -> str:
+    """Register the collective's handler on a worker (``client.run(install)``); returns the
+    worker's address. The handler keeps a connection another worker opens for a fit until
+    that fit ends."""
+    address = dask_worker.address
+
+    async def accept(comm: Any, fit: str = "", rank: int = -1, **_: Any) -> None:
+        box = _inbox(address, fit)
+        box.comms[int(rank)] = comm
+        box.arrived.set()
+        await box.closed.wait()
+
+    dask_worker.handlers[HANDLER] = accept
+    return address
+
+
+class DaskCollective(Collective):
+    """One worker's end of a Dask fit's connections (see the module docstring).
+
+    Parameters
+    ----------
+    fit : str
+        The fit's id (distinguishes connections of fits running at once).
+    rank : int
+    addresses : list of str
+        Every worker's address, by rank.
+    timeout : float
+        Seconds one sum may wait for the other workers before the fit fails.
+    """
+
+    def __init__(self, fit: str, rank: int, addresses: List[str], timeout: float):
+        from distributed import get_worker
+        worker = get_worker()
+        self.fit = fit
+        self.rank = int(rank)
+        self.n_workers = len(addresses)
+        self._addresses = list(addresses)
+        self._timeout = float(timeout)
+        self._loop = worker.loop.asyncio_loop
+        self._address = worker.address
+        #: workers in one process pass arrays by reference ("inproc://" addresses)
+        self._in_process = any(a.startswith("inproc") for a in addresses)
+        self._comms: Dict[int, Any] = {}
+        self._failed: Optional[str] = None
+        #: seconds spent in sums, and their number
+        self.seconds = 0.0
+        self.steps = 0
+        if self.n_workers > 1:
+            self._run(self._connect())
+
+    # -- plumbing ------------------------------------------------------------------------------
+    def _run(self, coroutine: Any) -> Any:
+        """Run a coroutine on the worker's event loop and wait for it (this thread blocks)."""
+        future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+        try:
+            return future.result(self._timeout + 30.0)
+        except CollectiveError:
+            raise
+        except Exception as exc:            # a closed connection, a timeout, ...
+            future.cancel()
+            raise CollectiveError(f"worker {self.rank}: {self._failed or _describe(exc)}") \
+                from exc
+
+    async def _connect(self) -> None:
+        """Open a connection to every higher rank and wait for every lower one's."""
+        from distributed.comm import connect
+        for peer in range(self.rank + 1, self.n_workers):
+            comm = await asyncio.wait_for(connect(self._addresses[peer]), self._timeout)
+            await comm.write({"op": HANDLER, "fit": self.fit, "rank": self.rank,
+                              "reply": False})
+            self._comms[peer] = comm
+        deadline = time.monotonic() + self._timeout
+        box = _inbox(self._address, self.fit)
+        while len(box.comms) < self.rank:
+            box.arrived.clear()
+            if len(box.comms) >= self.rank:
+                break
+            left = deadline - time.monotonic()
+            if left <= 0:
+                missing = sorted(set(range(self.rank)) - set(box.comms))
+                raise CollectiveError(f"worker {self.rank}: workers {missing} did not connect "
+                                      f"within {self._timeout:g} s")
+            await asyncio.wait_for(box.arrived.wait(), left)
+        self._comms.update(box.comms)
+
+    async def _exchange(self, outgoing: Dict[int, np.ndarray], step: int
+                        ) -> Dict[int, np.ndarray]:
+        """Send ``outgoing[peer]`` to every peer and receive one array from each, at once
+        (reading while writing: large messages cannot deadlock)."""
+        from distributed.protocol import to_serialize
+
+        async def send(peer: int) -> None:
+            data = outgoing[peer]
+            if self._in_process:        # handed over by reference: the buffer changes next
+                data = data.copy()
+            await self._comms[peer].write({"step": step, "data": to_serialize(data)})
+
+        async def receive(peer: int) -> np.ndarray:
+            msg = await self._comms[peer].read()
+            if "fail" in msg:
+                self._failed = msg["fail"]
+                raise CollectiveError(msg["fail"])
+            if msg.get("step") != step:
+                raise CollectiveError(f"worker {peer} is at step {msg.get('step')}, worker "
+                                      f"{self.rank} at step {step}: they are out of step")
+            return msg["data"]
+
+        peers = sorted(outgoing)
+        results = await asyncio.wait_for(
+            asyncio.gather(*(send(p) for p in peers), *(receive(p) for p in peers)),
+            self._timeout)
+        return dict(zip(peers, results[len(peers):]))
+
+    # -- the collective ------------------------------------------------------------------------
+    def allreduce(self, array: np.ndarray) -> np.ndarray:
+        if self.n_workers == 1:
+            return array
+        if self._failed is not None:
+            raise CollectiveError(self._failed)
+        start = time.perf_counter()
+        flat = np.ascontiguousarray(array).reshape(-1)
+        step = self.steps
+        if self.n_workers == 2 or flat.nbytes * (self.n_workers - 1) <= SCATTER_BYTES:
+            total = self._run(self._gather_sum(flat, step))
+        else:
+            total = self._run(self._scatter_sum(flat, step))
+        array[...] = total.reshape(array.shape)
+        self.steps += 1
+        self.seconds += time.perf_counter() - start
+        return array
+
+    async def _gather_sum(self, flat: np.ndarray, step: int) -> np.ndarray:
+        """Every worker's whole array, added in rank order."""
+        got = await self._exchange({p: flat for p in self._comms}, step)
+        got[self.rank] = flat
+        total = got[0].copy()
+        for r in range(1, self.n_workers):
+            total += got[r]
+        return total
+
+    async def _scatter_sum(self, flat: np.ndarray, step: int) -> np.ndarray:
+        """Reduce-scatter (this worker adds its slice), then all-gather the slices."""
+        edges = np.linspace(0, flat.size, self.n_workers + 1).astype(np.intp)
+        piece = [slice(int(edges[j]), int(edges[j + 1])) for j in range(self.n_workers)]
+        got = await self._exchange({p: flat[piece[p]] for p in self._comms}, step)
+        got[self.rank] = flat[piece[self.rank]]
+        mine = got[0].copy()
+        for r in range(1, self.n_workers):
+            mine += got[r]
+        totals = await self._exchange({p: mine for p in self._comms}, step)
+        totals[self.rank] = mine
+        return np.concatenate([totals[j] for j in range(self.n_workers)])
+
+    # -- ending --------------------------------------------------------------------------------
+    def fail(self, reason: str) -> None:
+        """Tell every other worker the fit failed: their next (or current) sum raises."""
+        if self.n_workers == 1 or not self._comms:
+            return
+
+        async def tell() -> None:
+            for comm in self._comms.values():
+                try:
+                    await asyncio.wait_for(comm.write({"fail": reason}), 5.0)
+                except Exception:           # noqa: BLE001 - that worker is gone already
+                    pass
+        try:
+            asyncio.run_coroutine_threadsafe(tell(), self._loop).result(10.0)
+        except Exception:                   # noqa: BLE001 - best effort
+            pass
+
+    def close(self) -> None:
+        """Close this fit's connections (every worker calls it when its fit ends)."""
+        if self.n_workers == 1:
+            return
+
+        async def close() -> None:
+            for peer, comm in self._comms.items():
+                if peer > self.rank:        # the ones this worker opened
+                    try:
+                        await comm.close()
+                    except Exception:       # noqa: BLE001 - closed by the other side
+                        pass
+            box = _INBOXES.pop((self._address, self.fit), None)
+            if box is not None:
+                box.closed.set()
+        try:
+            asyncio.run_coroutine_threadsafe(close(), self._loop).result(10.0)
+        except Exception:                   # noqa: BLE001 - best effort
+            pass
+
+
+def _describe(exc: BaseException) -> str:
+    name = type(exc).__name__
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
+        return f"a sum timed out ({name}): another worker stopped answering"
+    return f"a connection to another worker failed ({name}: {exc})"

@@ -1,0 +1,204 @@
+"""The driver of a Dask fit: data to the workers, the global borders and starting score,
+one long training task per worker, and failure handling."""
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ..engine.binning import BinMapper
+from ..engine.dataset import Dataset
+from ..engine.model import Model
+from ..engine.params import resolve
+from ..engine.random_streams import stream_rng
+from ..engine.training import distributed_start
+from ..plugin.collective import CollectiveError
+from .collective import install
+from .parts import Parts, balance, gather_rows, persist
+from .worker import count_categories, fit_part
+
+#: Seconds between the driver's checks that every worker of a fit is still there.
+POLL_SECONDS = 0.5
+
+
+def fixed_seed(random_state: Any) -> int:
+    """One int seed for every worker (``None`` or a generator drawn from once, here): the
+    workers' shared random streams must agree."""
+    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
+        return int(random_state)
+    if random_state is None:
+        return int(np.random.SeedSequence().generate_state(1, np.uint32)[0])
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(2 ** 31))
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(2 ** 31))
+    raise ValueError(f"random_state={random_state!r} is invalid; expected None, an int, or a "
+                     "numpy Generator / RandomState")
+
+
+def border_rows(seed: int, weight: Optional[np.ndarray], n_rows: int,
+                subsample: int) -> np.ndarray:
+    """The rows the bin borders are computed on: those one machine draws from the same
+    data (``Dataset.training_matrix``: rows of positive weight, at most ``subsample`` of
+    them from the ``"binning"`` stream)."""
+    eligible = np.arange(n_rows) if weight is None else np.flatnonzero(weight > 0)
+    if eligible.size <= subsample:
+        return eligible
+    rng = stream_rng(np.random.SeedSequence(seed), "binning")
+    return eligible[np.sort(rng.choice(eligible.size, subsample, replace=False))]
+
+
+def global_mapper(client: Any, parts: Parts, groups: Dict[str, List[int]], seed: int,
+                  max_bins: int, weight: Optional[np.ndarray], dataset_kw: Dict[str, Any],
+                  n_threads: int) -> BinMapper:
+    """Bin borders from rows drawn across every partition (equal to one machine's on the
+    same rows and seed), and categorical codes counted on every row."""
+    rows = border_rows(seed, weight, parts.n_rows, BinMapper().subsample)
+    sample = Dataset(gather_rows(client, parts, rows), **dataset_kw)
+    counts = None
+    if sample.categorical.any():
+        tasks = [client.submit(count_categories, [parts.futures[i] for i in idx],
+                               _slice(weight, parts, idx), dataset_kw, workers=[addr],
+                               pure=False)
+                 for addr, idx in groups.items()]
+        counts = _merge_counts(client.gather(tasks))
+    return BinMapper(max_bins).fit(sample.X, None, n_threads, sample.categorical,
+                                   sample.levels, category_counts=counts)
+
+
+def _merge_counts(per_worker: List[Dict[int, Tuple[np.ndarray, np.ndarray]]]
+                  ) -> Dict[int, Tuple[np.ndarray, np.ndarray]]:
+    """Category counts of several workers summed, per feature."""
+    merged: Dict[int, Tuple[np.ndarray, np.ndarray]] = {}
+    for counts in per_worker:
+        for f, (codes, n) in counts.items():
+            if f in merged:
+                codes = np.concatenate([merged[f][0], codes])
+                n = np.concatenate([merged[f][1], n])
+            values, inverse = np.unique(codes, return_inverse=True)
+            merged[f] = values, np.bincount(inverse, weights=n).astype(np.int64)
+    return merged
+
+
+def _rows_of(parts: Parts, idx: List[int]) -> np.ndarray:
+    """The global rows of partitions ``idx``, in order."""
+    starts = parts.starts
+    return np.concatenate([np.arange(starts[i], starts[i] + parts.lengths[i]) for i in idx])
+
+
+def _slice(values: Optional[np.ndarray], parts: Parts, idx: List[int]) -> Optional[np.ndarray]:
+    return None if values is None else values[_rows_of(parts, idx)]
+
+
+def fit(client: Any, params: Dict[str, Any], X: Any, y: np.ndarray,
+        weight: Optional[np.ndarray], dataset_kw: Dict[str, Any],
+        valid: Sequence[Tuple[Any, Any, Any]] = (), timeout: float = 300.0
+        ) -> Tuple[Model, Dict[str, Any]]:
+    """Train on a Dask collection across the workers holding its partitions.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    params : dict
+        :func:`boostlib.train` parameters.
+    X : Dask array or DataFrame (rows in partitions)
+    y, weight : ndarray
+        The whole (encoded) target and row weights, in X's row order.
+    dataset_kw : dict
+        ``feature_names`` and ``categorical_features`` of every worker's Dataset.
+    valid : list of (X, y, weight)
+        Validation sets in memory; every worker holds and scores each whole.
+    timeout : float
+        Seconds a worker waits for the others at one step before the fit fails.
+
+    Returns
+    -------
+    model : Model
+    info : dict
+        ``workers`` (addresses, by rank), ``rows`` per worker, ``seconds`` and ``steps``
+        of the sums on worker 0, ``setup_seconds`` (the driver's work before the workers
+        start) and ``fit_seconds`` (each worker's task).
+    """
+    started = time.perf_counter()
+    p = resolve(params)
+    p["random_state"] = fixed_seed(p["random_state"])
+    parts = persist(client, X)
+    parts = balance(client, parts, list(client.scheduler_info(n_workers=-1)["workers"]))
+    if parts.n_rows != y.shape[0]:
+        raise ValueError(f"y has {y.shape[0]} entries but X has {parts.n_rows} rows")
+    groups = parts.by_worker()
+    if weight is not None:      # a worker whose rows all weigh 0 adds nothing: leave it out
+        groups = {a: idx for a, idx in groups.items()
+                  if weight[_rows_of(parts, idx)].sum() > 0}
+    addresses = list(groups)
+    p, bias = distributed_start(p, y, weight)
+    mapper = global_mapper(client, parts, groups, p["random_state"], p["max_bins"], weight,
+                           dataset_kw, 1)
+    n_rows = sum(int(parts.lengths[idx].sum()) for idx in groups.values())
+    shard_parts = client.scatter([(mapper, bias, n_rows)], broadcast=True, hash=False,
+                                 workers=addresses)[0]
+    valid_data = client.scatter(list(valid), broadcast=True, hash=False,
+                                workers=addresses) if valid else []
+    names = [f"valid_{i}" for i in range(len(valid))]
+    client.run(install, workers=addresses)
+    fit_id = uuid.uuid4().hex
+    futures = []
+    setup = time.perf_counter() - started
+    for rank, address in enumerate(addresses):
+        idx = groups[address]
+        rows = _rows_of(parts, idx)
+        y_part = client.scatter(y[rows], workers=[address], hash=False)
+        w_part = None if weight is None else client.scatter(weight[rows], workers=[address],
+                                                            hash=False)
+        worker_params = dict(p, verbose=p["verbose"] if rank == 0 else 0)
+        futures.append(client.submit(
+            fit_part, fit_id, rank, addresses, timeout, [parts.futures[i] for i in idx],
+            y_part, w_part, worker_params, shard_parts, dataset_kw, valid_data, names,
+            workers=[address], allow_other_workers=False, pure=False, retries=0))
+    results = _wait(client, futures, addresses)
+    prints = {r["fingerprint"] for r in results}
+    if len(prints) != 1:
+        raise CollectiveError(f"the workers' models differ ({len(prints)} different models): "
+                              "a plugin decided from rows of its own worker only")
+    info = {"workers": addresses, "rows": [int(parts.lengths[groups[a]].sum())
+                                           for a in addresses],
+            "seconds": results[0]["seconds"], "steps": results[0]["steps"],
+            "setup_seconds": setup, "fit_seconds": [r["fit_seconds"] for r in results]}
+    return results[0]["model"], info
+
+
+def _wait(client: Any, futures: List[Any], addresses: List[str]) -> List[Dict[str, Any]]:
+    """The training tasks' results: the first real error if one fails (the other workers
+    stop at their next sum), and a :class:`CollectiveError` if a worker leaves the cluster
+    (the others' connections to it break)."""
+    from distributed import wait
+    from distributed.client import FuturesCancelledError
+    while True:
+        try:
+            wait([f for f in futures if not f.done()], timeout=POLL_SECONDS,
+                 return_when="FIRST_COMPLETED")
+        except (TimeoutError, FuturesCancelledError):
+            pass
+        failed = [f for f in futures if f.status == "error"]
+        if failed or all(f.status == "finished" for f in futures):
+            break
+        alive = set(client.scheduler_info(n_workers=-1)["workers"])
+        lost = [a for a, f in zip(addresses, futures)
+                if a not in alive or f.status in ("cancelled", "lost")]
+        if lost:
+            client.cancel(futures)
+            raise CollectiveError(f"worker {lost[0]} left the cluster during the fit (with "
+                                  "its part of the data); the fit was stopped and the client "
+                                  "remains usable: fit again on the workers left")
+    if failed:
+        try:
+            wait(futures, timeout=30.0)
+        except TimeoutError:
+            pass
+        errors = [f.exception() for f in futures if f.status == "error"]
+        first = next((e for e in errors if not isinstance(e, CollectiveError)), errors[0])
+        client.cancel(futures)
+        raise first
+    return client.gather(futures)

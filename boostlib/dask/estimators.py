@@ -1,0 +1,257 @@
+"""``DaskBoostClassifier`` and ``DaskBoostRegressor``: the estimators, trained across a Dask
+cluster on Dask arrays and DataFrames, predicting on them partition by partition."""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ..engine.validation import check_sample_weight, feature_names
+from ..frontend.estimators import (BoostClassifier, BoostRegressor, _BaseBoost, _pairs,
+                                   _signature_with)
+from ..plugin import registry
+from . import driver
+from .parts import as_collection, is_dask, is_frame, partitions
+
+
+def _client(client: Any) -> Any:
+    """The client to train with: the one given, or the current default one."""
+    if client is not None:
+        return client
+    from distributed import default_client
+    try:
+        return default_client()
+    except ValueError:
+        raise ValueError("no Dask client: pass client=, or create a distributed.Client "
+                         "first (it becomes the default)") from None
+
+
+def _in_memory(values: Any) -> Any:
+    """A Dask collection computed; anything else as it is."""
+    return values.compute() if is_dask(values) else values
+
+
+class _DaskBoost:
+    """What the Dask estimators add to the local ones (a mixin before them)."""
+
+    _local_class: type = BoostRegressor
+
+    def _training_params(self) -> Dict[str, Any]:
+        params = super()._training_params()       # type: ignore[misc]
+        params.pop("client")
+        params.pop("timeout")
+        return params
+
+    def _local_params(self) -> Dict[str, Any]:
+        params = self.get_params(deep=False)
+        params.pop("client")
+        params.pop("timeout")
+        return params
+
+    def _check_dask(self) -> None:
+        if self.warm_start:
+            raise ValueError(f"warm_start={self.warm_start!r}: {type(self).__name__} does not "
+                             "continue a fit; fit a new model, or continue it locally "
+                             "(to_local())")
+        if not (isinstance(self.timeout, (int, float)) and not isinstance(self.timeout, bool)
+                and self.timeout > 0):
+            raise ValueError(f"timeout={self.timeout!r} is invalid; expected a number of "
+                             "seconds > 0")
+
+    def _dask_fit(self, X: Any, y: Any, sample_weight: Any, eval_set: Any,
+                  eval_sample_weight: Any):
+        """Train across the cluster (see :meth:`fit`)."""
+        self._check_params()
+        self._check_dask()
+        client = _client(self.client)
+        n_workers = max(1, len(client.scheduler_info(n_workers=-1)["workers"]))
+        X = as_collection(X, n_workers)
+        names = feature_names(X)
+        y = np.asarray(_in_memory(y))
+        n_rows = y.shape[0]
+        y_enc = self._encode_y(y, n_rows)
+        w = self._class_weights(y_enc, check_sample_weight(_in_memory(sample_weight), n_rows))
+        params = self._training_params()
+        params["loss"], params["loss_params"] = self._loss_choice()
+        self._check_loss(registry.create("loss", params["loss"], params["loss_params"]))
+        spec = self.categorical_features
+        dataset_kw = {"feature_names": None if names is None else list(names),
+                      "categorical_features": spec}
+        valid = self._memory_valid(eval_set, eval_sample_weight)
+        model, self.dask_info_ = driver.fit(client, params, X, y_enc, w, dataset_kw, valid,
+                                            float(self.timeout))
+        model.params = {**model.params, "loss": self.loss, "loss_params": self.loss_params,
+                        "n_estimators": self.n_estimators}
+        self._set_model(model)
+        return self
+
+    def _memory_valid(self, eval_set: Any, eval_sample_weight: Any
+                      ) -> List[Tuple[Any, np.ndarray, Optional[np.ndarray]]]:
+        """The validation sets in memory, targets encoded like the training target."""
+        if eval_set is None:
+            return []
+        pairs = _pairs(eval_set)
+        weights = [None] * len(pairs) if eval_sample_weight is None else list(eval_sample_weight)
+        if len(weights) != len(pairs):
+            raise ValueError(f"eval_sample_weight has {len(weights)} entries for "
+                             f"{len(pairs)} validation sets")
+        out = []
+        for (Xv, yv), wv in zip(pairs, weights):
+            Xv = _in_memory(Xv)
+            yv = np.asarray(_in_memory(yv))
+            yv_enc = self._encode_y(yv, yv.shape[0])
+            out.append((Xv, yv_enc, check_sample_weight(_in_memory(wv), yv.shape[0])))
+        return out
+
+    def to_local(self) -> Any:
+        """The fitted model as the local estimator (:class:`boostlib.BoostClassifier` or
+        :class:`boostlib.BoostRegressor`), with the same parameters: it predicts on
+        in-memory data, saves and loads like any model, and continues with ``warm_start``."""
+        self._check_fitted()
+        local = self._local_class(**self._local_params())
+        local._set_model(self.model_)
+        if hasattr(self, "classes_"):
+            local.classes_ = self.classes_
+        return local
+
+    def _map(self, method: Callable[[Any, Any], np.ndarray], X: Any, width: Optional[int],
+             dtype: Any = np.float64) -> Any:
+        """``method(local_estimator, part)`` on every partition of a Dask collection, lazily
+        (a Dask array of the results stacked in row order); in memory for anything else."""
+        local = self.to_local()
+        if not is_dask(X):
+            return method(local, X)
+        import dask
+        import dask.array as da
+        if not is_frame(X):
+            X = X.rechunk({1: -1})          # whole rows per block
+        lengths = X.chunks[0] if not is_frame(X) else [np.nan] * X.npartitions
+        task = dask.delayed(method, pure=True)
+        local_ = dask.delayed(local, pure=True)
+        pieces = [da.from_delayed(task(local_, part),
+                                  shape=(n,) if width is None else (n, width), dtype=dtype)
+                  for part, n in zip(partitions(X), lengths)]
+        return da.concatenate(pieces, axis=0)
+
+    def predict(self, X: Any, **kwargs: Any) -> Any:
+        """Predictions (:meth:`boostlib.BoostRegressor.predict`,
+        :meth:`boostlib.BoostClassifier.predict`): for a Dask collection, a Dask array
+        computed partition by partition where the partitions are."""
+        dtype = getattr(getattr(self, "classes_", None), "dtype", np.float64)
+        return self._map(lambda est, part: est.predict(part, **kwargs), X,
+                         _width(self, "predict", kwargs), dtype)
+
+
+def _width(est: Any, method: str, kwargs: Dict[str, Any]) -> Optional[int]:
+    """The number of columns of a prediction (None: one value per row)."""
+    K = est.model_.n_outputs
+    if kwargs.get("pred_contrib") or kwargs.get("pred_interactions"):
+        raise ValueError(f"{type(est).__name__}.{method}: SHAP values of Dask collections "
+                         "are not supported; use to_local().predict(X, pred_contrib=True) on "
+                         "partitions")
+    if method == "predict_proba":
+        return max(2, K)
+    return None if K == 1 or method == "predict" and hasattr(est, "classes_") else K
+
+
+class DaskBoostRegressor(_DaskBoost, BoostRegressor):
+    """:class:`boostlib.BoostRegressor` trained across a Dask cluster.
+
+    Parameters are those of :class:`boostlib.BoostRegressor` (``warm_start`` must stay
+    False), plus ``client`` and ``timeout``.
+
+    Parameters
+    ----------
+    client : distributed.Client, optional
+        The cluster to train on (default: the current default client).
+    timeout : float, default 300
+        Seconds a worker waits for the others at one step of the fit before the fit fails
+        with :class:`boostlib.plugin.collective.CollectiveError` (the bound on how long a
+        worker that stops answering can stall a fit).
+
+    Notes
+    -----
+    ``fit`` takes a Dask array or DataFrame (or data in memory, cut into one partition per
+    worker), the target and weights as Dask or in-memory arrays, and validation sets
+    (``eval_set``) that every worker holds whole. See ``docs/dask.md``.
+    """
+
+    _local_class = BoostRegressor
+
+    def __init__(self, *, client: Any = None, timeout: float = 300.0, **params: Any):
+        super().__init__(**params)
+        self.client = client
+        self.timeout = timeout
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None,
+            eval_set: Optional[Sequence[Tuple[Any, Any]]] = None,
+            eval_sample_weight: Optional[Sequence[Any]] = None):
+        """Fit across the cluster; see :meth:`boostlib.BoostRegressor.fit` (without
+        ``callbacks``)."""
+        return self._dask_fit(X, y, sample_weight, eval_set, eval_sample_weight)
+
+
+class DaskBoostClassifier(_DaskBoost, BoostClassifier):
+    """:class:`boostlib.BoostClassifier` trained across a Dask cluster.
+
+    Parameters are those of :class:`boostlib.BoostClassifier` (``warm_start`` must stay
+    False), plus ``client`` and ``timeout``.
+
+    Parameters
+    ----------
+    client : distributed.Client, optional
+        The cluster to train on (default: the current default client).
+    timeout : float, default 300
+        As for :class:`DaskBoostRegressor`.
+    class_weight : None, "balanced" or dict
+        As for :class:`boostlib.BoostClassifier` (``"balanced"`` counts the classes of the
+        whole target).
+    """
+
+    _local_class = BoostClassifier
+
+    def __init__(self, *, client: Any = None, timeout: float = 300.0,
+                 class_weight: Any = None, **params: Any):
+        super().__init__(class_weight=class_weight, **params)
+        self.client = client
+        self.timeout = timeout
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None,
+            eval_set: Optional[Sequence[Tuple[Any, Any]]] = None,
+            eval_sample_weight: Optional[Sequence[Any]] = None):
+        """Fit across the cluster; see :meth:`boostlib.BoostClassifier.fit` (without
+        ``callbacks``)."""
+        self._fitting_classes = None
+        try:
+            self._dask_fit(X, y, sample_weight, eval_set, eval_sample_weight)
+            self.classes_ = self._fitting_classes
+        finally:
+            del self._fitting_classes
+        return self
+
+    def predict_proba(self, X: Any, **kwargs: Any) -> Any:
+        """Class probabilities (:meth:`boostlib.BoostClassifier.predict_proba`); a Dask
+        array for a Dask collection."""
+        return self._map(lambda est, part: est.predict_proba(part, **kwargs), X,
+                         _width(self, "predict_proba", kwargs))
+
+    def decision_function(self, X: Any, **kwargs: Any) -> Any:
+        """Raw scores (:meth:`boostlib.BoostClassifier.decision_function`); a Dask array for
+        a Dask collection."""
+        return self._map(lambda est, part: est.decision_function(part, **kwargs), X,
+                         _width(self, "decision_function", kwargs))
+
+
+def _with(signature: Any, name: str, default: Any) -> Any:
+    """``signature`` with one more keyword-only parameter, last (for scikit-learn's
+    ``get_params``, as the local classifier's ``class_weight``)."""
+    import inspect
+    extra = inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                              annotation="Any")
+    return signature.replace(parameters=[*signature.parameters.values(), extra])
+
+
+DaskBoostRegressor.__init__.__signature__ = _with(  # type: ignore[attr-defined]
+    _signature_with(_BaseBoost.__init__, "client", None), "timeout", 300.0)
+DaskBoostClassifier.__init__.__signature__ = _with(  # type: ignore[attr-defined]
+    DaskBoostRegressor.__init__.__signature__, "class_weight", None)

@@ -1,0 +1,173 @@
+"""Dask collections as partitions held in the workers' memory, and where each one lives."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, List
+
+import numpy as np
+
+
+def is_dask(obj: Any) -> bool:
+    """Whether ``obj`` is a Dask collection (array, DataFrame, Series)."""
+    return hasattr(obj, "__dask_graph__") and hasattr(obj, "to_delayed")
+
+
+def is_frame(obj: Any) -> bool:
+    """Whether ``obj`` is a Dask DataFrame."""
+    return is_dask(obj) and hasattr(obj, "columns")
+
+
+def as_collection(X: Any, n_parts: int) -> Any:
+    """``X`` as a Dask collection: itself, or an in-memory array or frame cut into
+    ``n_parts`` partitions of rows; a Dask array gets one chunk across its columns, and a
+    frame's categorical columns get known categories (the same codes on every worker)."""
+    import dask.array as da
+    import dask.dataframe as dd
+    if not is_dask(X):
+        if hasattr(X, "columns"):
+            X = dd.from_pandas(X, npartitions=max(1, n_parts))
+        else:
+            arr = np.asarray(X)
+            X = da.from_array(arr, chunks=(max(1, -(-arr.shape[0] // max(1, n_parts))),)
+                              + arr.shape[1:])
+    if is_frame(X):
+        unknown = [c for c in X.columns if _needs_categories(X[c])]
+        if unknown:
+            X = X.categorize(columns=unknown)
+        return X
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D, got a Dask array of shape {X.shape}")
+    if any(np.isnan(n) for n in X.chunks[0]):     # e.g. a frame's to_dask_array()
+        X = X.compute_chunk_sizes()
+    return X.rechunk({1: -1})
+
+
+def _needs_categories(column: Any) -> bool:
+    """A frame column whose codes must be agreed on: text, or categorical of unknown
+    categories."""
+    kind = str(column.dtype)
+    if kind == "category":
+        return not column.cat.known
+    return kind in ("object", "string", "str") or kind.startswith("string")
+
+
+def partitions(X: Any) -> List[Any]:
+    """The row partitions of a Dask collection, as delayed objects, in row order."""
+    if is_frame(X) or X.ndim == 1:
+        return list(np.ravel(X.to_delayed()))
+    return list(X.to_delayed()[:, 0])
+
+
+@dataclass
+class Parts:
+    """A collection's partitions computed and held on the workers.
+
+    Attributes
+    ----------
+    futures : list of Dask futures, in row order
+    lengths : int64 (n_parts,) rows per partition
+    owners : list of str, the worker address holding each partition
+    """
+
+    futures: List[Any]
+    lengths: np.ndarray
+    owners: List[str]
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.lengths.sum())
+
+    @property
+    def starts(self) -> np.ndarray:
+        """The first global row of every partition."""
+        return np.concatenate([[0], np.cumsum(self.lengths)[:-1]]).astype(np.int64)
+
+    def by_worker(self) -> Dict[str, List[int]]:
+        """The non-empty partitions of every worker holding some, in row order; workers in
+        the order of their first partition."""
+        out: Dict[str, List[int]] = {}
+        for i, owner in enumerate(self.owners):
+            if self.lengths[i] > 0:
+                out.setdefault(owner, []).append(i)
+        return out
+
+
+def persist(client: Any, X: Any) -> Parts:
+    """Compute the partitions of ``X`` on the workers and keep them there."""
+    from distributed import wait
+    futures = client.compute(partitions(X))
+    wait(futures)
+    lengths = np.array(client.gather(client.map(len, futures, pure=False)), dtype=np.int64)
+    where = client.who_has(futures)
+    owners = [sorted(where[f.key])[0] for f in futures]
+    return Parts(futures, lengths, owners)
+
+
+def take(part: Any, rows: np.ndarray) -> Any:
+    """Rows ``rows`` of a partition (array or frame)."""
+    if hasattr(part, "iloc"):
+        return part.iloc[rows]
+    return part[rows]
+
+
+def concat(parts: List[Any]) -> Any:
+    """Partitions (arrays or frames) stacked into one, in order."""
+    if len(parts) == 1:
+        return parts[0]
+    if hasattr(parts[0], "iloc"):
+        import pandas as pd
+        return pd.concat(parts, axis=0)
+    return np.concatenate(parts, axis=0)
+
+
+def gather_rows(client: Any, parts: Parts, rows: np.ndarray) -> Any:
+    """The global rows ``rows`` (sorted) of the persisted collection, fetched to the caller
+    with one small task per partition that holds some."""
+    which = np.searchsorted(parts.starts, rows, side="right") - 1
+    pieces = []
+    for i in np.unique(which):
+        local = rows[which == i] - parts.starts[i]
+        pieces.append(client.submit(take, parts.futures[i], local, pure=False))
+    return concat(client.gather(pieces))
+
+
+def _identity(part: Any) -> Any:
+    return part
+
+
+def balance(client: Any, parts: Parts, workers: List[str], tolerance: float = 0.05) -> Parts:
+    """Move partitions so that every worker of ``workers`` holds about as many rows as the
+    others (the slowest worker sets the pace of a fit): while the fullest worker holds
+    more than ``1 + tolerance`` times the mean, its smallest partition that narrows the gap
+    moves to the emptiest worker. Few partitions move when the data is already spread."""
+    load = {w: 0 for w in workers}
+    owners = list(parts.owners)
+    for i, owner in enumerate(owners):
+        load.setdefault(owner, 0)
+        load[owner] += int(parts.lengths[i])
+    mean = parts.n_rows / max(1, len(load))
+    moves: Dict[int, str] = {}
+    for _ in range(len(owners)):
+        full = max(load, key=lambda w: load[w])
+        empty = min(load, key=lambda w: load[w])
+        if load[full] <= (1.0 + tolerance) * mean:
+            break
+        gap = load[full] - load[empty]
+        candidates = [i for i, o in enumerate(owners)
+                      if o == full and 0 < parts.lengths[i] < gap]
+        if not candidates:
+            break
+        i = min(candidates, key=lambda k: abs(gap / 2 - parts.lengths[k]))
+        owners[i] = empty
+        moves[i] = empty
+        load[full] -= int(parts.lengths[i])
+        load[empty] += int(parts.lengths[i])
+    if not moves:
+        return parts
+    futures = list(parts.futures)
+    for i, target in moves.items():
+        futures[i] = client.submit(_identity, futures[i], workers=[target],
+                                   allow_other_workers=False, pure=False)
+    from distributed import wait
+    wait([futures[i] for i in moves])
+    return Parts(futures, parts.lengths, owners)
