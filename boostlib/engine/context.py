@@ -13,6 +13,7 @@ from ..plugin import checks
 from ..plugin.api import Loss, SampleResult, Sampler
 from ..plugin.collective import LOCAL, Collective
 from ..plugin.registry import PluginError
+from .buffers import ArrayPool
 from .ensemble import Ensemble
 from .grower import DerivativeOverflow, SampleDefects, TreeGrower
 from .loss_values import mean_loss
@@ -127,6 +128,7 @@ class BoostingContext:
         self._raw_version = 0           # bumped whenever the training scores change
         self._train_loss: Tuple[int, float] = (-1, math.nan)   # (version, loss) cache
         self._weight_total: Optional[float] = None
+        self._pool = ArrayPool()
         self._all_rows = np.arange(self.n_rows, dtype=np.int32)
         # Trees fitted during the current iteration, with the leaf of every fitted row.
         self._fitted: Dict[int, Tuple[Any, _Fitted]] = {}
@@ -234,8 +236,8 @@ class BoostingContext:
         shape = (self.n_outputs, self.n_rows)
         if self.checks == "full":
             gbuf, hbuf = np.full(shape, np.nan), np.full(shape, np.nan)
-        else:
-            gbuf, hbuf = np.empty(shape), np.empty(shape)
+        else:                           # reused once the last iteration's are dropped
+            gbuf, hbuf = self._pool.empty(shape), self._pool.empty(shape)
         g, h = self._public(gbuf), self._public(hbuf)
         with checks.blame("loss", self.loss, "gradient_hessian", self.iteration):
             returned = self.loss.gradient_hessian(self._y_view, raw, g, h, self.n_threads)

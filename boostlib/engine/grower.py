@@ -16,6 +16,7 @@ import numpy as np
 
 from .._kernels import _histogram, _partition, _splitting
 from ..plugin.collective import LOCAL, Collective
+from .buffers import ArrayPool
 from .bundling import plan as plan_bundles
 from .constraints import ColumnRules, monotone_oblivious
 from .sparse_binned import SparseBinned, local_columns
@@ -194,6 +195,7 @@ class TreeGrower:
         self._pool = [np.empty(0), np.empty(0)]
         self._compact = np.empty((0, self.hist_rows.shape[1]), dtype=np.uint8)
         self._work_arrays: Dict[str, np.ndarray] = {}
+        self._row_arrays = ArrayPool()
         self._listed = np.empty(0, dtype=np.int32)
         self._block_counts = np.empty(0, dtype=np.int32)
 
@@ -482,7 +484,7 @@ class TreeGrower:
         A subset of the rows is first copied to a compact matrix, so every histogram pass
         reads only the fitted rows' bytes (``prepared``: :meth:`_gather_sample` did it).
         """
-        node = np.zeros(rows.size, dtype=np.int32)
+        node = self._row_arrays.zeros((rows.size,), np.int32)   # reused once a tree is done
         if prepared is not None:
             hX, _, _, g32, h32 = prepared
         else:

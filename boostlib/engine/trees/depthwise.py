@@ -130,7 +130,8 @@ class DepthwiseKind(TreeKind):
             if build_next:
                 new_hist = grower._hist_buffer((depth + 1) % 2, 2 * m)
                 grower._build(hX, hrows, node, slot_of_node, g32, h32, new_hist[:m], listing)
-                np.subtract(hist[parent_slots], new_hist[:m], out=new_hist[m:])
+                for j, s in enumerate(parent_slots):     # views: no temporary copies
+                    np.subtract(hist[s], new_hist[j], out=new_hist[m + j])
                 hist = new_hist
         tree = DepthwiseTree.grown(feature, bin_, nanr, left_c, right_c, gain, sets)
         return tree, node, None, rules.node_bounds(len(feature))

@@ -113,7 +113,8 @@ class SymmetricKind(TreeKind):
             if build_next:
                 new_hist = grower._hist_buffer((level + 1) % 2, 2 * m)
                 grower._build(hX, hrows, node, new_slot, g32, h32, new_hist[:m], listing)
-                np.subtract(hist[slots[valid]], new_hist[:m], out=new_hist[m:])
+                for j, s in enumerate(slots[valid].tolist()):   # views: no temporaries
+                    np.subtract(hist[s], new_hist[j], out=new_hist[m + j])
                 new_slot[big] = m + np.arange(m)
                 hist = new_hist
             slot_of_leaf = new_slot
