@@ -4,12 +4,14 @@ W1 data (``bench_peers.make_data``: 28 features) in 8 partitions, 200 trees of d
 255 bins, side by side in one run, on one ``LocalCluster`` of ``--workers`` workers with one
 thread each:
 
-* boostlib trained locally on one thread (``n_jobs=1``), the reference;
+* boostlib trained locally on one thread (``n_jobs=1``), the reference, and LightGBM on
+  one thread (the reference of its Dask speed-up);
 * ``boostlib.dask`` on the cluster, depthwise and symmetric trees;
 * ``lightgbm.dask`` (63 leaves, depth 6) and ``xgboost.dask`` (``hist``, depth 6) on the
   same cluster, when installed.
 
-Prints the fit time, the ratio to the local one-thread fit, the test logloss, and for
+Prints the fit time, the speed-up over the same library's one-thread fit, the time
+against ``lightgbm.dask``, the test logloss, and for
 boostlib the time its workers spent in the collective sums. Run::
 
     python benchmarks/bench_dask.py --n-rows 1000000
@@ -169,6 +171,15 @@ def main() -> None:
 
     if args.no_profile:
         dask.config.set({"distributed.worker.profile.enabled": False})
+    try:
+        import lightgbm as lgb
+    except ImportError:
+        lgb = None
+    if lgb is not None and (not only or "lightgbm" in only):
+        model = lgb.LGBMClassifier(num_leaves=63, verbose=-1, max_bin=255, n_jobs=1, **common)
+        record("lightgbm local 1 thread", _timed(lambda: model.fit(Xtr, ytr), args.repeats),
+               model.predict_proba(Xte)[:, 1])
+
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                       dashboard_address=None, memory_limit=0) as cluster, \
             Client(cluster) as client:
@@ -186,10 +197,6 @@ def main() -> None:
                    f"(rows {info['rows']}, setup {info['setup_seconds']:.2f} s, worker fits "
                    f"{info['fit_seconds'][0]:.2f} s, sums: {info['steps']} in "
                    f"{info['seconds']:.2f} s)")
-        try:
-            import lightgbm as lgb
-        except ImportError:
-            lgb = None
         if lgb is not None and (not only or "lightgbm" in only):
             model = lgb.DaskLGBMClassifier(client=client, num_leaves=63, verbose=-1,
                                            max_bin=255, **common)
@@ -212,14 +219,14 @@ def main() -> None:
           f"{args.workers} workers x 1 thread, {args.partitions} partitions, median of "
           f"{args.repeats}")
     peer = rows.get(f"lightgbm.dask {args.workers}x1")
-    print("| fit | seconds | speed-up over boostlib on 1 thread | time vs lightgbm.dask "
-          "| test logloss |")
+    print("| fit | seconds | speed-up over the same library on 1 thread | time vs "
+          "lightgbm.dask | test logloss |")
     print("| --- | ---: | ---: | ---: | ---: |")
     for name, row in rows.items():
         policy = "symmetric" if "symmetric" in name else "depthwise"
-        base = rows.get(f"boostlib local 1 thread, {policy}")
-        speed = f"{base['seconds'] / row['seconds']:.2f}x" if base and "boostlib" in name \
-            else "-"
+        base = (rows.get(f"boostlib local 1 thread, {policy}") if "boostlib" in name
+                else rows.get("lightgbm local 1 thread") if "lightgbm" in name else None)
+        speed = f"{base['seconds'] / row['seconds']:.2f}x" if base else "-"
         vs_peer = f"{row['seconds'] / peer['seconds']:.2f}x" if peer else "-"
         print(f"| {name} | {row['seconds']:.2f} | {speed} | {vs_peer} | "
               f"{row['logloss']:.5f} |")
