@@ -4,7 +4,6 @@ and the distributed paths of the GOSS and MVS samplers, on workers simulated by 
 largest, the one-machine kernel and tests/reference/samplers.py for MVS."""
 from __future__ import annotations
 
-import threading
 from contextlib import contextmanager
 from types import SimpleNamespace
 from unittest import mock
@@ -19,7 +18,7 @@ from boostlib.builtin import global_thresholds as gt
 from boostlib.builtin.samplers import GOSSSampler, MVSSampler
 from boostlib.plugin.collective import LOCAL
 from reference import samplers as ref
-from reference.thread_collective import ThreadGroup, run_workers, split_rows
+from reference.thread_collective import run_group, run_workers, split_rows
 
 SETTINGS = settings(max_examples=40, deadline=None)
 
@@ -47,29 +46,6 @@ def worker_scores(draw, max_rows=120):
 def search(bins, gather):
     with mock.patch.object(gt, "BINS", bins), mock.patch.object(gt, "GATHER_VALUES", gather):
         yield
-
-
-def run_group(fn, parts):
-    """``run_workers`` that also returns the number of collective rounds."""
-    group = ThreadGroup(len(parts), timeout=20.0)
-    out, errors = [None] * len(parts), [None] * len(parts)
-
-    def work(rank):
-        try:
-            out[rank] = fn(group.members[rank], parts[rank])
-        except BaseException as exc:        # noqa: BLE001 - re-raised below
-            errors[rank] = exc
-            group.abort()
-
-    threads = [threading.Thread(target=work, args=(r,)) for r in range(len(parts))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    for exc in errors:
-        if exc is not None:
-            raise exc
-    return out, group.rounds
 
 
 # -- k-th largest -----------------------------------------------------------------------------

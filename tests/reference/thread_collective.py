@@ -3,7 +3,8 @@
 ``ThreadGroup(n)`` makes ``n`` :class:`boostlib.plugin.collective.Collective` objects that
 sum across each other exactly as the Dask collective does (in rank order, in place), so the
 engine's distributed paths are tested without a cluster; ``run_workers(fn, parts)`` runs
-``fn(collective, part)`` on each part in its own thread and returns the results.
+``fn(collective, part)`` on each part in its own thread and returns the results
+(``run_group``: with the number of collective rounds).
 """
 import threading
 
@@ -50,9 +51,10 @@ class ThreadGroup:
         self._barrier.abort()
 
 
-def run_workers(fn, parts, timeout=60.0):
-    """``[fn(collective, part) for part in parts]``, each call in its own thread, all in one
-    group; the first exception is re-raised."""
+def run_group(fn, parts, timeout=60.0):
+    """``([fn(collective, part) for part in parts], rounds)``: each call in its own thread,
+    all in one group, and the number of collective rounds they took; the first exception
+    (a worker's own error before the others' CollectiveError) is re-raised."""
     group = ThreadGroup(len(parts), timeout)
     results, errors = [None] * len(parts), [None] * len(parts)
 
@@ -74,7 +76,12 @@ def run_workers(fn, parts, timeout=60.0):
     for exc in errors:
         if exc is not None:
             raise exc
-    return results
+    return results, group.rounds
+
+
+def run_workers(fn, parts, timeout=60.0):
+    """:func:`run_group`'s results alone."""
+    return run_group(fn, parts, timeout)[0]
 
 
 def split_rows(n, n_parts, seed=0):
