@@ -180,6 +180,32 @@ def test_documented_tie_breaking(n_threads):
     assert res[:3] == (0, 0, 0)
 
 
+def test_tiny_gain_beside_a_large_parent_score():
+    # Candidates are screened without a division, with a relative margin: a gain of 4e-12
+    # of the parent's score is still found, and its gain computed from the fractions.
+    data = make_binned(np.array([[0], [1]], np.uint8), [2], 2)
+    hist = hist_of(data, np.array([5e5 + 1.0, 5e5 - 1.0]), np.ones(2))[0]
+    res, _ = node_split(hist, [2], 2, 0.0, 1, 0.0)
+    assert res[:3] == (0, 0, 0)
+    assert res[3] == pytest.approx(2.0, rel=1e-3)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_sparse_histograms_match_brute_force(seed):
+    # few rows over 255 bins: most bins empty, which the search skips
+    rng = np.random.default_rng(seed)
+    n, nb = int(rng.integers(1, 40)), 255
+    X = rng.integers(0, nb, (n, 3)).astype(np.uint8)
+    X[rng.random((n, 3)) < 0.2] = nb            # some missing values
+    data = make_binned(X, [nb] * 3, nb)
+    g, h = rng.normal(size=n), rng.uniform(0.1, 1.0, n)
+    hist = hist_of(data, g, h)[0]
+    res, _ = node_split(hist, data.nbnm, nb, 1.0, 1, 1e-3)
+    best, cands = ref.find_split_node(hist, data.nbnm, nb, 1.0, 1, 1e-3)
+    err = ref.choice_is_consistent(res, best, cands, False)
+    assert err is None, err
+
+
 def test_noise_ranks_but_is_not_reported():
     X = np.array([[0, 0], [1, 0], [0, 1], [1, 1]], np.uint8)
     data = make_binned(X, [2, 2], 2)

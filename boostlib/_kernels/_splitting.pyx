@@ -35,11 +35,13 @@ its rows change no sum, so both directions give the same split).
 from cython.parallel cimport prange
 from libc.math cimport INFINITY
 from libc.stdlib cimport malloc, free
+import numpy as np
 
 from .common cimport idx_t, CH_G, CH_H, CH_C
 
 cdef enum:
     MAX_CAT_BINS = 256      # categories of one feature, missing bin included
+    MAX_BINS = 256          # bins of one feature, missing bin included
 
 ctypedef struct CatParams:
     double smooth           # added to H when ordering categories
@@ -81,22 +83,31 @@ cdef inline double _bounded_gain(double G, double H, double l2, double lo, doubl
     return -(2.0 * G * v + (H + l2) * v * v)
 
 
-cdef void _feature_best(const double* hf, Py_ssize_t n_channels, Py_ssize_t nb, double l2,
-                        double min_samples_leaf, double min_child_weight,
-                        const double* noise_f, double* best, double lo, double hi,
-                        int mono) noexcept nogil:
+cdef void _feature_best(const double* hf, Py_ssize_t n_channels, Py_ssize_t nb,
+                        const double* total, double l2, double min_samples_leaf,
+                        double min_child_weight, const double* noise_f, double* best,
+                        double lo, double hi, int mono) noexcept nogil:
     """Best threshold candidate of one numeric feature of one node.
 
     ``hf`` points at the feature's first bin (``nb`` bins in use, then the missing bin;
-    ``n_channels`` per bin); ``noise_f`` at the feature's score noise or NULL. Writes (score,
-    bin, nan_right, gain) to ``best``; bin is -1 when no candidate is valid with a positive
-    gain. With monotone constraints, the node's value and its children's are kept in
-    ``[lo, hi]`` (gains at the clipped values), and a feature with ``mono`` +1 (-1) takes
-    only candidates whose left child's value is at most (at least) the right child's.
+    ``n_channels`` per bin); ``total`` at the node's (gradient, hessian, count) sums;
+    ``noise_f`` at the feature's score noise or NULL. Writes (score, bin, nan_right, gain)
+    to ``best``; bin is -1 when no candidate is valid with a positive gain. With monotone
+    constraints, the node's value and its children's are kept in ``[lo, hi]`` (gains at the
+    clipped values), and a feature with ``mono`` +1 (-1) takes only candidates whose left
+    child's value is at most (at least) the right child's.
+
+    An empty bin (all sums exactly 0) after the first gives the children of the bin before
+    it, which wins the tie: it is not scanned (unless noise ranks the bins). Without noise or
+    bounds, a candidate is first screened without a division: its children's score
+    ``GL^2/(HL+l2) + GR^2/(HR+l2)``, as one fraction, must come within a relative 1e-12 of
+    the score that beats the best so far; only then is its gain computed as stated above.
     """
     cdef bint bounded = mono != 0 or lo > -INFINITY or hi < INFINITY
+    cdef bint screen = not bounded and noise_f == NULL
     cdef double wl = 0.0, wr = 0.0, wp = 0.0
-    cdef Py_ssize_t b
+    cdef Py_ssize_t b, i, m = 0
+    cdef idx_t scan[MAX_BINS]
     cdef int d
     cdef int cc = CH_C if n_channels == 3 else CH_H
     cdef bint has_count = n_channels == 3
@@ -104,22 +115,26 @@ cdef void _feature_best(const double* hf, Py_ssize_t n_channels, Py_ssize_t nb, 
     cdef double hm = hf[nb * n_channels + CH_H]
     cdef double cm = hf[nb * n_channels + cc]
     cdef bint no_miss = cm == 0.0 and (has_count or gm == 0.0)
-    cdef double G = gm, H = hm, C = cm
-    cdef double gl = 0.0, hl = 0.0, cl = 0.0
-    cdef double GL, HL, CL, GR, HR, CR, parent, gain, score
-    for b in range(nb):
-        G = G + hf[b * n_channels + CH_G]
-        H = H + hf[b * n_channels + CH_H]
-        C = C + hf[b * n_channels + cc]
+    cdef double G = total[0], H = total[1], C = total[2]
+    cdef double gl = 0.0, hl = 0.0, cl = 0.0, gb, hb, cb, al, ar
+    cdef double GL, HL, CL, GR, HR, CR, parent, gain, score, target
     if bounded:
         parent = _bounded_gain(G, H, l2, lo, hi, &wp) if H + l2 > 0.0 else 0.0
     else:
         parent = G * G / (H + l2) if H + l2 > 0.0 else 0.0
+    target = parent * (1.0 - 1e-12)     # the children's score a candidate must reach
     best[0] = 0.0
     best[1] = -1.0
     best[2] = 0.0
     best[3] = 0.0
-    for b in range(nb):
+    for b in range(nb):        # the bins to scan, without a branch per bin
+        gb = hf[b * n_channels + CH_G]
+        hb = hf[b * n_channels + CH_H]
+        cb = hf[b * n_channels + cc]
+        scan[m] = b
+        m += (b == 0) | (noise_f != NULL) | (gb != 0.0) | (hb != 0.0) | (cb != 0.0)
+    for i in range(m):
+        b = scan[i]
         gl = gl + hf[b * n_channels + CH_G]
         hl = hl + hf[b * n_channels + CH_H]
         cl = cl + hf[b * n_channels + cc]
@@ -147,7 +162,11 @@ cdef void _feature_best(const double* hf, Py_ssize_t n_channels, Py_ssize_t nb, 
                 if (mono > 0 and wl > wr) or (mono < 0 and wl < wr):
                     continue
             else:
-                gain = GL * GL / (HL + l2) + GR * GR / (HR + l2) - parent
+                al = HL + l2
+                ar = HR + l2
+                if screen and GL * GL * ar + GR * GR * al < target * (al * ar):
+                    continue
+                gain = GL * GL / al + GR * GR / ar - parent
             if not gain > 0.0:
                 continue
             score = gain + noise_f[b] if noise_f != NULL else gain
@@ -156,6 +175,7 @@ cdef void _feature_best(const double* hf, Py_ssize_t n_channels, Py_ssize_t nb, 
                 best[1] = b
                 best[2] = d
                 best[3] = gain
+                target = (parent + gain) * (1.0 - 1e-12)
 
 
 cdef Py_ssize_t _cat_order(const double* stats, Py_ssize_t n_channels, Py_ssize_t nb,
@@ -252,6 +272,30 @@ cdef Py_ssize_t _best_feature(double[:, ::1] per_feature) noexcept nogil:
     return best_f
 
 
+cdef double[:, ::1] _node_totals(const double[:, :, ::1] hist, const idx_t[::1] slots,
+                                 const idx_t[::1] offsets,
+                                 const idx_t[::1] n_bins_nonmissing):
+    """(gradient, hessian, count) sums of the nodes in ``slots`` (count: the hessian without
+    a count channel), from the feature with the fewest bins: every feature's bins hold all
+    of a node's rows. :func:`find_split_nodes` takes a node's sums from here rather than
+    from each feature's bins again."""
+    cdef Py_ssize_t n_ch = hist.shape[2]
+    cdef int cc = CH_C if n_ch == 3 else CH_H
+    cdef Py_ssize_t f, j, b, f_min = 0
+    cdef const double* hf
+    cdef double[:, ::1] totals = np.zeros((slots.shape[0], 3))
+    for f in range(n_bins_nonmissing.shape[0]):
+        if n_bins_nonmissing[f] < n_bins_nonmissing[f_min]:
+            f_min = f
+    for j in range(slots.shape[0]):
+        hf = &hist[slots[j], offsets[f_min], 0]
+        for b in range(n_bins_nonmissing[f_min] + 1):
+            totals[j, 0] += hf[b * n_ch + CH_G]
+            totals[j, 1] += hf[b * n_ch + CH_H]
+            totals[j, 2] += hf[b * n_ch + cc]
+    return totals
+
+
 cdef int _check_layout(Py_ssize_t n_hist_bins, const idx_t[::1] offsets,
                        const idx_t[::1] n_bins_nonmissing, const unsigned char[::1] is_cat,
                        Py_ssize_t n_features) except -1:
@@ -265,6 +309,8 @@ cdef int _check_layout(Py_ssize_t n_hist_bins, const idx_t[::1] offsets,
     for f in range(n_features):
         if not 1 <= n_bins_nonmissing[f] == offsets[f + 1] - offsets[f] - 1:
             raise ValueError("feature f owns n_bins_nonmissing[f] + 1 histogram bins")
+        if n_bins_nonmissing[f] >= MAX_BINS:
+            raise ValueError("a feature has at most 255 bins besides its missing bin")
         if is_cat.shape[0] and is_cat[f] and n_bins_nonmissing[f] >= MAX_CAT_BINS:
             raise ValueError("a categorical feature has at most 255 categories")
     return 0
@@ -331,6 +377,7 @@ def find_split_nodes(const double[:, :, ::1] hist, const idx_t[::1] slots,
     cdef idx_t order[MAX_CAT_BINS]
     cdef double key[MAX_CAT_BINS]
     cdef CatParams cp = _cat_params(cat_params)
+    cdef double[:, ::1] totals
     if not 2 <= n_channels <= 3:
         raise ValueError("hist must have 2 or 3 channels")
     _check_layout(hist.shape[1], offsets, n_bins_nonmissing, is_cat, n_features)
@@ -355,6 +402,7 @@ def find_split_nodes(const double[:, :, ::1] hist, const idx_t[::1] slots,
     if n_features == 0:
         out[:, 0] = -1.0
         return
+    totals = _node_totals(hist, slots, offsets, n_bins_nonmissing)
     with nogil:
         for t in prange(k * n_features, schedule="static", num_threads=n_threads):
             j = t // n_features
@@ -373,7 +421,8 @@ def find_split_nodes(const double[:, :, ::1] hist, const idx_t[::1] slots,
                           &noise[j, f, 0] if use_noise else NULL, &scratch[j, f, 0])
             else:
                 _feature_best(&hist[slots[j], offsets[f], 0], n_channels,
-                              n_bins_nonmissing[f], l2, min_samples_leaf, min_child_weight,
+                              n_bins_nonmissing[f], &totals[j, 0], l2, min_samples_leaf,
+                              min_child_weight,
                               &noise[j, f, 0] if use_noise else NULL, &scratch[j, f, 0],
                               lo, hi, mono)
         for j in range(k):

@@ -263,11 +263,14 @@ class NodeRules:
 
     def split(self, hist: np.ndarray, node: int, slot: int, f: int, b: int, d: int,
               left: int, right: int) -> None:
-        """Record the split of ``node`` (histogram ``slot``) for its children."""
-        path = self.paths[node] | {f}
-        self.paths[left] = self.paths[right] = path
+        """Record the split of ``node`` (histogram ``slot``) for its children (nothing to
+        record without column rules and monotone constraints)."""
+        if self.columns is not None:
+            self.paths[left] = self.paths[right] = self.paths[node] | {f}
+        if self.monotone is None:
+            return
         lo, hi = self.bounds[node]
-        mono = 0 if self.monotone is None or d == CAT_SPLIT else int(self.monotone[f])
+        mono = 0 if d == CAT_SPLIT else int(self.monotone[f])
         if mono:
             l2 = self.grower.params.l2_regularization
             sl, sr = self.grower._split_stats(hist, np.array([slot], dtype=np.int32), f, b, d)
