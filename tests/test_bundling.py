@@ -64,8 +64,10 @@ def test_dense_features_are_not_bundled():
     assert plan(X, np.full(30, 2, np.int32), 255) is None
 
 
-@pytest.mark.parametrize("policy", ["depthwise", "symmetric"])
-def test_models_with_and_without_bundles_agree(policy, monkeypatch):
+@pytest.mark.parametrize("policy, sampler", [("depthwise", None), ("symmetric", None),
+                                             ("depthwise", "uniform")])
+def test_models_with_and_without_bundles_agree(policy, sampler, monkeypatch):
+    # (a sampled depthwise fit walks the other rows: the row-major copy is built then)
     rng = np.random.default_rng(1)
     n = 2000
     cats = rng.integers(0, 6, (n, 3))
@@ -73,6 +75,7 @@ def test_models_with_and_without_bundles_agree(policy, monkeypatch):
                        axis=1)
     y = ((cats[:, 0] == 2) ^ (cats[:, 1] > 3) ^ (X[:, -1] > 0)).astype(int)
     fit = lambda: BoostClassifier(grow_policy=policy, n_estimators=20, random_state=0,
+                                  sampler=sampler, subsample=0.5 if sampler else 1.0,
                                   n_jobs=1).fit(X, y)
     bundled = fit()
     assert grower_module.plan_bundles(

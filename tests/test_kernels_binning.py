@@ -8,6 +8,7 @@ from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 from boostlib._kernels import _binning
+from boostlib.engine import binning
 from boostlib.engine.binning import BinMapper, _midpoint_percentiles
 from reference import kernels as ref
 from reference.strategies import KERNEL_SETTINGS, MAX_BINS_CHOICES
@@ -342,6 +343,18 @@ def test_bin_mapper_borders_match_reference_bit_for_bit(X, max_bins, n_threads):
         got = bm.borders_[f]
         np.testing.assert_array_equal(got, expected)
         np.testing.assert_array_equal(np.signbit(got), np.signbit(expected))
+
+
+@KERNEL_SETTINGS
+@given(X=raw_matrix(), block=st.integers(1, 40))
+def test_bin_mapper_sorts_blocks_of_features_alike(X, block):
+    # the borders do not depend on how many values are sorted at a time
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(binning, "SORT_BLOCK_VALUES", block)
+        small = BinMapper(max_bins=7).fit(X)
+    whole = BinMapper(max_bins=7).fit(X)
+    for f in range(X.shape[1]):
+        np.testing.assert_array_equal(small.borders_[f], whole.borders_[f])
 
 
 def test_bin_mapper_values_whose_gap_overflows_stay_apart():

@@ -9,6 +9,8 @@ from .._kernels import _binning
 
 MAX_BINS = 255
 SUBSAMPLE = 200_000
+#: Values sorted at a time when fitting borders (32 MB of float64).
+SORT_BLOCK_VALUES = 1 << 22
 
 
 def _midpoint_percentiles(values: np.ndarray, percentiles: np.ndarray) -> np.ndarray:
@@ -154,14 +156,24 @@ class BinMapper:
         if n > self.subsample:
             rng = rng if rng is not None else np.random.default_rng(0)
             rows = np.sort(rng.choice(n, self.subsample, replace=False)).astype(np.intp)
-        values = np.empty((X.shape[1], rows.size or n))
-        counts = np.empty(X.shape[1], dtype=np.intp)
-        _binning.sorted_sample(X, rows, values, counts, max(1, int(n_threads)))
         cat = (np.zeros(X.shape[1], dtype=bool) if categorical is None
                else np.asarray(categorical, dtype=bool))
-        self.set_borders([np.empty(0) if cat[f] else
-                          _borders_of_sorted(values[f, :counts[f]], self.max_bins)
-                          for f in range(X.shape[1])])
+        # The sorted sample, a block of features at a time: one work array of at most
+        # SORT_BLOCK_VALUES values, not a float64 copy of every sampled value at once
+        # (for wide data hundreds of MB, each page faulted in on first use).
+        m = rows.size or n
+        block = int(np.clip(SORT_BLOCK_VALUES // max(m, 1), 1, max(X.shape[1], 1)))
+        values = np.empty((block, m))
+        counts = np.empty(block, dtype=np.intp)
+        borders: List[np.ndarray] = []
+        for f0 in range(0, X.shape[1], block):
+            f1 = min(f0 + block, X.shape[1])
+            _binning.sorted_sample(X[:, f0:f1], rows, values[:f1 - f0], counts[:f1 - f0],
+                                   max(1, int(n_threads)))
+            borders += [np.empty(0) if cat[f] else
+                        _borders_of_sorted(values[f - f0, :counts[f - f0]], self.max_bins)
+                        for f in range(f0, f1)]
+        self.set_borders(borders)
         codes: List[Optional[np.ndarray]] = [None] * X.shape[1]
         other = np.zeros(X.shape[1], dtype=bool)
         for f in np.flatnonzero(cat):

@@ -168,16 +168,11 @@ class TreeGrower:
         # of them) in the layout ``hist_offsets``, and read back per feature.
         self.bundling = (plan_bundles(X_binned, self.nbnm, self.missing_bin, cat,
                                       default_bins) if bundle else None)
-        # The row-major twin X_rows (histograms and depthwise walks read it), each
-        # feature's missing values at its own bin n_bins_nonmissing[f]: a histogram bin is
-        # then offsets[f] + value, with no test for missing values. Sparse data bundled
-        # has none (its depthwise trees are applied level by level instead of walked).
-        self.X_rows = None
-        if self.bundling is None or not isinstance(X_binned, SparseBinned):
-            dense = (X_binned.columns(np.arange(n_features))
-                     if isinstance(X_binned, SparseBinned) else X_binned)
-            self.X_rows = np.empty(X_binned.shape[::-1], dtype=np.uint8)
-            np.minimum(dense.T, self.nbnm.astype(np.uint8), out=self.X_rows)
+        # The row-major twin X_rows (:attr:`X_rows`; histograms and depthwise walks read
+        # it). Sparse data bundled has none (its depthwise trees are applied level by level
+        # instead of walked).
+        self._X_rows: Optional[np.ndarray] = None
+        self._walkable = self.bundling is None or not isinstance(X_binned, SparseBinned)
         if self.bundling is None:
             self.hist_rows, self.hist_offsets = self.X_rows, self.offsets
         else:
@@ -202,7 +197,20 @@ class TreeGrower:
     @property
     def walkable(self) -> bool:
         """Whether depthwise trees can be walked row by row (a row-major matrix exists)."""
-        return self.X_rows is not None
+        return self._walkable
+
+    @property
+    def X_rows(self) -> Optional[np.ndarray]:
+        """The row-major twin of the binned matrix, each feature's missing values at its own
+        bin ``n_bins_nonmissing[f]`` (a histogram bin is then ``offsets[f] + value``, with no
+        test for missing values); None for bundled sparse data. Built on first use: with
+        bundling, only depthwise walks (sampled fits) need it."""
+        if self._X_rows is None and self._walkable:
+            X = self.X
+            dense = X.columns(np.arange(X.shape[0])) if isinstance(X, SparseBinned) else X
+            self._X_rows = np.empty(X.shape[::-1], dtype=np.uint8)
+            np.minimum(dense.T, self.nbnm.astype(np.uint8), out=self._X_rows)
+        return self._X_rows
 
     def columns(self, features: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         """``(matrix, features)`` for the kernels that read ``features`` feature-major: the
