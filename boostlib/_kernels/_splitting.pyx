@@ -40,8 +40,7 @@ import numpy as np
 from .common cimport idx_t, CH_G, CH_H, CH_C
 
 cdef enum:
-    MAX_CAT_BINS = 256      # categories of one feature, missing bin included
-    MAX_BINS = 256          # bins of one feature, missing bin included
+    MAX_BINS = 256          # bins (categories) of one feature, missing bin included
 
 ctypedef struct CatParams:
     double smooth           # added to H when ordering categories
@@ -218,8 +217,8 @@ cdef void _cat_best(const double* hf, Py_ssize_t n_channels, Py_ssize_t nb, doub
                     const double* noise_f, double* best) noexcept nogil:
     """Best set candidate of one categorical feature of one node; ``best`` as in
     :func:`_feature_best` with (bin, nan_right) = (set size, direction)."""
-    cdef idx_t order[MAX_CAT_BINS]
-    cdef double key[MAX_CAT_BINS]
+    cdef idx_t order[MAX_BINS]
+    cdef double key[MAX_BINS]
     cdef Py_ssize_t b, i, m, kmax
     cdef int d
     cdef int cc = CH_C if n_channels == 3 else CH_H
@@ -310,9 +309,8 @@ cdef int _check_layout(Py_ssize_t n_hist_bins, const idx_t[::1] offsets,
         if not 1 <= n_bins_nonmissing[f] == offsets[f + 1] - offsets[f] - 1:
             raise ValueError("feature f owns n_bins_nonmissing[f] + 1 histogram bins")
         if n_bins_nonmissing[f] >= MAX_BINS:
-            raise ValueError("a feature has at most 255 bins besides its missing bin")
-        if is_cat.shape[0] and is_cat[f] and n_bins_nonmissing[f] >= MAX_CAT_BINS:
-            raise ValueError("a categorical feature has at most 255 categories")
+            raise ValueError("a feature has at most 255 bins (categories) besides its "
+                             "missing bin")
     return 0
 
 
@@ -374,8 +372,8 @@ def find_split_nodes(const double[:, :, ::1] hist, const idx_t[::1] slots,
     cdef int cc = CH_C if n_channels == 3 else CH_H
     cdef double total, left
     cdef const double* hf
-    cdef idx_t order[MAX_CAT_BINS]
-    cdef double key[MAX_CAT_BINS]
+    cdef idx_t order[MAX_BINS]
+    cdef double key[MAX_BINS]
     cdef CatParams cp = _cat_params(cat_params)
     cdef double[:, ::1] totals
     if not 2 <= n_channels <= 3:
@@ -678,10 +676,10 @@ def category_left_set(const double[:, :, ::1] hist, const idx_t[::1] slots, Py_s
     """
     cdef Py_ssize_t nb = n_bins_nonmissing, n_ch = hist.shape[2], m, i
     cdef CatParams cp = _cat_params(cat_params)
-    cdef idx_t order[MAX_CAT_BINS]
-    cdef double key[MAX_CAT_BINS]
-    cdef double stats[MAX_CAT_BINS * 3]
-    if not (1 <= nb < MAX_CAT_BINS and 0 <= offset and offset + nb + 1 <= hist.shape[1]
+    cdef idx_t order[MAX_BINS]
+    cdef double key[MAX_BINS]
+    cdef double stats[MAX_BINS * 3]
+    if not (1 <= nb < MAX_BINS and 0 <= offset and offset + nb + 1 <= hist.shape[1]
             and left.shape[0] == size and direction in (0, 1) and n_ch in (2, 3)):
         raise ValueError("category set out of range")
     for i in range(slots.shape[0]):
