@@ -3,7 +3,7 @@ from cython.parallel cimport prange
 
 import numpy as np
 
-from .common cimport bin_t, idx_t, block_stop, CH_G, CH_H, CH_C, N_CHANNELS, LIST_BLOCK
+from .common cimport bin_t, idx_t, block_stop, add_row, LIST_BLOCK, N_CHANNELS
 
 cdef enum:
     # Several slots are built one at a time (rows grouped by slot) when one slot's
@@ -133,14 +133,14 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
                         p = listed[blk * LIST_BLOCK + q]
                         s = slot_of_node[node_of_row[p]]
                         if s >= 0:      # always, for a list the partition made
-                            _add_row(&X_rows[p if identity else rows[p], 0],
+                            add_row(&X_rows[p if identity else rows[p], 0],
                                      &hist[0, 0, 0] + s * slot_stride, &offsets[0], f0, f1,
                                      n_ch, gradient[p], hessian[p])
             else:
                 for p in range(n_fit):
                     s = slot_of_node[node_of_row[p]]
                     if s >= 0:
-                        _add_row(&X_rows[p if identity else rows[p], 0],
+                        add_row(&X_rows[p if identity else rows[p], 0],
                                  &hist[0, 0, 0] + s * slot_stride, &offsets[0], f0, f1, n_ch,
                                  gradient[p], hessian[p])
 
@@ -211,27 +211,9 @@ cdef _build_by_slot(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
                     hs[j] = 0.0
                 for q in range(start[k], start[k + 1]):
                     p = order[q]
-                    _add_row(&X_rows[p if identity else rows[p], 0],
+                    add_row(&X_rows[p if identity else rows[p], 0],
                              &hist[0, 0, 0] + k * slot_stride, &offsets[0], f0, f1, n_ch,
                              gradient[p], hessian[p])
-
-
-cdef inline void _add_row(const bin_t* xr, double* hs, const idx_t* offsets, Py_ssize_t f0,
-                          Py_ssize_t f1, Py_ssize_t n_ch, double g, double h) noexcept nogil:
-    """Add one row's gradient and hessian (and count) to its bins of features ``f0:f1``."""
-    cdef Py_ssize_t f
-    cdef double* hb
-    if n_ch == N_CHANNELS:
-        for f in range(f0, f1):
-            hb = hs + (offsets[f] + xr[f]) * N_CHANNELS
-            hb[CH_G] += g
-            hb[CH_H] += h
-            hb[CH_C] += 1.0
-    else:
-        for f in range(f0, f1):
-            hb = hs + (offsets[f] + xr[f]) * 2
-            hb[CH_G] += g
-            hb[CH_H] += h
 
 
 def expand_bundles(const double[:, :, ::1] column_hist, const Py_ssize_t[::1] source,
@@ -253,9 +235,7 @@ def expand_bundles(const double[:, :, ::1] column_hist, const Py_ssize_t[::1] so
         default bin the node's total minus the feature's other bins (summed in order).
     """
     cdef Py_ssize_t n_slots = out.shape[0], n_bins = out.shape[1], n_ch = out.shape[2]
-    cdef Py_ssize_t k = default_at.shape[0], s, j, c, i, q, stop
-    cdef double total[3]
-    cdef double acc
+    cdef Py_ssize_t k = default_at.shape[0], s, j, i, q
     if (column_hist.shape[0] != n_slots or column_hist.shape[2] != n_ch or n_ch > 3
             or source.shape[0] != n_bins or others_start.shape[0] != k
             or not 0 < first_column_bins <= column_hist.shape[1]):
@@ -270,22 +250,38 @@ def expand_bundles(const double[:, :, ::1] column_hist, const Py_ssize_t[::1] so
     for q in range(others.shape[0]):
         if not 0 <= others[q] < n_bins:
             raise ValueError("other bins out of range")
+    if n_slots == 0 or n_bins == 0:
+        return
     with nogil:
         for s in range(n_slots):
-            for j in range(n_bins):
-                if source[j] >= 0:
-                    for c in range(n_ch):
-                        out[s, j, c] = column_hist[s, source[j], c]
-            if k == 0:
-                continue
+            expand_slot(&column_hist[s, 0, 0], &out[s, 0, 0], n_bins, n_ch, &source[0],
+                        &default_at[0] if k else NULL, k, &others[0] if others.shape[0] else NULL,
+                        &others_start[0] if k else NULL, others.shape[0], first_column_bins)
+
+
+cdef void expand_slot(const double* column_hist, double* out, Py_ssize_t n_bins,
+                      Py_ssize_t n_ch, const Py_ssize_t* source, const Py_ssize_t* default_at,
+                      Py_ssize_t k, const Py_ssize_t* others, const Py_ssize_t* others_start,
+                      Py_ssize_t n_others, Py_ssize_t first_column_bins) noexcept nogil:
+    """:func:`expand_bundles` of one slot: ``column_hist`` (column bins x ``n_ch``) into
+    ``out`` (``n_bins`` feature bins x ``n_ch``)."""
+    cdef Py_ssize_t j, c, i, q, stop
+    cdef double total[3]
+    cdef double acc
+    for j in range(n_bins):
+        if source[j] >= 0:
             for c in range(n_ch):
-                total[c] = 0.0
-                for j in range(first_column_bins):
-                    total[c] += column_hist[s, j, c]
-            for i in range(k):
-                stop = others_start[i + 1] if i + 1 < k else others.shape[0]
-                for c in range(n_ch):
-                    acc = 0.0
-                    for q in range(others_start[i], stop):
-                        acc += out[s, others[q], c]
-                    out[s, default_at[i], c] = total[c] - acc
+                out[j * n_ch + c] = column_hist[source[j] * n_ch + c]
+    if k == 0:
+        return
+    for c in range(n_ch):
+        total[c] = 0.0
+        for j in range(first_column_bins):
+            total[c] += column_hist[j * n_ch + c]
+    for i in range(k):
+        stop = others_start[i + 1] if i + 1 < k else n_others
+        for c in range(n_ch):
+            acc = 0.0
+            for q in range(others_start[i], stop):
+                acc += out[others[q] * n_ch + c]
+            out[default_at[i] * n_ch + c] = total[c] - acc

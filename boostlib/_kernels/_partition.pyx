@@ -11,7 +11,7 @@ from libc.float cimport DBL_MAX
 from libc.stdint cimport uint32_t
 
 from .common cimport (bin_t, idx_t, block_stop, copy_row, LIST_BLOCK, WalkNode, CAT_SPLIT,
-                     in_set, sets_pointer)
+                     in_set, sets_pointer, partition_segment)
 
 LIST_BLOCK_ROWS = LIST_BLOCK    # the block length of row lists, for Python callers
 
@@ -628,9 +628,7 @@ def split_segment(const bin_t[:, ::1] X_binned, const idx_t[::1] rows, idx_t[::1
     scratch : OUT int32, at least ``stop - start`` entries (work space).
     cat_sets : IN uint32 (n_sets, 8), optional.
     """
-    cdef Py_ssize_t i, n_left = 0, n_right = 0
-    cdef idx_t p
-    cdef int b, go_right
+    cdef Py_ssize_t i, n_left
     cdef const uint32_t* sets = sets_pointer(cat_sets)
     cdef bint categorical = nan_right == CAT_SPLIT
     if not 0 <= start <= stop <= order.shape[0] or scratch.shape[0] < stop - start:
@@ -643,19 +641,9 @@ def split_segment(const bin_t[:, ::1] X_binned, const idx_t[::1] rows, idx_t[::1
         for i in range(start, stop):
             if not 0 <= order[i] < rows.shape[0] or not 0 <= rows[order[i]] < X_binned.shape[1]:
                 raise IndexError("position or row out of range")
+    if start == stop:
+        return 0
     with nogil:
-        for i in range(start, stop):
-            p = order[i]
-            b = X_binned[feature, rows[p]]
-            if categorical:
-                go_right = 1 - in_set(sets, split_bin, b)
-            else:
-                go_right = ((b > split_bin) & (b != missing_bin)) | (
-                    (b == missing_bin) & nan_right)
-            order[start + n_left] = p        # never ahead of i: safe in place
-            scratch[n_right] = p
-            n_left += 1 - go_right
-            n_right += go_right
-        for i in range(n_right):
-            order[start + n_left + i] = scratch[i]
+        n_left = partition_segment(&X_binned[feature, 0], &rows[0], &order[0], start, stop,
+                                   split_bin, nan_right, missing_bin, sets, &scratch[0])
     return n_left

@@ -260,39 +260,67 @@ cdef void _cat_best(const double* hf, Py_ssize_t n_channels, Py_ssize_t nb, doub
                 best[3] = gain
 
 
-cdef Py_ssize_t _best_feature(double[:, ::1] per_feature) noexcept nogil:
-    """Feature with the highest score (ties: the smaller index); -1 if none is valid."""
+cdef Py_ssize_t pick_feature(const double* per_feature,
+                             Py_ssize_t n_features) noexcept nogil:
+    """Feature with the highest score in ``per_feature`` ((score, bin, nan_right, gain) per
+    feature, :func:`_feature_best`'s output; ties: the smaller index); -1 if none is
+    valid."""
     cdef Py_ssize_t f, best_f = -1
     cdef double best_score = 0.0
-    for f in range(per_feature.shape[0]):
-        if per_feature[f, 1] >= 0 and (best_f < 0 or per_feature[f, 0] > best_score):
+    for f in range(n_features):
+        if per_feature[4 * f + 1] >= 0 and (best_f < 0 or per_feature[4 * f] > best_score):
             best_f = f
-            best_score = per_feature[f, 0]
+            best_score = per_feature[4 * f]
     return best_f
 
 
-cdef double[:, ::1] _node_totals(const double[:, :, ::1] hist, const idx_t[::1] slots,
-                                 const idx_t[::1] offsets,
-                                 const idx_t[::1] n_bins_nonmissing):
-    """(gradient, hessian, count) sums of the nodes in ``slots`` (count: the hessian without
-    a count channel), from the feature with the fewest bins: every feature's bins hold all
-    of a node's rows. :func:`find_split_nodes` takes a node's sums from here rather than
-    from each feature's bins again."""
-    cdef Py_ssize_t n_ch = hist.shape[2]
+cdef void node_sums(const double* hs, Py_ssize_t n_ch, const idx_t* offsets,
+                    const idx_t* n_bins_nonmissing, Py_ssize_t n_features,
+                    double* totals) noexcept nogil:
+    """(gradient, hessian, count) sums of the node whose histogram starts at ``hs`` (count:
+    the hessian without a count channel), from the feature with the fewest bins: every
+    feature's bins hold all of a node's rows, so the search takes a node's sums from here
+    rather than from each feature's bins again."""
     cdef int cc = CH_C if n_ch == 3 else CH_H
-    cdef Py_ssize_t f, j, b, f_min = 0
+    cdef Py_ssize_t f, b, f_min = 0
     cdef const double* hf
-    cdef double[:, ::1] totals = np.zeros((slots.shape[0], 3))
-    for f in range(n_bins_nonmissing.shape[0]):
+    for f in range(n_features):
         if n_bins_nonmissing[f] < n_bins_nonmissing[f_min]:
             f_min = f
-    for j in range(slots.shape[0]):
-        hf = &hist[slots[j], offsets[f_min], 0]
-        for b in range(n_bins_nonmissing[f_min] + 1):
-            totals[j, 0] += hf[b * n_ch + CH_G]
-            totals[j, 1] += hf[b * n_ch + CH_H]
-            totals[j, 2] += hf[b * n_ch + cc]
-    return totals
+    totals[0] = 0.0
+    totals[1] = 0.0
+    totals[2] = 0.0
+    hf = hs + offsets[f_min] * n_ch
+    for b in range(n_bins_nonmissing[f_min] + 1):
+        totals[0] += hf[b * n_ch + CH_G]
+        totals[1] += hf[b * n_ch + CH_H]
+        totals[2] += hf[b * n_ch + cc]
+
+
+cdef void numeric_result(const double* hf, Py_ssize_t n_ch, Py_ssize_t nb,
+                         const double* best, Py_ssize_t f, double* out) noexcept nogil:
+    """A node's search result (``out``: 7 entries as :func:`find_split_nodes` gives them)
+    for its best feature ``f``, numeric, with ``nb`` bins in use at ``hf`` and the
+    candidate ``best`` (score, bin, nan_right, gain) :func:`_feature_best` found."""
+    cdef int cc = CH_C if n_ch == 3 else CH_H
+    cdef Py_ssize_t b
+    cdef double total = 0.0, left = 0.0
+    out[0] = f
+    out[1] = best[1]
+    out[2] = best[2]
+    out[3] = best[3]
+    for b in range(nb + 1):
+        total = total + hf[b * n_ch + cc]
+    for b in range(<Py_ssize_t> best[1] + 1):
+        left = left + hf[b * n_ch + cc]
+    if best[2] == 0.0:
+        left = left + hf[nb * n_ch + cc]
+    if n_ch == 3:
+        out[6] = 1.0 if hf[nb * n_ch + CH_C] > 0 else 0.0
+    else:
+        out[6] = 1.0 if (hf[nb * n_ch + CH_G] != 0.0 or hf[nb * n_ch + CH_H] != 0.0) else 0.0
+    out[4] = left
+    out[5] = total - left
 
 
 cdef int _check_layout(Py_ssize_t n_hist_bins, const idx_t[::1] offsets,
@@ -379,7 +407,7 @@ def find_split_nodes(const double[:, :, ::1] hist, const idx_t[::1] slots,
     if not 2 <= n_channels <= 3:
         raise ValueError("hist must have 2 or 3 channels")
     _check_layout(hist.shape[1], offsets, n_bins_nonmissing, is_cat, n_features)
-    if scratch.shape[0] != k or scratch.shape[1] != n_features or scratch.shape[2] < 4:
+    if scratch.shape[0] != k or scratch.shape[1] != n_features or scratch.shape[2] != 4:
         raise ValueError("scratch must have shape (k, n_features, 4)")
     if out.shape[0] != k or out.shape[1] != 7:
         raise ValueError("out must have shape (k, 7)")
@@ -400,7 +428,10 @@ def find_split_nodes(const double[:, :, ::1] hist, const idx_t[::1] slots,
     if n_features == 0:
         out[:, 0] = -1.0
         return
-    totals = _node_totals(hist, slots, offsets, n_bins_nonmissing)
+    totals = np.empty((k, 3))
+    for j in range(k):
+        node_sums(&hist[slots[j], 0, 0], n_channels, &offsets[0], &n_bins_nonmissing[0],
+                  n_features, &totals[j, 0])
     with nogil:
         for t in prange(k * n_features, schedule="static", num_threads=n_threads):
             j = t // n_features
@@ -424,41 +455,34 @@ def find_split_nodes(const double[:, :, ::1] hist, const idx_t[::1] slots,
                               &noise[j, f, 0] if use_noise else NULL, &scratch[j, f, 0],
                               lo, hi, mono)
         for j in range(k):
-            f = _best_feature(scratch[j])
-            out[j, 0] = f
+            f = pick_feature(&scratch[j, 0, 0], n_features)
             if f < 0:
-                for i in range(1, 7):
-                    out[j, i] = 0.0
+                out[j, 0] = -1.0
                 out[j, 1] = -1.0
-                continue
-            s = slots[j]
-            out[j, 1] = scratch[j, f, 1]
-            out[j, 2] = scratch[j, f, 2]
-            out[j, 3] = scratch[j, f, 3]
-            nb = n_bins_nonmissing[f]
-            hf = &hist[s, offsets[f], 0]
-            total = 0.0
-            for b in range(nb + 1):
-                total = total + hf[b * n_channels + cc]
-            left = 0.0
-            if any_cat and is_cat[f]:
+                for i in range(2, 7):
+                    out[j, i] = 0.0
+            elif not (any_cat and is_cat[f]):
+                hf = &hist[slots[j], offsets[f], 0]
+                numeric_result(hf, n_channels, n_bins_nonmissing[f], &scratch[j, f, 0], f,
+                               &out[j, 0])
+            else:
+                out[j, 0] = f
+                out[j, 1] = scratch[j, f, 1]
+                out[j, 2] = scratch[j, f, 2]
+                out[j, 3] = scratch[j, f, 3]
+                nb = n_bins_nonmissing[f]
+                hf = &hist[slots[j], offsets[f], 0]
+                total = 0.0
+                for b in range(nb + 1):
+                    total = total + hf[b * n_channels + cc]
+                left = 0.0
                 m = _cat_order(hf, n_channels, nb, cp, order, key)
                 for i in range(<Py_ssize_t> scratch[j, f, 1]):
                     b = _cat_pick(order, m, <int> scratch[j, f, 2], i)
                     left = left + hf[b * n_channels + cc]
+                out[j, 4] = left
+                out[j, 5] = total - left
                 out[j, 6] = 0.0
-            else:
-                for b in range(<Py_ssize_t> scratch[j, f, 1] + 1):
-                    left = left + hf[b * n_channels + cc]
-                if scratch[j, f, 2] == 0.0:
-                    left = left + hf[nb * n_channels + cc]
-                if n_channels == 3:
-                    out[j, 6] = 1.0 if hf[nb * n_channels + CH_C] > 0 else 0.0
-                else:
-                    out[j, 6] = 1.0 if (hf[nb * n_channels + CH_G] != 0.0
-                                        or hf[nb * n_channels + CH_H] != 0.0) else 0.0
-            out[j, 4] = left
-            out[j, 5] = total - left
 
 
 cdef void _level_totals(const double* h0, Py_ssize_t slot_stride, Py_ssize_t n_ch,

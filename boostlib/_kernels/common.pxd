@@ -101,3 +101,50 @@ cdef inline const uint32_t* sets_pointer(const uint32_t[:, ::1] cat_sets) except
 cdef inline int in_set(const uint32_t* sets, Py_ssize_t k, int b) noexcept nogil:
     # 1 when bin ``b`` is in set ``k`` (goes left).
     return (sets[k * SET_WORDS + (b >> 5)] >> (b & 31)) & 1
+
+
+cdef inline void add_row(const bin_t* xr, double* hs, const idx_t* offsets, Py_ssize_t f0,
+                         Py_ssize_t f1, Py_ssize_t n_ch, double g, double h) noexcept nogil:
+    # Add one row's gradient and hessian (and count, with 3 channels) to its bins of
+    # features ``f0:f1`` in the histogram at ``hs`` (layout ``offsets``, see _histogram).
+    cdef Py_ssize_t f
+    cdef double* hb
+    if n_ch == N_CHANNELS:
+        for f in range(f0, f1):
+            hb = hs + (offsets[f] + xr[f]) * N_CHANNELS
+            hb[CH_G] += g
+            hb[CH_H] += h
+            hb[CH_C] += 1.0
+    else:
+        for f in range(f0, f1):
+            hb = hs + (offsets[f] + xr[f]) * 2
+            hb[CH_G] += g
+            hb[CH_H] += h
+
+
+cdef inline Py_ssize_t partition_segment(const bin_t* column, const idx_t* rows, idx_t* order,
+                                         Py_ssize_t start, Py_ssize_t stop, int split_bin,
+                                         int nan_right, int missing_bin,
+                                         const uint32_t* sets, idx_t* scratch) noexcept nogil:
+    # Stable partition of the positions ``order[start:stop]`` by a split of the feature whose
+    # binned column (indexed by training row) is ``column``: the rows going left first, in
+    # one pass (``scratch`` holds the right ones meanwhile). Returns the number going left.
+    # ``nan_right == CAT_SPLIT``: categorical, ``split_bin`` names the set in ``sets``.
+    cdef Py_ssize_t i, n_left = 0, n_right = 0
+    cdef idx_t p
+    cdef int b, go_right
+    cdef bint categorical = nan_right == CAT_SPLIT
+    for i in range(start, stop):
+        p = order[i]
+        b = column[rows[p]]
+        if categorical:
+            go_right = 1 - in_set(sets, split_bin, b)
+        else:
+            go_right = ((b > split_bin) & (b != missing_bin)) | ((b == missing_bin) & nan_right)
+        order[start + n_left] = p        # never ahead of i: safe in place
+        scratch[n_right] = p
+        n_left += 1 - go_right
+        n_right += go_right
+    for i in range(n_right):
+        order[start + n_left + i] = scratch[i]
+    return n_left

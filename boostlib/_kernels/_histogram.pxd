@@ -1,0 +1,7 @@
+# The histogram kernels' parts shared with the kernels that grow a whole tree in one call
+# (``_leafwise``); see ``_histogram.pyx``.
+
+cdef void expand_slot(const double* column_hist, double* out, Py_ssize_t n_bins,
+                      Py_ssize_t n_ch, const Py_ssize_t* source, const Py_ssize_t* default_at,
+                      Py_ssize_t k, const Py_ssize_t* others, const Py_ssize_t* others_start,
+                      Py_ssize_t n_others, Py_ssize_t first_column_bins) noexcept nogil

@@ -1,0 +1,296 @@
+"""Leaf-wise (best-first) growth of a whole tree in one call.
+
+:class:`boostlib.engine.trees.lossguide.LossguideKind` grows leaf-wise trees with a Python
+loop over the split, partition and histogram kernels, which handles every case. A split
+there costs a few dozen microseconds of Python and call overhead, about what the kernels
+themselves cost on small data. :func:`grow_tree` runs the same loop compiled, for the
+common case: numeric features, no constraints, no split noise, a dense matrix, one
+machine. It takes the same decisions in the same order from the
+same sums, so the trees are identical (``tests/test_kernels_leafwise.py``).
+"""
+from cython.parallel cimport prange
+from libc.stdlib cimport malloc, free
+
+import numpy as np
+
+from . import _histogram
+
+from .common cimport bin_t, idx_t, add_row, partition_segment
+from ._histogram cimport expand_slot
+from ._splitting cimport _feature_best, pick_feature, node_sums, numeric_result
+
+cdef extern from *:
+    """
+    #ifndef BOOSTLIB_DEBUG
+    #define BOOSTLIB_DEBUG 0
+    #endif
+    """
+    bint BOOSTLIB_DEBUG   # 1 in the debug build (setup.py defines it)
+
+cdef extern from "math.h" nogil:
+    double INFINITY
+
+ctypedef struct Leaf:
+    idx_t node          # node id in the tree
+    idx_t slot          # histogram slot (-1: none, the leaf will not be split)
+    Py_ssize_t start    # segment of the position array
+    Py_ssize_t stop
+    int depth
+    double split[7]     # the search's result (find_split_nodes' ``out`` row); [0] < 0: none
+
+
+cdef void _search(double* h0, Py_ssize_t slot_stride, Py_ssize_t n_ch, Leaf** leaves,
+                  Py_ssize_t k, const idx_t* offsets, const idx_t* nbnm, Py_ssize_t n_features,
+                  double l2, double msl, double mcw, double* totals, double* scratch,
+                  int n_threads) noexcept nogil:
+    """Best split of each of ``leaves[:k]`` (``split``), as ``find_split_nodes`` finds it,
+    then the direction of missing values unseen in training as the Python loop sets it
+    (the side with more rows)."""
+    cdef Py_ssize_t t, j, f
+    cdef Leaf* leaf
+    for j in range(k):
+        node_sums(h0 + leaves[j].slot * slot_stride, n_ch, offsets, nbnm, n_features,
+                  totals + 3 * j)
+    for t in prange(k * n_features, schedule="static", num_threads=n_threads):
+        j = t // n_features
+        f = t - j * n_features
+        _feature_best(h0 + leaves[j].slot * slot_stride + offsets[f] * n_ch, n_ch, nbnm[f],
+                      totals + 3 * j, l2, msl, mcw, NULL, scratch + 4 * t, -INFINITY,
+                      INFINITY, 0)
+    for j in range(k):
+        leaf = leaves[j]
+        f = pick_feature(scratch + 4 * n_features * j, n_features)
+        if f < 0:
+            leaf.split[0] = -1.0
+            continue
+        numeric_result(h0 + leaf.slot * slot_stride + offsets[f] * n_ch, n_ch, nbnm[f],
+                       scratch + 4 * (n_features * j + f), f, leaf.split)
+        if leaf.split[6] == 0.0:       # no missing rows seen: they follow the majority
+            leaf.split[2] = 1.0 if leaf.split[5] > leaf.split[4] else 0.0
+
+
+def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
+              const bin_t[:, ::1] X_pos, const float[::1] gradient, const float[::1] hessian,
+              const idx_t[::1] offsets, const idx_t[::1] n_bins_nonmissing,
+              double[:, :, ::1] hist, double l2, double min_samples_leaf,
+              double min_child_weight, int max_depth, int max_leaves, int missing_bin,
+              int n_threads, idx_t[::1] node_of_row,
+              const idx_t[::1] column_offsets=None, const Py_ssize_t[::1] source=None,
+              const Py_ssize_t[::1] default_at=None, const Py_ssize_t[::1] others=None,
+              const Py_ssize_t[::1] others_start=None):
+    """Grow one leaf-wise tree: the leaf whose best split gains most is split next, until
+    the tree has ``max_leaves`` leaves, no leaf has a split of positive gain, or those that
+    do are at ``max_depth``.
+
+    Parameters
+    ----------
+    X_binned : IN uint8 (n_features, n_rows_total), feature-major binned data (the
+        partition reads the split feature at ``rows[p]``).
+    rows : IN int32 (n_fit,) training-row ids of the fitted rows.
+    X_pos : IN uint8 (n_fit, n_columns), the fitted rows' binned data by position,
+        row-major, as ``_histogram.build_histograms`` reads it: the features, each one's
+        missing values at bin ``n_bins_nonmissing[f]``, or with bundles the bundled columns.
+    gradient, hessian : IN float32 (n_fit,) by position, weights applied.
+    offsets, n_bins_nonmissing : IN int32, the histogram layout (see ``_histogram``).
+    hist : IN/OUT float64 (n_slots, offsets[-1], 2 or 3), at least
+        :func:`slots_needed` slots: slot 0 holds the root's histogram; the others are work
+        space.
+    l2, min_samples_leaf, min_child_weight : as ``_splitting.find_split_nodes`` takes them
+        (``min_samples_leaf`` 0 without a count channel).
+    max_depth, max_leaves : the tree's limits (``max_leaves`` >= 2).
+    missing_bin : bin of missing values in ``X_binned``.
+    n_threads : OpenMP threads (split search and histograms, over features: the result does
+        not depend on them).
+    node_of_row : OUT int32 (n_fit,) the leaf (node id) of each position.
+    column_offsets, source, default_at, others, others_start : optional, together
+        With bundles of sparse features (:mod:`boostlib.engine.bundling`): the column
+        layout of ``X_pos``'s histograms, and the tables that expand them into the features'
+        (``_histogram.expand_bundles``).
+
+    Returns
+    -------
+    feature, bin, nan_right, left, right, gain : the node arrays (node 0 the root;
+        ``left < 0`` for leaves; ``feature`` -1 and ``gain`` 0 at leaves).
+    """
+    cdef Py_ssize_t n_fit = rows.shape[0]
+    cdef Py_ssize_t n_features = X_binned.shape[0]
+    cdef Py_ssize_t n_ch = hist.shape[2]
+    cdef Py_ssize_t slot_stride = hist.shape[1] * n_ch
+    cdef Py_ssize_t max_nodes = 2 * max_leaves - 1
+    cdef Py_ssize_t i, j, c, f0, f1, q, m, n_left, mid, n_nodes = 1, n_leaves = 1
+    cdef Py_ssize_t n_chunks, n_cols = n_features
+    cdef bint bundled = column_offsets is not None
+    cdef const idx_t* hoff = &offsets[0]
+    cdef double* hc = NULL
+    cdef idx_t free_slot = 1
+    cdef int best, small_is_right
+    cdef idx_t k
+    cdef double* h0
+    cdef double* hs
+    cdef double* hp
+    cdef double* hb
+    cdef Leaf* bl
+    cdef Leaf* pair[2]
+    cdef Leaf* small
+    cdef Leaf* big
+    if offsets.shape[0] != n_features + 1 or n_bins_nonmissing.shape[0] != n_features:
+        raise ValueError("offsets and n_bins_nonmissing must match the features")
+    if bundled:
+        n_cols = column_offsets.shape[0] - 1
+        if (source is None or default_at is None or others is None or others_start is None
+                or source.shape[0] != offsets[n_features] or n_cols < 1
+                or others_start.shape[0] != default_at.shape[0]):
+            raise ValueError("column_offsets needs source, default_at, others and "
+                             "others_start, as expand_bundles takes them")
+        # the same checks as expand_bundles
+        _histogram.expand_bundles(np.zeros((1, column_offsets[n_cols], hist.shape[2])),
+                                  source, default_at, others, others_start,
+                                  column_offsets[1], np.zeros((1, hist.shape[1], hist.shape[2])))
+        hoff = &column_offsets[0]
+    if not (X_pos.shape[0] == n_fit == gradient.shape[0] == hessian.shape[0]
+            == node_of_row.shape[0]) or X_pos.shape[1] != n_cols:
+        raise ValueError("rows, X_pos, gradient, hessian and node_of_row must be aligned")
+    if hist.shape[1] != offsets[n_features] or not 2 <= n_ch <= 3:
+        raise ValueError("hist must have shape (n_slots, offsets[-1], 2 or 3)")
+    if max_leaves < 2 or hist.shape[0] < max_leaves or max_depth < 1:
+        raise ValueError("max_leaves >= 2 histogram slots and max_depth >= 1 are needed")
+    if n_features == 0 or n_fit == 0:
+        raise ValueError("growing a tree needs rows and features")
+    if rows[0] < 0 or rows[n_fit - 1] >= X_binned.shape[1]:
+        raise ValueError("row id out of range")
+    if BOOSTLIB_DEBUG:
+        for i in range(n_fit):
+            if not 0 <= rows[i] < X_binned.shape[1]:
+                raise IndexError("row id out of range")
+            for j in range(n_cols):
+                if X_pos[i, j] >= hoff[j + 1] - hoff[j]:
+                    raise IndexError("bin out of range")
+    feature_a = np.full(max_nodes, -1, dtype=np.int32)
+    bin_a = np.zeros(max_nodes, dtype=np.int32)
+    nan_a = np.zeros(max_nodes, dtype=np.uint8)
+    left_a = np.full(max_nodes, -1, dtype=np.int32)
+    right_a = np.full(max_nodes, -1, dtype=np.int32)
+    gain_a = np.zeros(max_nodes, dtype=np.float64)
+    cdef idx_t[::1] feature = feature_a, split_bin = bin_a, left = left_a, right = right_a
+    cdef unsigned char[::1] nan_right = nan_a
+    cdef double[::1] gain = gain_a
+    order_a = np.arange(n_fit, dtype=np.int32)
+    cdef idx_t[::1] order = order_a
+    cdef idx_t[::1] scratch_rows = np.empty(n_fit, dtype=np.int32)
+    cdef float[::1] seg_g = np.empty(n_fit, dtype=np.float32)
+    cdef float[::1] seg_h = np.empty(n_fit, dtype=np.float32)
+    cdef Leaf* store = <Leaf*> malloc(max_leaves * sizeof(Leaf))
+    cdef Leaf** leaves = <Leaf**> malloc(max_leaves * sizeof(Leaf*))
+    if store == NULL or leaves == NULL:
+        free(store)
+        free(leaves)
+        raise MemoryError()
+    cdef double[::1] totals = np.empty(6)
+    cdef double[::1] scratch = np.empty(2 * n_features * 4)
+    n_chunks = n_threads if n_threads < n_cols else n_cols
+    if n_chunks < 1:
+        n_chunks = 1
+    cdef double[::1] columns
+    if bundled:
+        columns = np.empty(column_offsets[n_cols] * n_ch)
+        hc = &columns[0]
+    with nogil:
+        h0 = &hist[0, 0, 0]
+        # The leaves, in the Python loop's list order (the first of equal gains is split):
+        # ``leaves[i]`` point into ``store``; a split leaf's entry is reused by its left
+        # child, and a new entry taken for the right one.
+        store[0].node = 0
+        store[0].slot = 0
+        store[0].start = 0
+        store[0].stop = n_fit
+        store[0].depth = 0
+        store[0].split[0] = -1.0
+        leaves[0] = &store[0]
+        _search(h0, slot_stride, n_ch, leaves, 1, &offsets[0], &n_bins_nonmissing[0],
+                n_features, l2, min_samples_leaf, min_child_weight, &totals[0], &scratch[0],
+                n_threads)
+        while n_leaves < max_leaves:
+            best = -1
+            for i in range(n_leaves):
+                if leaves[i].split[0] >= 0 and (
+                        best < 0 or leaves[i].split[3] > leaves[best].split[3]):
+                    best = <int> i
+            if best < 0:
+                break
+            bl = leaves[best]
+            k = bl.node
+            feature[k] = <idx_t> bl.split[0]
+            split_bin[k] = <idx_t> bl.split[1]
+            nan_right[k] = <unsigned char> bl.split[2]
+            gain[k] = bl.split[3]
+            left[k] = <idx_t> n_nodes
+            right[k] = <idx_t> (n_nodes + 1)
+            n_nodes += 2
+            n_left = partition_segment(&X_binned[feature[k], 0], &rows[0], &order[0],
+                                       bl.start, bl.stop, split_bin[k], nan_right[k],
+                                       missing_bin, NULL, &scratch_rows[0])
+            mid = bl.start + n_left
+            # the list without ``bl``, then its two children
+            for i in range(best, n_leaves - 1):
+                leaves[i] = leaves[i + 1]
+            pair[0] = bl
+            pair[1] = &store[n_leaves]
+            small_is_right = bl.split[5] < bl.split[4]
+            pair[1].node = right[k]
+            pair[1].start = mid
+            pair[1].stop = bl.stop
+            pair[1].depth = bl.depth + 1
+            pair[1].slot = -1
+            pair[1].split[0] = -1.0
+            pair[0].node = left[k]
+            pair[0].stop = mid
+            pair[0].depth = bl.depth + 1
+            pair[0].split[0] = -1.0
+            leaves[n_leaves - 1] = pair[0]
+            leaves[n_leaves] = pair[1]
+            n_leaves += 1
+            if pair[0].depth >= max_depth or n_leaves >= max_leaves:
+                pair[0].slot = -1
+                continue        # the children will not be split: no histograms needed
+            # the smaller child's histogram from its rows, the larger's by subtraction
+            small = pair[1] if small_is_right else pair[0]
+            big = pair[0] if small_is_right else pair[1]
+            big.slot = pair[0].slot
+            small.slot = free_slot
+            free_slot += 1
+            m = small.stop - small.start
+            for q in range(m):
+                seg_g[q] = gradient[order[small.start + q]]
+                seg_h[q] = hessian[order[small.start + q]]
+            hs = h0 + small.slot * slot_stride
+            hp = h0 + big.slot * slot_stride
+            hb = hc if bundled else hs      # the histogram over X_pos's columns
+            for c in prange(n_chunks, schedule="static", num_threads=n_threads):
+                f0 = c * n_cols // n_chunks
+                f1 = (c + 1) * n_cols // n_chunks
+                for q in range(hoff[f0] * n_ch, hoff[f1] * n_ch):
+                    hb[q] = 0.0
+                for q in range(m):
+                    add_row(&X_pos[order[small.start + q], 0], hb, hoff, f0, f1, n_ch,
+                            seg_g[q], seg_h[q])
+                if not bundled:
+                    for q in range(offsets[f0] * n_ch, offsets[f1] * n_ch):
+                        hp[q] = hp[q] - hs[q]
+            if bundled:
+                expand_slot(hc, hs, offsets[n_features], n_ch, &source[0],
+                            &default_at[0] if default_at.shape[0] else NULL,
+                            default_at.shape[0], &others[0] if others.shape[0] else NULL,
+                            &others_start[0] if default_at.shape[0] else NULL,
+                            others.shape[0], column_offsets[1])
+                for q in range(slot_stride):
+                    hp[q] = hp[q] - hs[q]
+            _search(h0, slot_stride, n_ch, pair, 2, &offsets[0], &n_bins_nonmissing[0],
+                    n_features, l2, min_samples_leaf, min_child_weight, &totals[0],
+                    &scratch[0], n_threads)
+        for i in range(n_leaves):
+            for q in range(leaves[i].start, leaves[i].stop):
+                node_of_row[order[q]] = leaves[i].node
+    free(store)         # nothing in the block above raises
+    free(leaves)
+    return (feature_a[:n_nodes], bin_a[:n_nodes], nan_a[:n_nodes], left_a[:n_nodes],
+            right_a[:n_nodes], gain_a[:n_nodes])

@@ -1,0 +1,171 @@
+"""The compiled leaf-wise loop (``_leafwise.grow_tree``) against the Python loop over the
+kernels (``LossguideKind.grow`` with ``COMPILED`` off), which handles every case: the same
+tree, split for split, and the same leaf for every row."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from boostlib import BoostClassifier
+from boostlib._kernels import _leafwise
+from boostlib.engine.grower import GrowParams, TreeGrower
+from boostlib.engine.trees import lossguide
+from reference.strategies import SLOW_SETTINGS, binned_data, gradients
+
+FIELDS = ("feature", "bin", "nan_right", "left", "right", "gain", "value")
+
+
+def grow_both(data, rows, g, h, params, n_threads=1, row_weights=None, bundle=False):
+    """The tree and rows' leaves from the compiled loop and from the Python loop."""
+    out = []
+    for compiled in (True, False):
+        grower = TreeGrower(data.X_binned, data.nbnm, data.missing_bin, "lossguide", params,
+                            n_threads=n_threads, bundle=bundle)
+        if row_weights is None:
+            assert lossguide.compiled_case(grower, 0.0, rows.size) == (rows.size > 0)
+        old = lossguide.COMPILED
+        lossguide.COMPILED = compiled
+        try:
+            tree, node = grower.grow(rows, g, h, row_weights=row_weights)
+        finally:
+            lossguide.COMPILED = old
+        out.append((tree, node.copy()))
+    return out
+
+
+def assert_same(a, b):
+    (ta, na), (tb, nb) = a, b
+    for name in FIELDS:
+        assert np.array_equal(getattr(ta, name), getattr(tb, name)), name
+    assert np.array_equal(na, nb)
+
+
+@SLOW_SETTINGS
+@given(data=binned_data(max_rows=60, max_features=4), draw=st.data())
+def test_compiled_loop_grows_the_python_loops_tree(data, draw):
+    """Constant features, missing values, one row, all-zero gradients, weights, zero
+    hessians, the count channel or not: the same splits in the same order."""
+    n = data.X_rows.shape[0]
+    g, h = draw.draw(gradients(n))
+    params = GrowParams(max_depth=draw.draw(st.integers(1, 6)),
+                        max_leaves=draw.draw(st.integers(2, 12)),
+                        l2_regularization=draw.draw(st.sampled_from([0.0, 1e-3, 1.0])),
+                        min_samples_leaf=draw.draw(st.sampled_from([1, 1, 2, 5])),
+                        min_child_weight=draw.draw(st.sampled_from([1e-3, 0.5])))
+    rows = np.arange(n, dtype=np.int32)
+    if n > 2 and draw.draw(st.booleans()):        # a subset of the rows
+        keep = np.asarray(draw.draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+        rows = rows[keep]
+        g, h = g[keep], h[keep]
+    threads = draw.draw(st.sampled_from([1, 2]))
+    assert_same(*grow_both(data, rows, g, h, params, threads))
+
+
+def test_equal_gains_split_the_earlier_leaf():
+    """Two leaves whose best splits gain exactly the same: the one listed first (the left
+    child) is split, as the Python loop does."""
+    from reference.strategies import make_binned
+    f0 = np.repeat([0, 1], 8)
+    f1 = np.tile([0, 1], 8)
+    g = np.where(f0 == 0, -2.0, 2.0) + np.where(f1 == 1, 1.0, -1.0)
+    data = make_binned(np.column_stack([f0, f1]), [2, 2], 255)
+    rows = np.arange(16, dtype=np.int32)
+    a, b = grow_both(data, rows, g, np.ones(16), GrowParams(max_depth=4, max_leaves=3))
+    assert_same(a, b)
+    tree = a[0]
+    assert tree.feature[0] == 0 and tree.feature[1] == 1
+    assert tree.left[1] >= 0 and tree.left[2] < 0
+
+
+def test_sampled_rows_with_weights_grow_the_same_tree():
+    """A sample gathered with its weights (the samplers' path) is grown alike."""
+    rng = np.random.default_rng(0)
+    n = 500
+    X = rng.integers(0, 30, size=(n, 5)).astype(np.uint8)
+    X[rng.random((n, 5)) < 0.1] = 255
+    from reference.strategies import make_binned
+    data = make_binned(X, np.full(5, 30), 255)
+    g, h = rng.normal(size=n), rng.uniform(0.1, 1.0, n)
+    rows = np.flatnonzero(rng.random(n) < 0.6).astype(np.int32)
+    w = rng.uniform(0.5, 2.0, rows.size)
+    params = GrowParams(max_depth=8, max_leaves=15)
+    assert_same(*grow_both(data, rows, g, h, params, 2, row_weights=w))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_bundled_one_hot_columns_grow_the_same_tree(threads):
+    """Histograms over bundles of one-hot columns, expanded per feature, as the Python
+    loop builds them."""
+    from reference.strategies import make_binned
+    rng = np.random.default_rng(2)
+    n, k = 800, 12
+    X = np.zeros((n, k + 2), np.uint8)
+    X[np.arange(n), rng.integers(0, k, n)] = 1          # one-hot: 12 exclusive columns
+    X[:, k] = rng.integers(0, 40, n)
+    X[:, k + 1] = rng.integers(0, 3, n)
+    X[rng.random(n) < 0.05, k] = 255
+    data = make_binned(X, [2] * k + [40, 3], 255)
+    g = rng.normal(size=n) + X[:, :4].sum(1)
+    for msl in (1, 10):
+        grower = TreeGrower(data.X_binned, data.nbnm, 255, "lossguide", GrowParams(),
+                            bundle=True)
+        assert grower.bundling is not None
+        params = GrowParams(max_depth=10, max_leaves=20, min_samples_leaf=msl)
+        assert_same(*grow_both(data, np.arange(n, dtype=np.int32), g, np.ones(n), params,
+                               threads, bundle=True))
+
+
+@pytest.mark.parametrize("policy_kw", [
+    dict(categorical_features=[0]), dict(monotonic_cst=[1, 0, 0, 0]),
+    dict(colsample_bynode=0.5), dict(interaction_constraints=[[0, 1], [2, 3]]),
+    dict(random_strength=1.0)])
+def test_other_cases_take_the_python_loop(policy_kw):
+    """Categorical features, constraints, column sampling and split noise are the Python
+    loop's: the compiled one is not used for them."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 4))
+    X[:, 0] = rng.integers(0, 5, 300)
+    y = (X[:, 1] + X[:, 0] > 2).astype(int)
+    used = []
+    real = _leafwise.grow_tree
+
+    def spy(*args, **kw):
+        used.append(1)
+        return real(*args, **kw)
+
+    _leafwise.grow_tree = spy
+    try:
+        BoostClassifier(grow_policy="lossguide", n_estimators=3, random_state=0,
+                        **policy_kw).fit(X, y)
+        assert not used
+        BoostClassifier(grow_policy="lossguide", n_estimators=3, random_state=0).fit(X, y)
+        assert used
+    finally:
+        _leafwise.grow_tree = real
+
+
+def test_bad_arguments_are_rejected():
+    X = np.zeros((2, 4), np.uint8)
+    rows = np.arange(4, dtype=np.int32)
+    Xp = np.zeros((4, 2), np.uint8)
+    g = np.ones(4, np.float32)
+    off = np.array([0, 3, 6], np.int32)
+    nb = np.array([2, 2], np.int32)
+    node = np.zeros(4, np.int32)
+    ok = dict(l2=1.0, msl=0.0, mcw=1e-3, depth=3, leaves=4)
+
+    def call(X=X, rows=rows, Xp=Xp, g=g, hist=np.zeros((4, 6, 2)), leaves=4, depth=3,
+             node=node):
+        return _leafwise.grow_tree(X, rows, Xp, g, g, off, nb, hist, ok["l2"], ok["msl"],
+                                   ok["mcw"], depth, leaves, 255, 1, node)
+
+    assert call()[0].tolist() == [-1]        # no gradient, no split
+    with pytest.raises(ValueError, match="aligned"):
+        call(node=np.zeros(3, np.int32))
+    with pytest.raises(ValueError, match="max_leaves"):
+        call(hist=np.zeros((2, 6, 2)))
+    with pytest.raises(ValueError, match="max_leaves"):
+        call(leaves=1, hist=np.zeros((1, 6, 2)))
+    with pytest.raises(ValueError, match="shape"):
+        call(hist=np.zeros((4, 5, 2)))
+    with pytest.raises(ValueError, match="row id"):
+        call(rows=np.array([0, 1, 2, 9], np.int32))
