@@ -1,6 +1,7 @@
-"""The compiled leaf-wise loop (``_leafwise.grow_tree``) against the Python loop over the
-kernels (``LossguideKind.grow`` with ``COMPILED`` off), which handles every case: the same
-tree, split for split, and the same leaf for every row."""
+"""The compiled best-first loop (``_leafwise.grow_tree``) against the Python loops over the
+kernels (``LossguideKind.grow`` and the level-wise ``DepthwiseKind.grow``, with
+``compiled.ENABLED`` off), which handle every case: the same tree, node for node, and the
+same leaf for every row."""
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -8,26 +9,27 @@ from hypothesis import given, strategies as st
 from boostlib import BoostClassifier
 from boostlib._kernels import _leafwise
 from boostlib.engine.grower import GrowParams, TreeGrower
-from boostlib.engine.trees import lossguide
+from boostlib.engine.trees import compiled
 from reference.strategies import SLOW_SETTINGS, binned_data, gradients
 
-FIELDS = ("feature", "bin", "nan_right", "left", "right", "gain", "value")
+FIELDS = ("feature", "bin", "nan_right", "left", "right", "gain", "value", "cat_sets", "cover")
 
 
-def grow_both(data, rows, g, h, params, n_threads=1, row_weights=None, bundle=False):
+def grow_both(data, rows, g, h, params, n_threads=1, row_weights=None, bundle=False,
+              policy="lossguide"):
     """The tree and rows' leaves from the compiled loop and from the Python loop."""
     out = []
-    for compiled in (True, False):
-        grower = TreeGrower(data.X_binned, data.nbnm, data.missing_bin, "lossguide", params,
+    for enabled in (True, False):
+        grower = TreeGrower(data.X_binned, data.nbnm, data.missing_bin, policy, params,
                             n_threads=n_threads, bundle=bundle)
         if row_weights is None:
-            assert lossguide.compiled_case(grower, 0.0, rows.size) == (rows.size > 0)
-        old = lossguide.COMPILED
-        lossguide.COMPILED = compiled
+            assert compiled.applies(grower, 0.0, rows.size) == (rows.size > 0)
+        old = compiled.ENABLED
+        compiled.ENABLED = enabled
         try:
             tree, node = grower.grow(rows, g, h, row_weights=row_weights)
         finally:
-            lossguide.COMPILED = old
+            compiled.ENABLED = old
         out.append((tree, node.copy()))
     return out
 
@@ -35,15 +37,18 @@ def grow_both(data, rows, g, h, params, n_threads=1, row_weights=None, bundle=Fa
 def assert_same(a, b):
     (ta, na), (tb, nb) = a, b
     for name in FIELDS:
-        assert np.array_equal(getattr(ta, name), getattr(tb, name)), name
+        a, b = getattr(ta, name), getattr(tb, name)
+        assert np.array_equal(a, b) and np.asarray(a).dtype == np.asarray(b).dtype, name
     assert np.array_equal(na, nb)
 
 
+@pytest.mark.parametrize("policy", ["lossguide", "depthwise"])
 @SLOW_SETTINGS
 @given(data=binned_data(max_rows=60, max_features=4), draw=st.data())
-def test_compiled_loop_grows_the_python_loops_tree(data, draw):
+def test_compiled_loop_grows_the_python_loops_tree(policy, data, draw):
     """Constant features, missing values, one row, all-zero gradients, weights, zero
-    hessians, the count channel or not: the same splits in the same order."""
+    hessians, the count channel or not: the same splits in the same order (depthwise:
+    numbered level by level as the level-wise loop numbers them)."""
     n = data.X_rows.shape[0]
     g, h = draw.draw(gradients(n))
     params = GrowParams(max_depth=draw.draw(st.integers(1, 6)),
@@ -57,7 +62,7 @@ def test_compiled_loop_grows_the_python_loops_tree(data, draw):
         rows = rows[keep]
         g, h = g[keep], h[keep]
     threads = draw.draw(st.sampled_from([1, 2]))
-    assert_same(*grow_both(data, rows, g, h, params, threads))
+    assert_same(*grow_both(data, rows, g, h, params, threads, policy=policy))
 
 
 def test_equal_gains_split_the_earlier_leaf():
@@ -76,7 +81,8 @@ def test_equal_gains_split_the_earlier_leaf():
     assert tree.left[1] >= 0 and tree.left[2] < 0
 
 
-def test_sampled_rows_with_weights_grow_the_same_tree():
+@pytest.mark.parametrize("policy", ["lossguide", "depthwise"])
+def test_sampled_rows_with_weights_grow_the_same_tree(policy):
     """A sample gathered with its weights (the samplers' path) is grown alike."""
     rng = np.random.default_rng(0)
     n = 500
@@ -87,12 +93,13 @@ def test_sampled_rows_with_weights_grow_the_same_tree():
     g, h = rng.normal(size=n), rng.uniform(0.1, 1.0, n)
     rows = np.flatnonzero(rng.random(n) < 0.6).astype(np.int32)
     w = rng.uniform(0.5, 2.0, rows.size)
-    params = GrowParams(max_depth=8, max_leaves=15)
-    assert_same(*grow_both(data, rows, g, h, params, 2, row_weights=w))
+    params = GrowParams(max_depth=8 if policy == "lossguide" else 5, max_leaves=15)
+    assert_same(*grow_both(data, rows, g, h, params, 2, row_weights=w, policy=policy))
 
 
+@pytest.mark.parametrize("policy", ["lossguide", "depthwise"])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_bundled_one_hot_columns_grow_the_same_tree(threads):
+def test_bundled_one_hot_columns_grow_the_same_tree(threads, policy):
     """Histograms over bundles of one-hot columns, expanded per feature, as the Python
     loop builds them."""
     from reference.strategies import make_binned
@@ -109,16 +116,18 @@ def test_bundled_one_hot_columns_grow_the_same_tree(threads):
         grower = TreeGrower(data.X_binned, data.nbnm, 255, "lossguide", GrowParams(),
                             bundle=True)
         assert grower.bundling is not None
-        params = GrowParams(max_depth=10, max_leaves=20, min_samples_leaf=msl)
+        params = GrowParams(max_depth=10 if policy == "lossguide" else 5, max_leaves=20,
+                            min_samples_leaf=msl)
         assert_same(*grow_both(data, np.arange(n, dtype=np.int32), g, np.ones(n), params,
-                               threads, bundle=True))
+                               threads, bundle=True, policy=policy))
 
 
+@pytest.mark.parametrize("policy", ["lossguide", "depthwise"])
 @pytest.mark.parametrize("policy_kw", [
     dict(categorical_features=[0]), dict(monotonic_cst=[1, 0, 0, 0]),
     dict(colsample_bynode=0.5), dict(interaction_constraints=[[0, 1], [2, 3]]),
     dict(random_strength=1.0)])
-def test_other_cases_take_the_python_loop(policy_kw):
+def test_other_cases_take_the_python_loop(policy_kw, policy):
     """Categorical features, constraints, column sampling and split noise are the Python
     loop's: the compiled one is not used for them."""
     rng = np.random.default_rng(1)
@@ -134,10 +143,10 @@ def test_other_cases_take_the_python_loop(policy_kw):
 
     _leafwise.grow_tree = spy
     try:
-        BoostClassifier(grow_policy="lossguide", n_estimators=3, random_state=0,
+        BoostClassifier(grow_policy=policy, n_estimators=3, random_state=0,
                         **policy_kw).fit(X, y)
         assert not used
-        BoostClassifier(grow_policy="lossguide", n_estimators=3, random_state=0).fit(X, y)
+        BoostClassifier(grow_policy=policy, n_estimators=3, random_state=0).fit(X, y)
         assert used
     finally:
         _leafwise.grow_tree = real
@@ -155,13 +164,14 @@ def test_bad_arguments_are_rejected():
 
     def call(X=X, rows=rows, Xp=Xp, g=g, hist=np.zeros((4, 6, 2)), leaves=4, depth=3,
              node=node):
+        assert _leafwise.slots_needed(depth, leaves, rows.size) <= 3
         return _leafwise.grow_tree(X, rows, Xp, g, g, off, nb, hist, ok["l2"], ok["msl"],
                                    ok["mcw"], depth, leaves, 255, 1, node)
 
     assert call()[0].tolist() == [-1]        # no gradient, no split
     with pytest.raises(ValueError, match="aligned"):
         call(node=np.zeros(3, np.int32))
-    with pytest.raises(ValueError, match="max_leaves"):
+    with pytest.raises(ValueError, match="slots"):
         call(hist=np.zeros((2, 6, 2)))
     with pytest.raises(ValueError, match="max_leaves"):
         call(leaves=1, hist=np.zeros((1, 6, 2)))

@@ -77,7 +77,7 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
               int n_threads, idx_t[::1] node_of_row,
               const idx_t[::1] column_offsets=None, const Py_ssize_t[::1] source=None,
               const Py_ssize_t[::1] default_at=None, const Py_ssize_t[::1] others=None,
-              const Py_ssize_t[::1] others_start=None):
+              const Py_ssize_t[::1] others_start=None, bint level_order=False):
     """Grow one leaf-wise tree: the leaf whose best split gains most is split next, until
     the tree has ``max_leaves`` leaves, no leaf has a split of positive gain, or those that
     do are at ``max_depth``.
@@ -106,6 +106,12 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
         With bundles of sparse features (:mod:`boostlib.engine.bundling`): the column
         layout of ``X_pos``'s histograms, and the tables that expand them into the features'
         (``_histogram.expand_bundles``).
+    level_order : bool
+        Number the nodes as level-wise growth does (``DepthwiseKind.grow``): level by level,
+        the children of the level's split nodes in the order of that level, a level's order
+        being the smaller child then the larger of each split. With ``max_leaves =
+        2**max_depth`` the tree is then the depthwise tree, node for node. By default node
+        ``2t+1`` and ``2t+2`` are the children of the ``t``-th split.
 
     Returns
     -------
@@ -116,9 +122,10 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     cdef Py_ssize_t n_features = X_binned.shape[0]
     cdef Py_ssize_t n_ch = hist.shape[2]
     cdef Py_ssize_t slot_stride = hist.shape[1] * n_ch
-    cdef Py_ssize_t max_nodes = 2 * max_leaves - 1
+    cdef Py_ssize_t max_nodes
     cdef Py_ssize_t i, j, c, f0, f1, q, m, n_left, mid, n_nodes = 1, n_leaves = 1
-    cdef Py_ssize_t n_chunks, n_cols = n_features
+    cdef Py_ssize_t n_chunks, n_cols = n_features, n_slots = hist.shape[0]
+    cdef bint overflow = False
     cdef bint bundled = column_offsets is not None
     cdef const idx_t* hoff = &offsets[0]
     cdef double* hc = NULL
@@ -152,8 +159,13 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
         raise ValueError("rows, X_pos, gradient, hessian and node_of_row must be aligned")
     if hist.shape[1] != offsets[n_features] or not 2 <= n_ch <= 3:
         raise ValueError("hist must have shape (n_slots, offsets[-1], 2 or 3)")
-    if max_leaves < 2 or hist.shape[0] < max_leaves or max_depth < 1:
-        raise ValueError("max_leaves >= 2 histogram slots and max_depth >= 1 are needed")
+    if max_leaves < 2 or max_depth < 1:
+        raise ValueError("max_leaves >= 2 and max_depth >= 1 are needed")
+    if hist.shape[0] < slots_needed(max_depth, max_leaves, n_fit):
+        raise ValueError(f"hist needs {slots_needed(max_depth, max_leaves, n_fit)} slots")
+    if max_leaves > n_fit:      # every leaf holds a row: no more leaves than rows
+        max_leaves = <int> n_fit if n_fit > 1 else 2
+    max_nodes = 2 * max_leaves - 1
     if n_features == 0 or n_fit == 0:
         raise ValueError("growing a tree needs rows and features")
     if rows[0] < 0 or rows[n_fit - 1] >= X_binned.shape[1]:
@@ -171,6 +183,7 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     left_a = np.full(max_nodes, -1, dtype=np.int32)
     right_a = np.full(max_nodes, -1, dtype=np.int32)
     gain_a = np.zeros(max_nodes, dtype=np.float64)
+    cdef unsigned char[::1] small_right = np.zeros(max_nodes, dtype=np.uint8)
     cdef idx_t[::1] feature = feature_a, split_bin = bin_a, left = left_a, right = right_a
     cdef unsigned char[::1] nan_right = nan_a
     cdef double[::1] gain = gain_a
@@ -236,6 +249,7 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
             pair[0] = bl
             pair[1] = &store[n_leaves]
             small_is_right = bl.split[5] < bl.split[4]
+            small_right[k] = small_is_right
             pair[1].node = right[k]
             pair[1].start = mid
             pair[1].stop = bl.stop
@@ -255,6 +269,9 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
             # the smaller child's histogram from its rows, the larger's by subtraction
             small = pair[1] if small_is_right else pair[0]
             big = pair[0] if small_is_right else pair[1]
+            if free_slot >= n_slots:    # slots_needed() bounds this: never, unless it is wrong
+                overflow = True
+                break
             big.slot = pair[0].slot
             small.slot = free_slot
             free_slot += 1
@@ -292,5 +309,59 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
                 node_of_row[order[q]] = leaves[i].node
     free(store)         # nothing in the block above raises
     free(leaves)
+    if overflow:
+        raise RuntimeError("grow_tree ran out of histogram slots (a bug: slots_needed is "
+                           "too small)")
+    if level_order:
+        _renumber(feature_a[:n_nodes], bin_a[:n_nodes], nan_a[:n_nodes], left_a[:n_nodes],
+                  right_a[:n_nodes], gain_a[:n_nodes], small_right[:n_nodes], node_of_row)
     return (feature_a[:n_nodes], bin_a[:n_nodes], nan_a[:n_nodes], left_a[:n_nodes],
             right_a[:n_nodes], gain_a[:n_nodes])
+
+
+def slots_needed(int max_depth, int max_leaves, Py_ssize_t n_fit):
+    """Histogram slots :func:`grow_tree` uses on ``n_fit`` rows: one per split whose
+    children are split further, and the root's: at most ``max_leaves - 1``,
+    ``2**(max_depth - 1)`` (the splits above the last level) and ``n_fit`` (every leaf
+    holds a row)."""
+    cdef Py_ssize_t n = max_leaves - 1
+    if max_depth - 1 < 40 and (<Py_ssize_t> 1 << (max_depth - 1)) < n:
+        n = <Py_ssize_t> 1 << (max_depth - 1)
+    return max(1, min(n, n_fit))
+
+
+cdef void _renumber(idx_t[::1] feature, idx_t[::1] split_bin, unsigned char[::1] nan_right,
+                    idx_t[::1] left, idx_t[::1] right, double[::1] gain,
+                    const unsigned char[::1] small_right, idx_t[::1] node_of_row) noexcept:
+    """Renumber a grown tree's nodes in level order (``grow_tree``'s ``level_order``), in
+    place, and the rows' nodes with them."""
+    cdef Py_ssize_t n = feature.shape[0], i, head = 0, tail = 1, k, nxt = 1
+    cdef idx_t[::1] new_id = np.empty(n, dtype=np.int32)
+    cdef idx_t[::1] queue = np.empty(n, dtype=np.int32)
+    new_id[0] = 0
+    queue[0] = 0
+    while head < tail:          # the queue holds each level in the level-wise order
+        k = queue[head]
+        head += 1
+        if left[k] < 0:
+            continue
+        new_id[left[k]] = <idx_t> nxt
+        new_id[right[k]] = <idx_t> (nxt + 1)
+        nxt += 2
+        queue[tail] = right[k] if small_right[k] else left[k]
+        queue[tail + 1] = left[k] if small_right[k] else right[k]
+        tail += 2
+    cdef idx_t[::1] f_old = feature.copy(), b_old = split_bin.copy()
+    cdef idx_t[::1] l_old = left.copy(), r_old = right.copy()
+    cdef unsigned char[::1] d_old = nan_right.copy()
+    cdef double[::1] g_old = gain.copy()
+    for k in range(n):
+        i = new_id[k]
+        feature[i] = f_old[k]
+        split_bin[i] = b_old[k]
+        nan_right[i] = d_old[k]
+        left[i] = new_id[l_old[k]] if l_old[k] >= 0 else -1
+        right[i] = new_id[r_old[k]] if r_old[k] >= 0 else -1
+        gain[i] = g_old[k]
+    for i in range(node_of_row.shape[0]):
+        node_of_row[i] = new_id[node_of_row[i]]

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..._kernels import _partition, _predictor, _splitting
 from ..constraints import bounded_value, child_bounds
+from . import compiled
 from .base import (MAX_DEPTH, CAT_SPLIT, TreeKind, bins_in_range, gains_non_negative,
                    level_nodes, no_sets, read_cat_sets, read_cover)
 
@@ -64,8 +65,15 @@ class DepthwiseKind(TreeKind):
 
     def grow(self, grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray,
              noise_std: float, split_rng: Any, prepared: Any = None):
-        """See :meth:`boostlib.engine.trees.TreeKind.grow`."""
+        """See :meth:`boostlib.engine.trees.TreeKind.grow`. In the common case, on small
+        data, the tree is grown compiled (:mod:`boostlib.engine.trees.compiled`), node for
+        node the tree the level-wise loop below grows."""
         p = grower.params
+        if (compiled.applies(grower, noise_std, rows.size)
+                and rows.size * grower.hist_rows.shape[1] <= compiled.DEPTHWISE_CELLS):
+            fields, node = compiled.grow(grower, rows, g, h, prepared, 2 ** p.max_depth, True)
+            return DepthwiseTree(**fields, value=np.zeros(fields["feature"].size)), node, \
+                None, None
         node, (hX, hrows, g32, h32), hist = grower._root(rows, g, h, prepared)
         feature, bin_, nanr, left_c, right_c, gain = [-1], [0], [0], [-1], [-1], [0.0]
         sets: List[np.ndarray] = []

@@ -10,10 +10,8 @@ from its rows alone and the larger child's is the parent's minus it, written ove
 parent's slot: a tree needs ``max_leaves`` histogram slots, and every row is read once per
 level of its own leaf, as in level-wise growth.
 
-The loop below handles every case. In the common one (numeric features, no constraints,
-no split noise, a dense matrix, one machine) the same loop runs compiled, in one call
-(``boostlib._kernels._leafwise.grow_tree``), and gives the same tree: on small data a
-split's Python and call overheads cost as much as its kernels.
+The loop below handles every case; in the common one the same loop runs compiled
+(:mod:`boostlib.engine.trees.compiled`).
 """
 from __future__ import annotations
 
@@ -22,7 +20,8 @@ from typing import Any, List
 
 import numpy as np
 
-from ..._kernels import _leafwise, _partition, _splitting
+from ..._kernels import _partition, _splitting
+from . import compiled
 from .base import CAT_SPLIT
 from .depthwise import DepthwiseKind, DepthwiseTree, NodeRules
 
@@ -57,21 +56,13 @@ class LossguideKind(DepthwiseKind):
         """See :meth:`boostlib.engine.trees.TreeKind.grow`."""
         p = grower.params
         max_leaves = p.max_leaves
+        if max_leaves >= 2 and compiled.applies(grower, noise_std, rows.size):
+            fields, node = compiled.grow(grower, rows, g, h, prepared, max_leaves, False)
+            return LossguideTree(**fields, value=np.zeros(fields["feature"].size)), node, \
+                None, None
         hist = grower._hist_buffer(0, max_leaves)      # before _root, which writes slot 0
         node, (hX, hrows, g32, h32), _ = grower._root(rows, g, h, prepared)
         n_fit = rows.size
-        if compiled_case(grower, noise_std, n_fit):
-            b = grower.bundling
-            tables = {} if b is None else dict(
-                column_offsets=b.offsets, source=b.source, default_at=b.default_at,
-                others=b.others, others_start=b.others_start)
-            arrays = _leafwise.grow_tree(
-                grower.X, rows, hX, g32, h32, grower.offsets, grower.nbnm, hist,
-                p.l2_regularization, grower._msl, p.min_child_weight, p.max_depth, max_leaves,
-                grower.missing_bin, grower.n_threads, node, **tables)
-            fields = dict(zip(("feature", "bin", "nan_right", "left", "right", "gain"), arrays))
-            tree = LossguideTree(**fields, value=np.zeros(arrays[0].size))
-            return tree, node, None, None
         order = np.arange(n_fit, dtype=np.int32)
         scratch = grower._work("lossguide_scratch", (n_fit, 1), 0, np.int32)[:, 0]
         zeros = np.zeros(n_fit, dtype=np.int32)
@@ -167,18 +158,3 @@ class LossguideKind(DepthwiseKind):
                 d = int(cr > cl)
             leaf.split = (f, b, d, gn, cl, cr, left_set)
 
-
-#: Whether leaf-wise trees use the compiled loop when they can (tests turn it off to
-#: compare the two).
-COMPILED = True
-
-
-def compiled_case(grower: Any, noise_std: float, n_fit: int) -> bool:
-    """Whether ``_leafwise.grow_tree`` grows this tree: numeric features, no constraints or
-    column rules, no split noise, a dense matrix, one machine."""
-    rules = grower.column_rules
-    return (COMPILED and n_fit > 0 and grower.params.max_leaves >= 2
-            and grower.X.shape[0] > 0 and isinstance(grower.X, np.ndarray)
-            and grower.is_cat.size == 0
-            and grower.monotone is None and (rules is None or not rules.active)
-            and noise_std == 0.0 and not grower.collective.distributed)

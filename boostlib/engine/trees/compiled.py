@@ -1,0 +1,66 @@
+"""Trees grown in one compiled call (``boostlib._kernels._leafwise.grow_tree``).
+
+Leaf-wise and depthwise trees are grown by Python loops over the split, partition and
+histogram kernels, which handle every case. In the common case (numeric features, no
+constraints or column rules, no split noise, a dense matrix, one machine) the best-first
+loop runs compiled instead, a whole tree in one call, and gives the same tree: on small
+data a step's Python and call overheads cost as much as its kernels. A depthwise tree is
+the best-first tree of ``2**max_depth`` leaves (every split of positive gain is taken),
+its nodes numbered level by level as the level-wise loop numbers them.
+
+Depthwise trees take the compiled loop on small data only (:data:`DEPTHWISE_CELLS`). Past
+it the level-wise loop is faster: it partitions and lists every row of a level in one
+parallel pass, where the best-first loop partitions one leaf's segment at a time, on one
+thread.
+"""
+from __future__ import annotations
+
+from typing import Any, Tuple
+
+import numpy as np
+
+from ..._kernels import _leafwise
+
+#: Whether trees use the compiled loop when they can (tests turn it off to compare).
+ENABLED = True
+
+#: Depthwise trees grow compiled up to this many fitted rows x histogram columns. The fit
+#: time of the compiled loop against the level-wise one (trees of depth 6, 2 threads):
+#: 0.79x at 1,000 rows and 0.74x at 10,000 (20 columns); on W1 data (28 columns), 0.99x at
+#: 30,000 rows, 1.10x at 60,000, 1.17x at 100,000 and 1.87x at 1,000,000.
+DEPTHWISE_CELLS = 500_000
+
+#: Node arrays of a grown tree, in ``grow_tree``'s order.
+FIELDS = ("feature", "bin", "nan_right", "left", "right", "gain")
+
+
+def applies(grower: Any, noise_std: float, n_fit: int) -> bool:
+    """Whether the compiled loop grows this tree: numeric features, no constraints or
+    column rules, no split noise, a dense matrix, one machine (and a tree deeper than its
+    root)."""
+    rules = grower.column_rules
+    return (ENABLED and n_fit > 0 and grower.X.shape[0] > 0 and grower.params.max_depth >= 1
+            and isinstance(grower.X, np.ndarray) and grower.is_cat.size == 0
+            and grower.monotone is None and (rules is None or not rules.active)
+            and noise_std == 0.0 and not grower.collective.distributed)
+
+
+def grow(grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray, prepared: Any,
+         max_leaves: int, level_order: bool) -> Tuple[dict, np.ndarray]:
+    """Grow one tree: its node arrays by :data:`FIELDS` name, and every fitted row's node.
+
+    The arguments are those of :meth:`~boostlib.engine.trees.TreeKind.grow`, with the
+    leaf limit and the numbering (``level_order``: the depthwise loop's)."""
+    p = grower.params
+    hist = grower._hist_buffer(0, _leafwise.slots_needed(p.max_depth, max_leaves,
+                                                         rows.size))
+    node, (hX, _, g32, h32), _ = grower._root(rows, g, h, prepared)    # writes slot 0
+    b = grower.bundling
+    tables = {} if b is None else dict(
+        column_offsets=b.offsets, source=b.source, default_at=b.default_at, others=b.others,
+        others_start=b.others_start)
+    arrays = _leafwise.grow_tree(
+        grower.X, rows, hX, g32, h32, grower.offsets, grower.nbnm, hist, p.l2_regularization,
+        grower._msl, p.min_child_weight, p.max_depth, max_leaves, grower.missing_bin,
+        grower.n_threads, node, level_order=level_order, **tables)
+    return dict(zip(FIELDS, arrays)), node
