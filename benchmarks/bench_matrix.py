@@ -80,7 +80,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_peers import (CONTENTION_WARN, DEFAULTS, MODELS, RESULT_MARKER,  # noqa: E402
-                         _children_cpu_s, _git_commit, _system_busy_s, environment, make_data)
+                         _children_cpu_s, _git_commit, _system_busy_s, environment, make_data,
+                         write_json)
 
 Data = Tuple[Any, np.ndarray, Any, np.ndarray]          # X_train, y_train, X_test, y_test
 
@@ -597,9 +598,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                   environment=env, cells=results, targets=targets(results))
     print(render(report))
     if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(report, fh, indent=2)
-            fh.write("\n")
+        write_json(report, args.json)
     return 0
 
 

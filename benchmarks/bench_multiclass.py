@@ -44,7 +44,6 @@ import contextlib
 import gc
 import importlib.metadata
 import importlib.util
-import json
 import os
 import platform
 import shlex
@@ -59,7 +58,7 @@ from sklearn.datasets import make_classification
 from sklearn.metrics import log_loss
 from sklearn.model_selection import train_test_split
 
-from bench_peers import _system_busy_s     # the same load measure as bench_peers
+from bench_peers import _system_busy_s, write_json  # bench_peers' load measure
 
 MODELS = ("boostlib-depthwise", "boostlib-symmetric", "lightgbm", "catboost", "xgboost",
           "sklearn-hgb")
@@ -311,10 +310,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     env, rows = environment(), pairs(results)
     print(render(cfg, env, results, rows))
     if a.json:
-        with open(a.json, "w") as fh:
-            json.dump(dict(config=cfg, environment=env, results=results, pairs=rows), fh,
-                      indent=2)
-            fh.write("\n")
+        write_json(dict(config=cfg, environment=env, results=results, pairs=rows), a.json)
     return 1 if any(r.get("status", "").startswith("failed") for r in results.values()) else 0
 
 

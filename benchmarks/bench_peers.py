@@ -656,6 +656,13 @@ def _git_commit() -> Optional[str]:
     return (head + ("+dirty" if dirty else "")) if head else None
 
 
+def write_json(report: Dict[str, Any], path: str) -> None:
+    """Write a benchmark's report as indented JSON (the ``--json`` option)."""
+    with open(path, "w") as fh:
+        json.dump(report, fh, indent=2)
+        fh.write("\n")
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -742,9 +749,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                               "the data was loaded; each model in its own process")
     print(render(report))
     if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(report, fh, indent=2)
-            fh.write("\n")
+        write_json(report, args.json)
     return 0
 
 

@@ -235,13 +235,32 @@ def expand_bundles(const double[:, :, ::1] column_hist, const Py_ssize_t[::1] so
         default bin the node's total minus the feature's other bins (summed in order).
     """
     cdef Py_ssize_t n_slots = out.shape[0], n_bins = out.shape[1], n_ch = out.shape[2]
-    cdef Py_ssize_t k = default_at.shape[0], s, j, i, q
-    if (column_hist.shape[0] != n_slots or column_hist.shape[2] != n_ch or n_ch > 3
-            or source.shape[0] != n_bins or others_start.shape[0] != k
-            or not 0 < first_column_bins <= column_hist.shape[1]):
+    cdef Py_ssize_t k = default_at.shape[0], s
+    if (column_hist.shape[0] != n_slots or column_hist.shape[2] != n_ch or n_ch > 3):
+        raise ValueError("inconsistent shapes")
+    check_expand_tables(column_hist.shape[1], n_bins, source, default_at, others,
+                        others_start, first_column_bins)
+    if n_slots == 0 or n_bins == 0:
+        return
+    with nogil:
+        for s in range(n_slots):
+            expand_slot(&column_hist[s, 0, 0], &out[s, 0, 0], n_bins, n_ch, &source[0],
+                        &default_at[0] if k else NULL, k, &others[0] if others.shape[0] else NULL,
+                        &others_start[0] if k else NULL, others.shape[0], first_column_bins)
+
+
+cdef int check_expand_tables(Py_ssize_t n_column_bins, Py_ssize_t n_bins,
+                             const Py_ssize_t[::1] source, const Py_ssize_t[::1] default_at,
+                             const Py_ssize_t[::1] others, const Py_ssize_t[::1] others_start,
+                             Py_ssize_t first_column_bins) except -1:
+    """Raise ValueError unless the tables of :func:`expand_bundles` fit histograms of
+    ``n_column_bins`` column bins and ``n_bins`` feature bins."""
+    cdef Py_ssize_t k = default_at.shape[0], j, i, q
+    if (source.shape[0] != n_bins or others_start.shape[0] != k
+            or not 0 < first_column_bins <= n_column_bins):
         raise ValueError("inconsistent shapes")
     for j in range(n_bins):
-        if not -1 <= source[j] < column_hist.shape[1]:
+        if not -1 <= source[j] < n_column_bins:
             raise ValueError("source bin out of range")
     for i in range(k):
         if not (0 <= default_at[i] < n_bins and 0 <= others_start[i] <= others.shape[0]
@@ -250,13 +269,7 @@ def expand_bundles(const double[:, :, ::1] column_hist, const Py_ssize_t[::1] so
     for q in range(others.shape[0]):
         if not 0 <= others[q] < n_bins:
             raise ValueError("other bins out of range")
-    if n_slots == 0 or n_bins == 0:
-        return
-    with nogil:
-        for s in range(n_slots):
-            expand_slot(&column_hist[s, 0, 0], &out[s, 0, 0], n_bins, n_ch, &source[0],
-                        &default_at[0] if k else NULL, k, &others[0] if others.shape[0] else NULL,
-                        &others_start[0] if k else NULL, others.shape[0], first_column_bins)
+    return 0
 
 
 cdef void expand_slot(const double* column_hist, double* out, Py_ssize_t n_bins,

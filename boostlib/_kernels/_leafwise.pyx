@@ -13,10 +13,8 @@ from libc.stdlib cimport malloc, free
 
 import numpy as np
 
-from . import _histogram
-
 from .common cimport bin_t, idx_t, add_row, partition_segment
-from ._histogram cimport expand_slot
+from ._histogram cimport check_expand_tables, expand_slot
 from ._splitting cimport _feature_best, pick_feature, node_sums, numeric_result
 
 cdef extern from *:
@@ -145,14 +143,11 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     if bundled:
         n_cols = column_offsets.shape[0] - 1
         if (source is None or default_at is None or others is None or others_start is None
-                or source.shape[0] != offsets[n_features] or n_cols < 1
-                or others_start.shape[0] != default_at.shape[0]):
+                or n_cols < 1):
             raise ValueError("column_offsets needs source, default_at, others and "
                              "others_start, as expand_bundles takes them")
-        # the same checks as expand_bundles
-        _histogram.expand_bundles(np.zeros((1, column_offsets[n_cols], hist.shape[2])),
-                                  source, default_at, others, others_start,
-                                  column_offsets[1], np.zeros((1, hist.shape[1], hist.shape[2])))
+        check_expand_tables(column_offsets[n_cols], offsets[n_features], source, default_at,
+                            others, others_start, column_offsets[1])
         hoff = &column_offsets[0]
     if not (X_pos.shape[0] == n_fit == gradient.shape[0] == hessian.shape[0]
             == node_of_row.shape[0]) or X_pos.shape[1] != n_cols:

@@ -396,7 +396,7 @@ def find_split_nodes(const double[:, :, ::1] hist, const idx_t[::1] slots,
     cdef Py_ssize_t n_channels = hist.shape[2]
     cdef bint use_noise = noise.shape[0] > 0
     cdef bint any_cat = is_cat.shape[0] > 0
-    cdef Py_ssize_t t, j, f, b, i, s, nb, m
+    cdef Py_ssize_t t, j, f, b, i, nb, m
     cdef int cc = CH_C if n_channels == 3 else CH_H
     cdef double total, left
     cdef const double* hf
