@@ -82,6 +82,31 @@ def test_equal_gains_split_the_earlier_leaf():
 
 
 @pytest.mark.parametrize("policy", ["lossguide", "depthwise"])
+@pytest.mark.parametrize("missing", [False, True])
+def test_a_feature_without_gain_at_a_node_is_searched_in_its_children(policy, missing):
+    """Feature 0 gains nothing at the root (its effect cancels across feature 1's sides)
+    and splits both children: only a feature without a threshold of ``min_samples_leaf``
+    rows a side may be left out of a node's descendants' search, not one without gain.
+    ``missing``: feature 0's rows are at bin 0 or missing, whose only threshold sends the
+    missing rows right."""
+    from reference.strategies import make_binned
+    f0 = np.tile([0, 1], 40)
+    f1 = np.repeat([0, 1], 40)
+    f2 = np.arange(80) % 7 == 0                 # 12 rows at 1: fewer than 20 a side
+    g = np.where(f1 == 0, np.where(f0 == 0, 1.0, -1.0), np.where(f0 == 0, -1.0, 1.0) + 3.0)
+    X = np.column_stack([np.where(f0 == 1, 255, 0) if missing else f0, f1, f2])
+    data = make_binned(X.astype(np.uint8), [1 if missing else 2, 2, 2], 255)
+    rows = np.arange(80, dtype=np.int32)
+    for msl in (1, 20):
+        a, b = grow_both(data, rows, g, np.ones(80),
+                         GrowParams(max_depth=2, max_leaves=4, min_samples_leaf=msl),
+                         policy=policy)
+        assert_same(a, b)
+        tree = a[0]
+        assert tree.feature[0] == 1 and tree.feature[1] == tree.feature[2] == 0
+
+
+@pytest.mark.parametrize("policy", ["lossguide", "depthwise"])
 def test_sampled_rows_with_weights_grow_the_same_tree(policy):
     """A sample gathered with its weights (the samplers' path) is grown alike."""
     rng = np.random.default_rng(0)

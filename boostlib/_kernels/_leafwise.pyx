@@ -9,11 +9,12 @@ machine. It takes the same decisions in the same order from the
 same sums, so the trees are identical (``tests/test_kernels_leafwise.py``).
 """
 from cython.parallel cimport prange
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport calloc, malloc, free
+from libc.string cimport memcpy
 
 import numpy as np
 
-from .common cimport bin_t, idx_t, add_row, partition_segment
+from .common cimport bin_t, idx_t, CH_C, add_row, partition_segment
 from ._histogram cimport check_expand_tables, expand_slot
 from ._splitting cimport _feature_best, pick_feature, node_sums, numeric_result
 
@@ -28,6 +29,14 @@ cdef extern from *:
 cdef extern from "math.h" nogil:
     double INFINITY
 
+cdef enum:
+    # Below these sizes a parallel region costs more than it saves: a histogram of fewer
+    # rows x columns plus its bins x channels (zeroed and subtracted), and a search of fewer
+    # bins (leaves x features' bins), take one thread.
+    PARALLEL_CELLS = 16384
+    PARALLEL_BINS = 1024
+
+
 ctypedef struct Leaf:
     idx_t node          # node id in the tree
     idx_t slot          # histogram slot (-1: none, the leaf will not be split)
@@ -35,6 +44,27 @@ ctypedef struct Leaf:
     Py_ssize_t stop
     int depth
     double split[7]     # the search's result (find_split_nodes' ``out`` row); [0] < 0: none
+    unsigned char* dead # per feature: 1 if no threshold leaves min_samples_leaf rows a side
+
+
+cdef bint _count_feasible(const double* hf, Py_ssize_t nb, double C,
+                          double min_samples_leaf) noexcept nogil:
+    """Whether some threshold of a feature (3 channels, ``nb`` bins then the missing bin,
+    at ``hf``) leaves at least ``min_samples_leaf`` rows on each side, either way the
+    missing rows go: every candidate ``_feature_best`` may take is among these.
+
+    Row counts are exact and a child's count on either side of a threshold is at most its
+    parent's, so a feature without such a threshold has none in the node's descendants
+    either: the search skips it there (LightGBM skips such "unsplittable" features too)."""
+    cdef double cm = hf[nb * 3 + CH_C], cl = 0.0
+    cdef Py_ssize_t b
+    for b in range(nb):
+        cl = cl + hf[b * 3 + CH_C]
+        if b < nb - 1 and cl + cm >= min_samples_leaf and C - cl - cm >= min_samples_leaf:
+            return True
+        if cm != 0.0 and cl >= min_samples_leaf and C - cl >= min_samples_leaf:
+            return True
+    return False
 
 
 cdef void _search(double* h0, Py_ssize_t slot_stride, Py_ssize_t n_ch, Leaf** leaves,
@@ -43,18 +73,30 @@ cdef void _search(double* h0, Py_ssize_t slot_stride, Py_ssize_t n_ch, Leaf** le
                   int n_threads) noexcept nogil:
     """Best split of each of ``leaves[:k]`` (``split``), as ``find_split_nodes`` finds it,
     then the direction of missing values unseen in training as the Python loop sets it
-    (the side with more rows)."""
+    (the side with more rows). A feature ``dead`` in a leaf is not searched; one newly
+    found without a threshold of ``min_samples_leaf`` rows a side becomes dead in it (with
+    the count channel: ``n_ch == 3``)."""
     cdef Py_ssize_t t, j, f
     cdef Leaf* leaf
+    cdef bint prune = n_ch == 3 and msl > 0.0
+    cdef const double* hf
     for j in range(k):
         node_sums(h0 + leaves[j].slot * slot_stride, n_ch, offsets, nbnm, n_features,
                   totals + 3 * j)
+    if k * offsets[n_features] < PARALLEL_BINS:
+        n_threads = 1
     for t in prange(k * n_features, schedule="static", num_threads=n_threads):
         j = t // n_features
         f = t - j * n_features
-        _feature_best(h0 + leaves[j].slot * slot_stride + offsets[f] * n_ch, n_ch, nbnm[f],
-                      totals + 3 * j, l2, msl, mcw, NULL, scratch + 4 * t, -INFINITY,
-                      INFINITY, 0)
+        if leaves[j].dead[f]:
+            scratch[4 * t + 1] = -1.0
+        else:
+            hf = h0 + leaves[j].slot * slot_stride + offsets[f] * n_ch
+            _feature_best(hf, n_ch, nbnm[f], totals + 3 * j, l2, msl, mcw, NULL,
+                          scratch + 4 * t, -INFINITY, INFINITY, 0)
+            if prune and scratch[4 * t + 1] < 0 and not _count_feasible(
+                    hf, nbnm[f], totals[3 * j + 2], msl):
+                leaves[j].dead[f] = 1
     for j in range(k):
         leaf = leaves[j]
         f = pick_feature(scratch + 4 * n_features * j, n_features)
@@ -122,7 +164,7 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     cdef Py_ssize_t slot_stride = hist.shape[1] * n_ch
     cdef Py_ssize_t max_nodes
     cdef Py_ssize_t i, j, c, f0, f1, q, m, n_left, mid, n_nodes = 1, n_leaves = 1
-    cdef Py_ssize_t n_chunks, n_cols = n_features, n_slots = hist.shape[0]
+    cdef Py_ssize_t n_chunks, nc, n_cols = n_features, n_slots = hist.shape[0]
     cdef bint overflow = False
     cdef bint bundled = column_offsets is not None
     cdef const idx_t* hoff = &offsets[0]
@@ -189,9 +231,11 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     cdef float[::1] seg_h = np.empty(n_fit, dtype=np.float32)
     cdef Leaf* store = <Leaf*> malloc(max_leaves * sizeof(Leaf))
     cdef Leaf** leaves = <Leaf**> malloc(max_leaves * sizeof(Leaf*))
-    if store == NULL or leaves == NULL:
+    cdef unsigned char* dead = <unsigned char*> calloc(max_leaves * n_features, 1)
+    if store == NULL or leaves == NULL or dead == NULL:
         free(store)
         free(leaves)
+        free(dead)
         raise MemoryError()
     cdef double[::1] totals = np.empty(6)
     cdef double[::1] scratch = np.empty(2 * n_features * 4)
@@ -213,6 +257,7 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
         store[0].stop = n_fit
         store[0].depth = 0
         store[0].split[0] = -1.0
+        store[0].dead = dead
         leaves[0] = &store[0]
         _search(h0, slot_stride, n_ch, leaves, 1, &offsets[0], &n_bins_nonmissing[0],
                 n_features, l2, min_samples_leaf, min_child_weight, &totals[0], &scratch[0],
@@ -251,6 +296,8 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
             pair[1].depth = bl.depth + 1
             pair[1].slot = -1
             pair[1].split[0] = -1.0
+            pair[1].dead = dead + n_leaves * n_features      # the parent's dead features
+            memcpy(pair[1].dead, bl.dead, n_features)
             pair[0].node = left[k]
             pair[0].stop = mid
             pair[0].depth = bl.depth + 1
@@ -277,9 +324,10 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
             hs = h0 + small.slot * slot_stride
             hp = h0 + big.slot * slot_stride
             hb = hc if bundled else hs      # the histogram over X_pos's columns
-            for c in prange(n_chunks, schedule="static", num_threads=n_threads):
-                f0 = c * n_cols // n_chunks
-                f1 = (c + 1) * n_cols // n_chunks
+            nc = n_chunks if m * n_cols + slot_stride >= PARALLEL_CELLS else 1
+            for c in prange(nc, schedule="static", num_threads=n_threads):
+                f0 = c * n_cols // nc
+                f1 = (c + 1) * n_cols // nc
                 for q in range(hoff[f0] * n_ch, hoff[f1] * n_ch):
                     hb[q] = 0.0
                 for q in range(m):
@@ -304,6 +352,7 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
                 node_of_row[order[q]] = leaves[i].node
     free(store)         # nothing in the block above raises
     free(leaves)
+    free(dead)
     if overflow:
         raise RuntimeError("grow_tree ran out of histogram slots (a bug: slots_needed is "
                            "too small)")

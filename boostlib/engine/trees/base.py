@@ -228,6 +228,14 @@ def subtree_sums(left: np.ndarray, right: np.ndarray, values: np.ndarray,
     """``values`` at the leaves, and at every split node the sum over its leaves (e.g. the
     rows reaching it from the rows of each leaf); ``levels``: :func:`level_nodes`."""
     total = np.where(left < 0, values, 0.0).astype(np.float64)
+    split = np.flatnonzero(left >= 0)
+    if levels is None and split.size < 4096 and np.all(left[split] > split):
+        # children after their parents (every grown tree): one reverse pass, no numpy
+        # call per level; each sum is still its children's, so the result is the same
+        t, lft, rgt = total.tolist(), left.tolist(), right.tolist()
+        for k in reversed(split.tolist()):
+            t[k] = t[lft[k]] + t[rgt[k]]
+        return np.array(t)
     for nodes in reversed(levels if levels is not None else level_nodes(left, right)):
         split = nodes[left[nodes] >= 0]
         total[split] = total[left[split]] + total[right[split]]
