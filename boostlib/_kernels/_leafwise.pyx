@@ -163,7 +163,7 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     cdef Py_ssize_t n_ch = hist.shape[2]
     cdef Py_ssize_t slot_stride = hist.shape[1] * n_ch
     cdef Py_ssize_t max_nodes
-    cdef Py_ssize_t i, j, c, f0, f1, q, m, n_left, mid, n_nodes = 1, n_leaves = 1
+    cdef Py_ssize_t i, j, c, f0, f1, q, p, m, n_left, mid, n_nodes = 1, n_leaves = 1
     cdef Py_ssize_t n_chunks, nc, n_cols = n_features, n_slots = hist.shape[0]
     cdef bint overflow = False
     cdef bint bundled = column_offsets is not None
@@ -227,8 +227,6 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     order_a = np.arange(n_fit, dtype=np.int32)
     cdef idx_t[::1] order = order_a
     cdef idx_t[::1] scratch_rows = np.empty(n_fit, dtype=np.int32)
-    cdef float[::1] seg_g = np.empty(n_fit, dtype=np.float32)
-    cdef float[::1] seg_h = np.empty(n_fit, dtype=np.float32)
     cdef Leaf* store = <Leaf*> malloc(max_leaves * sizeof(Leaf))
     cdef Leaf** leaves = <Leaf**> malloc(max_leaves * sizeof(Leaf*))
     cdef unsigned char* dead = <unsigned char*> calloc(max_leaves * n_features, 1)
@@ -318,9 +316,6 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
             small.slot = free_slot
             free_slot += 1
             m = small.stop - small.start
-            for q in range(m):
-                seg_g[q] = gradient[order[small.start + q]]
-                seg_h[q] = hessian[order[small.start + q]]
             hs = h0 + small.slot * slot_stride
             hp = h0 + big.slot * slot_stride
             hb = hc if bundled else hs      # the histogram over X_pos's columns
@@ -330,9 +325,9 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
                 f1 = (c + 1) * n_cols // nc
                 for q in range(hoff[f0] * n_ch, hoff[f1] * n_ch):
                     hb[q] = 0.0
-                for q in range(m):
-                    add_row(&X_pos[order[small.start + q], 0], hb, hoff, f0, f1, n_ch,
-                            seg_g[q], seg_h[q])
+                for q in range(small.start, small.stop):     # positions ascend
+                    p = order[q]
+                    add_row(&X_pos[p, 0], hb, hoff, f0, f1, n_ch, gradient[p], hessian[p])
                 if not bundled:
                     for q in range(offsets[f0] * n_ch, offsets[f1] * n_ch):
                         hp[q] = hp[q] - hs[q]
