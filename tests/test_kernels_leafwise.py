@@ -16,12 +16,13 @@ FIELDS = ("feature", "bin", "nan_right", "left", "right", "gain", "value", "cat_
 
 
 def grow_both(data, rows, g, h, params, n_threads=1, row_weights=None, bundle=False,
-              policy="lossguide"):
+              policy="lossguide", is_categorical=None):
     """The tree and rows' leaves from the compiled loop and from the Python loop."""
     out = []
     for enabled in (True, False):
         grower = TreeGrower(data.X_binned, data.nbnm, data.missing_bin, policy, params,
-                            n_threads=n_threads, bundle=bundle)
+                            n_threads=n_threads, bundle=bundle,
+                            is_categorical=is_categorical)
         if row_weights is None:
             assert compiled.applies(grower, 0.0, rows.size) == (rows.size > 0)
         old = compiled.ENABLED
@@ -79,6 +80,37 @@ def test_equal_gains_split_the_earlier_leaf():
     tree = a[0]
     assert tree.feature[0] == 0 and tree.feature[1] == 1
     assert tree.left[1] >= 0 and tree.left[2] < 0
+
+
+@pytest.mark.parametrize("policy", ["lossguide", "depthwise"])
+@SLOW_SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), n_cats=st.sampled_from([2, 3, 9, 40]),
+       cat_smooth=st.sampled_from([0.0, 10.0]), max_cat_threshold=st.sampled_from([1, 4, 32]),
+       min_data_per_group=st.sampled_from([1, 30]), msl=st.sampled_from([1, 20]),
+       threads=st.sampled_from([1, 2]))
+def test_categorical_features_grow_the_same_tree(policy, seed, n_cats, cat_smooth,
+                                                 max_cat_threshold, min_data_per_group, msl,
+                                                 threads):
+    """Set splits (the missing category among them) in both loops: the same sets, stored
+    in the same order, and the same rows in each leaf."""
+    from reference.strategies import make_binned
+    rng = np.random.default_rng(seed)
+    n = 400
+    X = np.column_stack([rng.integers(0, n_cats, n), rng.integers(0, 20, n),
+                         rng.integers(0, n_cats, n)]).astype(np.uint8)
+    X[rng.random((n, 3)) < 0.1] = 255
+    effect = rng.normal(size=n_cats + 1)
+    g = effect[np.minimum(X[:, 0], n_cats)] + 0.3 * X[:, 1] / 20 + rng.normal(size=n)
+    g -= effect[np.minimum(X[:, 2], n_cats)]
+    data = make_binned(X, [n_cats, 20, n_cats], 255)
+    params = GrowParams(max_depth=12 if policy == "lossguide" else 4, max_leaves=16,
+                        min_samples_leaf=msl, cat_smooth=cat_smooth, cat_l2=1.0,
+                        max_cat_threshold=max_cat_threshold,
+                        min_data_per_group=min_data_per_group)
+    rows = np.arange(n, dtype=np.int32)
+    a, b = grow_both(data, rows, g, rng.uniform(0.5, 1.0, n), params, threads,
+                     policy=policy, is_categorical=np.array([True, False, True]))
+    assert_same(a, b)
 
 
 @pytest.mark.parametrize("policy", ["lossguide", "depthwise"])
@@ -149,12 +181,11 @@ def test_bundled_one_hot_columns_grow_the_same_tree(threads, policy):
 
 @pytest.mark.parametrize("policy", ["lossguide", "depthwise"])
 @pytest.mark.parametrize("policy_kw", [
-    dict(categorical_features=[0]), dict(monotonic_cst=[1, 0, 0, 0]),
-    dict(colsample_bynode=0.5), dict(interaction_constraints=[[0, 1], [2, 3]]),
-    dict(random_strength=1.0)])
+    dict(monotonic_cst=[1, 0, 0, 0]), dict(colsample_bynode=0.5),
+    dict(interaction_constraints=[[0, 1], [2, 3]]), dict(random_strength=1.0)])
 def test_other_cases_take_the_python_loop(policy_kw, policy):
-    """Categorical features, constraints, column sampling and split noise are the Python
-    loop's: the compiled one is not used for them."""
+    """Constraints, column sampling and split noise are the Python loop's: the compiled
+    one is not used for them."""
     rng = np.random.default_rng(1)
     X = rng.normal(size=(300, 4))
     X[:, 0] = rng.integers(0, 5, 300)
@@ -188,10 +219,10 @@ def test_bad_arguments_are_rejected():
     ok = dict(l2=1.0, msl=0.0, mcw=1e-3, depth=3, leaves=4)
 
     def call(X=X, rows=rows, Xp=Xp, g=g, hist=np.zeros((4, 6, 2)), leaves=4, depth=3,
-             node=node):
+             node=node, nb=nb, **kw):
         assert _leafwise.slots_needed(depth, leaves, rows.size) <= 3
         return _leafwise.grow_tree(X, rows, Xp, g, g, off, nb, hist, ok["l2"], ok["msl"],
-                                   ok["mcw"], depth, leaves, 255, 1, node)
+                                   ok["mcw"], depth, leaves, 255, 1, node, **kw)
 
     assert call()[0].tolist() == [-1]        # no gradient, no split
     with pytest.raises(ValueError, match="aligned"):
@@ -204,3 +235,13 @@ def test_bad_arguments_are_rejected():
         call(hist=np.zeros((4, 5, 2)))
     with pytest.raises(ValueError, match="row id"):
         call(rows=np.array([0, 1, 2, 9], np.int32))
+    with pytest.raises(ValueError, match="owns n_bins_nonmissing"):
+        call(nb=np.array([1, 3], np.int32))
+    cats = np.array([1, 0], np.uint8)
+    with pytest.raises(ValueError, match="cat_params"):
+        call(is_cat=cats)
+    with pytest.raises(ValueError, match="is_cat"):
+        call(is_cat=np.ones(3, np.uint8), cat_params=np.array([10.0, 10.0, 1.0, 32.0]))
+    with pytest.raises(ValueError, match="max_cat_threshold"):
+        call(is_cat=cats, cat_params=np.array([10.0, 10.0, 1.0, 0.0]))
+    assert call(is_cat=cats, cat_params=np.array([10.0, 10.0, 1.0, 32.0]))[6].shape == (0, 8)

@@ -4,9 +4,9 @@
 loop over the split, partition and histogram kernels, which handles every case. A split
 there costs a few dozen microseconds of Python and call overhead, about what the kernels
 themselves cost on small data. :func:`grow_tree` runs the same loop compiled, for the
-common case: numeric features, no constraints, no split noise, a dense matrix, one
-machine. It takes the same decisions in the same order from the
-same sums, so the trees are identical (``tests/test_kernels_leafwise.py``).
+common case: no constraints, no split noise, a dense matrix, one machine (categorical
+features included). It takes the same decisions in the same order from the same sums, so
+the trees are identical (``tests/test_kernels_leafwise.py``).
 """
 from cython.parallel cimport prange
 from libc.stdlib cimport calloc, malloc, free
@@ -14,9 +14,12 @@ from libc.string cimport memcpy
 
 import numpy as np
 
-from .common cimport bin_t, idx_t, CH_C, add_row, partition_segment
+from .common cimport bin_t, idx_t, uint32_t, CH_C, CAT_SPLIT, SET_WORDS, add_row, \
+    partition_segment
 from ._histogram cimport check_expand_tables, expand_slot
-from ._splitting cimport _feature_best, pick_feature, node_sums, numeric_result
+from ._splitting cimport (CatParams, _cat_params, _cat_best, _check_layout, cat_result,
+                          cat_set_bits, _feature_best, pick_feature, node_sums,
+                          numeric_result)
 
 cdef extern from *:
     """
@@ -67,44 +70,69 @@ cdef bint _count_feasible(const double* hf, Py_ssize_t nb, double C,
     return False
 
 
-cdef void _search(double* h0, Py_ssize_t slot_stride, Py_ssize_t n_ch, Leaf** leaves,
-                  Py_ssize_t k, const idx_t* offsets, const idx_t* nbnm, Py_ssize_t n_features,
-                  double l2, double msl, double mcw, double* totals, double* scratch,
-                  int n_threads) noexcept nogil:
+ctypedef struct Search:
+    # What the split search of a leaf reads, the same for every leaf of a tree.
+    double* h0                  # the histogram slots
+    Py_ssize_t slot_stride      # doubles per slot
+    Py_ssize_t n_ch
+    const idx_t* offsets
+    const idx_t* nbnm
+    Py_ssize_t n_features
+    double l2
+    double msl
+    double mcw
+    const unsigned char* is_cat     # NULL: no categorical feature
+    CatParams cp
+    double* totals              # work space: (2, 3)
+    double* scratch             # work space: (2, n_features, 4)
+    int n_threads
+
+
+cdef void _search(const Search* s, Leaf** leaves, Py_ssize_t k) noexcept nogil:
     """Best split of each of ``leaves[:k]`` (``split``), as ``find_split_nodes`` finds it,
     then the direction of missing values unseen in training as the Python loop sets it
-    (the side with more rows). A feature ``dead`` in a leaf is not searched; one newly
-    found without a threshold of ``min_samples_leaf`` rows a side becomes dead in it (with
-    the count channel: ``n_ch == 3``)."""
-    cdef Py_ssize_t t, j, f
+    (the side with more rows). A numeric feature ``dead`` in a leaf is not searched; one
+    newly found without a threshold of ``min_samples_leaf`` rows a side becomes dead in it
+    (with the count channel: ``n_ch == 3``). A categorical split is reported as
+    ``find_split_nodes`` reports it: (set size, direction) for (bin, nan_right)."""
+    cdef Py_ssize_t t, j, f, n_features = s.n_features, n_ch = s.n_ch
     cdef Leaf* leaf
-    cdef bint prune = n_ch == 3 and msl > 0.0
+    cdef bint prune = n_ch == 3 and s.msl > 0.0
+    cdef int n_threads = s.n_threads
     cdef const double* hf
+    cdef double* best
     for j in range(k):
-        node_sums(h0 + leaves[j].slot * slot_stride, n_ch, offsets, nbnm, n_features,
-                  totals + 3 * j)
-    if k * offsets[n_features] < PARALLEL_BINS:
+        node_sums(s.h0 + leaves[j].slot * s.slot_stride, n_ch, s.offsets, s.nbnm, n_features,
+                  s.totals + 3 * j)
+    if k * s.offsets[n_features] < PARALLEL_BINS:
         n_threads = 1
     for t in prange(k * n_features, schedule="static", num_threads=n_threads):
         j = t // n_features
         f = t - j * n_features
+        best = s.scratch + 4 * t
+        hf = s.h0 + leaves[j].slot * s.slot_stride + s.offsets[f] * n_ch
         if leaves[j].dead[f]:
-            scratch[4 * t + 1] = -1.0
+            best[1] = -1.0
+        elif s.is_cat != NULL and s.is_cat[f]:
+            _cat_best(hf, n_ch, s.nbnm[f], s.l2, s.msl, s.mcw, s.cp, NULL, best)
         else:
-            hf = h0 + leaves[j].slot * slot_stride + offsets[f] * n_ch
-            _feature_best(hf, n_ch, nbnm[f], totals + 3 * j, l2, msl, mcw, NULL,
-                          scratch + 4 * t, -INFINITY, INFINITY, 0)
-            if prune and scratch[4 * t + 1] < 0 and not _count_feasible(
-                    hf, nbnm[f], totals[3 * j + 2], msl):
+            _feature_best(hf, n_ch, s.nbnm[f], s.totals + 3 * j, s.l2, s.msl, s.mcw, NULL,
+                          best, -INFINITY, INFINITY, 0)
+            if prune and best[1] < 0 and not _count_feasible(hf, s.nbnm[f],
+                                                             s.totals[3 * j + 2], s.msl):
                 leaves[j].dead[f] = 1
     for j in range(k):
         leaf = leaves[j]
-        f = pick_feature(scratch + 4 * n_features * j, n_features)
+        f = pick_feature(s.scratch + 4 * n_features * j, n_features)
         if f < 0:
             leaf.split[0] = -1.0
             continue
-        numeric_result(h0 + leaf.slot * slot_stride + offsets[f] * n_ch, n_ch, nbnm[f],
-                       scratch + 4 * (n_features * j + f), f, leaf.split)
+        hf = s.h0 + leaf.slot * s.slot_stride + s.offsets[f] * n_ch
+        best = s.scratch + 4 * (n_features * j + f)
+        if s.is_cat != NULL and s.is_cat[f]:
+            cat_result(hf, n_ch, s.nbnm[f], s.cp, best, f, leaf.split)
+            continue
+        numeric_result(hf, n_ch, s.nbnm[f], best, f, leaf.split)
         if leaf.split[6] == 0.0:       # no missing rows seen: they follow the majority
             leaf.split[2] = 1.0 if leaf.split[5] > leaf.split[4] else 0.0
 
@@ -117,7 +145,8 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
               int n_threads, idx_t[::1] node_of_row,
               const idx_t[::1] column_offsets=None, const Py_ssize_t[::1] source=None,
               const Py_ssize_t[::1] default_at=None, const Py_ssize_t[::1] others=None,
-              const Py_ssize_t[::1] others_start=None, bint level_order=False):
+              const Py_ssize_t[::1] others_start=None, bint level_order=False,
+              const unsigned char[::1] is_cat=None, const double[::1] cat_params=None):
     """Grow one leaf-wise tree: the leaf whose best split gains most is split next, until
     the tree has ``max_leaves`` leaves, no leaf has a split of positive gain, or those that
     do are at ``max_depth``.
@@ -152,11 +181,17 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
         being the smaller child then the larger of each split. With ``max_leaves =
         2**max_depth`` the tree is then the depthwise tree, node for node. By default node
         ``2t+1`` and ``2t+2`` are the children of the ``t``-th split.
+    is_cat, cat_params : optional, together
+        Categorical features (uint8 per feature) and their search parameters, as
+        ``_splitting.find_split_nodes`` takes them.
 
     Returns
     -------
-    feature, bin, nan_right, left, right, gain : the node arrays (node 0 the root;
-        ``left < 0`` for leaves; ``feature`` -1 and ``gain`` 0 at leaves).
+    feature, bin, nan_right, left, right, gain, cat_sets : the node arrays (node 0 the
+        root; ``left < 0`` for leaves; ``feature`` -1 and ``gain`` 0 at leaves) and the
+        sets of the categorical splits (uint32 (n_sets, 8); such a split has ``nan_right``
+        ``CAT_SPLIT`` and its set's row as ``bin``), in the Python loop's order: the order
+        the splits were taken, or with ``level_order`` the level-wise loop's.
     """
     cdef Py_ssize_t n_fit = rows.shape[0]
     cdef Py_ssize_t n_features = X_binned.shape[0]
@@ -180,8 +215,18 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     cdef Leaf* pair[2]
     cdef Leaf* small
     cdef Leaf* big
+    cdef Search search
+    cdef Py_ssize_t n_sets = 0
     if offsets.shape[0] != n_features + 1 or n_bins_nonmissing.shape[0] != n_features:
         raise ValueError("offsets and n_bins_nonmissing must match the features")
+    search.is_cat = NULL
+    if is_cat is not None and is_cat.shape[0]:
+        if cat_params is None:
+            raise ValueError("is_cat needs cat_params")
+        search.cp = _cat_params(cat_params)
+        search.is_cat = &is_cat[0]
+    _check_layout(offsets[n_features], offsets, n_bins_nonmissing,
+                  is_cat if is_cat is not None else np.empty(0, np.uint8), n_features)
     if bundled:
         n_cols = column_offsets.shape[0] - 1
         if (source is None or default_at is None or others is None or others_start is None
@@ -224,6 +269,8 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     cdef idx_t[::1] feature = feature_a, split_bin = bin_a, left = left_a, right = right_a
     cdef unsigned char[::1] nan_right = nan_a
     cdef double[::1] gain = gain_a
+    sets_a = np.zeros((max_leaves, SET_WORDS), dtype=np.uint32)
+    cdef uint32_t[:, ::1] sets = sets_a
     order_a = np.arange(n_fit, dtype=np.int32)
     cdef idx_t[::1] order = order_a
     cdef idx_t[::1] scratch_rows = np.empty(n_fit, dtype=np.int32)
@@ -244,8 +291,20 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     if bundled:
         columns = np.empty(column_offsets[n_cols] * n_ch)
         hc = &columns[0]
+    search.h0 = &hist[0, 0, 0]
+    search.slot_stride = slot_stride
+    search.n_ch = n_ch
+    search.offsets = &offsets[0]
+    search.nbnm = &n_bins_nonmissing[0]
+    search.n_features = n_features
+    search.l2 = l2
+    search.msl = min_samples_leaf
+    search.mcw = min_child_weight
+    search.totals = &totals[0]
+    search.scratch = &scratch[0]
+    search.n_threads = n_threads
     with nogil:
-        h0 = &hist[0, 0, 0]
+        h0 = search.h0
         # The leaves, in the Python loop's list order (the first of equal gains is split):
         # ``leaves[i]`` point into ``store``; a split leaf's entry is reused by its left
         # child, and a new entry taken for the right one.
@@ -257,9 +316,7 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
         store[0].split[0] = -1.0
         store[0].dead = dead
         leaves[0] = &store[0]
-        _search(h0, slot_stride, n_ch, leaves, 1, &offsets[0], &n_bins_nonmissing[0],
-                n_features, l2, min_samples_leaf, min_child_weight, &totals[0], &scratch[0],
-                n_threads)
+        _search(&search, leaves, 1)
         while n_leaves < max_leaves:
             best = -1
             for i in range(n_leaves):
@@ -274,12 +331,21 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
             split_bin[k] = <idx_t> bl.split[1]
             nan_right[k] = <unsigned char> bl.split[2]
             gain[k] = bl.split[3]
+            if search.is_cat != NULL and search.is_cat[feature[k]]:
+                # (set size, direction): the set, from the leaf's histogram (still in its
+                # slot), stored as the tree's next one
+                cat_set_bits(h0 + bl.slot * slot_stride + offsets[feature[k]] * n_ch, n_ch,
+                             n_bins_nonmissing[feature[k]], search.cp, nan_right[k],
+                             split_bin[k], missing_bin, &sets[n_sets, 0])
+                split_bin[k] = <idx_t> n_sets
+                nan_right[k] = CAT_SPLIT
+                n_sets += 1
             left[k] = <idx_t> n_nodes
             right[k] = <idx_t> (n_nodes + 1)
             n_nodes += 2
             n_left = partition_segment(&X_binned[feature[k], 0], &rows[0], &order[0],
                                        bl.start, bl.stop, split_bin[k], nan_right[k],
-                                       missing_bin, NULL, &scratch_rows[0])
+                                       missing_bin, &sets[0, 0], &scratch_rows[0])
             mid = bl.start + n_left
             # the list without ``bl``, then its two children
             for i in range(best, n_leaves - 1):
@@ -339,9 +405,7 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
                             others.shape[0], column_offsets[1])
                 for q in range(slot_stride):
                     hp[q] = hp[q] - hs[q]
-            _search(h0, slot_stride, n_ch, pair, 2, &offsets[0], &n_bins_nonmissing[0],
-                    n_features, l2, min_samples_leaf, min_child_weight, &totals[0],
-                    &scratch[0], n_threads)
+            _search(&search, pair, 2)
         for i in range(n_leaves):
             for q in range(leaves[i].start, leaves[i].stop):
                 node_of_row[order[q]] = leaves[i].node
@@ -353,9 +417,10 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
                            "too small)")
     if level_order:
         _renumber(feature_a[:n_nodes], bin_a[:n_nodes], nan_a[:n_nodes], left_a[:n_nodes],
-                  right_a[:n_nodes], gain_a[:n_nodes], small_right[:n_nodes], node_of_row)
+                  right_a[:n_nodes], gain_a[:n_nodes], small_right[:n_nodes], node_of_row,
+                  sets_a[:n_sets])
     return (feature_a[:n_nodes], bin_a[:n_nodes], nan_a[:n_nodes], left_a[:n_nodes],
-            right_a[:n_nodes], gain_a[:n_nodes])
+            right_a[:n_nodes], gain_a[:n_nodes], sets_a[:n_sets])
 
 
 def slots_needed(int max_depth, int max_leaves, Py_ssize_t n_fit):
@@ -371,12 +436,15 @@ def slots_needed(int max_depth, int max_leaves, Py_ssize_t n_fit):
 
 cdef void _renumber(idx_t[::1] feature, idx_t[::1] split_bin, unsigned char[::1] nan_right,
                     idx_t[::1] left, idx_t[::1] right, double[::1] gain,
-                    const unsigned char[::1] small_right, idx_t[::1] node_of_row) noexcept:
+                    const unsigned char[::1] small_right, idx_t[::1] node_of_row,
+                    uint32_t[:, ::1] sets):
     """Renumber a grown tree's nodes in level order (``grow_tree``'s ``level_order``), in
-    place, and the rows' nodes with them."""
-    cdef Py_ssize_t n = feature.shape[0], i, head = 0, tail = 1, k, nxt = 1
+    place, and the rows' nodes with them; the categorical splits' ``sets`` are renumbered
+    in the order the level-wise loop stores them (its order of the nodes of each level)."""
+    cdef Py_ssize_t n = feature.shape[0], i, head = 0, tail = 1, k, nxt = 1, n_sets = 0
     cdef idx_t[::1] new_id = np.empty(n, dtype=np.int32)
     cdef idx_t[::1] queue = np.empty(n, dtype=np.int32)
+    cdef uint32_t[:, ::1] sets_old = sets.copy() if sets.shape[0] else sets
     new_id[0] = 0
     queue[0] = 0
     while head < tail:          # the queue holds each level in the level-wise order
@@ -384,6 +452,10 @@ cdef void _renumber(idx_t[::1] feature, idx_t[::1] split_bin, unsigned char[::1]
         head += 1
         if left[k] < 0:
             continue
+        if nan_right[k] == CAT_SPLIT:
+            sets[n_sets, :] = sets_old[split_bin[k], :]
+            split_bin[k] = <idx_t> n_sets
+            n_sets += 1
         new_id[left[k]] = <idx_t> nxt
         new_id[right[k]] = <idx_t> (nxt + 1)
         nxt += 2

@@ -37,16 +37,7 @@ from libc.math cimport INFINITY
 from libc.stdlib cimport malloc, free
 import numpy as np
 
-from .common cimport idx_t, CH_G, CH_H, CH_C
-
-cdef enum:
-    MAX_BINS = 256          # bins (categories) of one feature, missing bin included
-
-ctypedef struct CatParams:
-    double smooth           # added to H when ordering categories
-    double l2               # added to the l2 of categorical gains
-    double min_group        # rows a category needs to be ordered (else: right)
-    Py_ssize_t max_k        # at most this many categories on the left
+from .common cimport idx_t, uint32_t, CH_G, CH_H, CH_C, SET_WORDS
 
 
 cdef CatParams _cat_params(const double[::1] cat_params) except *:
@@ -206,12 +197,6 @@ cdef Py_ssize_t _cat_order(const double* stats, Py_ssize_t n_channels, Py_ssize_
     return m
 
 
-cdef inline Py_ssize_t _cat_pick(const idx_t* order, Py_ssize_t m, int direction,
-                                 Py_ssize_t i) noexcept nogil:
-    """The ``i``-th category added to the left set in ``direction``."""
-    return order[i] if direction == 0 else order[m - 1 - i]
-
-
 cdef void _cat_best(const double* hf, Py_ssize_t n_channels, Py_ssize_t nb, double l2,
                     double min_samples_leaf, double min_child_weight, CatParams cp,
                     const double* noise_f, double* best) noexcept nogil:
@@ -342,6 +327,52 @@ cdef int _check_layout(Py_ssize_t n_hist_bins, const idx_t[::1] offsets,
     return 0
 
 
+cdef void cat_result(const double* hf, Py_ssize_t n_ch, Py_ssize_t nb, CatParams cp,
+                     const double* best, Py_ssize_t f, double* out) noexcept nogil:
+    """A node's categorical split ``out`` row (as :func:`find_split_nodes` gives it) from
+    feature ``f``'s :func:`_cat_best` result ``best``: feature, set size, direction, gain,
+    the children's row counts (hessian sums without a count channel), 0."""
+    cdef idx_t order[MAX_BINS]
+    cdef double key[MAX_BINS]
+    cdef int cc = CH_C if n_ch == 3 else CH_H
+    cdef double total = 0.0, left = 0.0
+    cdef Py_ssize_t b, i, m
+    out[0] = f
+    out[1] = best[1]
+    out[2] = best[2]
+    out[3] = best[3]
+    for b in range(nb + 1):
+        total = total + hf[b * n_ch + cc]
+    m = _cat_order(hf, n_ch, nb, cp, order, key)
+    for i in range(<Py_ssize_t> best[1]):
+        b = _cat_pick(order, m, <int> best[2], i)
+        left = left + hf[b * n_ch + cc]
+    out[4] = left
+    out[5] = total - left
+    out[6] = 0.0
+
+
+cdef void cat_set_bits(const double* hf, Py_ssize_t n_ch, Py_ssize_t nb, CatParams cp,
+                       int direction, Py_ssize_t size, int missing_bin,
+                       uint32_t* bits) noexcept nogil:
+    """The ``SET_WORDS``-word set of a node's categorical candidate ``(size, direction)``
+    (its histogram of the feature at ``hf``), as ``grower.set_bits`` makes it from
+    :func:`category_left_set`: the bins of the left categories, and with the missing
+    category every bin from ``nb`` up to ``missing_bin``."""
+    cdef idx_t order[MAX_BINS]
+    cdef double key[MAX_BINS]
+    cdef Py_ssize_t i, b, m = _cat_order(hf, n_ch, nb, cp, order, key)
+    for i in range(SET_WORDS):
+        bits[i] = 0
+    for i in range(size):
+        b = _cat_pick(order, m, direction, i)
+        if b < nb:
+            bits[b >> 5] |= (<uint32_t> 1) << (b & 31)
+        else:
+            for b in range(nb, missing_bin + 1):
+                bits[b >> 5] |= (<uint32_t> 1) << (b & 31)
+
+
 def find_split_nodes(const double[:, :, ::1] hist, const idx_t[::1] slots,
                      const idx_t[::1] offsets, const idx_t[::1] n_bins_nonmissing,
                      const unsigned char[::1] is_cat, const double[::1] cat_params,
@@ -396,12 +427,8 @@ def find_split_nodes(const double[:, :, ::1] hist, const idx_t[::1] slots,
     cdef Py_ssize_t n_channels = hist.shape[2]
     cdef bint use_noise = noise.shape[0] > 0
     cdef bint any_cat = is_cat.shape[0] > 0
-    cdef Py_ssize_t t, j, f, b, i, nb, m
-    cdef int cc = CH_C if n_channels == 3 else CH_H
-    cdef double total, left
+    cdef Py_ssize_t t, j, f, i
     cdef const double* hf
-    cdef idx_t order[MAX_BINS]
-    cdef double key[MAX_BINS]
     cdef CatParams cp = _cat_params(cat_params)
     cdef double[:, ::1] totals
     if not 2 <= n_channels <= 3:
@@ -466,23 +493,8 @@ def find_split_nodes(const double[:, :, ::1] hist, const idx_t[::1] slots,
                 numeric_result(hf, n_channels, n_bins_nonmissing[f], &scratch[j, f, 0], f,
                                &out[j, 0])
             else:
-                out[j, 0] = f
-                out[j, 1] = scratch[j, f, 1]
-                out[j, 2] = scratch[j, f, 2]
-                out[j, 3] = scratch[j, f, 3]
-                nb = n_bins_nonmissing[f]
-                hf = &hist[slots[j], offsets[f], 0]
-                total = 0.0
-                for b in range(nb + 1):
-                    total = total + hf[b * n_channels + cc]
-                left = 0.0
-                m = _cat_order(hf, n_channels, nb, cp, order, key)
-                for i in range(<Py_ssize_t> scratch[j, f, 1]):
-                    b = _cat_pick(order, m, <int> scratch[j, f, 2], i)
-                    left = left + hf[b * n_channels + cc]
-                out[j, 4] = left
-                out[j, 5] = total - left
-                out[j, 6] = 0.0
+                cat_result(&hist[slots[j], offsets[f], 0], n_channels, n_bins_nonmissing[f],
+                           cp, &scratch[j, f, 0], f, &out[j, 0])
 
 
 cdef void _level_totals(const double* h0, Py_ssize_t slot_stride, Py_ssize_t n_ch,

@@ -1,8 +1,8 @@
 """Trees grown in one compiled call (``boostlib._kernels._leafwise.grow_tree``).
 
 Leaf-wise and depthwise trees are grown by Python loops over the split, partition and
-histogram kernels, which handle every case. In the common case (numeric features, no
-constraints or column rules, no split noise, a dense matrix, one machine) the best-first
+histogram kernels, which handle every case. In the common case (no constraints or column
+rules, no split noise, a dense matrix, one machine) the best-first
 loop runs compiled instead, a whole tree in one call, and gives the same tree: on small
 data a step's Python and call overheads cost as much as its kernels. A depthwise tree is
 the best-first tree of ``2**max_depth`` leaves (every split of positive gain is taken),
@@ -31,16 +31,15 @@ ENABLED = True
 DEPTHWISE_CELLS = 500_000
 
 #: Node arrays of a grown tree, in ``grow_tree``'s order.
-FIELDS = ("feature", "bin", "nan_right", "left", "right", "gain")
+FIELDS = ("feature", "bin", "nan_right", "left", "right", "gain", "cat_sets")
 
 
 def applies(grower: Any, noise_std: float, n_fit: int) -> bool:
-    """Whether the compiled loop grows this tree: numeric features, no constraints or
-    column rules, no split noise, a dense matrix, one machine (and a tree deeper than its
-    root)."""
+    """Whether the compiled loop grows this tree: no constraints or column rules, no
+    split noise, a dense matrix, one machine (and a tree deeper than its root)."""
     rules = grower.column_rules
     return (ENABLED and n_fit > 0 and grower.X.shape[0] > 0 and grower.params.max_depth >= 1
-            and isinstance(grower.X, np.ndarray) and grower.is_cat.size == 0
+            and isinstance(grower.X, np.ndarray)
             and grower.monotone is None and (rules is None or not rules.active)
             and noise_std == 0.0 and not grower.collective.distributed)
 
@@ -62,5 +61,6 @@ def grow(grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray, prepared: 
     arrays = _leafwise.grow_tree(
         grower.X, rows, hX, g32, h32, grower.offsets, grower.nbnm, hist, p.l2_regularization,
         grower._msl, p.min_child_weight, p.max_depth, max_leaves, grower.missing_bin,
-        grower.n_threads, node, level_order=level_order, **tables)
+        grower.n_threads, node, level_order=level_order, is_cat=grower.is_cat,
+        cat_params=grower.cat_params, **tables)
     return dict(zip(FIELDS, arrays)), node
