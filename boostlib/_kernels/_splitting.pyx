@@ -282,6 +282,23 @@ cdef void node_sums(const double* hs, Py_ssize_t n_ch, const idx_t* offsets,
         totals[2] += hf[b * n_ch + cc]
 
 
+cdef inline double _result_head(const double* hf, Py_ssize_t n_ch, Py_ssize_t nb,
+                               const double* best, Py_ssize_t f, double* out) noexcept nogil:
+    """The first four entries of a node's result ``out`` (feature ``f`` and its candidate
+    ``best``'s bin, direction and gain); returns the node's row count (hessian sum
+    without a count channel) over the feature's ``nb + 1`` bins at ``hf``."""
+    cdef int cc = CH_C if n_ch == 3 else CH_H
+    cdef Py_ssize_t b
+    cdef double total = 0.0
+    out[0] = f
+    out[1] = best[1]
+    out[2] = best[2]
+    out[3] = best[3]
+    for b in range(nb + 1):
+        total = total + hf[b * n_ch + cc]
+    return total
+
+
 cdef void numeric_result(const double* hf, Py_ssize_t n_ch, Py_ssize_t nb,
                          const double* best, Py_ssize_t f, double* out) noexcept nogil:
     """A node's search result (``out``: 7 entries as :func:`find_split_nodes` gives them)
@@ -289,13 +306,7 @@ cdef void numeric_result(const double* hf, Py_ssize_t n_ch, Py_ssize_t nb,
     candidate ``best`` (score, bin, nan_right, gain) :func:`_feature_best` found."""
     cdef int cc = CH_C if n_ch == 3 else CH_H
     cdef Py_ssize_t b
-    cdef double total = 0.0, left = 0.0
-    out[0] = f
-    out[1] = best[1]
-    out[2] = best[2]
-    out[3] = best[3]
-    for b in range(nb + 1):
-        total = total + hf[b * n_ch + cc]
+    cdef double total = _result_head(hf, n_ch, nb, best, f, out), left = 0.0
     for b in range(<Py_ssize_t> best[1] + 1):
         left = left + hf[b * n_ch + cc]
     if best[2] == 0.0:
@@ -335,14 +346,8 @@ cdef void cat_result(const double* hf, Py_ssize_t n_ch, Py_ssize_t nb, CatParams
     cdef idx_t order[MAX_BINS]
     cdef double key[MAX_BINS]
     cdef int cc = CH_C if n_ch == 3 else CH_H
-    cdef double total = 0.0, left = 0.0
+    cdef double total = _result_head(hf, n_ch, nb, best, f, out), left = 0.0
     cdef Py_ssize_t b, i, m
-    out[0] = f
-    out[1] = best[1]
-    out[2] = best[2]
-    out[3] = best[3]
-    for b in range(nb + 1):
-        total = total + hf[b * n_ch + cc]
     m = _cat_order(hf, n_ch, nb, cp, order, key)
     for i in range(<Py_ssize_t> best[1]):
         b = _cat_pick(order, m, <int> best[2], i)

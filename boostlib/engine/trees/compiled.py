@@ -2,9 +2,9 @@
 
 Leaf-wise and depthwise trees are grown by Python loops over the split, partition and
 histogram kernels, which handle every case. In the common case (no constraints or column
-rules, no split noise, a dense matrix, one machine) the best-first
-loop runs compiled instead, a whole tree in one call, and gives the same tree: on small
-data a step's Python and call overheads cost as much as its kernels. A depthwise tree is
+rules, no split noise, a dense matrix, one machine) the best-first loop runs compiled
+instead, a whole tree in one call, and gives the same tree: on small data a step's Python
+and call overheads cost as much as its kernels. A depthwise tree is
 the best-first tree of ``2**max_depth`` leaves (every split of positive gain is taken),
 its nodes numbered level by level as the level-wise loop numbers them.
 
