@@ -228,21 +228,42 @@ def _exit_later(seconds):
     threading.Thread(target=stop, daemon=True).start()
 
 
+@pytest.mark.parametrize("protocol", ["inproc://", "tcp://"])
 @pytest.mark.parametrize("scatter_bytes", [0, 1 << 20])
-def test_three_workers_in_one_process(monkeypatch, scatter_bytes):
+def test_three_workers_in_one_process(monkeypatch, scatter_bytes, protocol):
     """Three workers (threads of this process, so that the test can force every sum
-    through the reduce-scatter path): the model equals the local one."""
+    through the reduce-scatter path), handing messages over in memory or sending raw
+    bytes over TCP: the model equals the local one."""
     import boostlib.dask.collective as collective
     monkeypatch.setattr(collective, "SCATTER_BYTES", scatter_bytes)
     X, y = _data(n=6000, seed=6)
     params = dict(n_estimators=10, grow_policy="depthwise", random_state=0)
     with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=False,
-                                  dashboard_address=None, memory_limit=0) as cluster, \
+                                  protocol=protocol, dashboard_address=None,
+                                  memory_limit=0) as cluster, \
             distributed.Client(cluster) as c:
         model = DaskBoostClassifier(client=c, **params).fit(*_dask(X, y, 1000))
         assert len(model.dask_info_["workers"]) == 3
+        assert all(a.startswith(protocol) for a in model.dask_info_["workers"])
     local = BoostClassifier(n_jobs=1, **params).fit(X, y)
     np.testing.assert_allclose(model.predict_proba(X), local.predict_proba(X), atol=1e-9)
+
+
+@pytest.mark.parametrize("n_workers", [2, 3, 5])
+def test_every_rank_adds_the_terms_in_rank_order(n_workers):
+    """Each worker adds its own term in place among the others' (buffers it may
+    overwrite): every rank ends with the bits of ``((t0 + t1) + t2) + ...``."""
+    from boostlib.dask.collective import _add_in_rank_order
+    rng = np.random.default_rng(n_workers)
+    terms = [rng.normal(size=257) * 10.0 ** rng.integers(-8, 8, 257) for _ in range(n_workers)]
+    expected = terms[0].copy()
+    for t in terms[1:]:
+        expected = expected + t
+    for rank in range(n_workers):
+        own = terms[rank].copy()
+        _add_in_rank_order({r: terms[r].copy() for r in range(n_workers) if r != rank},
+                           rank, own)
+        np.testing.assert_array_equal(own, expected)
 
 
 def test_borders_are_the_local_fits_when_rows_are_sampled(client):
