@@ -3,7 +3,8 @@ from cython.parallel cimport prange
 
 import numpy as np
 
-from .common cimport bin_t, idx_t, block_stop, add_row, LIST_BLOCK, N_CHANNELS
+from .common cimport bin_t, idx_t, block_stop, add_row, prefetch, LIST_BLOCK, \
+    N_CHANNELS, PREFETCH_ROWS
 
 cdef enum:
     # Several slots are built one at a time (rows grouped by slot) when one slot's
@@ -66,7 +67,7 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
     cdef Py_ssize_t n_fit = node_of_row.shape[0]
     cdef Py_ssize_t n_ch = hist.shape[2]
     cdef Py_ssize_t slot_stride = hist.shape[1] * n_ch
-    cdef Py_ssize_t n_chunks, c, f, f0, f1, p, j, q, blk, n_blocks = 0
+    cdef Py_ssize_t n_chunks, c, f, f0, f1, p, j, q, blk, m, pf, n_blocks = 0
     cdef idx_t s
     cdef const bin_t* xr
     cdef double* hs
@@ -129,7 +130,14 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
                     hs[j] = 0.0
             if use_list:
                 for blk in range(n_blocks):
-                    for q in range(block_counts[blk]):
+                    m = block_counts[blk]
+                    for q in range(m):
+                        if q + PREFETCH_ROWS < m:
+                            pf = listed[blk * LIST_BLOCK + q + PREFETCH_ROWS]
+                            prefetch(&X_rows[pf if identity else rows[pf], 0])
+                            prefetch(&gradient[pf])
+                            prefetch(&hessian[pf])
+                            prefetch(&node_of_row[pf])
                         p = listed[blk * LIST_BLOCK + q]
                         s = slot_of_node[node_of_row[p]]
                         if s >= 0:      # always, for a list the partition made
@@ -163,7 +171,7 @@ cdef _build_by_slot(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
     cdef bint identity = rows.shape[0] == 0
     cdef bint use_list = listed is not None
     cdef Py_ssize_t n_blocks = (n_fit + LIST_BLOCK - 1) // LIST_BLOCK if use_list else 0
-    cdef Py_ssize_t c, f0, f1, j, q, blk, p, k, m = 0
+    cdef Py_ssize_t c, f0, f1, j, q, blk, p, pf, k, m = 0
     cdef idx_t s
     cdef double* hs
     start_arr = np.zeros(n_slots + 1, dtype=np.intp)
@@ -210,6 +218,11 @@ cdef _build_by_slot(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
                 for j in range((offsets[f1] - offsets[f0]) * n_ch):
                     hs[j] = 0.0
                 for q in range(start[k], start[k + 1]):
+                    if q + PREFETCH_ROWS < start[k + 1]:
+                        pf = order[q + PREFETCH_ROWS]
+                        prefetch(&X_rows[pf if identity else rows[pf], 0])
+                        prefetch(&gradient[pf])
+                        prefetch(&hessian[pf])
                     p = order[q]
                     add_row(&X_rows[p if identity else rows[p], 0],
                              &hist[0, 0, 0] + k * slot_stride, &offsets[0], f0, f1, n_ch,

@@ -15,7 +15,7 @@ from libc.string cimport memcpy
 import numpy as np
 
 from .common cimport bin_t, idx_t, uint32_t, CH_C, CAT_SPLIT, SET_WORDS, add_row, \
-    partition_segment
+    partition_segment, prefetch, PREFETCH_ROWS
 from ._histogram cimport check_expand_tables, expand_slot
 from ._splitting cimport (CatParams, _cat_params, _cat_best, _check_layout, cat_result,
                           cat_set_bits, _feature_best, pick_feature, node_sums,
@@ -198,7 +198,7 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     cdef Py_ssize_t n_ch = hist.shape[2]
     cdef Py_ssize_t slot_stride = hist.shape[1] * n_ch
     cdef Py_ssize_t max_nodes
-    cdef Py_ssize_t i, j, c, f0, f1, q, p, m, n_left, mid, n_nodes = 1, n_leaves = 1
+    cdef Py_ssize_t i, j, c, f0, f1, q, p, pf, m, n_left, mid, n_nodes = 1, n_leaves = 1
     cdef Py_ssize_t n_chunks, nc, n_cols = n_features, n_slots = hist.shape[0]
     cdef bint overflow = False
     cdef bint bundled = column_offsets is not None
@@ -392,6 +392,11 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
                 for q in range(hoff[f0] * n_ch, hoff[f1] * n_ch):
                     hb[q] = 0.0
                 for q in range(small.start, small.stop):     # positions ascend
+                    if q + PREFETCH_ROWS < small.stop:
+                        pf = order[q + PREFETCH_ROWS]
+                        prefetch(&X_pos[pf, 0])
+                        prefetch(&gradient[pf])
+                        prefetch(&hessian[pf])
                     p = order[q]
                     add_row(&X_pos[p, 0], hb, hoff, f0, f1, n_ch, gradient[p], hessian[p])
                 if not bundled:

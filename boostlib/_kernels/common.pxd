@@ -103,6 +103,25 @@ cdef inline int in_set(const uint32_t* sets, Py_ssize_t k, int b) noexcept nogil
     return (sets[k * SET_WORDS + (b >> 5)] >> (b & 31)) & 1
 
 
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define BOOSTLIB_PREFETCH(p) __builtin_prefetch((const void*)(p), 0, 3)
+    #else
+    #define BOOSTLIB_PREFETCH(p) ((void)0)
+    #endif
+    """
+    # Ask the CPU to start loading the cache line at ``p`` (read, keep in every cache
+    # level); never faults, a no-op where the compiler has no prefetch built-in.
+    void prefetch "BOOSTLIB_PREFETCH"(const void* p) noexcept nogil
+
+cdef enum:
+    # Histogram loops over a list of rows request a row's data (its binned values, its
+    # gradient and hessian) this many rows ahead: the rows of a deep node are scattered
+    # over the whole matrix, a pattern the hardware prefetcher does not follow.
+    PREFETCH_ROWS = 12
+
+
 cdef inline void add_row(const bin_t* xr, double* hs, const idx_t* offsets, Py_ssize_t f0,
                          Py_ssize_t f1, Py_ssize_t n_ch, double g, double h) noexcept nogil:
     # Add one row's gradient and hessian (and count, with 3 channels) to its bins of
