@@ -202,6 +202,46 @@ def _register_breaks():
         registry.register_plugin(_breaks_plugin(), "breaks")
 
 
+def _mismatch_plugin():
+    """A plugin with a sampler whose workers sum arrays of different types."""
+    from boostlib.api import Sampler, hookimpl
+
+    class Mismatch(Sampler):
+        name = "sums_mismatched_types"
+
+        def begin(self, ctx):
+            dtype = np.int64 if ctx.collective.rank == 1 else np.float64
+            ctx.collective.allreduce(np.zeros(3, dtype=dtype))
+
+        def sample(self, gradient, hessian, rng, iteration):
+            return None
+
+    class Plugin:
+        @hookimpl
+        def boostlib_add_samplers(self):
+            return {"sums_mismatched_types": Mismatch}
+
+    return Plugin()
+
+
+def _register_mismatch():
+    import boostlib.registry as registry
+    if "sums_mismatched_types" not in registry.available("sampler"):
+        registry.register_plugin(_mismatch_plugin(), "mismatch")
+
+
+def test_workers_summing_different_arrays_fail_the_fit(client, temp_plugin):
+    """Arrays of the same size but another type are not added as if they were alike: the
+    fit fails, saying the workers are out of step, and the client trains again."""
+    X, y = _data(n=3000)
+    client.run(_register_mismatch)
+    temp_plugin(_mismatch_plugin(), "mismatch")
+    with pytest.raises(CollectiveError, match="out of step"):
+        DaskBoostClassifier(client=client, sampler="sums_mismatched_types", n_estimators=3,
+                            timeout=60).fit(*_dask(X, y, 1500))
+    DaskBoostClassifier(client=client, n_estimators=3).fit(*_dask(X, y, 1500))
+
+
 def test_lost_worker_gives_an_error_not_a_hang():
     X, y = _data(n=20000)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,

@@ -3,7 +3,8 @@
 Before the fit, every worker taking part installs a handler (:func:`install`); at the start
 of the fit every pair of workers opens one connection (``distributed.comm``: Dask's TCP or
 TLS transport), kept for the whole fit. After Dask's handshake message, an array crosses
-it as its raw bytes behind a 24-byte header, and is read into a buffer kept for the fit.
+it as its raw bytes behind a 32-byte header (kind, step, length, type), and is read into a
+buffer kept for the fit.
 A sum is one exchange per pair, run on the worker's event loop while the training thread
 waits:
 
@@ -34,8 +35,9 @@ from ..plugin.collective import Collective, CollectiveError
 #: The handler name every worker of a fit registers (see :func:`install`).
 HANDLER = "boostlib_collective"
 
-#: The header of an array sent between processes: kind, step, number of bytes.
-_HEADER = struct.Struct("<qqq")
+#: The header of an array sent between processes: kind, step, number of bytes, and the
+#: array's type (``dtype.num``).
+_HEADER = struct.Struct("<qqqq")
 _DATA, _FAIL = 0, 1
 
 #: Sums whose all-gather would send more than this many bytes from each worker (the array
@@ -171,7 +173,7 @@ class DaskCollective(Collective):
     # the fit. Workers in one process hand messages over by reference.
     async def _send_raw(self, peer: int, step: int, data: np.ndarray) -> None:
         stream = self._stream(peer)
-        stream.write(_HEADER.pack(_DATA, step, data.nbytes))
+        stream.write(_HEADER.pack(_DATA, step, data.nbytes, data.dtype.num))
         if data.nbytes:
             await stream.write(memoryview(data).cast("B"))
 
@@ -179,7 +181,7 @@ class DaskCollective(Collective):
         stream = self._stream(peer)
         head = bytearray(_HEADER.size)
         await stream.read_into(head)
-        kind, at, nbytes = _HEADER.unpack(head)
+        kind, at, nbytes, type_num = _HEADER.unpack(head)
         if kind == _FAIL:
             reason = bytearray(nbytes)
             if nbytes:
@@ -189,9 +191,10 @@ class DaskCollective(Collective):
         if at != step:
             raise CollectiveError(f"worker {peer} is at step {at}, worker {self.rank} at "
                                   f"step {step}: they are out of step")
-        if nbytes != like.nbytes:
-            raise CollectiveError(f"worker {peer} sent {nbytes} bytes at step {step}, worker "
-                                  f"{self.rank} expected {like.nbytes}: they are out of step")
+        if nbytes != like.nbytes or type_num != like.dtype.num:
+            raise CollectiveError(f"worker {peer} sent {nbytes} bytes (dtype number "
+                                  f"{type_num}) at step {step}, worker {self.rank} expected "
+                                  f"{like.nbytes} bytes of {like.dtype}: they are out of step")
         buffer = self._buffers.get(peer)
         if buffer is None or buffer.nbytes < nbytes:
             buffer = self._buffers[peer] = np.empty(max(nbytes, 1), dtype=np.uint8)
@@ -271,7 +274,7 @@ class DaskCollective(Collective):
                         await asyncio.wait_for(comm.write({"fail": reason}), 5.0)
                     else:
                         stream = self._stream(peer)
-                        stream.write(_HEADER.pack(_FAIL, -1, len(payload)))
+                        stream.write(_HEADER.pack(_FAIL, -1, len(payload), 0))
                         await asyncio.wait_for(stream.write(payload), 5.0)
                 except Exception:           # noqa: BLE001 - that worker is gone already
                     pass
