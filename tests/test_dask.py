@@ -162,7 +162,7 @@ def test_worker_failure_fails_the_fit_and_keeps_the_client(client, temp_plugin):
     """A plugin that raises on one worker only: the error reaches the caller at once (the
     other worker stops at its next sum), and the client trains again."""
     X, y = _data(n=3000)
-    client.run(_register_breaks)                # in the workers' processes
+    client.run(_register_in_worker, _breaks_plugin, "breaks", "breaks_on_rank_1")
     temp_plugin(_breaks_plugin(), "breaks")     # and here, where parameters are checked
     start = time.perf_counter()
     with pytest.raises(Exception, match="sampler broke on worker 1"):
@@ -172,9 +172,28 @@ def test_worker_failure_fails_the_fit_and_keeps_the_client(client, temp_plugin):
     DaskBoostClassifier(client=client, n_estimators=3).fit(*_dask(X, y, 1500))
 
 
+def _sampler_plugin(sampler):
+    """A plugin adding the sampler class ``sampler`` under its ``name``."""
+    from boostlib.api import hookimpl
+
+    class Plugin:
+        @hookimpl
+        def boostlib_add_samplers(self):
+            return {sampler.name: sampler}
+
+    return Plugin()
+
+
+def _register_in_worker(make_plugin, plugin_name, sampler_name):
+    """Register ``make_plugin()`` in a worker's process (plugins are per process), once."""
+    import boostlib.registry as registry
+    if sampler_name not in registry.available("sampler"):
+        registry.register_plugin(make_plugin(), plugin_name)
+
+
 def _breaks_plugin():
     """A plugin with a sampler that breaks on worker 1."""
-    from boostlib.api import Sampler, hookimpl
+    from boostlib.api import Sampler
 
     class Breaks(Sampler):
         name = "breaks_on_rank_1"
@@ -187,24 +206,12 @@ def _breaks_plugin():
                 raise RuntimeError("sampler broke on worker 1")
             return None
 
-    class Plugin:
-        @hookimpl
-        def boostlib_add_samplers(self):
-            return {"breaks_on_rank_1": Breaks}
-
-    return Plugin()
-
-
-def _register_breaks():
-    """Register the breaking sampler in a worker's process (plugins are per process)."""
-    import boostlib.registry as registry
-    if "breaks_on_rank_1" not in registry.available("sampler"):
-        registry.register_plugin(_breaks_plugin(), "breaks")
+    return _sampler_plugin(Breaks)
 
 
 def _mismatch_plugin():
     """A plugin with a sampler whose workers sum arrays of different types."""
-    from boostlib.api import Sampler, hookimpl
+    from boostlib.api import Sampler
 
     class Mismatch(Sampler):
         name = "sums_mismatched_types"
@@ -216,25 +223,14 @@ def _mismatch_plugin():
         def sample(self, gradient, hessian, rng, iteration):
             return None
 
-    class Plugin:
-        @hookimpl
-        def boostlib_add_samplers(self):
-            return {"sums_mismatched_types": Mismatch}
-
-    return Plugin()
-
-
-def _register_mismatch():
-    import boostlib.registry as registry
-    if "sums_mismatched_types" not in registry.available("sampler"):
-        registry.register_plugin(_mismatch_plugin(), "mismatch")
+    return _sampler_plugin(Mismatch)
 
 
 def test_workers_summing_different_arrays_fail_the_fit(client, temp_plugin):
     """Arrays of the same size but another type are not added as if they were alike: the
     fit fails, saying the workers are out of step, and the client trains again."""
     X, y = _data(n=3000)
-    client.run(_register_mismatch)
+    client.run(_register_in_worker, _mismatch_plugin, "mismatch", "sums_mismatched_types")
     temp_plugin(_mismatch_plugin(), "mismatch")
     with pytest.raises(CollectiveError, match="out of step"):
         DaskBoostClassifier(client=client, sampler="sums_mismatched_types", n_estimators=3,
