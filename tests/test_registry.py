@@ -316,3 +316,28 @@ def test_available_without_a_kind_lists_every_kind():
     assert {"logloss", "mse"} <= set(every["loss"]) and "sgb" in every["update"]
     assert "uniform" in every["sampler"] and "auc" in every["metric"]
     assert isinstance(boostlib.available("loss"), list)     # one kind: unchanged
+
+
+def test_init_parameters_do_not_parse_builtin_signatures(monkeypatch):
+    """A plugin class without its own constructor has no parameters, read without
+    ``inspect.signature``: CPython before 3.11.8 parses a built-in's text signature in a
+    way that fails in concurrent threads (trainings in threads read their plugins')."""
+    import inspect
+
+    from boostlib.plugin.registry import init_parameters
+
+    class Plain:
+        pass
+
+    class WithArgs:
+        def __init__(self, alpha, beta=None):
+            self.alpha, self.beta = alpha, beta
+
+    assert [p.name for p in init_parameters(WithArgs)] == ["alpha", "beta"]
+
+    def no_parsing(obj, *args, **kwargs):
+        raise AssertionError(f"inspect.signature({obj!r}) called")
+
+    monkeypatch.setattr(inspect, "signature", no_parsing)
+    assert init_parameters(Plain) == []
+    assert init_parameters(dict) == []

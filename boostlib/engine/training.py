@@ -2,7 +2,6 @@
 the command line and distributed training call."""
 from __future__ import annotations
 
-import inspect
 from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
@@ -109,7 +108,7 @@ def _loss_spec(spec: Any, loss: Any, loss_params: Optional[dict]) -> dict:
         return {"name": None, "params": {}}
     params = dict(loss_params or {})
     try:
-        signature = inspect.signature(type(loss).__init__).parameters.values()
+        signature = registry.init_parameters(type(loss))
     except (TypeError, ValueError):
         signature = []
     for arg in signature:

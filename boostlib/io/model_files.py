@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import inspect
 import json
 import math
 import os
@@ -503,7 +502,7 @@ def _check_states(history: List[Tuple[int, float]], bounds: np.ndarray) -> None:
 def _init_params(obj: Any) -> Dict[str, Any]:
     """Constructor arguments of a plugin instance, read back from same-named attributes."""
     params = {}
-    for p in list(inspect.signature(type(obj).__init__).parameters.values())[1:]:
+    for p in registry.init_parameters(type(obj)):
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             continue
         if not hasattr(obj, p.name):

@@ -10,9 +10,11 @@ it and its distribution, and is left out (:func:`load_failures`). Set
 """
 from __future__ import annotations
 
+import inspect
 import os
 import re
 import threading
+import types
 import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -383,6 +385,21 @@ def entries(kind: str) -> list[Entry]:
 def load_failures() -> list[str]:
     """Messages of entry points that failed to load or were refused (one per entry point)."""
     return list(_get()["failures"])
+
+
+def init_parameters(cls: type) -> list[inspect.Parameter]:
+    """The parameters of a plugin class's constructor after ``self``: none when it is a
+    built-in slot (such as ``object.__init__``).
+
+    ``inspect.signature`` of a built-in slot parses its text signature with ``ast.parse``,
+    which CPython before 3.11.8 does not guard against threads (``SystemError: AST
+    constructor recursion depth mismatch``). Trainings in threads (Dask workers, a thread
+    pool) read their plugins' parameters, so built-in slots are not parsed.
+    """
+    init = cls.__init__
+    if isinstance(init, (types.WrapperDescriptorType, types.MethodWrapperType)):
+        return []
+    return list(inspect.signature(init).parameters.values())[1:]
 
 
 def create(kind: str, spec: Any, params: Mapping[str, Any] | None = None,
