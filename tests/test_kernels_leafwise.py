@@ -155,6 +155,30 @@ def test_sampled_rows_with_weights_grow_the_same_tree(policy):
 
 
 @pytest.mark.parametrize("policy", ["lossguide", "depthwise"])
+@pytest.mark.parametrize("msl", [1, 3])
+def test_deep_trees_over_many_bins_grow_the_same_tree(policy, msl):
+    """Features of up to 255 bins (4 words of the search's bins in use), sparse in deep
+    nodes, with missing values and inexact sums (a larger child's histogram, by
+    subtraction, may keep tiny nonzero sums in bins its rows do not reach): the compiled
+    loop, which tests only the bins in use at a node's parent, grows the same tree."""
+    from reference.strategies import make_binned
+    rng = np.random.default_rng(3)
+    n = 3000
+    nbnm = np.array([255, 200, 64, 65, 7, 130])
+    X = (rng.random((n, nbnm.size)) * nbnm).astype(np.uint8)
+    X[rng.random(X.shape) < 0.05] = 255
+    data = make_binned(X, nbnm, 255)
+    g = rng.normal(size=n).astype(np.float32).astype(np.float64)
+    h = rng.uniform(0.1, 1.0, n)
+    rows = np.arange(n, dtype=np.int32)
+    params = GrowParams(max_depth=10 if policy == "lossguide" else 7, max_leaves=120,
+                        min_samples_leaf=msl)
+    a, b = grow_both(data, rows, g, h, params, 2, policy=policy)
+    assert_same(a, b)
+    assert a[0].feature.size > 100
+
+
+@pytest.mark.parametrize("policy", ["lossguide", "depthwise"])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_bundled_one_hot_columns_grow_the_same_tree(threads, policy):
     """Histograms over bundles of one-hot columns, expanded per feature, as the Python

@@ -10,15 +10,15 @@ the trees are identical (``tests/test_kernels_leafwise.py``).
 """
 from cython.parallel cimport prange
 from libc.stdlib cimport calloc, malloc, free
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 
 import numpy as np
 
-from .common cimport bin_t, idx_t, uint32_t, CH_C, CAT_SPLIT, SET_WORDS, add_row, \
+from .common cimport bin_t, idx_t, uint32_t, uint64_t, CH_C, CAT_SPLIT, SET_WORDS, add_row, \
     partition_segment, prefetch, PREFETCH_ROWS
 from ._histogram cimport check_expand_tables, expand_slot
-from ._splitting cimport (CatParams, _cat_params, _cat_best, _check_layout, cat_result,
-                          cat_set_bits, _feature_best, pick_feature, node_sums,
+from ._splitting cimport (CatParams, USE_WORDS, _cat_params, _cat_best, _check_layout,
+                          cat_result, cat_set_bits, _feature_best, pick_feature, node_sums,
                           numeric_result)
 
 cdef extern from *:
@@ -36,8 +36,11 @@ cdef enum:
     # Below these sizes a parallel region costs more than it saves: a histogram of fewer
     # rows x columns plus its bins x channels (zeroed and subtracted), and a search of fewer
     # bins (leaves x features' bins), take one thread.
-    PARALLEL_CELLS = 16384
+    PARALLEL_CELLS = 4096
     PARALLEL_BINS = 1024
+    # The leaves' bins in use (a bit per bin and feature, for the split search) are kept
+    # when they take at most this many bytes.
+    MAX_MASK_BYTES = 1 << 26
 
 
 ctypedef struct Leaf:
@@ -48,6 +51,8 @@ ctypedef struct Leaf:
     int depth
     double split[7]     # the search's result (find_split_nodes' ``out`` row); [0] < 0: none
     unsigned char* dead # per feature: 1 if no threshold leaves min_samples_leaf rows a side
+    uint64_t* in_use    # per feature, USE_WORDS words: a superset of its nonzero bins (the
+                        # search's ``in_use``); NULL: not kept
 
 
 cdef bint _count_feasible(const double* hf, Py_ssize_t nb, double C,
@@ -117,7 +122,9 @@ cdef void _search(const Search* s, Leaf** leaves, Py_ssize_t k) noexcept nogil:
             _cat_best(hf, n_ch, s.nbnm[f], s.l2, s.msl, s.mcw, s.cp, NULL, best)
         else:
             _feature_best(hf, n_ch, s.nbnm[f], s.totals + 3 * j, s.l2, s.msl, s.mcw, NULL,
-                          best, -INFINITY, INFINITY, 0)
+                          best, -INFINITY, INFINITY, 0,
+                          leaves[j].in_use + USE_WORDS * f if leaves[j].in_use != NULL
+                          else NULL)
             if prune and best[1] < 0 and not _count_feasible(hf, s.nbnm[f],
                                                              s.totals[3 * j + 2], s.msl):
                 leaves[j].dead[f] = 1
@@ -277,10 +284,16 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     cdef Leaf* store = <Leaf*> malloc(max_leaves * sizeof(Leaf))
     cdef Leaf** leaves = <Leaf**> malloc(max_leaves * sizeof(Leaf*))
     cdef unsigned char* dead = <unsigned char*> calloc(max_leaves * n_features, 1)
-    if store == NULL or leaves == NULL or dead == NULL:
+    cdef Py_ssize_t mask_words = n_features * USE_WORDS
+    cdef bint keep_masks = max_leaves * mask_words * sizeof(uint64_t) <= MAX_MASK_BYTES
+    cdef uint64_t* masks = NULL
+    if keep_masks:
+        masks = <uint64_t*> malloc(max_leaves * mask_words * sizeof(uint64_t))
+    if store == NULL or leaves == NULL or dead == NULL or (keep_masks and masks == NULL):
         free(store)
         free(leaves)
         free(dead)
+        free(masks)
         raise MemoryError()
     cdef double[::1] totals = np.empty(6)
     cdef double[::1] scratch = np.empty(2 * n_features * 4)
@@ -315,6 +328,9 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
         store[0].depth = 0
         store[0].split[0] = -1.0
         store[0].dead = dead
+        store[0].in_use = masks
+        if masks != NULL:       # the root's bins in use: unknown
+            memset(masks, 0xFF, mask_words * sizeof(uint64_t))
         leaves[0] = &store[0]
         _search(&search, leaves, 1)
         while n_leaves < max_leaves:
@@ -362,6 +378,10 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
             pair[1].split[0] = -1.0
             pair[1].dead = dead + n_leaves * n_features      # the parent's dead features
             memcpy(pair[1].dead, bl.dead, n_features)
+            pair[1].in_use = NULL
+            if masks != NULL:   # the parent's bins in use hold the child's
+                pair[1].in_use = masks + n_leaves * mask_words
+                memcpy(pair[1].in_use, bl.in_use, mask_words * sizeof(uint64_t))
             pair[0].node = left[k]
             pair[0].stop = mid
             pair[0].depth = bl.depth + 1
@@ -417,6 +437,7 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     free(store)         # nothing in the block above raises
     free(leaves)
     free(dead)
+    free(masks)
     if overflow:
         raise RuntimeError("grow_tree ran out of histogram slots (a bug: slots_needed is "
                            "too small)")

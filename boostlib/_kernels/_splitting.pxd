@@ -1,10 +1,11 @@
 # The split search's per-node parts, shared with the kernels that grow a whole tree in one
 # call (``_leafwise``); see ``_splitting.pyx``.
 
-from .common cimport idx_t, uint32_t
+from .common cimport idx_t, uint32_t, uint64_t
 
 cdef enum:
     MAX_BINS = 256          # bins (categories) of one feature, missing bin included
+    USE_WORDS = 4           # 64-bit words of a bit per bin: MAX_BINS / 64
 
 ctypedef struct CatParams:
     double smooth           # added to H when ordering categories
@@ -22,7 +23,7 @@ cdef inline Py_ssize_t _cat_pick(const idx_t* order, Py_ssize_t m, int direction
 cdef void _feature_best(const double* hf, Py_ssize_t n_channels, Py_ssize_t nb,
                         const double* total, double l2, double min_samples_leaf,
                         double min_child_weight, const double* noise_f, double* best,
-                        double lo, double hi, int mono) noexcept nogil
+                        double lo, double hi, int mono, uint64_t* in_use) noexcept nogil
 cdef Py_ssize_t pick_feature(const double* per_feature, Py_ssize_t n_features) noexcept nogil
 cdef void node_sums(const double* hs, Py_ssize_t n_ch, const idx_t* offsets,
                     const idx_t* n_bins_nonmissing, Py_ssize_t n_features,

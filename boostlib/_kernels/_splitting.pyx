@@ -37,7 +37,7 @@ from libc.math cimport INFINITY
 from libc.stdlib cimport malloc, free
 import numpy as np
 
-from .common cimport idx_t, uint32_t, CH_G, CH_H, CH_C, SET_WORDS
+from .common cimport idx_t, uint32_t, uint64_t, CH_G, CH_H, CH_C, SET_WORDS, lowest_bit
 
 
 cdef CatParams _cat_params(const double[::1] cat_params) except *:
@@ -73,10 +73,19 @@ cdef inline double _bounded_gain(double G, double H, double l2, double lo, doubl
     return -(2.0 * G * v + (H + l2) * v * v)
 
 
+cdef inline uint64_t _bin_bits(const uint64_t* bits, Py_ssize_t b,
+                               Py_ssize_t n_channels) noexcept nogil:
+    # The bits of bin ``b``'s sums (as ``double_bits``), OR-ed, without the sign bit: 0 iff
+    # every sum is 0.0 or -0.0.
+    if n_channels == 2:
+        return (bits[2 * b] | bits[2 * b + 1]) << 1
+    return (bits[3 * b] | bits[3 * b + 1] | bits[3 * b + 2]) << 1
+
+
 cdef void _feature_best(const double* hf, Py_ssize_t n_channels, Py_ssize_t nb,
                         const double* total, double l2, double min_samples_leaf,
                         double min_child_weight, const double* noise_f, double* best,
-                        double lo, double hi, int mono) noexcept nogil:
+                        double lo, double hi, int mono, uint64_t* in_use) noexcept nogil:
     """Best threshold candidate of one numeric feature of one node.
 
     ``hf`` points at the feature's first bin (``nb`` bins in use, then the missing bin;
@@ -88,16 +97,25 @@ cdef void _feature_best(const double* hf, Py_ssize_t n_channels, Py_ssize_t nb,
     child's value is at most (at least) the right child's.
 
     An empty bin (all sums exactly 0) after the first gives the children of the bin before
-    it, which wins the tie: it is not scanned (unless noise ranks the bins). Without noise or
-    bounds, a candidate is first screened without a division: its children's score
-    ``GL^2/(HL+l2) + GR^2/(HR+l2)``, as one fraction, must come within a relative 1e-12 of
-    the score that beats the best so far; only then is its gain computed as stated above.
+    it, which wins the tie: it is not scanned (unless noise ranks the bins). The bins in use
+    are marked in one 64-bit word per 64 bins, from the bits of their sums (no branch per
+    bin), and the scan visits only the marked ones: a small node's histogram is mostly
+    empty bins. ``in_use`` (NULL: not kept) holds :data:`USE_WORDS` such words: on entry
+    the bins that may be in use (a set holding every nonzero bin, such as the parent node's
+    bins in use; all ones: unknown), only these are tested; on return the bins in use.
+
+    Without noise or bounds, a candidate is first screened without a division: its
+    children's score ``GL^2/(HL+l2) + GR^2/(HR+l2)``, as one fraction, must come within a
+    relative 1e-12 of the score that beats the best so far; only then is its gain computed
+    as stated above.
     """
     cdef bint bounded = mono != 0 or lo > -INFINITY or hi < INFINITY
     cdef bint screen = not bounded and noise_f == NULL
     cdef double wl = 0.0, wr = 0.0, wp = 0.0
-    cdef Py_ssize_t b, i, m = 0
-    cdef idx_t scan[MAX_BINS]
+    cdef Py_ssize_t b, w, w0
+    cdef uint64_t used[USE_WORDS]
+    cdef uint64_t word, maybe
+    cdef const uint64_t* bits = <const uint64_t*> hf
     cdef int d
     cdef int cc = CH_C if n_channels == 3 else CH_H
     cdef bint has_count = n_channels == 3
@@ -106,7 +124,7 @@ cdef void _feature_best(const double* hf, Py_ssize_t n_channels, Py_ssize_t nb,
     cdef double cm = hf[nb * n_channels + cc]
     cdef bint no_miss = cm == 0.0 and (has_count or gm == 0.0)
     cdef double G = total[0], H = total[1], C = total[2]
-    cdef double gl = 0.0, hl = 0.0, cl = 0.0, gb, hb, cb, al, ar
+    cdef double gl = 0.0, hl = 0.0, cl = 0.0, al, ar
     cdef double GL, HL, CL, GR, HR, CR, parent, gain, score, target
     if bounded:
         parent = _bounded_gain(G, H, l2, lo, hi, &wp) if H + l2 > 0.0 else 0.0
@@ -117,55 +135,74 @@ cdef void _feature_best(const double* hf, Py_ssize_t n_channels, Py_ssize_t nb,
     best[1] = -1.0
     best[2] = 0.0
     best[3] = 0.0
-    for b in range(nb):        # the bins to scan, without a branch per bin
-        gb = hf[b * n_channels + CH_G]
-        hb = hf[b * n_channels + CH_H]
-        cb = hf[b * n_channels + cc]
-        scan[m] = b
-        m += (b == 0) | (noise_f != NULL) | (gb != 0.0) | (hb != 0.0) | (cb != 0.0)
-    for i in range(m):
-        b = scan[i]
-        gl = gl + hf[b * n_channels + CH_G]
-        hl = hl + hf[b * n_channels + CH_H]
-        cl = cl + hf[b * n_channels + cc]
-        for d in range(2):
-            if d == 0:
-                if b == nb - 1:
-                    continue   # everything left: not a split
-                GL = gl + gm
-                HL = hl + hm
-                CL = cl + cm
-            else:
-                if no_miss:
-                    continue   # same as d == 0: the direction is decided later
-                GL = gl
-                HL = hl
-                CL = cl
-            GR = G - GL
-            HR = H - HL
-            CR = C - CL
-            if not _valid(CL, CR, HL, HR, l2, min_samples_leaf, min_child_weight):
-                continue
-            if bounded:
-                gain = (_bounded_gain(GL, HL, l2, lo, hi, &wl)
-                        + _bounded_gain(GR, HR, l2, lo, hi, &wr) - parent)
-                if (mono > 0 and wl > wr) or (mono < 0 and wl < wr):
+    for w in range((nb + 63) // 64):        # the bins to scan: a bit per bin in use
+        w0 = w * 64
+        word = 0
+        maybe = in_use[w] if in_use != NULL else ~(<uint64_t> 0)
+        if noise_f != NULL:
+            word = ~(<uint64_t> 0)
+        elif maybe != ~(<uint64_t> 0):      # test the bins that may be in use
+            while maybe:
+                b = w0 + lowest_bit(maybe)
+                maybe &= maybe - 1
+                word |= (<uint64_t> (_bin_bits(bits, b, n_channels) != 0)) << (b - w0)
+        elif n_channels == 2:   # a sum's bits without the sign: nonzero iff the sum != 0
+            for b in range(w0, min(nb, w0 + 64)):
+                word |= (<uint64_t> (_bin_bits(bits, b, 2) != 0)) << (b - w0)
+        else:
+            for b in range(w0, min(nb, w0 + 64)):
+                word |= (<uint64_t> (_bin_bits(bits, b, 3) != 0)) << (b - w0)
+        if nb - w0 < 64:
+            word &= ((<uint64_t> 1) << (nb - w0)) - 1
+        used[w] = word | (w == 0)       # bin 0 always
+        if in_use != NULL:
+            in_use[w] = used[w]
+    for w in range((nb + 63) // 64):
+        word = used[w]
+        while word:
+            b = w * 64 + lowest_bit(word)
+            word &= word - 1
+            gl = gl + hf[b * n_channels + CH_G]
+            hl = hl + hf[b * n_channels + CH_H]
+            cl = cl + hf[b * n_channels + cc]
+            for d in range(2):
+                if d == 0:
+                    if b == nb - 1:
+                        continue   # everything left: not a split
+                    GL = gl + gm
+                    HL = hl + hm
+                    CL = cl + cm
+                else:
+                    if no_miss:
+                        continue   # same as d == 0: the direction is decided later
+                    GL = gl
+                    HL = hl
+                    CL = cl
+                GR = G - GL
+                HR = H - HL
+                CR = C - CL
+                if not _valid(CL, CR, HL, HR, l2, min_samples_leaf, min_child_weight):
                     continue
-            else:
-                al = HL + l2
-                ar = HR + l2
-                if screen and GL * GL * ar + GR * GR * al < target * (al * ar):
+                if bounded:
+                    gain = (_bounded_gain(GL, HL, l2, lo, hi, &wl)
+                            + _bounded_gain(GR, HR, l2, lo, hi, &wr) - parent)
+                    if (mono > 0 and wl > wr) or (mono < 0 and wl < wr):
+                        continue
+                else:
+                    al = HL + l2
+                    ar = HR + l2
+                    if screen and GL * GL * ar + GR * GR * al < target * (al * ar):
+                        continue
+                    gain = GL * GL / al + GR * GR / ar - parent
+                if not gain > 0.0:
                     continue
-                gain = GL * GL / al + GR * GR / ar - parent
-            if not gain > 0.0:
-                continue
-            score = gain + noise_f[b] if noise_f != NULL else gain
-            if best[1] < 0 or score > best[0]:
-                best[0] = score
-                best[1] = b
-                best[2] = d
-                best[3] = gain
-                target = (parent + gain) * (1.0 - 1e-12)
+                score = gain + noise_f[b] if noise_f != NULL else gain
+                if best[1] < 0 or score > best[0]:
+                    best[0] = score
+                    best[1] = b
+                    best[2] = d
+                    best[3] = gain
+                    target = (parent + gain) * (1.0 - 1e-12)
 
 
 cdef Py_ssize_t _cat_order(const double* stats, Py_ssize_t n_channels, Py_ssize_t nb,
@@ -485,7 +522,7 @@ def find_split_nodes(const double[:, :, ::1] hist, const idx_t[::1] slots,
                               n_bins_nonmissing[f], &totals[j, 0], l2, min_samples_leaf,
                               min_child_weight,
                               &noise[j, f, 0] if use_noise else NULL, &scratch[j, f, 0],
-                              lo, hi, mono)
+                              lo, hi, mono, NULL)
         for j in range(k):
             f = pick_feature(&scratch[j, 0, 0], n_features)
             if f < 0:

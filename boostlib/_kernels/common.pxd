@@ -115,6 +115,21 @@ cdef extern from *:
     # level); never faults, a no-op where the compiler has no prefetch built-in.
     void prefetch "BOOSTLIB_PREFETCH"(const void* p) noexcept nogil
 
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define BOOSTLIB_LOWEST_BIT(x) __builtin_ctzll(x)
+    #else
+    static inline int BOOSTLIB_LOWEST_BIT(unsigned long long x) {
+        int i = 0;
+        while (!(x & 1ULL)) { x >>= 1; i++; }
+        return i;
+    }
+    #endif
+    """
+    # The index of the lowest set bit of ``x`` (``x`` must not be 0).
+    int lowest_bit "BOOSTLIB_LOWEST_BIT"(uint64_t x) noexcept nogil
+
 cdef enum:
     # Histogram loops over a list of rows request a row's data (its binned values, its
     # gradient and hessian) this many rows ahead: the rows of a deep node are scattered
