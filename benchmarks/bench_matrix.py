@@ -52,7 +52,10 @@ Measurement
 -----------
 The parent generates each cell's data once (``.npy``, DataFrames pickled) in a temporary
 directory removed at the end. Every (cell, model) fit runs in a fresh interpreter (this
-script with ``--single``), never two at a time. Rounds are interleaved: in each of the
+script with ``--single``), never two at a time. Before the timed fit, the child fits the
+same model with 2 trees on 300 of the rows (every class among them), so that one-time
+costs of a process's first fit (lazy imports, plugin discovery, starting threads) are not
+timed, for every library alike: they are a constant per process, not a cost per fit. Rounds are interleaved: in each of the
 ``--repeats`` rounds every model of the cell runs once, in order. Reported: each model's
 median time, the median over rounds of the per-round boostlib / peer ratio (with its
 min-max range), the best boostlib / best peer ratio (per round, the faster boostlib model
@@ -288,6 +291,19 @@ def _row_latency(proba: Callable[[Any], Any], X: np.ndarray) -> float:
     return statistics.median(_seconds(lambda r=r: proba(r)) for r in rows)
 
 
+def _warm_up(name: str, model: Any, X: Any, y: np.ndarray, fit_kwargs: Dict[str, Any]
+             ) -> None:
+    """Fit a copy of ``model`` with 2 trees on 300 rows and every class (untimed)."""
+    from sklearn.base import clone
+    rows = np.union1d(np.arange(min(300, len(y))),
+                      np.unique(np.asarray(y), return_index=True)[1])
+    params = model.get_params()
+    key = next(k for k in ("max_iter", "iterations", "n_estimators") if k in params)
+    warm = clone(model).set_params(**{key: 2})
+    warm.fit(X.iloc[rows] if hasattr(X, "iloc") else X[rows], np.asarray(y)[rows],
+             **fit_kwargs)
+
+
 def run_single(name: str, data_dir: str) -> Dict[str, Any]:
     from contextlib import nullcontext
     from sklearn.metrics import log_loss
@@ -315,6 +331,7 @@ def run_single(name: str, data_dir: str) -> Dict[str, Any]:
         from threadpoolctl import threadpool_limits
         limit = threadpool_limits(limits=cfg["threads"], user_api="openmp")
     with limit:
+        _warm_up(name, model, X, y, fit_kwargs)
         out["fit_s"] = _seconds(lambda: model.fit(X, y, **fit_kwargs))
         t0 = time.perf_counter()
         p = np.asarray(proba(X_test), dtype=np.float64)
