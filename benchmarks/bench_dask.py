@@ -90,7 +90,8 @@ def measure_sums(client: Any, repeats: int = 200) -> None:
     """The round trip of one sum across the workers: boostlib's collective (direct
     connections) against a Dask actor, for a few numbers, one node's W1 histogram and 16."""
     from boostlib.dask.collective import install
-    addresses = list(client.scheduler_info(n_workers=-1)["workers"])
+    from boostlib.dask.parts import worker_addresses
+    addresses = worker_addresses(client)
     client.run(install, workers=addresses)
     actor = client.submit(_ActorSum, len(addresses), actor=True, workers=[addresses[0]],
                           pure=False).result()

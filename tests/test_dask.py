@@ -238,6 +238,18 @@ def test_workers_summing_different_arrays_fail_the_fit(client, temp_plugin):
     DaskBoostClassifier(client=client, n_estimators=3).fit(*_dask(X, y, 1500))
 
 
+def test_workers_are_asked_of_the_scheduler_not_the_clients_cache(client, monkeypatch):
+    """The client refreshes its cached cluster info every few seconds without the workers,
+    so ``client.scheduler_info()`` may hand back none (a refresh racing its own fetch).
+    A fit, and the driver's check that its workers are still there, ask the scheduler."""
+    info = client.scheduler_info(n_workers=-1)
+    monkeypatch.setattr(client, "scheduler_info",
+                        lambda *a, **k: dict(info, workers={}))
+    X, y = _data(n=3000)
+    model = DaskBoostClassifier(client=client, n_estimators=5).fit(*_dask(X, y, 1000))
+    assert len(model.dask_info_["workers"]) == 2
+
+
 def test_lost_worker_gives_an_error_not_a_hang():
     X, y = _data(n=20000)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
@@ -306,7 +318,7 @@ def test_borders_are_the_local_fits_when_rows_are_sampled(client):
     """Above 200,000 rows the borders come from a sample: the driver draws the rows a local
     fit draws, from the same stream, and gathers them from the partitions."""
     from boostlib.dask import driver
-    from boostlib.dask.parts import balance, persist
+    from boostlib.dask.parts import balance, persist, worker_addresses
     from boostlib.engine.dataset import Dataset
     from boostlib.engine.random_streams import seed_sequence
     rng = np.random.default_rng(7)
@@ -317,7 +329,7 @@ def test_borders_are_the_local_fits_when_rows_are_sampled(client):
     w[rng.random(n) < 0.05] = 0.0
     local, _ = Dataset(X, sample_weight=w).training_matrix(255, seed_sequence(11), 1)
     parts = persist(client, da.from_array(X, chunks=(40_000, 2)))
-    parts = balance(client, parts, list(client.scheduler_info(n_workers=-1)["workers"]))
+    parts = balance(client, parts, worker_addresses(client))
     mapper = driver.global_mapper(client, parts, parts.by_worker(), 11, 255, w,
                                   {"feature_names": None, "categorical_features": "auto"}, 1)
     for f in range(2):

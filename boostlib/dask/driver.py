@@ -16,7 +16,7 @@ from ..engine.random_streams import stream_rng
 from ..engine.training import distributed_start
 from ..plugin.collective import CollectiveError
 from .collective import install
-from .parts import Parts, balance, gather_rows, persist
+from .parts import Parts, balance, gather_rows, persist, worker_addresses
 from .worker import count_categories, fit_part
 
 #: Seconds between the driver's checks that every worker of a fit is still there.
@@ -125,7 +125,7 @@ def fit(client: Any, params: Dict[str, Any], X: Any, y: np.ndarray,
     p = resolve(params)
     p["random_state"] = fixed_seed(p["random_state"])
     parts = persist(client, X)
-    parts = balance(client, parts, list(client.scheduler_info(n_workers=-1)["workers"]))
+    parts = balance(client, parts, worker_addresses(client))
     if parts.n_rows != y.shape[0]:
         raise ValueError(f"y has {y.shape[0]} entries but X has {parts.n_rows} rows")
     groups = parts.by_worker()
@@ -184,7 +184,7 @@ def _wait(client: Any, futures: List[Any], addresses: List[str]) -> List[Dict[st
         failed = [f for f in futures if f.status == "error"]
         if failed or all(f.status == "finished" for f in futures):
             break
-        alive = set(client.scheduler_info(n_workers=-1)["workers"])
+        alive = set(worker_addresses(client))
         lost = [a for a, f in zip(addresses, futures)
                 if a not in alive or f.status in ("cancelled", "lost")]
         if lost:

@@ -11,7 +11,7 @@ from ..frontend.estimators import (BoostClassifier, BoostRegressor, _BaseBoost, 
                                    _signature_with)
 from ..plugin import registry
 from . import driver
-from .parts import as_collection, is_dask, is_frame, partitions
+from .parts import as_collection, is_dask, is_frame, partitions, worker_addresses
 
 
 def _client(client: Any) -> Any:
@@ -64,7 +64,7 @@ class _DaskBoost:
         self._check_params()
         self._check_dask()
         client = _client(self.client)
-        n_workers = max(1, len(client.scheduler_info(n_workers=-1)["workers"]))
+        n_workers = max(1, len(worker_addresses(client)))
         X = as_collection(X, n_workers)
         names = feature_names(X)
         y = np.asarray(_in_memory(y))

@@ -7,6 +7,22 @@ from typing import Any, Dict, List
 import numpy as np
 
 
+def _scheduler_workers(dask_scheduler: Any) -> List[str]:
+    return list(dask_scheduler.workers)
+
+
+def worker_addresses(client: Any) -> List[str]:
+    """The addresses of the cluster's workers, in the scheduler's order, asked of the
+    scheduler at the call.
+
+    Not ``client.scheduler_info()["workers"]``: the client refreshes the cache that call
+    returns every few seconds without the workers (``n_workers=0``), and a refresh landing
+    between ``scheduler_info``'s own fetch and its return hands back no workers
+    (distributed 2026.8), so that every live worker looked gone.
+    """
+    return client.run_on_scheduler(_scheduler_workers)
+
+
 def is_dask(obj: Any) -> bool:
     """Whether ``obj`` is a Dask collection (array, DataFrame, Series)."""
     return hasattr(obj, "__dask_graph__") and hasattr(obj, "to_delayed")
