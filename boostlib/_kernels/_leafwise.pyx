@@ -112,9 +112,9 @@ cdef void _search(const Search* s, Leaf** leaves, Py_ssize_t k) noexcept nogil:
     if k * s.offsets[n_features] < PARALLEL_BINS:
         n_threads = 1
     for t in prange(k * n_features, schedule="static", num_threads=n_threads):
-        j = t // n_features
-        f = t - j * n_features
-        best = s.scratch + 4 * t
+        f = t // k
+        j = t - f * k
+        best = s.scratch + 4 * (j * n_features + f)
         hf = s.h0 + leaves[j].slot * s.slot_stride + s.offsets[f] * n_ch
         if leaves[j].dead[f]:
             best[1] = -1.0

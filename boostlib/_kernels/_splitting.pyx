@@ -503,8 +503,8 @@ def find_split_nodes(const double[:, :, ::1] hist, const idx_t[::1] slots,
                   n_features, &totals[j, 0])
     with nogil:
         for t in prange(k * n_features, schedule="static", num_threads=n_threads):
-            j = t // n_features
-            f = t - j * n_features
+            f = t // k
+            j = t - f * k
             lo = bounds[j, 0] if use_bounds else -INFINITY
             hi = bounds[j, 1] if use_bounds else INFINITY
             mono = monotone[f] if use_mono else 0
