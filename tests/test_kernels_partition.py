@@ -129,6 +129,53 @@ def test_node_sums_rejects_bad_node_ids():
                              np.empty((3, 3)))
 
 
+@st.composite
+def random_tree(draw, max_splits=30):
+    """``(left, right)`` of a random binary tree grown split by split, its ids (the root's
+    0 aside) permuted so that children may come before their parents."""
+    left, right, leaves = [-1], [-1], [0]
+    for _ in range(draw(st.integers(0, max_splits))):
+        k = leaves.pop(draw(st.integers(0, len(leaves) - 1)))
+        left[k], right[k] = len(left), len(left) + 1
+        left += [-1, -1]
+        right += [-1, -1]
+        leaves += [left[k], right[k]]
+    n = len(left)
+    perm = np.concatenate([[0], 1 + np.array(draw(st.permutations(range(n - 1))), int)])
+    new_left, new_right = np.full(n, -1, np.int32), np.full(n, -1, np.int32)
+    split = np.array(left) >= 0
+    new_left[perm[split]] = perm[np.array(left)[split]]
+    new_right[perm[split]] = perm[np.array(right)[split]]
+    return new_left, new_right
+
+
+@KERNEL_SETTINGS
+@given(tree=random_tree(), pick=st.data())
+def test_subtree_sums_matches_reference(tree, pick):
+    left, right = tree
+    fl = dict(allow_nan=False, allow_infinity=False, allow_subnormal=False)
+    values = pick.draw(hnp.arrays(np.float64, left.size, elements=st.floats(-1e6, 1e6, **fl)))
+    total = np.where(left < 0, values, 0.0)
+    _partition.subtree_sums(left, right, total)
+    # each sum is its children's, as the recursion adds them: the same floats
+    np.testing.assert_array_equal(total, ref.subtree_sums(left, right, values))
+
+
+def test_subtree_sums_rejects_what_is_not_a_tree():
+    one = np.zeros(1)
+    _partition.subtree_sums(np.array([-1], np.int32), np.array([-1], np.int32), one)
+    assert one[0] == 0.0            # a lone leaf keeps its value
+    for left, right in (([1, -1], [5, -1]),         # a child out of range
+                        ([1, 0, -1], [2, 2, -1]),   # a cycle back to the root
+                        ([1, 2, -1], [2, 2, -1])):  # a node reached twice
+        with pytest.raises(ValueError, match="not the nodes of a tree"):
+            _partition.subtree_sums(np.array(left, np.int32), np.array(right, np.int32),
+                                    np.zeros(len(left)))
+    with pytest.raises(ValueError, match="one entry per node"):
+        _partition.subtree_sums(np.array([-1], np.int32), np.array([-1], np.int32),
+                                np.zeros(2))
+
+
 # --------------------------------------------------------------------------------------------
 # row lists: the positions of rows whose new node has a histogram slot, by fixed blocks
 # --------------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """Row partition: each fitted row carries the id of the node it sits in.
 
 Growth is level by level. ``apply_level`` (depthwise) and ``apply_level_oblivious`` move
-every row one level down; ``node_sums`` gives the final per-node sums of the leaf values.
+every row one level down; ``node_sums`` gives the final per-node sums of the leaf values and
+``subtree_sums`` the split nodes' sums of their leaves'.
 """
 import numpy as np
 
@@ -255,6 +256,44 @@ def node_sums(const idx_t[::1] node_of_row, const double[::1] gradient,
             out[node, 0] += gradient[p]
             out[node, 1] += hessian[p]
             out[node, 2] += 1.0
+
+
+def subtree_sums(const idx_t[::1] left, const idx_t[::1] right, double[::1] total):
+    """Every split node's sum of its leaves' values, in place: ``total[k]`` becomes
+    ``total[left[k]] + total[right[k]]`` for each split node ``k`` (``left[k] >= 0``)
+    reached from the root (node 0), children before their parents; the leaves keep theirs.
+
+    Parameters
+    ----------
+    left, right : IN int32 (n_nodes,) children of each node, -1 at leaves; node ids in any
+        order (a breadth-first walk from the root orders them).
+    total : IN/OUT float64 (n_nodes,) the leaves' values; split nodes' entries are
+        overwritten.
+    """
+    cdef Py_ssize_t n = left.shape[0], head = 0, tail = 1, q
+    cdef idx_t k
+    if right.shape[0] != n or total.shape[0] != n:
+        raise ValueError("left, right and total must have one entry per node")
+    if n == 0:
+        return
+    order_a = np.empty(n, dtype=np.int32)
+    cdef idx_t[::1] order = order_a
+    order[0] = 0
+    while head < tail:              # breadth-first: every node after its parent
+        k = order[head]
+        head += 1
+        if left[k] < 0:
+            continue
+        if tail + 2 > n or not (0 < left[k] < n and 0 < right[k] < n):
+            raise ValueError(f"node {k}: children ({left[k]}, {right[k]}) are not the "
+                             "nodes of a tree")
+        order[tail] = left[k]
+        order[tail + 1] = right[k]
+        tail += 2
+    for q in range(tail - 1, -1, -1):
+        k = order[q]
+        if left[k] >= 0:
+            total[k] = total[left[k]] + total[right[k]]
 
 
 def gather_rows(const bin_t[:, ::1] X_rows, const idx_t[::1] rows, bin_t[:, ::1] out,

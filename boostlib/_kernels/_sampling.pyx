@@ -236,6 +236,8 @@ def abs_sums(const double[::1] a, const double[::1] b, int n_threads=1):
     if b.shape[0] != n:
         raise ValueError("a and b must have the same length")
     cdef double[:, ::1] part = np.zeros((nb, 3))
+    if nb == 1:
+        n_threads = 1       # one block: no thread to wake
     with nogil:
         for blk in prange(nb, schedule="static", num_threads=n_threads):
             lo = blk * BLOCK

@@ -11,7 +11,7 @@ reads.
 from __future__ import annotations
 
 import sys
-from typing import Dict, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
@@ -25,11 +25,15 @@ class ArrayPool:
 
     def __init__(self) -> None:
         self._arrays: Dict[Tuple[Tuple[int, ...], str], List[np.ndarray]] = {}
+        self._keys: Dict[Tuple[Any, Any], Tuple[Tuple[int, ...], str]] = {}
 
     def empty(self, shape: Tuple[int, ...], dtype=np.float64) -> np.ndarray:
         """An array of ``shape`` and ``dtype`` with undefined contents, like ``np.empty``:
         a pooled one that nothing else refers to, or a new one (then pooled)."""
-        key = (tuple(int(n) for n in shape), np.dtype(dtype).str)
+        key = self._keys.get((shape, dtype))     # the same shape and dtype, as spelled
+        if key is None:
+            key = (tuple(int(n) for n in shape), np.dtype(dtype).str)
+            self._keys[(shape, dtype)] = key
         arrays = self._arrays.setdefault(key, [])
         for i in range(len(arrays)):
             if sys.getrefcount(arrays[i]) == _FREE:

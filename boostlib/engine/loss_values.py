@@ -1,7 +1,8 @@
 """The mean loss of a data set, from a loss plugin's fastest correct method, validated."""
 from __future__ import annotations
 
-from typing import Optional
+import functools
+from typing import Optional, Tuple
 
 import numpy as np
 
@@ -17,7 +18,11 @@ def _fast_path(loss: Loss, fast: str, *bases: str) -> bool:
     """Whether ``loss`` has its own ``fast`` method (e.g. a compiled ``mean_loss``) that
     belongs with its ``bases`` methods (``loss``): a subclass that overrides one of them but
     inherits ``fast`` from a built-in would otherwise get the built-in's values."""
-    cls = type(loss)
+    return _class_fast_path(type(loss), fast, bases)
+
+
+@functools.lru_cache(maxsize=256)
+def _class_fast_path(cls: type, fast: str, bases: Tuple[str, ...]) -> bool:
     if getattr(cls, fast) is getattr(Loss, fast):
         return False
     owner = _owner(cls, fast)

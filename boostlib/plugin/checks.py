@@ -134,7 +134,8 @@ def derivatives(loss: Any, returned: Any, gradient: np.ndarray, hessian: np.ndar
         flat_g = np.ascontiguousarray(np.ravel(gradient, order="K"))
         flat_h = np.ascontiguousarray(np.ravel(hessian, order="K"))
         g_sum, h_sum, h_negative = _sampling.abs_sums(flat_g, flat_h, n_threads)
-        if np.isfinite(g_sum) and np.isfinite(h_sum) and (may_be_negative or h_negative == 0):
+        if math.isfinite(g_sum) and math.isfinite(h_sum) and (may_be_negative
+                                                             or h_negative == 0):
             return gradient, hessian
     for what, arr in (("gradient", gradient), ("hessian", hessian)):
         if not _finite(arr, how):

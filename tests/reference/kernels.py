@@ -401,6 +401,13 @@ def node_sums(node_of_row, gradient, hessian, n_nodes) -> np.ndarray:
     return out
 
 
+def subtree_sums(left, right, values) -> np.ndarray:
+    """Each node's sum over the leaves below it (recursion from the node)."""
+    def below(k):
+        return float(values[k]) if left[k] < 0 else below(left[k]) + below(right[k])
+    return np.array([below(k) for k in range(len(left))])
+
+
 # --------------------------------------------------------------------------------------------
 # prediction
 # --------------------------------------------------------------------------------------------

@@ -7,6 +7,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from ..._kernels import _partition
+
 #: Deepest trees: the largest ``max_depth``, and the depth of model files' depthwise trees.
 MAX_DEPTH = 30
 
@@ -226,17 +228,16 @@ def level_nodes(left: np.ndarray, right: np.ndarray) -> List[np.ndarray]:
 def subtree_sums(left: np.ndarray, right: np.ndarray, values: np.ndarray,
                  levels: Optional[List[np.ndarray]] = None) -> np.ndarray:
     """``values`` at the leaves, and at every split node the sum over its leaves (e.g. the
-    rows reaching it from the rows of each leaf); ``levels``: :func:`level_nodes`."""
+    rows reaching it from the rows of each leaf), each sum its children's.
+
+    One compiled pass (``_partition.subtree_sums``), or with ``levels``
+    (:func:`level_nodes`, which the caller has) one numpy pass per level."""
     total = np.where(left < 0, values, 0.0).astype(np.float64)
-    split = np.flatnonzero(left >= 0)
-    if levels is None and split.size < 4096 and np.all(left[split] > split):
-        # children after their parents (every grown tree): one reverse pass, no numpy
-        # call per level; each sum is still its children's, so the result is the same
-        t, lft, rgt = total.tolist(), left.tolist(), right.tolist()
-        for k in reversed(split.tolist()):
-            t[k] = t[lft[k]] + t[rgt[k]]
-        return np.array(t)
-    for nodes in reversed(levels if levels is not None else level_nodes(left, right)):
+    if levels is None:
+        _partition.subtree_sums(np.ascontiguousarray(left, dtype=np.int32),
+                                np.ascontiguousarray(right, dtype=np.int32), total)
+        return total
+    for nodes in reversed(levels):
         split = nodes[left[nodes] >= 0]
         total[split] = total[left[split]] + total[right[split]]
     return total
