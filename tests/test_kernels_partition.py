@@ -6,7 +6,7 @@ from hypothesis.extra import numpy as hnp
 
 from boostlib._kernels import _partition
 from reference import kernels as ref
-from reference.strategies import KERNEL_SETTINGS, binned_data, make_binned
+from reference.strategies import KERNEL_SETTINGS, binned_data, make_binned, random_tree
 
 
 @st.composite
@@ -129,30 +129,11 @@ def test_node_sums_rejects_bad_node_ids():
                              np.empty((3, 3)))
 
 
-@st.composite
-def random_tree(draw, max_splits=30):
-    """``(left, right)`` of a random binary tree grown split by split, its ids (the root's
-    0 aside) permuted so that children may come before their parents."""
-    left, right, leaves = [-1], [-1], [0]
-    for _ in range(draw(st.integers(0, max_splits))):
-        k = leaves.pop(draw(st.integers(0, len(leaves) - 1)))
-        left[k], right[k] = len(left), len(left) + 1
-        left += [-1, -1]
-        right += [-1, -1]
-        leaves += [left[k], right[k]]
-    n = len(left)
-    perm = np.concatenate([[0], 1 + np.array(draw(st.permutations(range(n - 1))), int)])
-    new_left, new_right = np.full(n, -1, np.int32), np.full(n, -1, np.int32)
-    split = np.array(left) >= 0
-    new_left[perm[split]] = perm[np.array(left)[split]]
-    new_right[perm[split]] = perm[np.array(right)[split]]
-    return new_left, new_right
-
-
 @KERNEL_SETTINGS
-@given(tree=random_tree(), pick=st.data())
-def test_subtree_sums_matches_reference(tree, pick):
-    left, right = tree
+@given(seed=st.integers(0, 2**32 - 1), n_splits=st.integers(0, 30), pick=st.data())
+def test_subtree_sums_matches_reference(seed, n_splits, pick):
+    # ids permuted: children may come before their parents
+    left, right = random_tree(np.random.default_rng(seed), n_splits, shuffle=True)
     fl = dict(allow_nan=False, allow_infinity=False, allow_subnormal=False)
     values = pick.draw(hnp.arrays(np.float64, left.size, elements=st.floats(-1e6, 1e6, **fl)))
     total = np.where(left < 0, values, 0.0)

@@ -5,6 +5,7 @@ import pytest
 
 from boostlib import Dataset, train
 from boostlib.engine.trees import GROW_POLICIES, KINDS, kind_of
+from reference.strategies import random_tree
 
 
 def _walk(a, x_binned, missing_bin):
@@ -44,34 +45,12 @@ def test_unknown_grow_policy_is_named_in_the_error():
     assert set(KINDS) == set(GROW_POLICIES)
 
 
-def _random_tree(rng, n_splits, shuffle):
-    """Node arrays of a random binary tree grown split by split (children numbered after
-    their parent), its ids optionally permuted so that some children come first."""
-    left, right = [-1], [-1]
-    leaves = [0]
-    for _ in range(n_splits):
-        k = leaves.pop(int(rng.integers(len(leaves))))
-        left[k], right[k] = len(left), len(left) + 1
-        left += [-1, -1]
-        right += [-1, -1]
-        leaves += [left[k], right[k]]
-    left, right = np.array(left), np.array(right)
-    if shuffle:
-        perm = np.concatenate([[0], 1 + rng.permutation(left.size - 1)])  # new id of node
-        new_left, new_right = np.full_like(left, -1), np.full_like(right, -1)
-        split = left >= 0
-        new_left[perm[split]] = perm[left[split]]
-        new_right[perm[split]] = perm[right[split]]
-        left, right = new_left, new_right
-    return left.astype(np.int32), right.astype(np.int32)
-
-
 @pytest.mark.parametrize("shuffle", [False, True])
 def test_subtree_sums_are_the_sums_over_each_nodes_leaves(shuffle):
     from boostlib.engine.trees.base import level_nodes, subtree_sums
     rng = np.random.default_rng(3)
     for n_splits in (0, 1, 5, 40):
-        left, right = _random_tree(rng, n_splits, shuffle)
+        left, right = random_tree(rng, n_splits, shuffle)
         values = rng.normal(size=left.size)
 
         def brute(k):

@@ -175,3 +175,25 @@ def split_params(draw, exact=True):
     if l2 == 0.0 and mcw == 0.0:
         mcw = 1e-3   # the estimators refuse l2 == 0 together with min_child_weight == 0
     return l2, msl, mcw
+
+
+def random_tree(rng, n_splits, shuffle):
+    """Node arrays of a random binary tree grown split by split (children numbered after
+    their parent), its ids optionally permuted so that some children come first."""
+    left, right = [-1], [-1]
+    leaves = [0]
+    for _ in range(n_splits):
+        k = leaves.pop(int(rng.integers(len(leaves))))
+        left[k], right[k] = len(left), len(left) + 1
+        left += [-1, -1]
+        right += [-1, -1]
+        leaves += [left[k], right[k]]
+    left, right = np.array(left), np.array(right)
+    if shuffle:
+        perm = np.concatenate([[0], 1 + rng.permutation(left.size - 1)])  # new id of node
+        new_left, new_right = np.full_like(left, -1), np.full_like(right, -1)
+        split = left >= 0
+        new_left[perm[split]] = perm[left[split]]
+        new_right[perm[split]] = perm[right[split]]
+        left, right = new_left, new_right
+    return left.astype(np.int32), right.astype(np.int32)
