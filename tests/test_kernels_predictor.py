@@ -432,6 +432,55 @@ def test_predict_depthwise_children_in_any_order(n_threads):
     assert set(out.tolist()) == {0.0, 3.5, 1.25}
 
 
+@KERNEL_SETTINGS
+@given(data=binned_data(min_rows=60, max_rows=700, max_features=6), pick=st.data(),
+       n_threads=st.sampled_from([1, 2]))
+def test_depthwise_walk_of_many_rows_matches_traversal(data, pick, n_threads):
+    """Groups of 64 rows (the AVX2 build walks them 8 to a vector), the rows after the last
+    whole group, blocks of 512, bins up to 255 and the missing bin, trees up to 20 splits:
+    the same sums as explicit traversal, bit for bit."""
+    trees = pick.draw(st.lists(depthwise_tree(data.nbnm, max_nodes=41), min_size=1,
+                               max_size=4))
+    coef = pick.draw(hnp.arrays(np.float64, len(trees), elements=st.floats(-2, 2, **FL)))
+    ens = _ensemble("depthwise", data.missing_bin)
+    out = np.zeros(data.n_rows)
+    ens.add_trees_binned(data.X_binned, out, trees, coef, n_threads)
+    np.testing.assert_array_equal(
+        out, ref.predict_trees_binned(data.X_binned, trees, coef, data.missing_bin))
+
+
+@pytest.mark.parametrize("n_rows", [1, 63, 64, 200, 1100])
+def test_trees_with_categorical_splits_walk_among_numeric_ones(n_rows):
+    """A tree with a categorical split takes the scalar walk between trees that take the
+    vector one; every tree's rows land where explicit routing sends them."""
+    rng = np.random.default_rng(n_rows)
+    X = np.ascontiguousarray(rng.integers(0, 9, size=(3, n_rows)).astype(np.uint8))  # 8: NaN
+    i32 = lambda *v: np.array(v, np.int32)
+    numeric = dict(feature=i32(1, 2, -1, -1, -1), split_bin=i32(4, 1, 0, 0, 0),
+                   nan_right=np.array([1, 0, 0, 0, 0], np.uint8), left=i32(1, 3, -1, -1, -1),
+                   right=i32(2, 4, -1, -1, -1), value=np.array([0.0, 0.0, 1.0, 2.0, 4.0]))
+    categorical = dict(feature=i32(0, -1, -1), split_bin=i32(0, 0, 0),
+                       nan_right=np.array([2, 0, 0], np.uint8), left=i32(1, -1, -1),
+                       right=i32(2, -1, -1), value=np.array([0.0, 8.0, 16.0]))
+    cat_sets = np.zeros((1, 8), np.uint32)
+    cat_sets[0, 0] = (1 << 1) | (1 << 3) | (1 << 7)      # bins 1, 3 and 7 go left
+    parts = [numeric, categorical, numeric]
+    arrays = {k: np.concatenate([p[k] for p in parts]) for k in numeric}
+    tables = _predictor.walk_pack(3, node_offset=i32(0, 5, 8, 13), missing_bin=8,
+                                  cat_sets=cat_sets, **arrays)
+    assert tables["numeric"].tolist() == [1, 0, 1]
+    coef = np.array([1.0, 0.5, -0.25])
+    x0, x1, x2 = X.astype(np.int64)
+    tree_numeric = np.where((x1 > 4) & (x1 != 8) | (x1 == 8), 1.0,
+                            np.where((x2 > 1) & (x2 != 8), 4.0, 2.0))
+    tree_categorical = np.where(np.isin(x0, [1, 3, 7]), 8.0, 16.0)
+    want = 1.0 * tree_numeric + 0.5 * tree_categorical - 0.25 * tree_numeric
+    for n_threads in (1, 2):
+        got = np.zeros(n_rows)
+        _predictor.predict_walk(X, coef=coef, out=got, n_threads=n_threads, **tables)
+        np.testing.assert_array_equal(got, want)
+
+
 def test_walk_tables_are_packed_once_for_matrices_of_their_width():
     """walk_pack + predict_walk is predict_depthwise; the tables refuse other widths."""
     rng = np.random.default_rng(5)
