@@ -1,5 +1,7 @@
 """Differential tests of the split-finding kernels against a brute force over all
 ``(feature, bin, nan direction)`` candidates."""
+import contextlib
+
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -344,6 +346,95 @@ def test_find_split_nodes_checks_shapes():
         nodes_split(hist, [0, 1], nbnm, 3, 1.0, 1, 1e-3, np.zeros((1, 3, 4)))
     out = nodes_split(hist, [0, 1], nbnm, 3, 1.0, 1, 1e-3)     # all-zero: no split anywhere
     assert np.all(out[:, 0] == -1)
+
+
+# --------------------------------------------------------------------------------------------
+# the vectorised scan of unbounded candidates against the scalar scan
+# --------------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def scalar_scan():
+    """Every numeric candidate takes the scalar scan inside this block."""
+    previous = _splitting.use_vector_scan(False)
+    try:
+        yield
+    finally:
+        _splitting.use_vector_scan(previous)
+
+
+def both_scans(hist, slots, nbnm, missing_bin, l2, msl, mcw):
+    vector = nodes_split(hist, slots, nbnm, missing_bin, l2, msl, mcw)
+    with scalar_scan():
+        scalar = nodes_split(hist, slots, nbnm, missing_bin, l2, msl, mcw)
+    return vector, scalar
+
+
+@KERNEL_SETTINGS
+@given(case=level_case(), two_channels=st.booleans())
+def test_vector_scan_chooses_as_the_scalar_scan(case, two_channels):
+    """Small histograms (one row, constant features, missing values, all-zero gradients,
+    zero hessians): both scans give every node the same result, bit for bit."""
+    data, g, h, exact, (l2, msl, mcw), _, node, n_nodes, slots = case
+    hist = hist_of(data, g, h, node, n_nodes)
+    if two_channels:       # the scan's short validity test: hessians alone
+        hist, msl, mcw = np.ascontiguousarray(hist[..., :2]), 0, max(mcw, 1e-3)
+    vector, scalar = both_scans(hist, slots, data.nbnm, data.missing_bin, l2, msl, mcw)
+    assert np.array_equal(vector, scalar, equal_nan=True)
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_vector_scan_on_wide_histograms(seed):
+    """Up to 255 bins a feature (bins in use across 64-bit words), nodes from 1 to 5,000
+    rows, exact ties (dyadic gradients), zero hessians, all-zero gradients and every
+    validity setting: both scans agree bit for bit."""
+    rng = np.random.default_rng(seed)
+    nbnm = np.array([255, 200, 64, 65, 130, 1, 128], np.int32)
+    n = int(rng.choice([1, 40, 600, 5000]))
+    X = np.column_stack([rng.integers(0, nb, n) for nb in nbnm]).astype(np.uint8)
+    X[rng.random(X.shape) < rng.choice([0.0, 0.1])] = 255
+    data = make_binned(X, nbnm, 255)
+    kind = seed % 4
+    g = rng.integers(-4, 5, n) / 4.0 if kind == 0 else rng.normal(size=n)
+    if kind == 1:
+        g[:] = 0.0
+    h = rng.uniform(0.0, 0.25, n)
+    if kind == 2:
+        h[rng.random(n) < 0.5] = 0.0
+    node = rng.integers(0, 3, n).astype(np.int32)
+    hist = hist_of(data, g, h, node, 3)
+    slots = np.arange(3, dtype=np.int32)
+    for l2, msl, mcw in [(1.0, 1, 1e-3), (0.0, 3, 0.5), (10.0, 20, 0.0), (0.5, 1, 2.0)]:
+        vector, scalar = both_scans(hist, slots, nbnm, 255, l2, msl, mcw)
+        assert np.array_equal(vector, scalar, equal_nan=True), (l2, msl, mcw)
+        two = np.ascontiguousarray(hist[..., :2])
+        vector, scalar = both_scans(two, slots, nbnm, 255, l2, 0, max(mcw, 1e-3))
+        assert np.array_equal(vector, scalar, equal_nan=True), (l2, mcw)
+
+
+@pytest.mark.parametrize("grow_policy", ["depthwise", "lossguide"])
+@pytest.mark.parametrize("min_samples_leaf", [1, 5])
+def test_vector_scan_grows_the_same_trees(grow_policy, min_samples_leaf):
+    """Whole fits (the compiled tree loop, whose children test only their parent's bins in
+    use): both scans give the same model, bit for bit."""
+    from boostlib import BoostRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 6))
+    X[:, 4] = np.round(X[:, 4])
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y = np.nan_to_num(X[:, 0]) * 2 + np.sin(np.nan_to_num(X[:, 1]) * 3) + rng.normal(size=3000)
+
+    def predictions():
+        model = BoostRegressor(grow_policy=grow_policy, n_estimators=15, max_depth=6,
+                               max_leaves=40 if grow_policy == "lossguide" else None,
+                               min_samples_leaf=min_samples_leaf, random_state=0)
+        return model.fit(X, y).predict(X)
+
+    vector = predictions()
+    with scalar_scan():
+        scalar = predictions()
+    assert np.array_equal(vector, scalar)
 
 
 # --------------------------------------------------------------------------------------------

@@ -130,6 +130,21 @@ cdef extern from *:
     # The index of the lowest set bit of ``x`` (``x`` must not be 0).
     int lowest_bit "BOOSTLIB_LOWEST_BIT"(uint64_t x) noexcept nogil
 
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define BOOSTLIB_BIT_COUNT(x) __builtin_popcountll(x)
+    #else
+    static inline int BOOSTLIB_BIT_COUNT(unsigned long long x) {
+        int n = 0;
+        for (; x; x &= x - 1) n++;
+        return n;
+    }
+    #endif
+    """
+    # The number of set bits of ``x``.
+    int bit_count "BOOSTLIB_BIT_COUNT"(uint64_t x) noexcept nogil
+
 cdef enum:
     # Histogram loops over a list of rows request a row's data (its binned values, its
     # gradient and hessian) this many rows ahead: the rows of a deep node are scattered
