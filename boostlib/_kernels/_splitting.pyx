@@ -182,45 +182,30 @@ cdef inline bint _mostly_in_use(const uint64_t* in_use, Py_ssize_t nb) noexcept 
     return 3 * marked > nb
 
 
-cdef Py_ssize_t _prefix_dense2(const double* hf, Py_ssize_t nb, double* gla, double* hla,
-                               idx_t* bins, uint64_t* in_use) noexcept nogil:
-    """Two channels: the left sums at the bins in use, in bin order, and the bins in use
-    (into ``in_use`` unless NULL), in one branch-free pass over every bin: an empty bin
-    adds zeros, which change no sum, and its entry is overwritten by the next."""
-    cdef const uint64_t* bits = <const uint64_t*> hf
-    cdef double gl = 0.0, hl = 0.0
-    cdef Py_ssize_t b, n = 0
-    cdef uint64_t nz, word = 0
-    for b in range(nb):
-        nz = ((bits[2 * b] | bits[2 * b + 1]) << 1 != 0) | (b == 0)
-        gl = gl + hf[2 * b]
-        hl = hl + hf[2 * b + 1]
-        gla[n] = gl
-        hla[n] = hl
-        bins[n] = b
-        n += nz
-        word |= nz << (b & 63)
-        if in_use != NULL and ((b & 63) == 63 or b == nb - 1):
-            in_use[b >> 6] = word
-            word = 0
-    return n
-
-
-cdef Py_ssize_t _prefix_dense3(const double* hf, Py_ssize_t nb, double* gla, double* hla,
-                               double* cla, idx_t* bins, uint64_t* in_use) noexcept nogil:
-    """:func:`_prefix_dense2` with three channels."""
+cdef inline Py_ssize_t _prefix_dense(const double* hf, int n_ch, Py_ssize_t nb, double* gla,
+                                     double* hla, double* cla, idx_t* bins,
+                                     uint64_t* in_use) noexcept nogil:
+    """The left sums at the bins in use, in bin order, and the bins in use (into ``in_use``
+    unless NULL), in one branch-free pass over every bin: an empty bin adds zeros, which
+    change no sum, and its entry is overwritten by the next. ``n_ch`` (2 or 3, a constant
+    at each call so the compiler specialises it) channels a bin; with 2, ``cla`` is not
+    written (the counts are the hessians)."""
     cdef const uint64_t* bits = <const uint64_t*> hf
     cdef double gl = 0.0, hl = 0.0, cl = 0.0
     cdef Py_ssize_t b, n = 0
     cdef uint64_t nz, word = 0
     for b in range(nb):
-        nz = ((bits[3 * b] | bits[3 * b + 1] | bits[3 * b + 2]) << 1 != 0) | (b == 0)
-        gl = gl + hf[3 * b]
-        hl = hl + hf[3 * b + 1]
-        cl = cl + hf[3 * b + 2]
+        if n_ch == 3:
+            nz = ((bits[3 * b] | bits[3 * b + 1] | bits[3 * b + 2]) << 1 != 0) | (b == 0)
+        else:
+            nz = ((bits[2 * b] | bits[2 * b + 1]) << 1 != 0) | (b == 0)     # bin 0 always
+        gl = gl + hf[n_ch * b]
+        hl = hl + hf[n_ch * b + 1]
         gla[n] = gl
         hla[n] = hl
-        cla[n] = cl
+        if n_ch == 3:
+            cl = cl + hf[3 * b + 2]
+            cla[n] = cl
         bins[n] = b
         n += nz
         word |= nz << (b & 63)
@@ -299,10 +284,10 @@ cdef void _scan_unbounded(const double* hf, Py_ssize_t n_channels, Py_ssize_t nb
     cdef Py_ssize_t i, n
     if _mostly_in_use(in_use, nb):
         if n_channels == 2:
-            n = _prefix_dense2(hf, nb, gla, hla, bins, in_use)
+            n = _prefix_dense(hf, 2, nb, gla, hla, cla, bins, in_use)
             cla = hla
         else:
-            n = _prefix_dense3(hf, nb, gla, hla, cla, bins, in_use)
+            n = _prefix_dense(hf, 3, nb, gla, hla, cla, bins, in_use)
     else:
         n = _prefix_sparse(hf, n_channels, nb, in_use, gla, hla, cla, bins)
         if n_channels == 2:
