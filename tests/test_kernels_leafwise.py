@@ -180,10 +180,13 @@ def test_deep_trees_over_many_bins_grow_the_same_tree(policy, msl):
 
 @pytest.mark.parametrize("policy", ["lossguide", "depthwise"])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_bundled_one_hot_columns_grow_the_same_tree(threads, policy):
+@pytest.mark.parametrize("entries", [False, True])
+def test_bundled_one_hot_columns_grow_the_same_tree(threads, policy, entries, monkeypatch):
     """Histograms over bundles of one-hot columns, expanded per feature, as the Python
-    loop builds them."""
+    loop builds them (from the rows' bytes, or from their entries)."""
+    from boostlib.engine import row_entries
     from reference.strategies import make_binned
+    monkeypatch.setattr(row_entries, "MAX_DENSITY", 1.0 if entries else -1.0)
     rng = np.random.default_rng(2)
     n, k = 800, 12
     X = np.zeros((n, k + 2), np.uint8)
@@ -197,6 +200,7 @@ def test_bundled_one_hot_columns_grow_the_same_tree(threads, policy):
         grower = TreeGrower(data.X_binned, data.nbnm, 255, "lossguide", GrowParams(),
                             bundle=True)
         assert grower.bundling is not None
+        assert (grower.row_entries is not None) == entries
         params = GrowParams(max_depth=10 if policy == "lossguide" else 5, max_leaves=20,
                             min_samples_leaf=msl)
         assert_same(*grow_both(data, np.arange(n, dtype=np.int32), g, np.ones(n), params,

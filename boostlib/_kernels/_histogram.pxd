@@ -1,5 +1,8 @@
 # The histogram kernels' parts shared with the kernels that grow a whole tree in one call
 # (``_leafwise``); see ``_histogram.pyx``.
+from libc.stdint cimport int64_t
+
+from .common cimport bin_t, idx_t
 
 cdef void expand_slot(const double* column_hist, double* out, Py_ssize_t n_bins,
                       Py_ssize_t n_ch, const Py_ssize_t* source, const Py_ssize_t* default_at,
@@ -9,3 +12,6 @@ cdef int check_expand_tables(Py_ssize_t n_column_bins, Py_ssize_t n_bins,
                              const Py_ssize_t[::1] source, const Py_ssize_t[::1] default_at,
                              const Py_ssize_t[::1] others, const Py_ssize_t[::1] others_start,
                              Py_ssize_t first_column_bins) except -1
+cdef int check_entries(const int64_t[::1] entry_start, const idx_t[::1] entry_bins,
+                       const idx_t[::1] entry_default, const bin_t[:, ::1] X_rows,
+                       const idx_t[::1] offsets) except -1

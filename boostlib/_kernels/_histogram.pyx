@@ -3,8 +3,10 @@ from cython.parallel cimport prange
 
 import numpy as np
 
-from .common cimport bin_t, idx_t, block_stop, add_row, prefetch, LIST_BLOCK, \
-    N_CHANNELS, PREFETCH_ROWS
+from libc.stdint cimport int64_t
+
+from .common cimport bin_t, idx_t, block_stop, add_row, add_entries, fill_defaults, \
+    prefetch, LIST_BLOCK, N_CHANNELS, PREFETCH_ROWS
 
 cdef enum:
     # Several slots are built one at a time (rows grouped by slot) when one slot's
@@ -26,7 +28,9 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
                      const idx_t[::1] node_of_row, const idx_t[::1] slot_of_node,
                      const float[::1] gradient, const float[::1] hessian,
                      const idx_t[::1] offsets, double[:, :, ::1] hist, int n_threads,
-                     const idx_t[::1] listed=None, const idx_t[::1] block_counts=None):
+                     const idx_t[::1] listed=None, const idx_t[::1] block_counts=None,
+                     const int64_t[::1] entry_start=None, const idx_t[::1] entry_bins=None,
+                     const idx_t[::1] entry_default=None):
     """Build, in one pass over the rows, the histograms of every node that has a slot.
 
     Parameters
@@ -58,8 +62,20 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
         The rows of slotted nodes as :func:`boostlib._kernels._partition.apply_level` lists
         them (positions into ``node_of_row``, by blocks of ``LIST_BLOCK``): only those rows
         are visited, in the same order, so the sums are the same as without the list.
+    entry_start, entry_bins, entry_default : optional, together
+        Sparse rows (:mod:`boostlib.engine.row_entries`) instead of ``X_rows``'s bytes, which
+        then has no columns (``X_rows.shape == (n_rows_total, 0)``): row ``r``'s bins are
+        ``entry_bins[entry_start[r]:entry_start[r + 1]]`` (int64 starts; int32 bins of the
+        layout ``offsets``, ascending), the bins of its columns that are not their default
+        bins ``entry_default`` (int32, one per column). A default bin is the total of the
+        slot's rows minus its column's other bins.
     """
-    cdef Py_ssize_t n_features = X_rows.shape[1]
+    cdef bint sparse = entry_start is not None
+    cdef const int64_t* es = NULL
+    cdef const idx_t* eb = NULL
+    cdef double* tot = NULL
+    cdef Py_ssize_t r
+    cdef Py_ssize_t n_features = offsets.shape[0] - 1 if sparse else X_rows.shape[1]
     cdef Py_ssize_t n_rows_total = X_rows.shape[0]
     cdef Py_ssize_t n_slots = hist.shape[0]
     cdef Py_ssize_t n_nodes = slot_of_node.shape[0]
@@ -77,6 +93,12 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
     for f in range(n_features):
         if offsets[f + 1] <= offsets[f]:
             raise ValueError("every feature needs at least one histogram bin")
+    if sparse:
+        check_entries(entry_start, entry_bins, entry_default, X_rows, offsets)
+        es = &entry_start[0]
+        eb = &entry_bins[0] if entry_bins.shape[0] else NULL
+    elif entry_bins is not None or entry_default is not None:
+        raise ValueError("entry_start, entry_bins and entry_default go together")
     if hist.shape[1] != offsets[n_features] or not 2 <= n_ch <= N_CHANNELS:
         raise ValueError("hist must have shape (n_slots, offsets[-1], 2 or 3)")
     if ((not identity and rows.shape[0] != n_fit) or gradient.shape[0] != n_fit
@@ -103,7 +125,7 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
             if not ((identity or 0 <= rows[p] < n_rows_total) and 0 <= node_of_row[p] < n_nodes):
                 raise IndexError("row or node id out of range")
         for p in range(n_rows_total):
-            for f in range(n_features):
+            for f in range(X_rows.shape[1]):
                 if X_rows[p, f] >= offsets[f + 1] - offsets[f]:
                     raise IndexError("bin index out of range")
         if use_list:
@@ -118,8 +140,13 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
         n_chunks = 1
     if n_slots > 1 and slot_stride * sizeof(double) <= GROUP_BYTES:
         _build_by_slot(X_rows, rows, node_of_row, slot_of_node, gradient, hessian, offsets,
-                       hist, n_threads, n_chunks, listed, block_counts)
+                       hist, n_threads, n_chunks, listed, block_counts, entry_start,
+                       entry_bins, entry_default)
         return
+    cdef double[::1] totals
+    if sparse:          # per chunk and slot: the total of the slot's rows
+        totals = np.zeros(n_chunks * n_slots * 3)
+        tot = &totals[0]
     with nogil:
         for c in prange(n_chunks, schedule="static", num_threads=n_threads):
             f0 = c * n_features // n_chunks
@@ -134,36 +161,64 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
                     for q in range(m):
                         if q + PREFETCH_ROWS < m:
                             pf = listed[blk * LIST_BLOCK + q + PREFETCH_ROWS]
-                            prefetch(&X_rows[pf if identity else rows[pf], 0])
+                            if sparse:
+                                prefetch(&es[pf if identity else rows[pf]])
+                            else:
+                                prefetch(&X_rows[pf if identity else rows[pf], 0])
                             prefetch(&gradient[pf])
                             prefetch(&hessian[pf])
                             prefetch(&node_of_row[pf])
                         p = listed[blk * LIST_BLOCK + q]
                         s = slot_of_node[node_of_row[p]]
-                        if s >= 0:      # always, for a list the partition made
-                            add_row(&X_rows[p if identity else rows[p], 0],
-                                     &hist[0, 0, 0] + s * slot_stride, &offsets[0], f0, f1,
-                                     n_ch, gradient[p], hessian[p])
+                        r = p if identity else rows[p]
+                        if s < 0:       # never, for a list the partition made
+                            continue
+                        if sparse:
+                            add_entries(eb + es[r], es[r + 1] - es[r],
+                                        &hist[0, 0, 0] + s * slot_stride, offsets[f0],
+                                        offsets[f1], n_ch, gradient[p], hessian[p],
+                                        tot + (c * n_slots + s) * 3)
+                        else:
+                            add_row(&X_rows[r, 0], &hist[0, 0, 0] + s * slot_stride,
+                                    &offsets[0], f0, f1, n_ch, gradient[p], hessian[p])
             else:
                 for p in range(n_fit):
                     s = slot_of_node[node_of_row[p]]
-                    if s >= 0:
-                        add_row(&X_rows[p if identity else rows[p], 0],
-                                 &hist[0, 0, 0] + s * slot_stride, &offsets[0], f0, f1, n_ch,
-                                 gradient[p], hessian[p])
+                    r = p if identity else rows[p]
+                    if s < 0:
+                        continue
+                    if sparse:
+                        add_entries(eb + es[r], es[r + 1] - es[r],
+                                    &hist[0, 0, 0] + s * slot_stride, offsets[f0], offsets[f1],
+                                    n_ch, gradient[p], hessian[p], tot + (c * n_slots + s) * 3)
+                    else:
+                        add_row(&X_rows[r, 0], &hist[0, 0, 0] + s * slot_stride, &offsets[0],
+                                f0, f1, n_ch, gradient[p], hessian[p])
+            if sparse:
+                for s in range(n_slots):
+                    fill_defaults(&hist[0, 0, 0] + s * slot_stride,
+                                  tot + (c * n_slots + s) * 3, &offsets[0], &entry_default[0],
+                                  f0, f1, n_ch)
 
 
 cdef _build_by_slot(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
                     const idx_t[::1] node_of_row, const idx_t[::1] slot_of_node,
                     const float[::1] gradient, const float[::1] hessian,
                     const idx_t[::1] offsets, double[:, :, ::1] hist, int n_threads,
-                    Py_ssize_t n_chunks, const idx_t[::1] listed, const idx_t[::1] block_counts):
+                    Py_ssize_t n_chunks, const idx_t[::1] listed, const idx_t[::1] block_counts,
+                    const int64_t[::1] entry_start, const idx_t[::1] entry_bins,
+                    const idx_t[::1] entry_default):
     """:func:`build_histograms` with several slots: the rows are first grouped by slot (a
     stable counting sort, so each slot's rows keep their order and every sum is the same),
     then each slot's histogram is built from its rows alone. Interleaving the slots row by
     row sent every row to another slot's histogram, and with 16 slots a row cost 4x more
     (the slots' histograms do not fit in L1 together)."""
-    cdef Py_ssize_t n_features = X_rows.shape[1]
+    cdef bint sparse = entry_start is not None
+    cdef const int64_t* es = &entry_start[0] if sparse else NULL
+    cdef const idx_t* eb = NULL
+    cdef double* tot = NULL
+    cdef Py_ssize_t r
+    cdef Py_ssize_t n_features = offsets.shape[0] - 1
     cdef Py_ssize_t n_slots = hist.shape[0]
     cdef Py_ssize_t n_ch = hist.shape[2]
     cdef Py_ssize_t slot_stride = hist.shape[1] * n_ch
@@ -177,6 +232,11 @@ cdef _build_by_slot(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
     start_arr = np.zeros(n_slots + 1, dtype=np.intp)
     cdef Py_ssize_t[::1] start = start_arr
     cdef idx_t[::1] order
+    cdef double[::1] totals
+    if sparse:
+        eb = &entry_bins[0] if entry_bins.shape[0] else NULL
+        totals = np.zeros(n_chunks * 3)
+        tot = &totals[0]
     with nogil:                      # rows per slot
         if use_list:
             for blk in range(n_blocks):
@@ -217,16 +277,59 @@ cdef _build_by_slot(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
                 hs = &hist[k, offsets[f0], 0]
                 for j in range((offsets[f1] - offsets[f0]) * n_ch):
                     hs[j] = 0.0
+                if sparse:
+                    for j in range(3):
+                        tot[c * 3 + j] = 0.0
                 for q in range(start[k], start[k + 1]):
                     if q + PREFETCH_ROWS < start[k + 1]:
                         pf = order[q + PREFETCH_ROWS]
-                        prefetch(&X_rows[pf if identity else rows[pf], 0])
+                        if sparse:
+                            prefetch(&es[pf if identity else rows[pf]])
+                        else:
+                            prefetch(&X_rows[pf if identity else rows[pf], 0])
                         prefetch(&gradient[pf])
                         prefetch(&hessian[pf])
                     p = order[q]
-                    add_row(&X_rows[p if identity else rows[p], 0],
-                             &hist[0, 0, 0] + k * slot_stride, &offsets[0], f0, f1, n_ch,
-                             gradient[p], hessian[p])
+                    r = p if identity else rows[p]
+                    if sparse:
+                        add_entries(eb + es[r], es[r + 1] - es[r],
+                                    &hist[0, 0, 0] + k * slot_stride, offsets[f0], offsets[f1],
+                                    n_ch, gradient[p], hessian[p], tot + c * 3)
+                    else:
+                        add_row(&X_rows[r, 0], &hist[0, 0, 0] + k * slot_stride, &offsets[0],
+                                f0, f1, n_ch, gradient[p], hessian[p])
+                if sparse:
+                    fill_defaults(&hist[0, 0, 0] + k * slot_stride, tot + c * 3, &offsets[0],
+                                  &entry_default[0], f0, f1, n_ch)
+
+
+cdef int check_entries(const int64_t[::1] entry_start, const idx_t[::1] entry_bins,
+                       const idx_t[::1] entry_default, const bin_t[:, ::1] X_rows,
+                       const idx_t[::1] offsets) except -1:
+    """Check sparse rows (see :func:`build_histograms`) against the histogram layout
+    ``offsets``: every check in the debug build, the cheap ones in the release build."""
+    cdef Py_ssize_t n_rows = X_rows.shape[0], n_cols = offsets.shape[0] - 1, r, k
+    if entry_bins is None or entry_default is None:
+        raise ValueError("entry_start, entry_bins and entry_default go together")
+    if X_rows.shape[1] != 0:
+        raise ValueError("with entries, X_rows must have no columns")
+    if entry_start.shape[0] != n_rows + 1 or entry_start[0] != 0 \
+            or entry_start[n_rows] != entry_bins.shape[0]:
+        raise ValueError("entry_start must have n_rows + 1 entries, from 0 to len(entry_bins)")
+    if entry_default.shape[0] != n_cols:
+        raise ValueError("entry_default needs one bin per column")
+    for k in range(n_cols):
+        if not offsets[k] <= entry_default[k] < offsets[k + 1]:
+            raise ValueError("a default bin is outside its column")
+    if BOOSTLIB_DEBUG:
+        for r in range(n_rows):
+            if entry_start[r + 1] < entry_start[r]:
+                raise IndexError("entry_start must not decrease")
+            for k in range(entry_start[r], entry_start[r + 1]):
+                if not 0 <= entry_bins[k] < offsets[n_cols] or (
+                        k > entry_start[r] and entry_bins[k] <= entry_bins[k - 1]):
+                    raise IndexError("a row's entry bins must be ascending and in range")
+    return 0
 
 
 def expand_bundles(const double[:, :, ::1] column_hist, const Py_ssize_t[::1] source,

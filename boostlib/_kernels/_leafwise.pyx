@@ -14,9 +14,10 @@ from libc.string cimport memcpy, memset
 
 import numpy as np
 
-from .common cimport bin_t, idx_t, uint32_t, uint64_t, CH_C, CAT_SPLIT, SET_WORDS, add_row, \
+from .common cimport bin_t, idx_t, int64_t, uint32_t, uint64_t, CH_C, CAT_SPLIT, SET_WORDS, \
+    add_row, add_entries, fill_defaults, \
     partition_segment, prefetch, PREFETCH_ROWS
-from ._histogram cimport check_expand_tables, expand_slot
+from ._histogram cimport check_entries, check_expand_tables, expand_slot
 from ._splitting cimport (CatParams, USE_WORDS, _cat_params, _cat_best, _check_layout,
                           cat_result, cat_set_bits, _feature_best, pick_feature, node_sums,
                           numeric_result)
@@ -153,7 +154,9 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
               const idx_t[::1] column_offsets=None, const Py_ssize_t[::1] source=None,
               const Py_ssize_t[::1] default_at=None, const Py_ssize_t[::1] others=None,
               const Py_ssize_t[::1] others_start=None, bint level_order=False,
-              const unsigned char[::1] is_cat=None, const double[::1] cat_params=None):
+              const unsigned char[::1] is_cat=None, const double[::1] cat_params=None,
+              const int64_t[::1] entry_start=None, const idx_t[::1] entry_bins=None,
+              const idx_t[::1] entry_default=None):
     """Grow one leaf-wise tree: the leaf whose best split gains most is split next, until
     the tree has ``max_leaves`` leaves, no leaf has a split of positive gain, or those that
     do are at ``max_depth``.
@@ -191,6 +194,9 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     is_cat, cat_params : optional, together
         Categorical features (uint8 per feature) and their search parameters, as
         ``_splitting.find_split_nodes`` takes them.
+    entry_start, entry_bins, entry_default : optional, together
+        Sparse rows, as ``_histogram.build_histograms`` takes them, indexed by training row
+        (``rows[p]``); ``X_pos`` then has no columns and one row per training row.
 
     Returns
     -------
@@ -224,6 +230,13 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     cdef Leaf* big
     cdef Search search
     cdef Py_ssize_t n_sets = 0
+    cdef bint sparse = entry_start is not None
+    cdef const int64_t* es = NULL
+    cdef const idx_t* eb = NULL
+    cdef const idx_t* da = NULL
+    cdef double* tot = NULL
+    cdef double[::1] row_totals
+    cdef Py_ssize_t r, row_cells = 0
     if offsets.shape[0] != n_features + 1 or n_bins_nonmissing.shape[0] != n_features:
         raise ValueError("offsets and n_bins_nonmissing must match the features")
     search.is_cat = NULL
@@ -243,8 +256,24 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
         check_expand_tables(column_offsets[n_cols], offsets[n_features], source, default_at,
                             others, others_start, column_offsets[1])
         hoff = &column_offsets[0]
-    if not (X_pos.shape[0] == n_fit == gradient.shape[0] == hessian.shape[0]
-            == node_of_row.shape[0]) or X_pos.shape[1] != n_cols:
+    if sparse:
+        check_entries(entry_start, entry_bins, entry_default, X_pos,
+                      column_offsets if bundled else offsets)
+        if X_pos.shape[0] != X_binned.shape[1]:
+            raise ValueError("with entries, X_pos must have a row per training row")
+        es = &entry_start[0]
+        eb = &entry_bins[0] if entry_bins.shape[0] else NULL
+        da = &entry_default[0]
+        row_totals = np.zeros(3 * max(n_threads, 1))
+        tot = &row_totals[0]
+        # the work of a row: an entry costs about two bytes of the dense pass
+        row_cells = 1 + 2 * entry_start[X_pos.shape[0]] // max(X_pos.shape[0], 1)
+    elif entry_bins is not None or entry_default is not None:
+        raise ValueError("entry_start, entry_bins and entry_default go together")
+    if not sparse:
+        row_cells = n_cols
+    if not (n_fit == gradient.shape[0] == hessian.shape[0] == node_of_row.shape[0]) or (
+            not sparse and (X_pos.shape[0] != n_fit or X_pos.shape[1] != n_cols)):
         raise ValueError("rows, X_pos, gradient, hessian and node_of_row must be aligned")
     if hist.shape[1] != offsets[n_features] or not 2 <= n_ch <= 3:
         raise ValueError("hist must have shape (n_slots, offsets[-1], 2 or 3)")
@@ -263,7 +292,7 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
         for i in range(n_fit):
             if not 0 <= rows[i] < X_binned.shape[1]:
                 raise IndexError("row id out of range")
-            for j in range(n_cols):
+            for j in range(X_pos.shape[1]):
                 if X_pos[i, j] >= hoff[j + 1] - hoff[j]:
                     raise IndexError("bin out of range")
     feature_a = np.full(max_nodes, -1, dtype=np.int32)
@@ -405,20 +434,33 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
             hs = h0 + small.slot * slot_stride
             hp = h0 + big.slot * slot_stride
             hb = hc if bundled else hs      # the histogram over X_pos's columns
-            nc = n_chunks if m * n_cols + slot_stride >= PARALLEL_CELLS else 1
+            nc = n_chunks if m * row_cells + slot_stride >= PARALLEL_CELLS else 1
             for c in prange(nc, schedule="static", num_threads=n_threads):
                 f0 = c * n_cols // nc
                 f1 = (c + 1) * n_cols // nc
                 for q in range(hoff[f0] * n_ch, hoff[f1] * n_ch):
                     hb[q] = 0.0
+                if sparse:
+                    for q in range(3):
+                        tot[3 * c + q] = 0.0
                 for q in range(small.start, small.stop):     # positions ascend
                     if q + PREFETCH_ROWS < small.stop:
                         pf = order[q + PREFETCH_ROWS]
-                        prefetch(&X_pos[pf, 0])
+                        if sparse:
+                            prefetch(&es[rows[pf]])
+                        else:
+                            prefetch(&X_pos[pf, 0])
                         prefetch(&gradient[pf])
                         prefetch(&hessian[pf])
                     p = order[q]
-                    add_row(&X_pos[p, 0], hb, hoff, f0, f1, n_ch, gradient[p], hessian[p])
+                    if sparse:
+                        r = rows[p]
+                        add_entries(eb + es[r], es[r + 1] - es[r], hb, hoff[f0], hoff[f1], n_ch,
+                                    gradient[p], hessian[p], tot + 3 * c)
+                    else:
+                        add_row(&X_pos[p, 0], hb, hoff, f0, f1, n_ch, gradient[p], hessian[p])
+                if sparse:
+                    fill_defaults(hb, tot + 3 * c, hoff, da, f0, f1, n_ch)
                 if not bundled:
                     for q in range(offsets[f0] * n_ch, offsets[f1] * n_ch):
                         hp[q] = hp[q] - hs[q]

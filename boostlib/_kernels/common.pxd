@@ -171,6 +171,62 @@ cdef inline void add_row(const bin_t* xr, double* hs, const idx_t* offsets, Py_s
             hb[CH_H] += h
 
 
+# Sparse histogram rows ("entries", ``boostlib.engine.row_entries``): row ``r`` lists only
+# its bins that are not its columns' default bins, as absolute bins of the histogram layout
+# (ascending: ``bins[start[r]:start[r + 1]]``). A histogram built from entries leaves the
+# default bins out, and takes each one afterwards as the rows' total minus its column's
+# other bins (``fill_defaults``), as LightGBM does for its sparse bins.
+cdef inline void add_entries(const idx_t* bins, Py_ssize_t n, double* hs, idx_t lo, idx_t hi,
+                             Py_ssize_t n_ch, double g, double h, double* total) noexcept nogil:
+    # Add one row's gradient and hessian (and count, with 3 channels) to its entries' bins
+    # in ``lo:hi`` (one thread's columns), and to the rows' ``total`` (3 channels).
+    cdef Py_ssize_t k = 0
+    cdef idx_t b
+    cdef double* hb
+    total[CH_G] += g
+    total[CH_H] += h
+    total[CH_C] += 1.0
+    while k < n and bins[k] < lo:
+        k += 1
+    if n_ch == N_CHANNELS:
+        while k < n:
+            b = bins[k]
+            if b >= hi:
+                break
+            hb = hs + b * N_CHANNELS
+            hb[CH_G] += g
+            hb[CH_H] += h
+            hb[CH_C] += 1.0
+            k += 1
+    else:
+        while k < n:
+            b = bins[k]
+            if b >= hi:
+                break
+            hb = hs + b * 2
+            hb[CH_G] += g
+            hb[CH_H] += h
+            k += 1
+
+
+cdef inline void fill_defaults(double* hs, const double* total, const idx_t* offsets,
+                               const idx_t* default_at, Py_ssize_t c0, Py_ssize_t c1,
+                               Py_ssize_t n_ch) noexcept nogil:
+    # The default bin of each column ``c0:c1`` of a histogram built from entries: the rows'
+    # total minus the column's other bins (summed in bin order).
+    cdef Py_ssize_t c, b, ch
+    cdef idx_t d
+    cdef double acc
+    for c in range(c0, c1):
+        d = default_at[c]
+        for ch in range(n_ch):
+            acc = 0.0
+            for b in range(offsets[c], offsets[c + 1]):
+                if b != d:
+                    acc += hs[b * n_ch + ch]
+            hs[d * n_ch + ch] = total[ch] - acc
+
+
 cdef inline Py_ssize_t partition_segment(const bin_t* column, const idx_t* rows, idx_t* order,
                                          Py_ssize_t start, Py_ssize_t stop, int split_bin,
                                          int nan_right, int missing_bin,

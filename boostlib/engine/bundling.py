@@ -144,25 +144,34 @@ def plan(X_binned, n_bins_nonmissing: np.ndarray, missing_bin: int,
     if candidate.sum() < 2:
         return None
     bundles: List[List[int]] = []
-    used: List[np.ndarray] = []
-    size: List[int] = []
+    size: List[int] = []                      # per bundle: its column's values
+    # the rows of the last MAX_TRIES bundles (the only ones tried), bundle b at b % MAX_TRIES
+    used = np.zeros((1, n), dtype=bool)
     for f in sorted(np.flatnonzero(candidate), key=lambda f: (-nnz[f], f)):
         rows = (X_binned.entries(int(f))[0] if sparse else
                 np.flatnonzero(np.minimum(X_binned[f], nbnm[f]) != default[f]))
         need = int(nbnm[f])                   # its bins but the default (missing included)
-        probe = rows[:PROBE]
-        for b in range(max(0, len(bundles) - MAX_TRIES), len(bundles)):
-            if (size[b] + need <= BUNDLE_BINS - 1 and not used[b][probe].any()
-                    and not used[b][rows].any()):
+        # the first of the last MAX_TRIES bundles with room and no row in common: those
+        # whose first PROBE rows conflict are ruled out together, the others one by one
+        lo = max(0, len(bundles) - MAX_TRIES)
+        tries = lo + np.flatnonzero(np.asarray(size[lo:], dtype=np.int64) + need
+                                    <= BUNDLE_BINS - 1)
+        if tries.size:
+            tries = tries[~used[tries[:, None] % MAX_TRIES, rows[None, :PROBE]].any(axis=1)]
+        for b in tries:
+            if not used[b % MAX_TRIES, rows].any():
                 bundles[b].append(int(f))
-                used[b][rows] = True
+                used[b % MAX_TRIES, rows] = True
                 size[b] += need
                 break
         else:
+            slot = len(bundles) % MAX_TRIES
+            if slot == used.shape[0]:
+                used = np.concatenate([used, np.zeros((min(slot, MAX_TRIES - slot), n),
+                                                      dtype=bool)])
+            used[slot] = False              # (a bundle no longer tried held it)
+            used[slot, rows] = True
             bundles.append([int(f)])
-            mask = np.zeros(n, dtype=bool)
-            mask[rows] = True
-            used.append(mask)
             size.append(1 + need)
     singles = sorted([f for f in range(n_features) if not candidate[f]]
                      + [b[0] for b in bundles if len(b) == 1])

@@ -21,6 +21,7 @@ from .bundling import plan as plan_bundles
 from .constraints import ColumnRules, monotone_oblivious
 from .sparse_binned import SparseBinned, local_columns
 from .leaves import leaf_values
+from .row_entries import RowEntries, plan_entries
 from .trees import kind_of
 from .trees.base import subtree_sums
 
@@ -173,11 +174,21 @@ class TreeGrower:
         # instead of walked).
         self._X_rows: Optional[np.ndarray] = None
         self._walkable = self.bundling is None or not isinstance(X_binned, SparseBinned)
+        # Bundled columns that are still mostly at their default bins are read as sparse
+        # rows (:mod:`boostlib.engine.row_entries`), by training row: ``hist_rows`` then
+        # has no columns, and sampled trees use no compact copy of it.
+        self.row_entries: Optional[RowEntries] = None
         if self.bundling is None:
             self.hist_rows, self.hist_offsets = self.X_rows, self.offsets
         else:
             self.hist_rows = self.bundling.rows(X_binned)
             self.hist_offsets = self.bundling.offsets
+            self.row_entries = plan_entries(self.hist_rows, self.hist_offsets)
+            if self.row_entries is not None:
+                self.hist_rows = np.empty((X_binned.shape[1], 0), dtype=np.uint8)
+        self._entry_args = {} if self.row_entries is None else self.row_entries.kernel_args()
+        #: histogram columns (features, or bundles of them)
+        self.n_hist_columns = int(self.hist_offsets.size - 1)
         self._column_pool = np.empty(0)
         if policy == "symmetric":       # the level search's work space
             self._gain_sum = np.empty((n_features, 2, self.n_bins))
@@ -249,7 +260,7 @@ class TreeGrower:
             self._column_pool = np.empty(size)
         columns = self._column_pool[:size].reshape(shape)
         _histogram.build_histograms(hX, rows, node, slot_of_node, g, h, self.hist_offsets,
-                                    columns, self.n_threads, *listing)
+                                    columns, self.n_threads, *listing, **self._entry_args)
         self.bundling.expand(columns, hist)
         self.collective.allreduce(hist)     # per feature: workers may bundle differently
 
@@ -507,6 +518,9 @@ class TreeGrower:
                                        h32)
         hist = self._hist_buffer(0, 1)
         inputs = (hX, self._no_rows, g32, h32)
+        if self.row_entries is not None:    # entries are read by training row
+            inputs = (self.hist_rows, self._no_rows if rows.size == self.X.shape[1] else rows,
+                      g32, h32)
         self._build(*inputs[:2], node, np.zeros(1, dtype=np.int32), *inputs[2:], hist)
         # every row is in one bin of the first feature: its bins hold every row's float32
         # derivatives (their float64 sums cannot overflow)

@@ -57,7 +57,7 @@ def grow(grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray, prepared: 
     b = grower.bundling
     tables = {} if b is None else dict(
         column_offsets=b.offsets, source=b.source, default_at=b.default_at, others=b.others,
-        others_start=b.others_start)
+        others_start=b.others_start, **grower._entry_args)
     arrays = _leafwise.grow_tree(
         grower.X, rows, hX, g32, h32, grower.offsets, grower.nbnm, hist, p.l2_regularization,
         grower._msl, p.min_child_weight, p.max_depth, max_leaves, grower.missing_bin,

@@ -70,7 +70,7 @@ class DepthwiseKind(TreeKind):
         node the tree the level-wise loop below grows."""
         p = grower.params
         if (compiled.applies(grower, noise_std, rows.size)
-                and rows.size * grower.hist_rows.shape[1] <= compiled.DEPTHWISE_CELLS):
+                and rows.size * grower.n_hist_columns <= compiled.DEPTHWISE_CELLS):
             fields, node = compiled.grow(grower, rows, g, h, prepared, 2 ** p.max_depth, True)
             return DepthwiseTree(**fields, value=np.zeros(fields["feature"].size)), node, \
                 None, None

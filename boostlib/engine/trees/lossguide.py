@@ -113,8 +113,10 @@ class LossguideKind(DepthwiseKind):
             m = positions.size
             np.take(g32, positions, out=seg_g[:m])
             np.take(h32, positions, out=seg_h[:m])
-            grower._build(hX, positions, zeros[:m], np.zeros(1, dtype=np.int32), seg_g[:m],
-                          seg_h[:m], hist[small.slot:small.slot + 1])
+            # (rows of hX: positions, or training rows when hX is read by training row)
+            grower._build(hX, positions if hrows.size == 0 else hrows[positions], zeros[:m],
+                          np.zeros(1, dtype=np.int32), seg_g[:m], seg_h[:m],
+                          hist[small.slot:small.slot + 1])
             np.subtract(hist[big.slot], hist[small.slot], out=hist[big.slot])
             self._search(grower, hist, [left, right], noise_std, split_rng, rules)
         for leaf in leaves:
