@@ -165,6 +165,13 @@ class TreeGrower:
                       and not cat.any())
         self.n_channels = 2 if count_free else 3
         self._msl = 0 if count_free else params.min_samples_leaf
+        self._mcw = params.min_child_weight
+        # With min_samples_leaf > 1, a tree whose hessians are all 1 (an unweighted squared
+        # error, say) needs no count channel either: a child's row count is its hessian sum,
+        # exact in float64, so min_samples_leaf joins min_child_weight, as LightGBM does for
+        # constant hessians. Decided per tree (grow); on one machine only, where no other
+        # worker's hessians could decide otherwise.
+        self._unit_counts = not count_free and not cat.any()
         # Histograms are built over the columns of ``hist_rows`` (the features, or bundles
         # of them) in the layout ``hist_offsets``, and read back per feature.
         self.bundling = (plan_bundles(X_binned, self.nbnm, self.missing_bin, cat,
@@ -307,6 +314,11 @@ class TreeGrower:
             return miss[..., 2] > 0
         return (miss[..., 0] != 0) | (miss[..., 1] != 0)
 
+    @staticmethod
+    def _unit_hessians(h: np.ndarray) -> bool:
+        """Whether every fitted row's hessian is 1 (its count is then its hessian)."""
+        return bool(h.size) and bool(np.all(h == 1.0))
+
     def _noise(self, rng, std):
         if std > 0.0:
             return rng.normal(0.0, std, size=(self.X.shape[0], self.n_bins))
@@ -316,7 +328,7 @@ class TreeGrower:
         p = self.params
         lam = p.l2_regularization
         return ((left[:, 2] >= self._msl) & (right[:, 2] >= self._msl)
-                & (left[:, 1] >= p.min_child_weight) & (right[:, 1] >= p.min_child_weight)
+                & (left[:, 1] >= self._mcw) & (right[:, 1] >= self._mcw)
                 & (left[:, 1] + lam > 0) & (right[:, 1] + lam > 0))
 
     # -- public ------------------------------------------------------------------------------
@@ -391,6 +403,11 @@ class TreeGrower:
             if not g_v.shape == h_v.shape == rows_v.shape:
                 raise ValueError("value_rows, value_gradient and value_hessian must have the "
                                  "same shape")
+        if self._unit_counts and not self.collective.distributed:
+            p = self.params
+            self.n_channels, self._msl, self._mcw = (
+                (2, 0, max(p.min_child_weight, float(p.min_samples_leaf)))
+                if self._unit_hessians(h) else (3, p.min_samples_leaf, p.min_child_weight))
         if self.column_rules is not None:
             self.column_rules.begin_tree()
         tree, node, group, bounds = self.kind.grow(self, rows, g, h, split_noise_std,

@@ -60,7 +60,7 @@ def grow(grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray, prepared: 
         others_start=b.others_start, **grower._entry_args)
     arrays = _leafwise.grow_tree(
         grower.X, rows, hX, g32, h32, grower.offsets, grower.nbnm, hist, p.l2_regularization,
-        grower._msl, p.min_child_weight, p.max_depth, max_leaves, grower.missing_bin,
+        grower._msl, grower._mcw, p.max_depth, max_leaves, grower.missing_bin,
         grower.n_threads, node, level_order=level_order, is_cat=grower.is_cat,
         cat_params=grower.cat_params, **tables)
     return dict(zip(FIELDS, arrays)), node

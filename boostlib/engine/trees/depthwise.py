@@ -87,7 +87,7 @@ class DepthwiseKind(TreeKind):
             _splitting.find_split_nodes(
                 hist, np.asarray(level_slots, dtype=np.int32), grower.offsets, grower.nbnm,
                 grower.is_cat, grower.cat_params, p.l2_regularization, grower._msl,
-                p.min_child_weight, noise, np.empty((k, grower.X.shape[0], 4)), best,
+                grower._mcw, noise, np.empty((k, grower.X.shape[0], 4)), best,
                 grower.n_threads, **rules.search_args(level_nodes))
             splits = []
             for k_node, s_slot, (f, b, d, gn, cl, cr, has_missing) in zip(

@@ -145,7 +145,7 @@ class LossguideKind(DepthwiseKind):
         _splitting.find_split_nodes(
             hist, np.asarray([leaf.slot for leaf in candidates], dtype=np.int32),
             grower.offsets, grower.nbnm, grower.is_cat, grower.cat_params,
-            p.l2_regularization, grower._msl, p.min_child_weight, noise,
+            p.l2_regularization, grower._msl, grower._mcw, noise,
             np.empty((k, n_features, 4)), best, grower.n_threads,
             **rules.search_args([leaf.node for leaf in candidates]))
         for leaf, (f, b, d, gn, cl, cr, has_missing) in zip(candidates, best.tolist()):

@@ -74,7 +74,7 @@ class SymmetricKind(TreeKind):
             slots = slot_of_leaf[act].astype(np.int32)
             f, b, d, gain = _splitting.find_split_level(
                 hist, slots, grower.offsets, grower.nbnm, grower.is_cat, grower.cat_params,
-                p.l2_regularization, grower._msl, p.min_child_weight,
+                p.l2_regularization, grower._msl, grower._mcw,
                 grower._noise(split_rng, noise_std), grower._gain_sum, grower._n_valid,
                 grower.n_threads, allowed=grower.level_mask())
             if f < 0:
