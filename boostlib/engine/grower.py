@@ -317,7 +317,7 @@ class TreeGrower:
     @staticmethod
     def _unit_hessians(h: np.ndarray) -> bool:
         """Whether every fitted row's hessian is 1 (its count is then its hessian)."""
-        return bool(h.size) and bool(np.all(h == 1.0))
+        return bool(h.size) and h[0] == 1.0 and bool(np.all(h == 1.0))
 
     def _noise(self, rng, std):
         if std > 0.0:
