@@ -187,6 +187,7 @@ def test_bundled_one_hot_columns_grow_the_same_tree(threads, policy, entries, mo
     from boostlib.engine import row_entries
     from reference.strategies import make_binned
     monkeypatch.setattr(row_entries, "MAX_DENSITY", 1.0 if entries else -1.0)
+    monkeypatch.setattr(row_entries, "MIN_COLUMNS", 1)
     rng = np.random.default_rng(2)
     n, k = 800, 12
     X = np.zeros((n, k + 2), np.uint8)

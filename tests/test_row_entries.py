@@ -48,7 +48,7 @@ def dense_from_entries(entries, offsets, n_rows):
 @given(data=sparse_rows())
 def test_entries_rebuild_the_rows(data):
     X, offsets = data
-    entries = plan_entries(X, offsets, max_density=1.0)
+    entries = plan_entries(X, offsets, force=True)
     assert entries is not None and entries.n_rows == X.shape[0]
     assert np.array_equal(dense_from_entries(entries, offsets, X.shape[0]), X)
     # a column's default is its most frequent value: no column has more entries than rows
@@ -56,12 +56,16 @@ def test_entries_rebuild_the_rows(data):
     assert entries.bins.size <= X.size
 
 
-def test_dense_rows_are_not_listed():
+def test_entries_are_listed_only_when_they_pay():
     rng = np.random.default_rng(0)
-    X = rng.integers(0, 20, (500, 6)).astype(np.uint8)
-    offsets = np.arange(0, 7 * 21, 21, dtype=np.int32)
-    assert plan_entries(X, offsets) is None
-    assert plan_entries(np.zeros((0, 3), np.uint8), offsets[:4]) is None
+    m = row_entries.MIN_COLUMNS
+    offsets = np.arange(0, (m + 1) * 21, 21, dtype=np.int32)
+    dense = rng.integers(0, 20, (500, m)).astype(np.uint8)
+    sparse = np.where(rng.random((500, m)) < 0.05, dense, 0).astype(np.uint8)
+    assert plan_entries(dense, offsets) is None
+    assert plan_entries(sparse, offsets) is not None
+    assert plan_entries(sparse[:, :m // 2], offsets[:m // 2 + 1]) is None    # few columns
+    assert plan_entries(np.zeros((0, 3), np.uint8), offsets[:4], force=True) is None
 
 
 @KERNEL_SETTINGS
@@ -71,7 +75,7 @@ def test_histograms_from_entries_match_the_reference(data, draw):
     in no slot, the count channel or not, 1 or 2 threads (bit-identical)."""
     X, offsets = data
     n, m = X.shape
-    entries = plan_entries(X, offsets, max_density=1.0)
+    entries = plan_entries(X, offsets, force=True)
     g, h = draw.draw(gradients(n))
     n_nodes = draw.draw(st.integers(1, 4))
     node = np.asarray(draw.draw(st.lists(st.integers(0, n_nodes - 1), min_size=n,
@@ -85,7 +89,7 @@ def test_histograms_from_entries_match_the_reference(data, draw):
     if by_id:
         extra = np.random.default_rng(n).integers(0, 2, (n + 3, m)).astype(np.uint8)
         big = np.concatenate([extra, X])
-        big_entries = plan_entries(big, offsets, max_density=1.0)
+        big_entries = plan_entries(big, offsets, force=True)
         rows = np.arange(n + 3, 2 * n + 3, dtype=np.int32)
         matrix, args = big, big_entries
     else:
@@ -116,7 +120,7 @@ def test_histograms_from_entries_match_the_reference(data, draw):
 def test_entries_are_checked():
     X = np.array([[0, 1], [1, 0]], np.uint8)
     offsets = np.array([0, 2, 4], np.int32)
-    entries = plan_entries(X, offsets, max_density=1.0)
+    entries = plan_entries(X, offsets, force=True)
     args = dict(entries.kernel_args())
     hist = np.zeros((1, 4, 3))
     call = lambda M, **kw: _histogram.build_histograms(
@@ -163,6 +167,7 @@ def test_models_with_and_without_entries_agree(policy, extra, monkeypatch):
         return out
 
     monkeypatch.setattr(grower_module, "plan_entries", record)
+    monkeypatch.setattr(row_entries, "MIN_COLUMNS", 1)
     kw = dict(max_leaves=31) if policy == "lossguide" else {}
     fit = lambda: BoostClassifier(grow_policy=policy, n_estimators=25, random_state=0,
                                   min_samples_leaf=5, n_jobs=2, **kw, **extra).fit(X, y)
@@ -174,3 +179,31 @@ def test_models_with_and_without_entries_agree(policy, extra, monkeypatch):
     assert used and not any(used)
     np.testing.assert_allclose(with_entries.predict_proba(X), without.predict_proba(X),
                                atol=1e-9)
+
+
+@pytest.mark.parametrize("policy", ["lossguide", "depthwise", "symmetric"])
+def test_sparse_input_lists_the_same_entries_without_dense_rows(policy, monkeypatch):
+    """Sparse input builds its entries from its own (no dense row-major matrix), and they
+    are the dense twin's entries: the two fits give the same model, bit for bit."""
+    sparse = pytest.importorskip("scipy.sparse")
+    X, y = one_hot_data(seed=2)
+    X[::5, -1] = 0.0                            # a numeric column, partly zero
+    growers = []
+    init = grower_module.TreeGrower.__init__
+
+    def spy(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        growers.append(self)
+
+    monkeypatch.setattr(grower_module.TreeGrower, "__init__", spy)
+    monkeypatch.setattr(row_entries, "MIN_COLUMNS", 1)
+    kw = dict(max_leaves=31) if policy == "lossguide" else {}
+    params = dict(grow_policy=policy, n_estimators=15, random_state=0, n_jobs=2, **kw)
+    dense = BoostClassifier(**params).fit(X, y)
+    from_sparse = BoostClassifier(**params).fit(sparse.csr_matrix(X), y)
+    a, b = growers
+    assert a.row_entries is not None and b.row_entries is not None
+    assert b.hist_rows.shape[1] == 0
+    for name in ("start", "bins", "default"):
+        assert np.array_equal(getattr(a.row_entries, name), getattr(b.row_entries, name))
+    assert np.array_equal(dense.predict_proba(X), from_sparse.predict_proba(X))

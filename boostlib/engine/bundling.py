@@ -23,6 +23,8 @@ from typing import List, Optional
 import numpy as np
 
 from .._kernels import _histogram
+from . import row_entries
+from .row_entries import RowEntries, from_pairs
 from .sparse_binned import SparseBinned
 
 #: A feature is a bundling candidate when at most this fraction of rows is non-default
@@ -100,6 +102,43 @@ class Bundling:
                 col[hit] = (self._start[f] + self._rank[f][v]).astype(np.uint8)
             out[:, c] = col
         return out
+
+    def column_defaults(self) -> np.ndarray:
+        """Each column's value on a row whose features are all at their default bins: 0 for
+        a bundle, the feature's default bin for a column of its own."""
+        out = np.zeros(self.n_columns, dtype=np.int64)
+        for c, feats in enumerate(self.columns):
+            if self._rank[feats[0]] is None:
+                out[c] = min(int(self._default[feats[0]]), int(self.n_bins_nonmissing[c]))
+        return out
+
+    def sparse_entries(self, X_binned: SparseBinned) -> Optional[RowEntries]:
+        """The entries (:mod:`boostlib.engine.row_entries`) of :meth:`rows` for sparse
+        ``X_binned``, built from its own entries without the dense rows; None when they are
+        too dense (as :func:`~boostlib.engine.row_entries.plan_entries` decides)."""
+        n = X_binned.shape[1]
+        if n == 0 or not row_entries.use_entries(self.n_columns,
+                                                 int(X_binned.n_entries().sum()), n):
+            return None                 # (the feature entries bound the column entries)
+        default = self.column_defaults()
+        rows: List[np.ndarray] = []
+        bins: List[np.ndarray] = []
+        for c, feats in enumerate(self.columns):
+            base = int(self.offsets[c])
+            if self._rank[feats[0]] is None:    # a column of its own
+                r, v = X_binned.entries(int(feats[0]))
+                v = np.minimum(v, self.n_bins_nonmissing[c]).astype(np.int64)
+                keep = v != default[c]
+                rows.append(r[keep])
+                bins.append(base + v[keep])
+                continue
+            for f in feats:
+                r, v = X_binned.entries(int(f))
+                rank = self._rank[f][np.minimum(v.astype(np.intp), self._rank[f].size - 1)]
+                keep = rank >= 0
+                rows.append(r[keep])
+                bins.append(base + int(self._start[f]) + rank[keep])
+        return from_pairs(n, np.concatenate(rows), np.concatenate(bins), self.offsets, default)
 
     def expand(self, column_hist: np.ndarray, out: np.ndarray) -> None:
         """Feature-layout histograms ``out`` (n_slots, n_feature_bins, channels) from

@@ -188,9 +188,13 @@ class TreeGrower:
         if self.bundling is None:
             self.hist_rows, self.hist_offsets = self.X_rows, self.offsets
         else:
-            self.hist_rows = self.bundling.rows(X_binned)
             self.hist_offsets = self.bundling.offsets
-            self.row_entries = plan_entries(self.hist_rows, self.hist_offsets)
+            if isinstance(X_binned, SparseBinned):  # (no dense rows when entries will do)
+                self.row_entries = self.bundling.sparse_entries(X_binned)
+            if self.row_entries is None:
+                self.hist_rows = self.bundling.rows(X_binned)
+                self.row_entries = plan_entries(self.hist_rows, self.hist_offsets,
+                                                self.bundling.column_defaults())
             if self.row_entries is not None:
                 self.hist_rows = np.empty((X_binned.shape[1], 0), dtype=np.uint8)
         self._entry_args = {} if self.row_entries is None else self.row_entries.kernel_args()
