@@ -95,8 +95,9 @@ class Bundling:
                 if sparse:
                     hit, v = X_binned.entries(int(f))
                 else:
-                    hit = np.flatnonzero(np.minimum(X_binned[f], self._rank[f].size - 1)
-                                         != self._default[f])
+                    d, nb = int(self._default[f]), self._rank[f].size - 1
+                    # (values above nb are missing, which bin nb stands for)
+                    hit = np.flatnonzero(X_binned[f] != d if d < nb else X_binned[f] < nb)
                     v = X_binned[f, hit]
                 v = np.minimum(v.astype(np.intp), self._rank[f].size - 1)
                 col[hit] = (self._start[f] + self._rank[f][v]).astype(np.uint8)
@@ -166,17 +167,20 @@ def plan(X_binned, n_bins_nonmissing: np.ndarray, missing_bin: int,
     if sparse:             # the bin of 0.0 is the default; the entries are the others
         default = np.minimum(X_binned.default.astype(np.int64), nbnm)
         nnz = X_binned.n_entries()
-    elif default_bins is not None:      # as histogram bins (missing: nb)
-        default = np.minimum(np.asarray(default_bins, dtype=np.int64), nbnm)
-        raw = np.where(default < nbnm, default, missing_bin).astype(np.uint8)  # as binned
-        nnz = n - np.count_nonzero(X_binned == raw[:, None], axis=1)
     else:
-        default = np.empty(n_features, dtype=np.int64)
-        nnz = np.empty(n_features, dtype=np.int64)
-        for f in range(n_features):
-            counts = np.bincount(np.minimum(X_binned[f], nbnm[f]), minlength=nbnm[f] + 1)
-            default[f] = int(np.argmax(counts))
-            nnz[f] = n - counts[default[f]]
+        if default_bins is not None:    # as histogram bins (missing: nb)
+            default = np.minimum(np.asarray(default_bins, dtype=np.int64), nbnm)
+            nnz = None
+        else:
+            default = np.empty(n_features, dtype=np.int64)
+            nnz = np.empty(n_features, dtype=np.int64)
+            for f in range(n_features):
+                counts = np.bincount(np.minimum(X_binned[f], nbnm[f]), minlength=nbnm[f] + 1)
+                default[f] = int(np.argmax(counts))
+                nnz[f] = n - counts[default[f]]
+        raw = np.where(default < nbnm, default, missing_bin).astype(np.uint8)  # as binned
+        if nnz is None:
+            nnz = n - np.count_nonzero(X_binned == raw[:, None], axis=1)
     candidate = (nnz <= SPARSE_FRACTION * n) & (nbnm < BUNDLE_BINS - 1)
     if exclude is not None:
         candidate &= ~np.asarray(exclude, dtype=bool)
@@ -187,8 +191,7 @@ def plan(X_binned, n_bins_nonmissing: np.ndarray, missing_bin: int,
     # the rows of the last MAX_TRIES bundles (the only ones tried), bundle b at b % MAX_TRIES
     used = np.zeros((1, n), dtype=bool)
     for f in sorted(np.flatnonzero(candidate), key=lambda f: (-nnz[f], f)):
-        rows = (X_binned.entries(int(f))[0] if sparse else
-                np.flatnonzero(np.minimum(X_binned[f], nbnm[f]) != default[f]))
+        rows = X_binned.entries(int(f))[0] if sparse else np.flatnonzero(X_binned[f] != raw[f])
         need = int(nbnm[f])                   # its bins but the default (missing included)
         # the first of the last MAX_TRIES bundles with room and no row in common: those
         # whose first PROBE rows conflict are ruled out together, the others one by one
