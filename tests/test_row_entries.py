@@ -207,3 +207,13 @@ def test_sparse_input_lists_the_same_entries_without_dense_rows(policy, monkeypa
     for name in ("start", "bins", "default"):
         assert np.array_equal(getattr(a.row_entries, name), getattr(b.row_entries, name))
     assert np.array_equal(dense.predict_proba(X), from_sparse.predict_proba(X))
+
+
+@pytest.mark.parametrize("policy", ["lossguide", "depthwise", "symmetric"])
+def test_entries_fit_the_same_model_whatever_n_jobs(policy, monkeypatch):
+    monkeypatch.setattr(row_entries, "MIN_COLUMNS", 1)
+    X, y = one_hot_data(seed=2)
+    kw = dict(max_leaves=31) if policy == "lossguide" else {}
+    fits = [BoostClassifier(grow_policy=policy, n_estimators=20, random_state=0, n_jobs=j,
+                            sampler="goss", **kw).fit(X, y).predict_proba(X) for j in (1, 2)]
+    assert np.array_equal(fits[0], fits[1])
