@@ -236,7 +236,7 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     cdef const idx_t* da = NULL
     cdef double* tot = NULL
     cdef double[::1] row_totals
-    cdef Py_ssize_t r, row_cells = 0
+    cdef Py_ssize_t r, row_cells
     if offsets.shape[0] != n_features + 1 or n_bins_nonmissing.shape[0] != n_features:
         raise ValueError("offsets and n_bins_nonmissing must match the features")
     search.is_cat = NULL
@@ -270,7 +270,7 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
         row_cells = 1 + 2 * entry_start[X_pos.shape[0]] // max(X_pos.shape[0], 1)
     elif entry_bins is not None or entry_default is not None:
         raise ValueError("entry_start, entry_bins and entry_default go together")
-    if not sparse:
+    else:
         row_cells = n_cols
     if not (n_fit == gradient.shape[0] == hessian.shape[0] == node_of_row.shape[0]) or (
             not sparse and (X_pos.shape[0] != n_fit or X_pos.shape[1] != n_cols)):

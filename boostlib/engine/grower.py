@@ -171,7 +171,7 @@ class TreeGrower:
         # exact in float64, so min_samples_leaf joins min_child_weight, as LightGBM does for
         # constant hessians. Decided per tree (grow); on one machine only, where no other
         # worker's hessians could decide otherwise.
-        self._unit_counts = not count_free and not cat.any()
+        self._unit_counts = not count_free and not cat.any() and not collective.distributed
         # Histograms are built over the columns of ``hist_rows`` (the features, or bundles
         # of them) in the layout ``hist_offsets``, and read back per feature.
         self.bundling = (plan_bundles(X_binned, self.nbnm, self.missing_bin, cat,
@@ -407,7 +407,7 @@ class TreeGrower:
             if not g_v.shape == h_v.shape == rows_v.shape:
                 raise ValueError("value_rows, value_gradient and value_hessian must have the "
                                  "same shape")
-        if self._unit_counts and not self.collective.distributed:
+        if self._unit_counts:
             p = self.params
             self.n_channels, self._msl, self._mcw = (
                 (2, 0, max(p.min_child_weight, float(p.min_samples_leaf)))
