@@ -4,9 +4,12 @@
 This is a benchmark, not a test. boostlib ``grow_policy="lossguide"`` and LightGBM (its
 default leaf-wise growth) fit the same data at equal settings: 63 leaves, no depth limit
 (boostlib: ``max_depth=30``, its largest), 200 trees, learning rate 0.1, at least 20 rows
-and 1e-3 hessian per leaf, L2 1.0, 255 bins, 2 threads. It prints the test loss of each
-(logloss for binary targets, RMSE for regression), boostlib's ratio to LightGBM's, and the
-median fit times (fits interleaved, ``--repeats`` each) with their ratio.
+and 1e-3 hessian per leaf, L2 1.0, 255 bins, 2 threads. boostlib fits twice: with exact
+greedy trees (the default) and with ``prune_features=True``, LightGBM's rule of not
+searching, in a leaf's subtree, the features without a split of positive gain in that
+leaf. It prints the test loss of each (logloss for binary targets, RMSE for regression),
+boostlib's ratios to LightGBM's, and the median fit times (fits interleaved, ``--repeats``
+each) with their ratios.
 
 Data: W1 (``bench_peers.make_data``: HIGGS-like, ``--n-rows`` rows, 100,000 test rows)
 always; from ``../shared/datasets`` when present: HIGGS (LightGBM's example), UCI Adult
@@ -93,11 +96,11 @@ def datasets(n_rows: int) -> Dict[str, Tuple[str, Callable[[], Tuple]]]:
 def fitters(task: str, threads: int) -> Dict[str, Callable[[Any, Any], Any]]:
     import lightgbm as lgb
 
-    def ours(X, y):
+    def ours(X, y, prune=False):
         cls = BoostClassifier if task == "binary" else BoostRegressor
         return cls(grow_policy="lossguide", max_leaves=63, max_depth=30, min_samples_leaf=20,
                    min_child_weight=1e-3, l2_regularization=1.0, max_bins=255,
-                   n_jobs=threads, random_state=0, **COMMON).fit(X, y)
+                   prune_features=prune, n_jobs=threads, random_state=0, **COMMON).fit(X, y)
 
     def lightgbm(X, y):
         cls = lgb.LGBMClassifier if task == "binary" else lgb.LGBMRegressor
@@ -105,7 +108,7 @@ def fitters(task: str, threads: int) -> Dict[str, Callable[[Any, Any], Any]]:
                    reg_lambda=1.0, max_bin=255, n_jobs=threads, verbose=-1, random_state=0,
                    **COMMON).fit(X, y)
 
-    return {"boostlib": ours, "lightgbm": lightgbm}
+    return {"boostlib": ours, "pruned": lambda X, y: ours(X, y, True), "lightgbm": lightgbm}
 
 
 def test_loss(task: str, model: Any, X: Any, y: np.ndarray) -> float:
@@ -146,43 +149,55 @@ def main(argv=None) -> int:
         if args.best:
             best_rows.append(_best_row(name, task, models, Xt, yt))
         t = {k: statistics.median(v) for k, v in times.items()}
+        lg, tl = losses["lightgbm"], t["lightgbm"]
         rows.append(f"| {name} | {'logloss' if task == 'binary' else 'RMSE'} | "
-                    f"{losses['boostlib']:.5f} | {losses['lightgbm']:.5f} | "
-                    f"{losses['boostlib'] / losses['lightgbm']:.4f} | {t['boostlib']:.2f} | "
-                    f"{t['lightgbm']:.2f} | {t['boostlib'] / t['lightgbm']:.2f} |")
+                    f"{losses['boostlib']:.5f} | {losses['pruned']:.5f} | {lg:.5f} | "
+                    f"{losses['boostlib'] / lg:.4f} | {losses['pruned'] / lg:.4f} | "
+                    f"{t['boostlib']:.3f} | {t['pruned']:.3f} | {tl:.3f} | "
+                    f"{t['boostlib'] / tl:.2f} | {t['pruned'] / tl:.2f} |")
         print(rows[-1], file=sys.stderr, flush=True)
     print(f"## Leaf-wise trees, 63 leaves, 200 trees, {args.threads} threads, median of "
           f"{args.repeats} (W1: {args.n_rows:,} rows)\n")
-    print("| data | test loss | boostlib | LightGBM | ratio | boostlib s | LightGBM s | "
-          "time ratio |\n|---|---|---:|---:|---:|---:|---:|---:|")
+    print("| data | test loss | boostlib | pruned | LightGBM | ratio | pruned ratio | "
+          "boostlib s | pruned s | LightGBM s | time ratio | pruned time ratio |\n"
+          "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     print("\n".join(rows))
     if best_rows:
         print("\n## Best iteration (lowest test loss over the 200 trees) and mean leaves\n")
-        print("| data | boostlib best (iteration) | LightGBM best (iteration) | ratio | "
-              "boostlib leaves | LightGBM leaves |\n|---|---:|---:|---:|---:|---:|")
+        print("| data | boostlib best (iteration) | pruned best | LightGBM best | ratio | "
+              "pruned ratio | leaves per tree, boostlib / pruned / LightGBM |\n"
+              "|---|---:|---:|---:|---:|---:|---:|")
         print("\n".join(best_rows))
     return 0
 
 
 def _best_row(name: str, task: str, models: Dict[str, Any], Xt: Any, yt: np.ndarray) -> str:
-    """The lowest test loss over the iterations of each library's model, and its leaves."""
-    ours, theirs = models["boostlib"], models["lightgbm"]
-    if task == "binary":
-        def loss(p):
-            p = np.clip(p, 1e-15, 1 - 1e-15)
-            return float(-np.mean(yt * np.log(p) + (1 - yt) * np.log1p(-p)))
-        a = [loss(p[:, 1]) for p in ours.staged_predict_proba(Xt)]
-        b = [loss(theirs.predict_proba(Xt, num_iteration=k)[:, 1])
-             for k in range(1, len(a) + 1)]
-    else:
-        a = [float(np.sqrt(np.mean((p - yt) ** 2))) for p in ours.staged_predict(Xt)]
-        b = [float(np.sqrt(np.mean((theirs.predict(Xt, num_iteration=k) - yt) ** 2)))
-             for k in range(1, len(a) + 1)]
-    leaves_a = np.mean([t.n_leaves() for t in ours.model_.ensemble.scalar_trees()])
-    leaves_b = np.mean([t["num_leaves"] for t in theirs.booster_.dump_model()["tree_info"]])
-    ia, ib = int(np.argmin(a)), int(np.argmin(b))
-    return (f"| {name} | {a[ia]:.5f} ({ia + 1}) | {b[ib]:.5f} ({ib + 1}) | "
-            f"{a[ia] / b[ib]:.4f} | {leaves_a:.1f} | {leaves_b:.1f} |")
+    """The lowest test loss over the iterations of each model, and its mean leaves."""
+    def curve(model):
+        if task == "binary":
+            probs = model.staged_predict_proba(Xt) if hasattr(model, "model_") else (
+                model.predict_proba(Xt, num_iteration=k) for k in range(1, 201))
+            return [float(-np.mean(yt * np.log(p) + (1 - yt) * np.log1p(-p)))
+                    for p in (np.clip(q[:, 1], 1e-15, 1 - 1e-15) for q in probs)]
+        preds = model.staged_predict(Xt) if hasattr(model, "model_") else (
+            model.predict(Xt, num_iteration=k) for k in range(1, 201))
+        return [float(np.sqrt(np.mean((p - yt) ** 2))) for p in preds]
+
+    def leaves(model):
+        if hasattr(model, "model_"):
+            return np.mean([t.n_leaves() for t in model.model_.ensemble.scalar_trees()])
+        return np.mean([t["num_leaves"] for t in model.booster_.dump_model()["tree_info"]])
+
+    cells, best = [], {}
+    for lib in ("boostlib", "pruned", "lightgbm"):
+        c = curve(models[lib])
+        i = int(np.argmin(c))
+        best[lib] = c[i]
+        cells.append(f"{c[i]:.5f} ({i + 1})")
+    ratios = [f"{best[lib] / best['lightgbm']:.4f}" for lib in ("boostlib", "pruned")]
+    counts = " / ".join(f"{leaves(models[lib]):.1f}" for lib in ("boostlib", "pruned",
+                                                                 "lightgbm"))
+    return f"| {name} | {' | '.join(cells)} | {' | '.join(ratios)} | {counts} |"
 
 
 if __name__ == "__main__":

@@ -48,15 +48,17 @@ def assert_same(a, b):
 @given(data=binned_data(max_rows=60, max_features=4), draw=st.data())
 def test_compiled_loop_grows_the_python_loops_tree(policy, data, draw):
     """Constant features, missing values, one row, all-zero gradients, weights, zero
-    hessians, the count channel or not: the same splits in the same order (depthwise:
-    numbered level by level as the level-wise loop numbers them)."""
+    hessians, the count channel or not, leaf-wise trees pruning features or not: the same
+    splits in the same order (depthwise: numbered level by level as the level-wise loop
+    numbers them)."""
     n = data.X_rows.shape[0]
     g, h = draw.draw(gradients(n))
     params = GrowParams(max_depth=draw.draw(st.integers(1, 6)),
                         max_leaves=draw.draw(st.integers(2, 12)),
                         l2_regularization=draw.draw(st.sampled_from([0.0, 1e-3, 1.0])),
                         min_samples_leaf=draw.draw(st.sampled_from([1, 1, 2, 5])),
-                        min_child_weight=draw.draw(st.sampled_from([1e-3, 0.5])))
+                        min_child_weight=draw.draw(st.sampled_from([1e-3, 0.5])),
+                        prune_features=policy == "lossguide" and draw.draw(st.booleans()))
     rows = np.arange(n, dtype=np.int32)
     if n > 2 and draw.draw(st.booleans()):        # a subset of the rows
         keep = np.asarray(draw.draw(st.lists(st.booleans(), min_size=n, max_size=n)))
@@ -92,7 +94,8 @@ def test_categorical_features_grow_the_same_tree(policy, seed, n_cats, cat_smoot
                                                  max_cat_threshold, min_data_per_group, msl,
                                                  threads):
     """Set splits (the missing category among them) in both loops: the same sets, stored
-    in the same order, and the same rows in each leaf."""
+    in the same order, and the same rows in each leaf (leaf-wise: pruning features or
+    not)."""
     from reference.strategies import make_binned
     rng = np.random.default_rng(seed)
     n = 400
@@ -106,7 +109,8 @@ def test_categorical_features_grow_the_same_tree(policy, seed, n_cats, cat_smoot
     params = GrowParams(max_depth=12 if policy == "lossguide" else 4, max_leaves=16,
                         min_samples_leaf=msl, cat_smooth=cat_smooth, cat_l2=1.0,
                         max_cat_threshold=max_cat_threshold,
-                        min_data_per_group=min_data_per_group)
+                        min_data_per_group=min_data_per_group,
+                        prune_features=policy == "lossguide" and seed % 2 == 1)
     rows = np.arange(n, dtype=np.int32)
     a, b = grow_both(data, rows, g, rng.uniform(0.5, 1.0, n), params, threads,
                      policy=policy, is_categorical=np.array([True, False, True]))

@@ -51,7 +51,9 @@ ctypedef struct Leaf:
     Py_ssize_t stop
     int depth
     double split[7]     # the search's result (find_split_nodes' ``out`` row); [0] < 0: none
-    unsigned char* dead # per feature: 1 if no threshold leaves min_samples_leaf rows a side
+    unsigned char* dead # per feature: 1 if not searched in this leaf (and its subtree): no
+                        # threshold leaves min_samples_leaf rows a side, or (prune_features)
+                        # no split of positive gain in an ancestor
     uint64_t* in_use    # per feature, USE_WORDS words: a superset of its nonzero bins (the
                         # search's ``in_use``); NULL: not kept
 
@@ -87,6 +89,7 @@ ctypedef struct Search:
     double l2
     double msl
     double mcw
+    bint prune_gainless         # prune_features: no positive gain here, none in the subtree
     const unsigned char* is_cat     # NULL: no categorical feature
     CatParams cp
     double* totals              # work space: (2, 3)
@@ -97,9 +100,10 @@ ctypedef struct Search:
 cdef void _search(const Search* s, Leaf** leaves, Py_ssize_t k) noexcept nogil:
     """Best split of each of ``leaves[:k]`` (``split``), as ``find_split_nodes`` finds it,
     then the direction of missing values unseen in training as the Python loop sets it
-    (the side with more rows). A numeric feature ``dead`` in a leaf is not searched; one
+    (the side with more rows). A feature ``dead`` in a leaf is not searched; a numeric one
     newly found without a threshold of ``min_samples_leaf`` rows a side becomes dead in it
-    (with the count channel: ``n_ch == 3``). A categorical split is reported as
+    (with the count channel: ``n_ch == 3``), and with ``prune_gainless`` any feature
+    without a split of positive gain does. A categorical split is reported as
     ``find_split_nodes`` reports it: (set size, direction) for (bin, nan_right)."""
     cdef Py_ssize_t t, j, f, n_features = s.n_features, n_ch = s.n_ch
     cdef Leaf* leaf
@@ -121,12 +125,16 @@ cdef void _search(const Search* s, Leaf** leaves, Py_ssize_t k) noexcept nogil:
             best[1] = -1.0
         elif s.is_cat != NULL and s.is_cat[f]:
             _cat_best(hf, n_ch, s.nbnm[f], s.l2, s.msl, s.mcw, s.cp, NULL, best)
+            if s.prune_gainless and best[1] < 0:
+                leaves[j].dead[f] = 1
         else:
             _feature_best(hf, n_ch, s.nbnm[f], s.totals + 3 * j, s.l2, s.msl, s.mcw, NULL,
                           best, -INFINITY, INFINITY, 0,
                           leaves[j].in_use + USE_WORDS * f if leaves[j].in_use != NULL
                           else NULL)
-            if prune and best[1] < 0 and not _count_feasible(hf, s.nbnm[f],
+            if s.prune_gainless and best[1] < 0:
+                leaves[j].dead[f] = 1
+            elif prune and best[1] < 0 and not _count_feasible(hf, s.nbnm[f],
                                                              s.totals[3 * j + 2], s.msl):
                 leaves[j].dead[f] = 1
     for j in range(k):
@@ -156,7 +164,7 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
               const Py_ssize_t[::1] others_start=None, bint level_order=False,
               const unsigned char[::1] is_cat=None, const double[::1] cat_params=None,
               const int64_t[::1] entry_start=None, const idx_t[::1] entry_bins=None,
-              const idx_t[::1] entry_default=None):
+              const idx_t[::1] entry_default=None, bint prune_features=False):
     """Grow one leaf-wise tree: the leaf whose best split gains most is split next, until
     the tree has ``max_leaves`` leaves, no leaf has a split of positive gain, or those that
     do are at ``max_depth``.
@@ -197,6 +205,9 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     entry_start, entry_bins, entry_default : optional, together
         Sparse rows, as ``_histogram.build_histograms`` takes them, indexed by training row
         (``rows[p]``); ``X_pos`` then has no columns and one row per training row.
+    prune_features : bool
+        A feature without a split of positive gain in a leaf is not searched again in that
+        leaf's subtree (LightGBM's rule; see ``GrowParams.prune_features``).
 
     Returns
     -------
@@ -342,6 +353,7 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     search.l2 = l2
     search.msl = min_samples_leaf
     search.mcw = min_child_weight
+    search.prune_gainless = prune_features
     search.totals = &totals[0]
     search.scratch = &scratch[0]
     search.n_threads = n_threads

@@ -60,6 +60,10 @@ class GrowParams:
     min_data_per_group: int = 10
     max_cat_threshold: int = 32
     max_leaves: int = 31            # leaf-wise trees only
+    #: Leaf-wise trees only: a feature without a split of positive gain in a leaf is not
+    #: searched in that leaf's subtree (LightGBM's rule: faster, and not the exact greedy
+    #: tree, since a child can have a gainful split its parent lacked).
+    prune_features: bool = False
 
     @property
     def cat_params(self) -> np.ndarray:

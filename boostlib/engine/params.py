@@ -30,7 +30,7 @@ DEFAULT_MAX_LEAVES = 31
 #: Every training parameter with its default (the estimators' constructor defaults).
 DEFAULTS: Dict[str, Any] = {
     "n_estimators": 100, "learning_rate": 0.1, "max_depth": 6, "grow_policy": "symmetric",
-    "max_leaves": None, "max_bins": 255, "monotonic_cst": None,
+    "max_leaves": None, "prune_features": False, "max_bins": 255, "monotonic_cst": None,
     "interaction_constraints": None, "colsample_bytree": 1.0, "colsample_bynode": 1.0, "l2_regularization": 1.0, "min_samples_leaf": 1,
     "min_child_weight": 1e-3, "cat_smooth": 10.0, "cat_l2": 10.0,
     "min_data_per_group": None, "max_cat_threshold": 32,
@@ -102,6 +102,13 @@ def resolve(params: Mapping[str, Any]) -> Dict[str, Any]:
                              f"(leaf-wise trees); grow_policy={p['grow_policy']!r} trees are "
                              "limited by max_depth: leave max_leaves=None")
         check_number("max_leaves", p["max_leaves"], 2, MAX_LEAVES, integer=True)
+    if not isinstance(p["prune_features"], (bool, np.bool_)):
+        raise ValueError(f"prune_features={p['prune_features']!r} is invalid; expected True or "
+                        "False")
+    if p["prune_features"] and p["grow_policy"] != "lossguide":
+        raise ValueError(f"prune_features=True is for grow_policy='lossguide' (leaf-wise "
+                         f"trees); grow_policy={p['grow_policy']!r} trees search every "
+                         "feature in every node: leave prune_features=False")
     check_number("max_bins", p["max_bins"], 2, 255, integer=True)
     check_number("colsample_bytree", p["colsample_bytree"], 0.0, 1.0, low_open=True)
     check_number("colsample_bynode", p["colsample_bynode"], 0.0, 1.0, low_open=True)

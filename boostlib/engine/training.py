@@ -291,7 +291,8 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
                       float(p["cat_smooth"]), float(p["cat_l2"]),
                       min_data_per_group(p["min_data_per_group"], n_rows),
                       int(p["max_cat_threshold"]),
-                      int(DEFAULT_MAX_LEAVES if p["max_leaves"] is None else p["max_leaves"]))
+                      int(DEFAULT_MAX_LEAVES if p["max_leaves"] is None else p["max_leaves"]),
+                      bool(p["prune_features"]))
     columns = ColumnRules(train_set.n_features, p["colsample_bytree"], p["colsample_bynode"],
                           interaction_groups(p["interaction_constraints"],
                                              train_set.n_features, train_set.feature_names),

@@ -62,5 +62,5 @@ def grow(grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray, prepared: 
         grower.X, rows, hX, g32, h32, grower.offsets, grower.nbnm, hist, p.l2_regularization,
         grower._msl, grower._mcw, p.max_depth, max_leaves, grower.missing_bin,
         grower.n_threads, node, level_order=level_order, is_cat=grower.is_cat,
-        cat_params=grower.cat_params, **tables)
+        cat_params=grower.cat_params, prune_features=p.prune_features, **tables)
     return dict(zip(FIELDS, arrays)), node

@@ -43,6 +43,7 @@ class _Leaf:
     stop: int
     depth: int
     split: Any = None   # (feature, bin, direction, gain, left sum, right sum, left set)
+    dead: Any = None    # prune_features: bool per feature, True where it is not searched
 
 
 class LossguideKind(DepthwiseKind):
@@ -71,6 +72,8 @@ class LossguideKind(DepthwiseKind):
         feature, bin_, nanr, left_c, right_c, gain = [-1], [0], [0], [-1], [-1], [0.0]
         sets: List[np.ndarray] = []
         leaves = [_Leaf(0, 0, 0, n_fit, 0)]
+        if p.prune_features:
+            leaves[0].dead = np.zeros(grower.X.shape[0], dtype=bool)
         rules = NodeRules(grower)
         self._search(grower, hist, leaves, noise_std, split_rng, rules)
         free_slot = 1
@@ -99,8 +102,8 @@ class LossguideKind(DepthwiseKind):
                                               int(local[0]), b, d, grower.missing_bin,
                                               scratch, cat_sets=cat_sets)
             mid = best.start + n_left
-            left = _Leaf(left_c[k], -1, best.start, mid, best.depth + 1)
-            right = _Leaf(right_c[k], -1, mid, best.stop, best.depth + 1)
+            left = _Leaf(left_c[k], -1, best.start, mid, best.depth + 1, dead=best.dead)
+            right = _Leaf(right_c[k], -1, mid, best.stop, best.depth + 1, dead=best.dead)
             leaves = [leaf for leaf in leaves if leaf is not best] + [left, right]
             if best.depth + 1 >= p.max_depth or len(leaves) >= max_leaves:
                 continue        # the children will not be split: no histograms needed
@@ -142,12 +145,21 @@ class LossguideKind(DepthwiseKind):
         noise = (split_rng.normal(0.0, noise_std, size=(k, n_features, grower.n_bins))
                  if noise_std > 0.0 else grower._no_noise3)
         best = np.empty((k, 7))
+        per_feature = np.empty((k, n_features, 4))
+        args = rules.search_args([leaf.node for leaf in candidates])
+        if p.prune_features:        # search the features alive in each leaf
+            dead = np.array([leaf.dead for leaf in candidates])
+            allowed = args.get("allowed", np.ones((k, n_features), dtype=np.uint8)) != 0
+            args["allowed"] = (allowed & ~dead).astype(np.uint8)
         _splitting.find_split_nodes(
             hist, np.asarray([leaf.slot for leaf in candidates], dtype=np.int32),
             grower.offsets, grower.nbnm, grower.is_cat, grower.cat_params,
             p.l2_regularization, grower._msl, grower._mcw, noise,
-            np.empty((k, n_features, 4)), best, grower.n_threads,
-            **rules.search_args([leaf.node for leaf in candidates]))
+            per_feature, best, grower.n_threads, **args)
+        if p.prune_features:        # a searched feature without a gainful split dies here
+            for i, leaf in enumerate(candidates):
+                leaf.dead = dead[i] | (args["allowed"][i].astype(bool)
+                                       & (per_feature[i, :, 1] < 0))
         for leaf, (f, b, d, gn, cl, cr, has_missing) in zip(candidates, best.tolist()):
             if f < 0:
                 continue
