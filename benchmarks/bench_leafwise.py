@@ -4,8 +4,9 @@
 This is a benchmark, not a test. boostlib ``grow_policy="lossguide"`` and LightGBM (its
 default leaf-wise growth) fit the same data at equal settings: 63 leaves, no depth limit
 (boostlib: ``max_depth=30``, its largest), 200 trees, learning rate 0.1, at least 20 rows
-and 1e-3 hessian per leaf, L2 1.0, 255 bins, 2 threads. boostlib fits twice: with exact
-greedy trees (the default) and with ``prune_features=True``, LightGBM's rule of not
+and 1e-3 hessian per leaf, L2 1.0, 255 bins of at least 3 rows (LightGBM's default
+``min_data_in_bin``, boostlib's ``min_samples_bin``), 2 threads. boostlib fits twice: with
+exact greedy trees (the default) and with ``prune_features=True``, LightGBM's rule of not
 searching, in a leaf's subtree, the features without a split of positive gain in that
 leaf. It prints the test loss of each (logloss for binary targets, RMSE for regression),
 boostlib's ratios to LightGBM's, and the median fit times (fits interleaved, ``--repeats``
@@ -100,13 +101,14 @@ def fitters(task: str, threads: int) -> Dict[str, Callable[[Any, Any], Any]]:
         cls = BoostClassifier if task == "binary" else BoostRegressor
         return cls(grow_policy="lossguide", max_leaves=63, max_depth=30, min_samples_leaf=20,
                    min_child_weight=1e-3, l2_regularization=1.0, max_bins=255,
-                   prune_features=prune, n_jobs=threads, random_state=0, **COMMON).fit(X, y)
+                   min_samples_bin=3, prune_features=prune, n_jobs=threads, random_state=0,
+                   **COMMON).fit(X, y)
 
     def lightgbm(X, y):
         cls = lgb.LGBMClassifier if task == "binary" else lgb.LGBMRegressor
         return cls(num_leaves=63, max_depth=-1, min_child_samples=20, min_child_weight=1e-3,
-                   reg_lambda=1.0, max_bin=255, n_jobs=threads, verbose=-1, random_state=0,
-                   **COMMON).fit(X, y)
+                   reg_lambda=1.0, max_bin=255, min_data_in_bin=3, n_jobs=threads,
+                   verbose=-1, random_state=0, **COMMON).fit(X, y)
 
     return {"boostlib": ours, "pruned": lambda X, y: ours(X, y, True), "lightgbm": lightgbm}
 

@@ -52,7 +52,7 @@ def border_rows(seed: int, weight: Optional[np.ndarray], n_rows: int,
 
 def global_mapper(client: Any, parts: Parts, groups: Dict[str, List[int]], seed: int,
                   max_bins: int, weight: Optional[np.ndarray], dataset_kw: Dict[str, Any],
-                  n_threads: int) -> BinMapper:
+                  n_threads: int, min_samples_bin: int = 1) -> BinMapper:
     """Bin borders from rows drawn across every partition (equal to one machine's on the
     same rows and seed), and categorical codes counted on every row."""
     rows = border_rows(seed, weight, parts.n_rows, BinMapper().subsample)
@@ -64,8 +64,8 @@ def global_mapper(client: Any, parts: Parts, groups: Dict[str, List[int]], seed:
                                pure=False)
                  for addr, idx in groups.items()]
         counts = _merge_counts(client.gather(tasks))
-    return BinMapper(max_bins).fit(sample.X, None, n_threads, sample.categorical,
-                                   sample.levels, category_counts=counts)
+    return BinMapper(max_bins, min_samples_bin=min_samples_bin).fit(
+        sample.X, None, n_threads, sample.categorical, sample.levels, category_counts=counts)
 
 
 def _merge_counts(per_worker: List[Dict[int, Tuple[np.ndarray, np.ndarray]]]
@@ -135,7 +135,7 @@ def fit(client: Any, params: Dict[str, Any], X: Any, y: np.ndarray,
     addresses = list(groups)
     p, bias = distributed_start(p, y, weight)
     mapper = global_mapper(client, parts, groups, p["random_state"], p["max_bins"], weight,
-                           dataset_kw, 1)
+                           dataset_kw, 1, p["min_samples_bin"])
     n_rows = sum(int(parts.lengths[idx].sum()) for idx in groups.values())
     shard_parts = client.scatter([(mapper, bias, n_rows)], broadcast=True, hash=False,
                                  workers=addresses)[0]

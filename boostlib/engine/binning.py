@@ -44,8 +44,33 @@ def _midpoint_percentiles(values: np.ndarray, percentiles: np.ndarray) -> np.nda
     return out
 
 
-def _borders_of_sorted(values: np.ndarray, max_bins: int) -> np.ndarray:
-    """Borders of one feature from its sorted non-missing values (possibly none)."""
+def bins_for_rows(max_bins: int, n_values: int, min_samples_bin: int) -> int:
+    """The bins a feature of ``n_values`` sampled values is cut into by quantiles: at most
+    ``max_bins``, and few enough to hold ``min_samples_bin`` values each."""
+    return max(1, min(max_bins, n_values // min_samples_bin))
+
+
+def keep_full_bins(borders: np.ndarray, below: np.ndarray, n_values: int,
+                   min_samples_bin: int) -> np.ndarray:
+    """The borders that leave every bin at least ``min_samples_bin`` of the ``n_values``
+    sampled values, chosen greedily from the lowest: a border is kept when the bin it
+    closes and everything above it both hold that many (``below[i]``: the values at most
+    ``borders[i]``). A feature of fewer than ``2 * min_samples_bin`` values keeps none."""
+    if min_samples_bin <= 1 or borders.size == 0:
+        return borders
+    keep = np.zeros(borders.size, dtype=bool)
+    last = 0
+    for i, count in enumerate(below.tolist()):
+        if count - last >= min_samples_bin and n_values - count >= min_samples_bin:
+            keep[i] = True
+            last = count
+    return borders[keep]
+
+
+def _borders_of_sorted(values: np.ndarray, max_bins: int,
+                       min_samples_bin: int = 1) -> np.ndarray:
+    """Borders of one feature from its sorted non-missing values (possibly none); each bin
+    holds at least ``min_samples_bin`` of them (see :class:`BinMapper`)."""
     if values.size == 0:
         return np.empty(0)
     distinct = values[np.concatenate(([True], values[1:] != values[:-1]))]
@@ -55,9 +80,15 @@ def _borders_of_sorted(values: np.ndarray, max_bins: int) -> np.ndarray:
             mid = lo + (hi - lo) / 2.0
         # A midpoint that rounds up onto the next value (or overflows) would merge two values
         # into one bin: the border is then the lower value.
-        return np.where(mid >= hi, lo, mid)
-    percentiles = np.linspace(0, 100, max_bins + 1)[1:-1]
-    return np.unique(_midpoint_percentiles(values, percentiles))
+        borders = np.where(mid >= hi, lo, mid)
+    else:
+        n_bins = bins_for_rows(max_bins, values.size, min_samples_bin)
+        percentiles = np.linspace(0, 100, n_bins + 1)[1:-1]
+        borders = np.unique(_midpoint_percentiles(values, percentiles))
+    if min_samples_bin <= 1:
+        return borders
+    return keep_full_bins(borders, np.searchsorted(values, borders, side="right"),
+                          values.size, min_samples_bin)
 
 
 def _as_real(X: np.ndarray) -> np.ndarray:
@@ -71,7 +102,11 @@ class BinMapper:
 
     A feature with at most ``max_bins`` distinct values gets one bin per value (borders at the
     midpoints); otherwise its borders are ``max_bins - 1`` quantiles (fewer when quantiles
-    coincide), computed on at most ``subsample`` rows. Bin ``b`` holds the values ``x`` with
+    coincide), computed on at most ``subsample`` rows. With ``min_samples_bin > 1``
+    (LightGBM's ``min_data_in_bin``) every bin holds at least that many of those rows'
+    values: at most ``n // min_samples_bin`` quantile bins, then, from the lowest border up,
+    a border is dropped (its bin merged with the next) while its bin or the rest above it
+    holds fewer. Bin ``b`` holds the values ``x`` with
     ``borders[b-1] < x <= borders[b]``; NaN goes to the dedicated bin ``missing_bin ==
     max_bins``. A constant feature has a single bin (it can never be split). The sign of
     zero is ignored (-0.0 counts as 0.0, and no border is -0.0).
@@ -88,6 +123,9 @@ class BinMapper:
         Number of bins for non-missing values, 2 to 255.
     subsample : int, default 200000
         At most this many rows are used to compute the borders.
+    min_samples_bin : int, default 1
+        Fewest sampled values in a bin of a numeric feature (1: one bin per distinct value
+        up to ``max_bins``).
 
     Attributes
     ----------
@@ -109,14 +147,20 @@ class BinMapper:
         ``levels_[f][i]``), kept so data with labels is coded as in training.
     """
 
-    def __init__(self, max_bins: int = MAX_BINS, subsample: int = SUBSAMPLE):
+    def __init__(self, max_bins: int = MAX_BINS, subsample: int = SUBSAMPLE,
+                 min_samples_bin: int = 1):
         if not (isinstance(max_bins, (int, np.integer)) and 2 <= max_bins <= MAX_BINS):
             raise ValueError(f"max_bins={max_bins!r} is invalid; expected an int in [2, 255]")
         if not (isinstance(subsample, (int, np.integer)) and not isinstance(subsample, bool)
                 and subsample >= 1):
             raise ValueError(f"subsample={subsample!r} is invalid; expected an int >= 1")
+        if not (isinstance(min_samples_bin, (int, np.integer))
+                and not isinstance(min_samples_bin, bool) and min_samples_bin >= 1):
+            raise ValueError(f"min_samples_bin={min_samples_bin!r} is invalid; expected an int "
+                             ">= 1")
         self.max_bins = int(max_bins)
         self.subsample = int(subsample)
+        self.min_samples_bin = int(min_samples_bin)
         self.missing_bin = self.max_bins
 
     def fit(self, X: np.ndarray, rng: Optional[np.random.Generator] = None,
@@ -171,7 +215,8 @@ class BinMapper:
             _binning.sorted_sample(X[:, f0:f1], rows, values[:f1 - f0], counts[:f1 - f0],
                                    max(1, int(n_threads)))
             borders += [np.empty(0) if cat[f] else
-                        _borders_of_sorted(values[f - f0, :counts[f - f0]], self.max_bins)
+                        _borders_of_sorted(values[f - f0, :counts[f - f0]], self.max_bins,
+                                           self.min_samples_bin)
                         for f in range(f0, f1)]
         self.set_borders(borders)
         codes: List[Optional[np.ndarray]] = [None] * X.shape[1]

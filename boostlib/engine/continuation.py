@@ -28,16 +28,18 @@ def _loss_label(model: Model) -> str:
 def inherit_params(params: Mapping[str, Any], init_model: Any) -> Dict[str, Any]:
     """``params`` with what a continuation of ``init_model`` takes from the model.
 
-    ``grow_policy``, ``max_bins``, ``loss`` and ``loss_params`` left out of ``params`` are
-    the model's; given, the first three must equal the model's, and ``loss_params`` are
-    merged over the model's (a changed value is refused by :func:`check_compatible`).
+    ``grow_policy``, ``max_bins``, ``min_samples_bin``, ``loss`` and ``loss_params`` left
+    out of ``params`` are the model's; given, the first four must equal the model's, and
+    ``loss_params`` are merged over the model's (a changed value is refused by
+    :func:`check_compatible`).
 
     Raises
     ------
     TypeError
         When ``init_model`` is not a :class:`~boostlib.Model`.
     ValueError
-        When ``grow_policy``, ``max_bins`` or ``loss`` differ from the model's.
+        When ``grow_policy``, ``max_bins``, ``min_samples_bin`` or ``loss`` differ from the
+        model's.
     """
     if not isinstance(init_model, Model):
         raise TypeError(f"init_model={init_model!r} is invalid; expected a boostlib.Model (what "
@@ -57,6 +59,12 @@ def inherit_params(params: Mapping[str, Any], init_model: Any) -> Dict[str, Any]
                          f"({max_bins}); a continued fit bins the data with the model's bin "
                          "borders: leave max_bins out or pass the model's")
     out["max_bins"] = max_bins
+    had = int(init_model.params.get("min_samples_bin", 1))
+    if "min_samples_bin" in out and out["min_samples_bin"] != had:
+        raise ValueError(f"min_samples_bin={out['min_samples_bin']!r} differs from "
+                         f"init_model's ({had}); a continued fit bins the data with the "
+                         "model's bin borders: leave min_samples_bin out or pass the model's")
+    out["min_samples_bin"] = had
     spec = init_model.loss_spec
     name = spec.get("name")
     given = out.get("loss")

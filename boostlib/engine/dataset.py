@@ -123,16 +123,18 @@ class Dataset:
         return self._as_valid[1]
 
     def training_matrix(self, max_bins: int, seed: np.random.SeedSequence,
-                        n_threads: int) -> Tuple[BinMapper, np.ndarray]:
+                        n_threads: int, min_samples_bin: int = 1
+                        ) -> Tuple[BinMapper, np.ndarray]:
         """``(mapper, X_binned)`` of this training set: borders computed on the rows of
         positive weight (at most 200,000 drawn from the fit's ``"binning"`` stream) and the
-        uint8 (n_features, n_rows) matrix; cached per ``(max_bins, seed)``."""
-        key = (int(max_bins), seed.entropy, tuple(seed.spawn_key))
+        uint8 (n_features, n_rows) matrix; cached per ``(max_bins, min_samples_bin,
+        seed)``."""
+        key = (int(max_bins), int(min_samples_bin), seed.entropy, tuple(seed.spawn_key))
         if self._as_training is None or self._as_training[0] != key:
             w = self.sample_weight
             X = self.X if w is None else self.X[w > 0]
-            mapper = BinMapper(max_bins).fit(X, stream_rng(seed, "binning"), n_threads,
-                                             self.categorical, self.levels)
+            mapper = BinMapper(max_bins, min_samples_bin=min_samples_bin).fit(
+                X, stream_rng(seed, "binning"), n_threads, self.categorical, self.levels)
             self._as_training = (key, mapper, mapper.transform(self.X, n_threads,
                                                                       "engine"))
         return self._as_training[1], self._as_training[2]

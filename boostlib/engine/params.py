@@ -30,8 +30,10 @@ DEFAULT_MAX_LEAVES = 31
 #: Every training parameter with its default (the estimators' constructor defaults).
 DEFAULTS: Dict[str, Any] = {
     "n_estimators": 100, "learning_rate": 0.1, "max_depth": 6, "grow_policy": "symmetric",
-    "max_leaves": None, "prune_features": False, "max_bins": 255, "monotonic_cst": None,
-    "interaction_constraints": None, "colsample_bytree": 1.0, "colsample_bynode": 1.0, "l2_regularization": 1.0, "min_samples_leaf": 1,
+    "max_leaves": None, "prune_features": False, "max_bins": 255,
+    "min_samples_bin": 1, "monotonic_cst": None, "interaction_constraints": None,
+    "colsample_bytree": 1.0, "colsample_bynode": 1.0, "l2_regularization": 1.0,
+    "min_samples_leaf": 1,
     "min_child_weight": 1e-3, "cat_smooth": 10.0, "cat_l2": 10.0,
     "min_data_per_group": None, "max_cat_threshold": 32,
     "leaf_estimation": "newton", "random_strength": 0.0,
@@ -110,6 +112,7 @@ def resolve(params: Mapping[str, Any]) -> Dict[str, Any]:
                          f"trees); grow_policy={p['grow_policy']!r} trees search every "
                          "feature in every node: leave prune_features=False")
     check_number("max_bins", p["max_bins"], 2, 255, integer=True)
+    check_number("min_samples_bin", p["min_samples_bin"], 1, integer=True)
     check_number("colsample_bytree", p["colsample_bytree"], 0.0, 1.0, low_open=True)
     check_number("colsample_bynode", p["colsample_bynode"], 0.0, 1.0, low_open=True)
     if p["interaction_constraints"] is not None and p["grow_policy"] == "symmetric":

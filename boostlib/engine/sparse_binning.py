@@ -154,11 +154,12 @@ def _midpoints(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return np.where(mid >= hi, lo, mid)
 
 
-def _borders_of_counts(distinct: np.ndarray, counts: np.ndarray, max_bins: int) -> np.ndarray:
+def _borders_of_counts(distinct: np.ndarray, counts: np.ndarray, max_bins: int,
+                       min_samples_bin: int = 1) -> np.ndarray:
     """Borders of one feature from its distinct values and their counts.
 
-    Equal bit for bit to ``_borders_of_sorted(np.repeat(distinct, counts), max_bins)`` without
-    building the repeated array.
+    Equal bit for bit to ``_borders_of_sorted(np.repeat(distinct, counts), max_bins,
+    min_samples_bin)`` without building the repeated array.
 
     Parameters
     ----------
@@ -168,13 +169,15 @@ def _borders_of_counts(distinct: np.ndarray, counts: np.ndarray, max_bins: int) 
         Positive number of occurrences of each value.
     max_bins : int
         Bins for the non-missing values.
+    min_samples_bin : int, default 1
+        Fewest values in a bin.
 
     Returns
     -------
     ndarray of float64
         Increasing borders.
     """
-    from .binning import _midpoint_percentiles
+    from .binning import _midpoint_percentiles, bins_for_rows, keep_full_bins
 
     distinct = np.asarray(distinct, dtype=np.float64)
     counts = np.asarray(counts)
@@ -184,9 +187,17 @@ def _borders_of_counts(distinct: np.ndarray, counts: np.ndarray, max_bins: int) 
     if distinct.size == 0:
         return np.empty(0)
     if distinct.size <= max_bins:
-        return _midpoints(distinct[:-1], distinct[1:])
-    percentiles = np.linspace(0, 100, max_bins + 1)[1:-1]
-    return np.unique(_midpoint_percentiles(_RunLengthValues(distinct, counts), percentiles))
+        borders = _midpoints(distinct[:-1], distinct[1:])
+    else:
+        n_bins = bins_for_rows(max_bins, int(counts.sum()), min_samples_bin)
+        percentiles = np.linspace(0, 100, n_bins + 1)[1:-1]
+        borders = np.unique(_midpoint_percentiles(_RunLengthValues(distinct, counts),
+                                                  percentiles))
+    if min_samples_bin <= 1:
+        return borders
+    cumulative = np.cumsum(counts)
+    below = cumulative[np.searchsorted(distinct, borders, side="right") - 1]
+    return keep_full_bins(borders, below, int(cumulative[-1]), min_samples_bin)
 
 
 def _sampled_entries(X: Any, rows: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
@@ -202,7 +213,8 @@ def _sampled_entries(X: Any, rows: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     return f, v.astype(np.float64) + 0.0
 
 
-def sparse_borders(X: Any, max_bins: int, rows: np.ndarray) -> List[np.ndarray]:
+def sparse_borders(X: Any, max_bins: int, rows: np.ndarray,
+                   min_samples_bin: int = 1) -> List[np.ndarray]:
     """Borders of every feature of a sparse ``X`` over the sampled ``rows``.
 
     Parameters
@@ -211,6 +223,7 @@ def sparse_borders(X: Any, max_bins: int, rows: np.ndarray) -> List[np.ndarray]:
     max_bins : int
     rows : ndarray of intp
         Distinct sampled rows; empty for every row.
+    min_samples_bin : int, default 1
 
     Returns
     -------
@@ -245,9 +258,11 @@ def sparse_borders(X: Any, max_bins: int, rows: np.ndarray) -> List[np.ndarray]:
     mids = _midpoints(d_val[:-1], d_val[1:])[same]
     # the midpoints of feature f are at [first[f] - f, first[f + 1] - f - 1)
     borders = np.split(mids, (first[1:-1] - np.arange(1, n_features)).clip(0))
-    for f in np.flatnonzero(n_distinct > max_bins):
+    # the others, and with min_samples_bin every feature of more than one value, one by one
+    for f in np.flatnonzero(n_distinct > (max_bins if min_samples_bin <= 1 else 1)):
         lo, hi = first[f], first[f + 1]
-        borders[f] = _borders_of_counts(d_val[lo:hi], d_count[lo:hi], max_bins)
+        borders[f] = _borders_of_counts(d_val[lo:hi], d_count[lo:hi], max_bins,
+                                        min_samples_bin)
     return borders
 
 
@@ -261,7 +276,8 @@ def fit_sparse(mapper: "BinMapper", X: Any, rng: Optional[np.random.Generator] =
     Parameters
     ----------
     mapper : BinMapper
-        Its ``max_bins`` and ``subsample`` are used; its borders are installed.
+        Its ``max_bins``, ``subsample`` and ``min_samples_bin`` are used; its borders are
+        installed.
     X : scipy.sparse matrix or array of shape (n_rows, n_features)
     rng : numpy Generator, optional
         Draws the sampled rows when there are more than ``mapper.subsample``.
@@ -280,7 +296,8 @@ def fit_sparse(mapper: "BinMapper", X: Any, rng: Optional[np.random.Generator] =
     if n > mapper.subsample:
         rng = rng if rng is not None else np.random.default_rng(0)
         rows = np.sort(rng.choice(n, mapper.subsample, replace=False)).astype(np.intp)
-    return mapper.set_borders(sparse_borders(X, mapper.max_bins, rows))
+    return mapper.set_borders(sparse_borders(X, mapper.max_bins, rows,
+                                             mapper.min_samples_bin))
 
 
 # -- binned matrix ----------------------------------------------------------------------------

@@ -264,7 +264,8 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
         first_iteration, init_raw = 0, None
     elif init_model is None:
         bias = _bias(loss, y, w, n_outputs)
-        mapper, X_binned = train_set.training_matrix(p["max_bins"], seed, n_threads)
+        mapper, X_binned = train_set.training_matrix(p["max_bins"], seed, n_threads,
+                                                     p["min_samples_bin"])
         ensemble = Ensemble(mapper, p["grow_policy"], bias, n_outputs)
         first_iteration, init_raw = 0, None
     else:       # the model's borders, trees, bias; its scores as the start

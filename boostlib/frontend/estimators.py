@@ -33,7 +33,7 @@ def _n_columns(X: Any) -> Optional[int]:
 
 #: The parameters a ``warm_start`` fit may not change: they define the fitted model (its
 #: loss, tree kind and bin borders). The others apply to the trees the fit adds.
-_FIXED_WHEN_WARM = ("loss", "loss_params", "grow_policy", "max_bins")
+_FIXED_WHEN_WARM = ("loss", "loss_params", "grow_policy", "max_bins", "min_samples_bin")
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -74,7 +74,7 @@ class _BaseBoost(BaseEstimator):
     def __init__(self, *, n_estimators: int = 100, learning_rate: float = 0.1,
                  max_depth: int = 6, grow_policy: str = "symmetric",
                  max_leaves: Optional[int] = None, prune_features: bool = False,
-                 max_bins: int = 255,
+                 max_bins: int = 255, min_samples_bin: int = 1,
                  monotonic_cst: Any = None, interaction_constraints: Any = None,
                  colsample_bytree: float = 1.0, colsample_bynode: float = 1.0,
                  l2_regularization: float = 1.0, min_samples_leaf: int = 1,
@@ -100,6 +100,7 @@ class _BaseBoost(BaseEstimator):
         self.colsample_bynode = colsample_bynode
         self.grow_policy = grow_policy
         self.max_bins = max_bins
+        self.min_samples_bin = min_samples_bin
         self.l2_regularization = l2_regularization
         self.min_samples_leaf = min_samples_leaf
         self.min_child_weight = min_child_weight
@@ -490,6 +491,10 @@ class BoostRegressor(RegressorMixin, _BaseBoost):
         gainful split on a feature its parent had none on).
     max_bins : int, default 255
         Bins per feature for non-missing values (2 to 255); NaN has its own bin.
+    min_samples_bin : int, default 1
+        Fewest of the binning sample's values in a bin of a numeric feature (LightGBM's
+        ``min_data_in_bin``, 3 there): rarer values share a bin with their neighbours. 1
+        gives every distinct value its own bin, up to ``max_bins``.
     monotonic_cst : array-like of {-1, 0, 1} or dict, optional
         Monotone constraints (scikit-learn's name): per feature, or a dict by feature name
         or index; 1: predictions never decrease as the feature grows, -1: never increase.
@@ -579,12 +584,13 @@ class BoostRegressor(RegressorMixin, _BaseBoost):
         runs ``n_estimators - model_.n_iterations`` more iterations, whose trees are
         appended to the model's (started from its raw scores, binned with its borders);
         the same ``n_estimators`` fits nothing, a smaller one is an error. ``loss``,
-        ``loss_params``, ``grow_policy`` and ``max_bins`` cannot change (an error names
-        the one that did); other changed parameters apply to the new trees. With the
-        same data and parameters, fitting ``n`` then ``n + m`` iterations gives the model
-        a fit of ``n + m`` gives (bit for bit for ``update="sgb"``, also with sampling and
-        an int ``random_state``). See ``docs/training_controls.md`` for the update rules
-        with state and ``evals_result_``.
+        ``loss_params``, ``grow_policy``, ``max_bins`` and ``min_samples_bin`` cannot
+        change (an error names the one that did); other changed parameters apply to the
+        new trees. With the same data and parameters, fitting ``n`` then ``n + m``
+        iterations gives the model a fit of ``n + m`` gives (bit for bit for
+        ``update="sgb"``, also with sampling and an int ``random_state``). See
+        ``docs/training_controls.md`` for the update rules with state and
+        ``evals_result_``.
 
     Attributes
     ----------

@@ -739,3 +739,30 @@ def dense_hist(compact: np.ndarray, n_bins_nonmissing, missing_bin: int) -> np.n
         out[..., f, :nb, :] = compact[..., off[f]:off[f] + nb, :]
         out[..., f, missing_bin, :] = compact[..., off[f] + nb, :]
     return out
+
+
+def full_bin_borders(col: np.ndarray, max_bins: int, min_samples_bin: int) -> np.ndarray:
+    """Borders of one feature whose bins hold at least ``min_samples_bin`` of its values,
+    from the definition, one value at a time: the candidates are :func:`feature_borders`'s
+    with ``min(max_bins, n // min_samples_bin)`` bins (at least 1) when the feature has more
+    than ``max_bins`` distinct values, all of them otherwise; walking up, a candidate is kept
+    when the values since the last kept one, and the values above it, both number at least
+    ``min_samples_bin``. With 1, the candidates themselves (a quantile border may then
+    close a bin with every value above it empty)."""
+    col = np.asarray(col, dtype=np.float64)
+    if min_samples_bin == 1:
+        return feature_borders(col, max_bins)
+    values = np.sort(col[~np.isnan(col)] + 0.0)
+    if np.unique(values).size > max_bins:
+        candidates = feature_borders(values, max(1, min(max_bins,
+                                                        values.size // min_samples_bin)))
+    else:
+        candidates = feature_borders(values, max_bins)
+    kept, last = [], -np.inf
+    for border in candidates:
+        in_bin = sum(1 for v in values if last < v <= border)
+        above = sum(1 for v in values if v > border)
+        if in_bin >= min_samples_bin and above >= min_samples_bin:
+            kept.append(border)
+            last = border
+    return np.array(kept, dtype=np.float64)
