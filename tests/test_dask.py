@@ -52,10 +52,13 @@ def _dask(X, y, chunks):
     return da.from_array(X, chunks=(chunks, X.shape[1])), da.from_array(y, chunks=chunks)
 
 
-@pytest.mark.parametrize("policy", ["symmetric", "depthwise", "lossguide"])
-def test_dask_model_equals_the_local_model(client, policy):
+@pytest.mark.parametrize("policy, extra", [
+    ("symmetric", {}), ("depthwise", {}), ("lossguide", {}),
+    ("lossguide", {"prune_features": True, "min_samples_bin": 3, "min_samples_leaf": 10}),
+])
+def test_dask_model_equals_the_local_model(client, policy, extra):
     X, y, Xt, yt = _split(*_data())
-    params = dict(n_estimators=30, grow_policy=policy, random_state=0)
+    params = dict(n_estimators=30, grow_policy=policy, random_state=0, **extra)
     dask_model = DaskBoostClassifier(client=client, **params).fit(*_dask(X, y, 1700))
     local = BoostClassifier(n_jobs=1, **params).fit(X, y)
     p_dask = dask_model.predict_proba(da.from_array(Xt, chunks=(500, 6)))
