@@ -241,6 +241,45 @@ def test_other_cases_take_the_python_loop(policy_kw, policy):
         _leafwise.grow_tree = real
 
 
+@pytest.mark.parametrize("policy", ["lossguide", "depthwise"])
+@pytest.mark.parametrize("extra", [{}, {"prune_features": True}, {"min_samples_leaf": 10},
+                                   {"sampler": "goss", "subsample": 0.5}])
+def test_a_column_sample_per_tree_grows_the_same_trees_compiled(policy, extra):
+    """colsample_bytree: the compiled loop takes the tree's sample as features dead from
+    the root, and grows the trees the Python loop grows on the same draws."""
+    if policy != "lossguide" and "prune_features" in extra:
+        return
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(600, 8))
+    X[::5, 3] = np.nan
+    y = (X[:, 0] + X[:, 1] * X[:, 2] - X[:, 5] + rng.normal(size=600) > 0).astype(int)
+    params = dict(grow_policy=policy, n_estimators=15, colsample_bytree=0.5, random_state=0,
+                  **({"max_leaves": 12, "max_depth": 10} if policy == "lossguide" else {}),
+                  **extra)
+    used = []
+    real = _leafwise.grow_tree
+
+    def spy(*args, **kw):
+        used.append(kw.get("skip_features"))
+        return real(*args, **kw)
+
+    _leafwise.grow_tree = spy
+    try:
+        fast = BoostClassifier(**params).fit(X, y)
+    finally:
+        _leafwise.grow_tree = real
+    assert len(used) == 15 and all(s is not None and s.sum() == 4 for s in used)
+    old = compiled.ENABLED
+    compiled.ENABLED = False
+    try:
+        slow = BoostClassifier(**params).fit(X, y)
+    finally:
+        compiled.ENABLED = old
+    assert np.array_equal(fast.predict_proba(X), slow.predict_proba(X))
+    for a, b in zip(fast.ensemble_.scalar_trees(), slow.ensemble_.scalar_trees()):
+        assert np.array_equal(a.feature, b.feature) and np.array_equal(a.bin, b.bin)
+
+
 def test_bad_arguments_are_rejected():
     X = np.zeros((2, 4), np.uint8)
     rows = np.arange(4, dtype=np.int32)
@@ -278,3 +317,5 @@ def test_bad_arguments_are_rejected():
     with pytest.raises(ValueError, match="max_cat_threshold"):
         call(is_cat=cats, cat_params=np.array([10.0, 10.0, 1.0, 0.0]))
     assert call(is_cat=cats, cat_params=np.array([10.0, 10.0, 1.0, 32.0]))[6].shape == (0, 8)
+    with pytest.raises(ValueError, match="skip_features"):
+        call(skip_features=np.zeros(3, np.uint8))

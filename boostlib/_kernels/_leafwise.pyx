@@ -164,7 +164,8 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
               const Py_ssize_t[::1] others_start=None, bint level_order=False,
               const unsigned char[::1] is_cat=None, const double[::1] cat_params=None,
               const int64_t[::1] entry_start=None, const idx_t[::1] entry_bins=None,
-              const idx_t[::1] entry_default=None, bint prune_features=False):
+              const idx_t[::1] entry_default=None, bint prune_features=False,
+              const unsigned char[::1] skip_features=None):
     """Grow one leaf-wise tree: the leaf whose best split gains most is split next, until
     the tree has ``max_leaves`` leaves, no leaf has a split of positive gain, or those that
     do are at ``max_depth``.
@@ -208,6 +209,9 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     prune_features : bool
         A feature without a split of positive gain in a leaf is not searched again in that
         leaf's subtree (LightGBM's rule; see ``GrowParams.prune_features``).
+    skip_features : IN uint8 (n_features,), optional
+        Features not searched anywhere in this tree (1), as a column sample drawn for the
+        tree (``colsample_bytree``) leaves out.
 
     Returns
     -------
@@ -250,6 +254,8 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     cdef Py_ssize_t r, row_cells
     if offsets.shape[0] != n_features + 1 or n_bins_nonmissing.shape[0] != n_features:
         raise ValueError("offsets and n_bins_nonmissing must match the features")
+    if skip_features is not None and skip_features.shape[0] != n_features:
+        raise ValueError("skip_features needs one entry per feature")
     search.is_cat = NULL
     if is_cat is not None and is_cat.shape[0]:
         if cat_params is None:
@@ -369,6 +375,8 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
         store[0].depth = 0
         store[0].split[0] = -1.0
         store[0].dead = dead
+        if skip_features is not None and n_features:     # dead from the root down
+            memcpy(dead, &skip_features[0], n_features)
         store[0].in_use = masks
         if masks != NULL:       # the root's bins in use: unknown
             memset(masks, 0xFF, mask_words * sizeof(uint64_t))

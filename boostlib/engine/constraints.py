@@ -124,6 +124,19 @@ class ColumnRules:
         """Whether any rule restricts the features."""
         return self.bytree < 1.0 or self.bynode < 1.0 or self.groups is not None
 
+    @property
+    def per_node(self) -> bool:
+        """Whether the features allowed differ between the nodes of a tree (column sampling
+        by node, interaction constraints), not only between trees."""
+        return self.bynode < 1.0 or self.groups is not None
+
+    def tree_skipped(self) -> Optional[np.ndarray]:
+        """uint8 (n_features,): 1 for the features this tree's column sample left out
+        (None: none was drawn)."""
+        if self.bytree >= 1.0:
+            return None
+        return (~self._tree).astype(np.uint8)
+
     def _draw(self, pool: np.ndarray, fraction: float) -> np.ndarray:
         k = max(1, int(round(fraction * pool.size)))
         return np.sort(self.rng.choice(pool, size=k, replace=False))

@@ -2,9 +2,10 @@
 
 Leaf-wise and depthwise trees are grown by Python loops over the split, partition and
 histogram kernels, which handle every case. In the common case (no constraints or column
-rules, no split noise, a dense matrix, one machine) the best-first loop runs compiled
+rules per node, no split noise, a dense matrix, one machine) the best-first loop runs compiled
 instead, a whole tree in one call, and gives the same tree: on small data a step's Python
-and call overheads cost as much as its kernels. A depthwise tree is
+and call overheads cost as much as its kernels. A column sample drawn per tree
+(``colsample_bytree``) enters it as features dead from the root down. A depthwise tree is
 the best-first tree of ``2**max_depth`` leaves (every split of positive gain is taken),
 its nodes numbered level by level as the level-wise loop numbers them.
 
@@ -35,12 +36,13 @@ FIELDS = ("feature", "bin", "nan_right", "left", "right", "gain", "cat_sets")
 
 
 def applies(grower: Any, noise_std: float, n_fit: int) -> bool:
-    """Whether the compiled loop grows this tree: no constraints or column rules, no
-    split noise, a dense matrix, one machine (and a tree deeper than its root)."""
+    """Whether the compiled loop grows this tree: no constraints, no column rules that
+    differ between nodes (a column sample per tree is fine), no split noise, a dense
+    matrix, one machine (and a tree deeper than its root)."""
     rules = grower.column_rules
     return (ENABLED and n_fit > 0 and grower.X.shape[0] > 0 and grower.params.max_depth >= 1
             and isinstance(grower.X, np.ndarray)
-            and grower.monotone is None and (rules is None or not rules.active)
+            and grower.monotone is None and (rules is None or not rules.per_node)
             and noise_std == 0.0 and not grower.collective.distributed)
 
 
@@ -55,6 +57,8 @@ def grow(grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray, prepared: 
                                                          rows.size))
     node, (hX, _, g32, h32), _ = grower._root(rows, g, h, prepared)    # writes slot 0
     b = grower.bundling
+    rules = grower.column_rules
+    skipped = None if rules is None else rules.tree_skipped()
     tables = {} if b is None else dict(
         column_offsets=b.offsets, source=b.source, default_at=b.default_at, others=b.others,
         others_start=b.others_start, **grower._entry_args)
@@ -62,5 +66,6 @@ def grow(grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray, prepared: 
         grower.X, rows, hX, g32, h32, grower.offsets, grower.nbnm, hist, p.l2_regularization,
         grower._msl, grower._mcw, p.max_depth, max_leaves, grower.missing_bin,
         grower.n_threads, node, level_order=level_order, is_cat=grower.is_cat,
-        cat_params=grower.cat_params, prune_features=p.prune_features, **tables)
+        cat_params=grower.cat_params, prune_features=p.prune_features,
+        skip_features=skipped, **tables)
     return dict(zip(FIELDS, arrays)), node
