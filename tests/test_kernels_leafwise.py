@@ -217,8 +217,10 @@ def test_bundled_one_hot_columns_grow_the_same_tree(threads, policy, entries, mo
     dict(monotonic_cst=[1, 0, 0, 0]), dict(colsample_bynode=0.5),
     dict(interaction_constraints=[[0, 1], [2, 3]]), dict(random_strength=1.0)])
 def test_other_cases_take_the_python_loop(policy_kw, policy):
-    """Constraints, column sampling and split noise are the Python loop's: the compiled
-    one is not used for them."""
+    """Rules per node, split noise and (depthwise trees') monotone constraints are the
+    Python loop's: the compiled one is not used for them."""
+    if policy == "lossguide" and "monotonic_cst" in policy_kw:
+        return              # compiled: test_monotone_leafwise_trees_grow_the_same_compiled
     rng = np.random.default_rng(1)
     X = rng.normal(size=(300, 4))
     X[:, 0] = rng.integers(0, 5, 300)
@@ -280,6 +282,52 @@ def test_a_column_sample_per_tree_grows_the_same_trees_compiled(policy, extra):
         assert np.array_equal(a.feature, b.feature) and np.array_equal(a.bin, b.bin)
 
 
+@pytest.mark.parametrize("extra", [
+    {}, {"prune_features": True, "colsample_bytree": 0.7}, {"min_samples_leaf": 15},
+    {"sampler": "mvs", "subsample": 0.5}, {"update": "sglb"}, {"categorical": True}])
+def test_monotone_leafwise_trees_grow_the_same_compiled(extra):
+    """Monotone constraints in the compiled loop: each leaf's value interval as the Python
+    loop's NodeRules keeps it, the same trees, value intervals and leaf values."""
+    extra = dict(extra)
+    rng = np.random.default_rng(3)
+    n = 800
+    X = rng.normal(size=(n, 5))
+    X[::7, 0] = np.nan
+    cat = extra.pop("categorical", False)
+    if cat:
+        X[:, 4] = rng.integers(0, 6, n)
+    y = 2 * np.nan_to_num(X[:, 0]) - X[:, 1] + np.sin(3 * X[:, 2]) + rng.normal(size=n)
+    params = dict(grow_policy="lossguide", max_leaves=15, max_depth=10, n_estimators=12,
+                  monotonic_cst=[1, -1, 0, 1, 0], random_state=0,
+                  categorical_features=[4] if cat else "auto", **extra)
+    used = []
+    real = _leafwise.grow_tree
+
+    def spy(*args, **kw):
+        used.append(kw.get("monotone") is not None)
+        return real(*args, **kw)
+
+    _leafwise.grow_tree = spy
+    try:
+        from boostlib import BoostRegressor
+        fast = BoostRegressor(**params).fit(X, y)
+    finally:
+        _leafwise.grow_tree = real
+    assert len(used) == 12 and all(used)
+    old = compiled.ENABLED
+    compiled.ENABLED = False
+    try:
+        slow = BoostRegressor(**params).fit(X, y)
+    finally:
+        compiled.ENABLED = old
+    assert np.array_equal(fast.predict(X), slow.predict(X))
+    for a, b in zip(fast.ensemble_.scalar_trees(), slow.ensemble_.scalar_trees()):
+        for name in ("feature", "bin", "nan_right", "value"):
+            assert np.array_equal(getattr(a, name), getattr(b, name)), name
+        assert np.array_equal(a.value_bounds, b.value_bounds)
+    assert any(np.isfinite(t.value_bounds).any() for t in fast.ensemble_.scalar_trees())
+
+
 def test_bad_arguments_are_rejected():
     X = np.zeros((2, 4), np.uint8)
     rows = np.arange(4, dtype=np.int32)
@@ -319,3 +367,11 @@ def test_bad_arguments_are_rejected():
     assert call(is_cat=cats, cat_params=np.array([10.0, 10.0, 1.0, 32.0]))[6].shape == (0, 8)
     with pytest.raises(ValueError, match="skip_features"):
         call(skip_features=np.zeros(3, np.uint8))
+    mono = np.array([1, 0], np.int8)
+    with pytest.raises(ValueError, match="go together"):
+        call(monotone=mono)
+    with pytest.raises(ValueError, match="go together"):
+        call(monotone=mono, node_bounds=np.zeros((6, 2)))          # 2 * 4 - 1 rows needed
+    with pytest.raises(ValueError, match="go together"):
+        call(monotone=mono, node_bounds=np.zeros((7, 2)), level_order=True)
+    assert call(monotone=mono, node_bounds=np.zeros((7, 2)))[0].tolist() == [-1]

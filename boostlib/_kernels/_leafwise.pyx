@@ -56,6 +56,8 @@ ctypedef struct Leaf:
                         # no split of positive gain in an ancestor
     uint64_t* in_use    # per feature, USE_WORDS words: a superset of its nonzero bins (the
                         # search's ``in_use``); NULL: not kept
+    double lo           # monotone constraints: the interval the leaf's value is kept in
+    double hi
 
 
 cdef bint _count_feasible(const double* hf, Py_ssize_t nb, double C,
@@ -78,6 +80,56 @@ cdef bint _count_feasible(const double* hf, Py_ssize_t nb, double C,
     return False
 
 
+cdef inline double _clipped_value(double G, double H, double l2, double lo,
+                                  double hi) noexcept nogil:
+    """The Newton value ``-G / (H + l2)`` clipped to ``[lo, hi]`` (``bounded_value``)."""
+    cdef double v = -G / (H + l2)
+    if v < lo:
+        v = lo
+    if v > hi:
+        v = hi
+    return v
+
+
+cdef void _child_bounds(const double* hf, Py_ssize_t n_ch, Py_ssize_t nb, Py_ssize_t b,
+                        int d, int mono, double l2, Leaf* parent, Leaf* left,
+                        Leaf* right) noexcept nogil:
+    """The value intervals of the children of ``parent``'s split at bin ``b`` (missing rows
+    right when ``d``) of a feature constrained ``mono`` (its histogram at ``hf``), as
+    ``NodeRules.split`` sets them: with ``mono``, they meet at the midpoint of the two
+    children's clipped values, each sum taken in ``_splitting.split_stats``' order."""
+    cdef double sums[4]     # gl, hl, g, h
+    cdef Py_ssize_t c, q
+    cdef double total, part, wl, wr, mid
+    cdef double lo = parent.lo, hi = parent.hi
+    left.lo = lo
+    left.hi = hi
+    right.lo = lo
+    right.hi = hi
+    if mono == 0:
+        return
+    for c in range(2):
+        total = hf[nb * n_ch + c]
+        for q in range(nb):
+            total = total + hf[q * n_ch + c]
+        part = 0.0
+        for q in range(b + 1):
+            part = part + hf[q * n_ch + c]
+        if not d:
+            part = part + hf[nb * n_ch + c]
+        sums[c] = part
+        sums[2 + c] = total - part
+    wl = _clipped_value(sums[0], sums[1], l2, lo, hi)
+    wr = _clipped_value(sums[2], sums[3], l2, lo, hi)
+    mid = 0.5 * (wl + wr)
+    if mono > 0:
+        left.hi = mid
+        right.lo = mid
+    else:
+        left.lo = mid
+        right.hi = mid
+
+
 ctypedef struct Search:
     # What the split search of a leaf reads, the same for every leaf of a tree.
     double* h0                  # the histogram slots
@@ -90,6 +142,7 @@ ctypedef struct Search:
     double msl
     double mcw
     bint prune_gainless         # prune_features: no positive gain here, none in the subtree
+    const signed char* monotone # per feature -1, 0, +1; NULL: no monotone constraint
     const unsigned char* is_cat     # NULL: no categorical feature
     CatParams cp
     double* totals              # work space: (2, 3)
@@ -129,7 +182,8 @@ cdef void _search(const Search* s, Leaf** leaves, Py_ssize_t k) noexcept nogil:
                 leaves[j].dead[f] = 1
         else:
             _feature_best(hf, n_ch, s.nbnm[f], s.totals + 3 * j, s.l2, s.msl, s.mcw, NULL,
-                          best, -INFINITY, INFINITY, 0,
+                          best, leaves[j].lo, leaves[j].hi,
+                          s.monotone[f] if s.monotone != NULL else 0,
                           leaves[j].in_use + USE_WORDS * f if leaves[j].in_use != NULL
                           else NULL)
             if s.prune_gainless and best[1] < 0:
@@ -165,7 +219,8 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
               const unsigned char[::1] is_cat=None, const double[::1] cat_params=None,
               const int64_t[::1] entry_start=None, const idx_t[::1] entry_bins=None,
               const idx_t[::1] entry_default=None, bint prune_features=False,
-              const unsigned char[::1] skip_features=None):
+              const unsigned char[::1] skip_features=None,
+              const signed char[::1] monotone=None, double[:, ::1] node_bounds=None):
     """Grow one leaf-wise tree: the leaf whose best split gains most is split next, until
     the tree has ``max_leaves`` leaves, no leaf has a split of positive gain, or those that
     do are at ``max_depth``.
@@ -212,6 +267,10 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     skip_features : IN uint8 (n_features,), optional
         Features not searched anywhere in this tree (1), as a column sample drawn for the
         tree (``colsample_bytree``) leaves out.
+    monotone, node_bounds : optional, together (not with ``level_order``)
+        Monotone constraints (int8 per feature: -1, 0, +1), and OUT float64
+        (2 * max_leaves - 1, 2): the interval each node's value is kept in, as the Python
+        loop's ``NodeRules`` keeps them (see ``_splitting._feature_best``).
 
     Returns
     -------
@@ -256,6 +315,11 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
         raise ValueError("offsets and n_bins_nonmissing must match the features")
     if skip_features is not None and skip_features.shape[0] != n_features:
         raise ValueError("skip_features needs one entry per feature")
+    if (monotone is None) != (node_bounds is None) or (monotone is not None and (
+            monotone.shape[0] != n_features or node_bounds.shape[0] < 2 * max_leaves - 1
+            or node_bounds.shape[1] != 2 or level_order)):
+        raise ValueError("monotone (one entry per feature) and node_bounds (2 * max_leaves "
+                         "- 1 rows of 2) go together, without level_order")
     search.is_cat = NULL
     if is_cat is not None and is_cat.shape[0]:
         if cat_params is None:
@@ -360,6 +424,7 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     search.msl = min_samples_leaf
     search.mcw = min_child_weight
     search.prune_gainless = prune_features
+    search.monotone = &monotone[0] if monotone is not None and n_features else NULL
     search.totals = &totals[0]
     search.scratch = &scratch[0]
     search.n_threads = n_threads
@@ -378,6 +443,11 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
         if skip_features is not None and n_features:     # dead from the root down
             memcpy(dead, &skip_features[0], n_features)
         store[0].in_use = masks
+        store[0].lo = -INFINITY
+        store[0].hi = INFINITY
+        if search.monotone != NULL:
+            node_bounds[0, 0] = -INFINITY
+            node_bounds[0, 1] = INFINITY
         if masks != NULL:       # the root's bins in use: unknown
             memset(masks, 0xFF, mask_words * sizeof(uint64_t))
         leaves[0] = &store[0]
@@ -431,6 +501,17 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
             if masks != NULL:   # the parent's bins in use hold the child's
                 pair[1].in_use = masks + n_leaves * mask_words
                 memcpy(pair[1].in_use, bl.in_use, mask_words * sizeof(uint64_t))
+            # the children's value intervals (bl is pair[0]: both are set before either
+            # is read); without monotone constraints, the root's (-inf, inf) throughout
+            _child_bounds(h0 + bl.slot * slot_stride + offsets[feature[k]] * n_ch, n_ch,
+                          n_bins_nonmissing[feature[k]], split_bin[k], nan_right[k],
+                          0 if search.monotone == NULL or nan_right[k] == CAT_SPLIT
+                          else search.monotone[feature[k]], l2, bl, pair[0], pair[1])
+            if search.monotone != NULL:
+                node_bounds[left[k], 0] = pair[0].lo
+                node_bounds[left[k], 1] = pair[0].hi
+                node_bounds[right[k], 0] = pair[1].lo
+                node_bounds[right[k], 1] = pair[1].hi
             pair[0].node = left[k]
             pair[0].stop = mid
             pair[0].depth = bl.depth + 1

@@ -2,7 +2,8 @@
 
 Leaf-wise and depthwise trees are grown by Python loops over the split, partition and
 histogram kernels, which handle every case. In the common case (no constraints or column
-rules per node, no split noise, a dense matrix, one machine) the best-first loop runs compiled
+rules per node, no split noise, a dense matrix, one machine; leaf-wise trees with monotone
+constraints too) the best-first loop runs compiled
 instead, a whole tree in one call, and gives the same tree: on small data a step's Python
 and call overheads cost as much as its kernels. A column sample drawn per tree
 (``colsample_bytree``) enters it as features dead from the root down. A depthwise tree is
@@ -16,7 +17,7 @@ thread.
 """
 from __future__ import annotations
 
-from typing import Any, Tuple
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
@@ -35,20 +36,23 @@ DEPTHWISE_CELLS = 500_000
 FIELDS = ("feature", "bin", "nan_right", "left", "right", "gain", "cat_sets")
 
 
-def applies(grower: Any, noise_std: float, n_fit: int) -> bool:
-    """Whether the compiled loop grows this tree: no constraints, no column rules that
-    differ between nodes (a column sample per tree is fine), no split noise, a dense
-    matrix, one machine (and a tree deeper than its root)."""
+def applies(grower: Any, noise_std: float, n_fit: int, monotone: bool = False) -> bool:
+    """Whether the compiled loop grows this tree: no column rules that differ between
+    nodes (a column sample per tree is fine), no monotone constraints unless ``monotone``
+    (leaf-wise trees, numbered as they grow), no split noise, a dense matrix, one machine
+    (and a tree deeper than its root)."""
     rules = grower.column_rules
     return (ENABLED and n_fit > 0 and grower.X.shape[0] > 0 and grower.params.max_depth >= 1
             and isinstance(grower.X, np.ndarray)
-            and grower.monotone is None and (rules is None or not rules.per_node)
+            and (grower.monotone is None or monotone) and (rules is None or not rules.per_node)
             and noise_std == 0.0 and not grower.collective.distributed)
 
 
 def grow(grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray, prepared: Any,
-         max_leaves: int, level_order: bool) -> Tuple[dict, np.ndarray]:
-    """Grow one tree: its node arrays by :data:`FIELDS` name, and every fitted row's node.
+         max_leaves: int, level_order: bool
+         ) -> Tuple[dict, np.ndarray, Optional[np.ndarray]]:
+    """Grow one tree: its node arrays by :data:`FIELDS` name, every fitted row's node, and
+    with monotone constraints the (n_nodes, 2) intervals of the nodes' values (else None).
 
     The arguments are those of :meth:`~boostlib.engine.trees.TreeKind.grow`, with the
     leaf limit and the numbering (``level_order``: the depthwise loop's)."""
@@ -59,6 +63,8 @@ def grow(grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray, prepared: 
     b = grower.bundling
     rules = grower.column_rules
     skipped = None if rules is None else rules.tree_skipped()
+    bounds = (None if grower.monotone is None else
+              np.empty((2 * max_leaves - 1, 2)))
     tables = {} if b is None else dict(
         column_offsets=b.offsets, source=b.source, default_at=b.default_at, others=b.others,
         others_start=b.others_start, **grower._entry_args)
@@ -67,5 +73,8 @@ def grow(grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray, prepared: 
         grower._msl, grower._mcw, p.max_depth, max_leaves, grower.missing_bin,
         grower.n_threads, node, level_order=level_order, is_cat=grower.is_cat,
         cat_params=grower.cat_params, prune_features=p.prune_features,
-        skip_features=skipped, **tables)
-    return dict(zip(FIELDS, arrays)), node
+        skip_features=skipped, monotone=grower.monotone, node_bounds=bounds, **tables)
+    fields = dict(zip(FIELDS, arrays))
+    if bounds is not None:
+        bounds = bounds[:fields["feature"].size].copy()
+    return fields, node, bounds

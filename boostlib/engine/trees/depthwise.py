@@ -71,7 +71,8 @@ class DepthwiseKind(TreeKind):
         p = grower.params
         if (compiled.applies(grower, noise_std, rows.size)
                 and rows.size * grower.n_hist_columns <= compiled.DEPTHWISE_CELLS):
-            fields, node = compiled.grow(grower, rows, g, h, prepared, 2 ** p.max_depth, True)
+            fields, node, _ = compiled.grow(grower, rows, g, h, prepared, 2 ** p.max_depth,
+                                            True)
             return DepthwiseTree(**fields, value=np.zeros(fields["feature"].size)), node, \
                 None, None
         node, (hX, hrows, g32, h32), hist = grower._root(rows, g, h, prepared)

@@ -57,10 +57,11 @@ class LossguideKind(DepthwiseKind):
         """See :meth:`boostlib.engine.trees.TreeKind.grow`."""
         p = grower.params
         max_leaves = p.max_leaves
-        if max_leaves >= 2 and compiled.applies(grower, noise_std, rows.size):
-            fields, node = compiled.grow(grower, rows, g, h, prepared, max_leaves, False)
+        if max_leaves >= 2 and compiled.applies(grower, noise_std, rows.size, monotone=True):
+            fields, node, bounds = compiled.grow(grower, rows, g, h, prepared, max_leaves,
+                                                 False)
             return LossguideTree(**fields, value=np.zeros(fields["feature"].size)), node, \
-                None, None
+                None, bounds
         hist = grower._hist_buffer(0, max_leaves)      # before _root, which writes slot 0
         node, (hX, hrows, g32, h32), _ = grower._root(rows, g, h, prepared)
         n_fit = rows.size
