@@ -214,13 +214,11 @@ def test_bundled_one_hot_columns_grow_the_same_tree(threads, policy, entries, mo
 
 @pytest.mark.parametrize("policy", ["lossguide", "depthwise"])
 @pytest.mark.parametrize("policy_kw", [
-    dict(monotonic_cst=[1, 0, 0, 0]), dict(colsample_bynode=0.5),
+    dict(colsample_bynode=0.5),
     dict(interaction_constraints=[[0, 1], [2, 3]]), dict(random_strength=1.0)])
 def test_other_cases_take_the_python_loop(policy_kw, policy):
-    """Rules per node, split noise and (depthwise trees') monotone constraints are the
-    Python loop's: the compiled one is not used for them."""
-    if policy == "lossguide" and "monotonic_cst" in policy_kw:
-        return              # compiled: test_monotone_leafwise_trees_grow_the_same_compiled
+    """Column rules per node and split noise are the Python loop's: the compiled one is
+    not used for them."""
     rng = np.random.default_rng(1)
     X = rng.normal(size=(300, 4))
     X[:, 0] = rng.integers(0, 5, 300)
@@ -282,13 +280,19 @@ def test_a_column_sample_per_tree_grows_the_same_trees_compiled(policy, extra):
         assert np.array_equal(a.feature, b.feature) and np.array_equal(a.bin, b.bin)
 
 
+@pytest.mark.parametrize("policy", ["lossguide", "depthwise"])
 @pytest.mark.parametrize("extra", [
     {}, {"prune_features": True, "colsample_bytree": 0.7}, {"min_samples_leaf": 15},
     {"sampler": "mvs", "subsample": 0.5}, {"update": "sglb"}, {"categorical": True}])
-def test_monotone_leafwise_trees_grow_the_same_compiled(extra):
+def test_monotone_trees_grow_the_same_compiled(policy, extra):
     """Monotone constraints in the compiled loop: each leaf's value interval as the Python
-    loop's NodeRules keeps it, the same trees, value intervals and leaf values."""
+    loops' NodeRules keeps it (depthwise: renumbered level by level), the same trees, value
+    intervals and leaf values."""
     extra = dict(extra)
+    if policy == "depthwise":
+        if "prune_features" in extra:
+            extra.pop("prune_features")
+        extra["max_depth"] = 4
     rng = np.random.default_rng(3)
     n = 800
     X = rng.normal(size=(n, 5))
@@ -297,9 +301,10 @@ def test_monotone_leafwise_trees_grow_the_same_compiled(extra):
     if cat:
         X[:, 4] = rng.integers(0, 6, n)
     y = 2 * np.nan_to_num(X[:, 0]) - X[:, 1] + np.sin(3 * X[:, 2]) + rng.normal(size=n)
-    params = dict(grow_policy="lossguide", max_leaves=15, max_depth=10, n_estimators=12,
-                  monotonic_cst=[1, -1, 0, 1, 0], random_state=0,
-                  categorical_features=[4] if cat else "auto", **extra)
+    params = dict(grow_policy=policy, n_estimators=12, monotonic_cst=[1, -1, 0, 1, 0],
+                  random_state=0, categorical_features=[4] if cat else "auto",
+                  **({"max_leaves": 15, "max_depth": 10} if policy == "lossguide" else {}),
+                  **extra)
     used = []
     real = _leafwise.grow_tree
 
@@ -326,6 +331,20 @@ def test_monotone_leafwise_trees_grow_the_same_compiled(extra):
             assert np.array_equal(getattr(a, name), getattr(b, name)), name
         assert np.array_equal(a.value_bounds, b.value_bounds)
     assert any(np.isfinite(t.value_bounds).any() for t in fast.ensemble_.scalar_trees())
+
+
+def test_deep_monotone_depthwise_trees_size_their_bounds_by_rows():
+    """max_depth=30 asks the compiled loop for 2**30 leaves: the value intervals are
+    sized by the rows (a leaf each at most), as the tree's own arrays are."""
+    from boostlib import BoostRegressor
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(300, 3))
+    y = X[:, 0] + rng.normal(size=300)
+    model = BoostRegressor(grow_policy="depthwise", max_depth=30, monotonic_cst=[1, 0, 0],
+                           n_estimators=3, random_state=0).fit(X, y)
+    low, high = X[:50].copy(), X[:50].copy()
+    low[:, 0], high[:, 0] = -1.0, 1.0
+    assert np.all(model.predict(low) <= model.predict(high))
 
 
 def test_bad_arguments_are_rejected():
@@ -372,6 +391,4 @@ def test_bad_arguments_are_rejected():
         call(monotone=mono)
     with pytest.raises(ValueError, match="go together"):
         call(monotone=mono, node_bounds=np.zeros((6, 2)))          # 2 * 4 - 1 rows needed
-    with pytest.raises(ValueError, match="go together"):
-        call(monotone=mono, node_bounds=np.zeros((7, 2)), level_order=True)
     assert call(monotone=mono, node_bounds=np.zeros((7, 2)))[0].tolist() == [-1]

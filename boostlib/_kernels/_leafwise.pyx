@@ -4,8 +4,8 @@
 loop over the split, partition and histogram kernels, which handles every case. A split
 there costs a few dozen microseconds of Python and call overhead, about what the kernels
 themselves cost on small data. :func:`grow_tree` runs the same loop compiled, for the
-common case: no constraints, no split noise, a dense matrix, one machine (categorical
-features included). It takes the same decisions in the same order from the same sums, so
+common case: no column rules per node, no split noise, a dense matrix, one machine
+(categorical features, a column sample per tree and monotone constraints included). It takes the same decisions in the same order from the same sums, so
 the trees are identical (``tests/test_kernels_leafwise.py``).
 """
 from cython.parallel cimport prange
@@ -267,10 +267,11 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     skip_features : IN uint8 (n_features,), optional
         Features not searched anywhere in this tree (1), as a column sample drawn for the
         tree (``colsample_bytree``) leaves out.
-    monotone, node_bounds : optional, together (not with ``level_order``)
+    monotone, node_bounds : optional, together
         Monotone constraints (int8 per feature: -1, 0, +1), and OUT float64
-        (2 * max_leaves - 1, 2): the interval each node's value is kept in, as the Python
-        loop's ``NodeRules`` keeps them (see ``_splitting._feature_best``).
+        (2 * min(max_leaves, n_fit) - 1, 2) at least: the interval each node's value is
+        kept in, as the Python loops' ``NodeRules`` keeps them (see
+        ``_splitting._feature_best``), in the nodes' order (``level_order`` included).
 
     Returns
     -------
@@ -315,11 +316,6 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
         raise ValueError("offsets and n_bins_nonmissing must match the features")
     if skip_features is not None and skip_features.shape[0] != n_features:
         raise ValueError("skip_features needs one entry per feature")
-    if (monotone is None) != (node_bounds is None) or (monotone is not None and (
-            monotone.shape[0] != n_features or node_bounds.shape[0] < 2 * max_leaves - 1
-            or node_bounds.shape[1] != 2 or level_order)):
-        raise ValueError("monotone (one entry per feature) and node_bounds (2 * max_leaves "
-                         "- 1 rows of 2) go together, without level_order")
     search.is_cat = NULL
     if is_cat is not None and is_cat.shape[0]:
         if cat_params is None:
@@ -365,6 +361,11 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     if max_leaves > n_fit:      # every leaf holds a row: no more leaves than rows
         max_leaves = <int> n_fit if n_fit > 1 else 2
     max_nodes = 2 * max_leaves - 1
+    if (monotone is None) != (node_bounds is None) or (monotone is not None and (
+            monotone.shape[0] != n_features or node_bounds.shape[0] < max_nodes
+            or node_bounds.shape[1] != 2)):
+        raise ValueError("monotone (one entry per feature) and node_bounds (2 * max_leaves "
+                         "- 1 rows of 2, max_leaves at most the rows) go together")
     if n_features == 0 or n_fit == 0:
         raise ValueError("growing a tree needs rows and features")
     if rows[0] < 0 or rows[n_fit - 1] >= X_binned.shape[1]:
@@ -587,7 +588,8 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     if level_order:
         _renumber(feature_a[:n_nodes], bin_a[:n_nodes], nan_a[:n_nodes], left_a[:n_nodes],
                   right_a[:n_nodes], gain_a[:n_nodes], small_right[:n_nodes], node_of_row,
-                  sets_a[:n_sets])
+                  sets_a[:n_sets], node_bounds[:n_nodes] if node_bounds is not None
+                  else np.empty((0, 2)))
     return (feature_a[:n_nodes], bin_a[:n_nodes], nan_a[:n_nodes], left_a[:n_nodes],
             right_a[:n_nodes], gain_a[:n_nodes], sets_a[:n_sets])
 
@@ -606,10 +608,11 @@ def slots_needed(int max_depth, int max_leaves, Py_ssize_t n_fit):
 cdef void _renumber(idx_t[::1] feature, idx_t[::1] split_bin, unsigned char[::1] nan_right,
                     idx_t[::1] left, idx_t[::1] right, double[::1] gain,
                     const unsigned char[::1] small_right, idx_t[::1] node_of_row,
-                    uint32_t[:, ::1] sets):
+                    uint32_t[:, ::1] sets, double[:, ::1] bounds):
     """Renumber a grown tree's nodes in level order (``grow_tree``'s ``level_order``), in
-    place, and the rows' nodes with them; the categorical splits' ``sets`` are renumbered
-    in the order the level-wise loop stores them (its order of the nodes of each level)."""
+    place, and the rows' nodes and the nodes' value ``bounds`` (0 rows: none) with them;
+    the categorical splits' ``sets`` are renumbered in the order the level-wise loop stores
+    them (its order of the nodes of each level)."""
     cdef Py_ssize_t n = feature.shape[0], i, head = 0, tail = 1, k, nxt = 1, n_sets = 0
     cdef idx_t[::1] new_id = np.empty(n, dtype=np.int32)
     cdef idx_t[::1] queue = np.empty(n, dtype=np.int32)
@@ -635,6 +638,10 @@ cdef void _renumber(idx_t[::1] feature, idx_t[::1] split_bin, unsigned char[::1]
     cdef idx_t[::1] l_old = left.copy(), r_old = right.copy()
     cdef unsigned char[::1] d_old = nan_right.copy()
     cdef double[::1] g_old = gain.copy()
+    cdef double[:, ::1] bounds_old = bounds.copy() if bounds.shape[0] else bounds
+    for k in range(bounds.shape[0]):
+        bounds[new_id[k], 0] = bounds_old[k, 0]
+        bounds[new_id[k], 1] = bounds_old[k, 1]
     for k in range(n):
         i = new_id[k]
         feature[i] = f_old[k]

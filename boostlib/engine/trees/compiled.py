@@ -2,8 +2,8 @@
 
 Leaf-wise and depthwise trees are grown by Python loops over the split, partition and
 histogram kernels, which handle every case. In the common case (no constraints or column
-rules per node, no split noise, a dense matrix, one machine; leaf-wise trees with monotone
-constraints too) the best-first loop runs compiled
+rules per node, no split noise, a dense matrix, one machine; monotone constraints
+included) the best-first loop runs compiled
 instead, a whole tree in one call, and gives the same tree: on small data a step's Python
 and call overheads cost as much as its kernels. A column sample drawn per tree
 (``colsample_bytree``) enters it as features dead from the root down. A depthwise tree is
@@ -39,8 +39,8 @@ FIELDS = ("feature", "bin", "nan_right", "left", "right", "gain", "cat_sets")
 def applies(grower: Any, noise_std: float, n_fit: int, monotone: bool = False) -> bool:
     """Whether the compiled loop grows this tree: no column rules that differ between
     nodes (a column sample per tree is fine), no monotone constraints unless ``monotone``
-    (leaf-wise trees, numbered as they grow), no split noise, a dense matrix, one machine
-    (and a tree deeper than its root)."""
+    (the caller takes the nodes' value intervals), no split noise, a dense matrix, one
+    machine (and a tree deeper than its root)."""
     rules = grower.column_rules
     return (ENABLED and n_fit > 0 and grower.X.shape[0] > 0 and grower.params.max_depth >= 1
             and isinstance(grower.X, np.ndarray)
@@ -63,8 +63,9 @@ def grow(grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray, prepared: 
     b = grower.bundling
     rules = grower.column_rules
     skipped = None if rules is None else rules.tree_skipped()
+    # (a tree has at most a leaf per row: depthwise trees pass 2**max_depth leaves)
     bounds = (None if grower.monotone is None else
-              np.empty((2 * max_leaves - 1, 2)))
+              np.empty((2 * min(max_leaves, max(rows.size, 2)) - 1, 2)))
     tables = {} if b is None else dict(
         column_offsets=b.offsets, source=b.source, default_at=b.default_at, others=b.others,
         others_start=b.others_start, **grower._entry_args)

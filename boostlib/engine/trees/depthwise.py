@@ -69,12 +69,12 @@ class DepthwiseKind(TreeKind):
         data, the tree is grown compiled (:mod:`boostlib.engine.trees.compiled`), node for
         node the tree the level-wise loop below grows."""
         p = grower.params
-        if (compiled.applies(grower, noise_std, rows.size)
+        if (compiled.applies(grower, noise_std, rows.size, monotone=True)
                 and rows.size * grower.n_hist_columns <= compiled.DEPTHWISE_CELLS):
-            fields, node, _ = compiled.grow(grower, rows, g, h, prepared, 2 ** p.max_depth,
-                                            True)
+            fields, node, bounds = compiled.grow(grower, rows, g, h, prepared,
+                                                 2 ** p.max_depth, True)
             return DepthwiseTree(**fields, value=np.zeros(fields["feature"].size)), node, \
-                None, None
+                None, bounds
         node, (hX, hrows, g32, h32), hist = grower._root(rows, g, h, prepared)
         feature, bin_, nanr, left_c, right_c, gain = [-1], [0], [0], [-1], [-1], [0.0]
         sets: List[np.ndarray] = []
