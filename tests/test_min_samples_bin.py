@@ -74,6 +74,7 @@ def test_rare_values_share_a_bin_and_the_model_changes():
     coarse = BoostClassifier(n_estimators=5, random_state=0, min_samples_bin=10).fit(X, y)
     n_bins = [int(m.model_.ensemble.bin_mapper.n_bins_nonmissing_[0]) for m in (plain, coarse)]
     assert n_bins == [255, 40]                  # 400 values: 400 // 10 quantile bins
+    assert not np.array_equal(plain.predict_proba(X), coarse.predict_proba(X))
     again = BoostClassifier(n_estimators=5, random_state=0, min_samples_bin=10).fit(X, y)
     assert np.array_equal(again.predict_proba(X), coarse.predict_proba(X))
 
