@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from boostlib import BoostClassifier
+from boostlib import BoostClassifier, BoostRegressor
 from boostlib._kernels import _leafwise
 from boostlib.engine.grower import GrowParams, TreeGrower
 from boostlib.engine.trees import compiled
@@ -33,6 +33,30 @@ def grow_both(data, rows, g, h, params, n_threads=1, row_weights=None, bundle=Fa
             compiled.ENABLED = old
         out.append((tree, node.copy()))
     return out
+
+
+def fit_both_loops(estimator, params, X, y):
+    """The model fitted with the compiled loop (and the keyword arguments of each of its
+    ``grow_tree`` calls), and the model fitted with the Python loops."""
+    calls = []
+    real = _leafwise.grow_tree
+
+    def spy(*args, **kw):
+        calls.append(kw)
+        return real(*args, **kw)
+
+    _leafwise.grow_tree = spy
+    try:
+        fast = estimator(**params).fit(X, y)
+    finally:
+        _leafwise.grow_tree = real
+    old = compiled.ENABLED
+    compiled.ENABLED = False
+    try:
+        slow = estimator(**params).fit(X, y)
+    finally:
+        compiled.ENABLED = old
+    return fast, slow, calls
 
 
 def assert_same(a, b):
@@ -256,25 +280,9 @@ def test_a_column_sample_per_tree_grows_the_same_trees_compiled(policy, extra):
     params = dict(grow_policy=policy, n_estimators=15, colsample_bytree=0.5, random_state=0,
                   **({"max_leaves": 12, "max_depth": 10} if policy == "lossguide" else {}),
                   **extra)
-    used = []
-    real = _leafwise.grow_tree
-
-    def spy(*args, **kw):
-        used.append(kw.get("skip_features"))
-        return real(*args, **kw)
-
-    _leafwise.grow_tree = spy
-    try:
-        fast = BoostClassifier(**params).fit(X, y)
-    finally:
-        _leafwise.grow_tree = real
+    fast, slow, calls = fit_both_loops(BoostClassifier, params, X, y)
+    used = [kw.get("skip_features") for kw in calls]
     assert len(used) == 15 and all(s is not None and s.sum() == 4 for s in used)
-    old = compiled.ENABLED
-    compiled.ENABLED = False
-    try:
-        slow = BoostClassifier(**params).fit(X, y)
-    finally:
-        compiled.ENABLED = old
     assert np.array_equal(fast.predict_proba(X), slow.predict_proba(X))
     for a, b in zip(fast.ensemble_.scalar_trees(), slow.ensemble_.scalar_trees()):
         assert np.array_equal(a.feature, b.feature) and np.array_equal(a.bin, b.bin)
@@ -305,26 +313,9 @@ def test_monotone_trees_grow_the_same_compiled(policy, extra):
                   random_state=0, categorical_features=[4] if cat else "auto",
                   **({"max_leaves": 15, "max_depth": 10} if policy == "lossguide" else {}),
                   **extra)
-    used = []
-    real = _leafwise.grow_tree
-
-    def spy(*args, **kw):
-        used.append(kw.get("monotone") is not None)
-        return real(*args, **kw)
-
-    _leafwise.grow_tree = spy
-    try:
-        from boostlib import BoostRegressor
-        fast = BoostRegressor(**params).fit(X, y)
-    finally:
-        _leafwise.grow_tree = real
+    fast, slow, calls = fit_both_loops(BoostRegressor, params, X, y)
+    used = [kw.get("monotone") is not None for kw in calls]
     assert len(used) == 12 and all(used)
-    old = compiled.ENABLED
-    compiled.ENABLED = False
-    try:
-        slow = BoostRegressor(**params).fit(X, y)
-    finally:
-        compiled.ENABLED = old
     assert np.array_equal(fast.predict(X), slow.predict(X))
     for a, b in zip(fast.ensemble_.scalar_trees(), slow.ensemble_.scalar_trees()):
         for name in ("feature", "bin", "nan_right", "value"):
@@ -336,7 +327,6 @@ def test_monotone_trees_grow_the_same_compiled(policy, extra):
 def test_deep_monotone_depthwise_trees_size_their_bounds_by_rows():
     """max_depth=30 asks the compiled loop for 2**30 leaves: the value intervals are
     sized by the rows (a leaf each at most), as the tree's own arrays are."""
-    from boostlib import BoostRegressor
     rng = np.random.default_rng(4)
     X = rng.normal(size=(300, 3))
     y = X[:, 0] + rng.normal(size=300)

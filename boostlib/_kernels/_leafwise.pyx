@@ -20,7 +20,7 @@ from .common cimport bin_t, idx_t, int64_t, uint32_t, uint64_t, CH_C, CAT_SPLIT,
 from ._histogram cimport check_entries, check_expand_tables, expand_slot
 from ._splitting cimport (CatParams, USE_WORDS, _cat_params, _cat_best, _check_layout,
                           cat_result, cat_set_bits, _feature_best, pick_feature, node_sums,
-                          numeric_result)
+                          numeric_result, threshold_sums)
 
 cdef extern from *:
     """
@@ -98,9 +98,9 @@ cdef void _child_bounds(const double* hf, Py_ssize_t n_ch, Py_ssize_t nb, Py_ssi
     right when ``d``) of a feature constrained ``mono`` (its histogram at ``hf``), as
     ``NodeRules.split`` sets them: with ``mono``, they meet at the midpoint of the two
     children's clipped values, each sum taken in ``_splitting.split_stats``' order."""
-    cdef double sums[4]     # gl, hl, g, h
-    cdef Py_ssize_t c, q
-    cdef double total, part, wl, wr, mid
+    cdef double sums[4]     # gl, hl, gr, hr
+    cdef Py_ssize_t c
+    cdef double wl, wr, mid
     cdef double lo = parent.lo, hi = parent.hi
     left.lo = lo
     left.hi = hi
@@ -109,16 +109,7 @@ cdef void _child_bounds(const double* hf, Py_ssize_t n_ch, Py_ssize_t nb, Py_ssi
     if mono == 0:
         return
     for c in range(2):
-        total = hf[nb * n_ch + c]
-        for q in range(nb):
-            total = total + hf[q * n_ch + c]
-        part = 0.0
-        for q in range(b + 1):
-            part = part + hf[q * n_ch + c]
-        if not d:
-            part = part + hf[nb * n_ch + c]
-        sums[c] = part
-        sums[2 + c] = total - part
+        threshold_sums(hf, n_ch, nb, b, d, c, &sums[c], &sums[2 + c])
     wl = _clipped_value(sums[0], sums[1], l2, lo, hi)
     wr = _clipped_value(sums[2], sums[3], l2, lo, hi)
     mid = 0.5 * (wl + wr)

@@ -28,6 +28,8 @@ cdef Py_ssize_t pick_feature(const double* per_feature, Py_ssize_t n_features) n
 cdef void node_sums(const double* hs, Py_ssize_t n_ch, const idx_t* offsets,
                     const idx_t* n_bins_nonmissing, Py_ssize_t n_features,
                     double* totals) noexcept nogil
+cdef void threshold_sums(const double* hf, Py_ssize_t n_ch, Py_ssize_t nb, Py_ssize_t b,
+                         int d, Py_ssize_t c, double* left, double* right) noexcept nogil
 cdef void numeric_result(const double* hf, Py_ssize_t n_ch, Py_ssize_t nb,
                          const double* best, Py_ssize_t f, double* out) noexcept nogil
 cdef CatParams _cat_params(const double[::1] cat_params) except *

@@ -573,6 +573,24 @@ cdef inline double _result_head(const double* hf, Py_ssize_t n_ch, Py_ssize_t nb
     return total
 
 
+cdef void threshold_sums(const double* hf, Py_ssize_t n_ch, Py_ssize_t nb, Py_ssize_t b,
+                         int d, Py_ssize_t c, double* left, double* right) noexcept nogil:
+    """Channel ``c``'s sums over both children of the threshold split at bin ``b`` (missing
+    rows right when ``d``) of the feature whose ``nb + 1`` bins are at ``hf``: the total
+    from the missing bin up through the bins, the left side from bin 0 up (then the
+    missing bin), the right side their difference, in :func:`find_split_nodes`' order."""
+    cdef Py_ssize_t q
+    cdef double total = hf[nb * n_ch + c], part = 0.0
+    for q in range(nb):
+        total = total + hf[q * n_ch + c]
+    for q in range(b + 1):
+        part = part + hf[q * n_ch + c]
+    if not d:
+        part = part + hf[nb * n_ch + c]
+    left[0] = part
+    right[0] = total - part
+
+
 cdef void numeric_result(const double* hf, Py_ssize_t n_ch, Py_ssize_t nb,
                          const double* best, Py_ssize_t f, double* out) noexcept nogil:
     """A node's search result (``out``: 7 entries as :func:`find_split_nodes` gives them)
@@ -1054,13 +1072,8 @@ def split_stats(const double[:, :, ::1] hist, const idx_t[::1] slots, Py_ssize_t
                     total = total + hist[s, offset + b, src]
                 for b in range(left_set.shape[0]):
                     gl = gl + hist[s, offset + left_set[b], src]
+                left[k, c] = gl
+                right[k, c] = total - gl
             else:
-                total = hist[s, offset + nb, src]
-                for b in range(nb):
-                    total = total + hist[s, offset + b, src]
-                for b in range(split_bin + 1):
-                    gl = gl + hist[s, offset + b, src]
-                if not nan_right:
-                    gl = gl + hist[s, offset + nb, src]
-            left[k, c] = gl
-            right[k, c] = total - gl
+                threshold_sums(&hist[s, offset, 0], hist.shape[2], nb, split_bin, nan_right,
+                               src, &left[k, c], &right[k, c])
