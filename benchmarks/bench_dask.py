@@ -71,8 +71,8 @@ def _time_sums(how: str, rank: int, addresses: List[str], actor: Any, size: int,
     """Median seconds of one sum of ``size`` float64 over the workers, on worker ``rank``."""
     from boostlib.dask.collective import DaskCollective
     array = np.ones(size)
-    collective = DaskCollective("bench-" + how + str(size), rank, addresses, 60.0) \
-        if how == "connections" else None
+    collective = None if how == "actor" else DaskCollective(
+        "bench-" + how + str(size), rank, addresses, 60.0, sockets=how == "sockets")
     times = []
     for step in range(repeats):
         start = time.perf_counter()
@@ -88,24 +88,26 @@ def _time_sums(how: str, rank: int, addresses: List[str], actor: Any, size: int,
 
 def measure_sums(client: Any, repeats: int = 200) -> None:
     """The round trip of one sum across the workers: boostlib's collective (direct
-    connections) against a Dask actor, for a few numbers, one node's W1 histogram and 16."""
+    connections, their sockets used by the training thread or Dask messages on the event
+    loop) against a Dask actor, for a few numbers, one node's W1 histogram and 16."""
     from boostlib.dask.collective import install
     from boostlib.dask.parts import worker_addresses
     addresses = worker_addresses(client)
     client.run(install, workers=addresses)
     actor = client.submit(_ActorSum, len(addresses), actor=True, workers=[addresses[0]],
                           pure=False).result()
-    print("| array | boostlib collective | Dask actor |")
-    print("| --- | ---: | ---: |")
+    print("| array | sockets | Dask messages | Dask actor |")
+    print("| --- | ---: | ---: | ---: |")
     for label, size in (("2 numbers", 2), ("115 KB", 28 * 256 * 2),
                         ("1.8 MB", 16 * 28 * 256 * 2)):
         row = []
-        for how in ("connections", "actor"):
+        for how in ("sockets", "messages", "actor"):
             futures = [client.submit(_time_sums, how, r, addresses, actor, size, repeats,
                                      workers=[a], pure=False)
                        for r, a in enumerate(addresses)]
             row.append(max(client.gather(futures)) * 1e3)
-        print(f"| {label} | {row[0]:.2f} ms | {row[1]:.2f} ms |", flush=True)
+        print(f"| {label} | {row[0]:.2f} ms | {row[1]:.2f} ms | {row[2]:.2f} ms |",
+              flush=True)
 
 
 def _warm_up() -> None:

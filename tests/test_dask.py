@@ -349,3 +349,32 @@ def test_array_of_unknown_chunk_sizes(client):
     local = BoostClassifier(n_jobs=1, **params).fit(X, y)
     np.testing.assert_allclose(model.predict_proba(Xd).compute(), local.predict_proba(X),
                                atol=1e-9)
+
+
+def _sum_on_worker(fit, rank, addresses, sockets):
+    from boostlib.dask.collective import DaskCollective
+    collective = DaskCollective(fit, rank, addresses, 30.0, sockets=sockets)
+    try:
+        out = [collective.allreduce(np.arange(n, dtype=np.float64) * (rank + 1)).copy()
+               for n in (0, 3, 300_000)]
+        out.append(collective.total(rank, 1.0))
+        return type(collective._links).__name__, out
+    finally:
+        collective.close()
+
+
+@pytest.mark.parametrize("sockets", [True, False])
+def test_sums_between_processes_over_sockets_and_messages(client, sockets):
+    """Two worker processes sum arrays of every size (2.4 MB both ways at once) through the
+    training threads' own sockets, or through Dask messages on the event loop."""
+    from boostlib.dask.collective import install
+    from boostlib.dask.parts import worker_addresses
+    addresses = worker_addresses(client)
+    client.run(install, workers=addresses)
+    futures = [client.submit(_sum_on_worker, f"test-{sockets}", r, addresses, sockets,
+                             workers=[a], pure=False) for r, a in enumerate(addresses)]
+    for kind, out in client.gather(futures):
+        assert kind == ("SocketLinks" if sockets else "MessageLinks")
+        for got, n in zip(out, (0, 3, 300_000)):
+            np.testing.assert_array_equal(got, np.arange(n, dtype=np.float64) * 3)
+        np.testing.assert_array_equal(out[-1], [1.0, 2.0])

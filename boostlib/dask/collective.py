@@ -1,12 +1,11 @@
 """The collective of a Dask fit: sums across workers over Dask's own connections.
 
 Before the fit, every worker taking part installs a handler (:func:`install`); at the start
-of the fit every pair of workers opens one connection (``distributed.comm``: Dask's TCP or
-TLS transport), kept for the whole fit. After Dask's handshake message, an array crosses
-it as its raw bytes behind a 32-byte header (kind, step, length, type), and is read into a
-buffer kept for the fit.
-A sum is one exchange per pair, run on the worker's event loop while the training thread
-waits:
+of the fit every pair of workers opens one connection through Dask (``distributed.comm``),
+kept for the whole fit. After Dask's handshake message, a plain TCP connection is taken out
+of Dask's event loop, and the training thread sends and receives on its socket itself;
+other connections (TLS, workers in one process) carry Dask messages on the event loop
+(:mod:`boostlib.dask.links`). A sum is one or two exchanges per pair:
 
 * small arrays, and any array with two workers: every worker sends its array to every
   other one and adds all of them in rank order (one exchange: the lowest latency);
@@ -24,21 +23,17 @@ answering fails the fit after ``timeout`` seconds.
 from __future__ import annotations
 
 import asyncio
-import struct
+import socket
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Tuple, Union
 
 import numpy as np
 
 from ..plugin.collective import Collective, CollectiveError
+from .links import READY, MessageLinks, SocketLinks, describe, detach, detachable
 
 #: The handler name every worker of a fit registers (see :func:`install`).
 HANDLER = "boostlib_collective"
-
-#: The header of an array sent between processes: kind, step, number of bytes, and the
-#: array's type (``dtype.num``).
-_HEADER = struct.Struct("<qqqq")
-_DATA, _FAIL = 0, 1
 
 #: Sums whose all-gather would send more than this many bytes from each worker (the array
 #: times the other workers) are reduce-scattered instead (with more than two workers).
@@ -49,7 +44,8 @@ class _Inbox:
     """The connections other workers opened to one worker for one fit."""
 
     def __init__(self) -> None:
-        self.comms: Dict[int, Any] = {}
+        #: rank -> a socket taken from Dask, or a Dask connection
+        self.links: Dict[int, Any] = {}
         self.arrived = asyncio.Event()
         self.closed = asyncio.Event()
 
@@ -67,13 +63,21 @@ def _inbox(address: str, fit: str) -> _Inbox:
 
 def install(dask_worker: Any) -> str:
     """Register the collective's handler on a worker (``client.run(install)``); returns the
-    worker's address. The handler keeps a connection another worker opens for a fit until
-    that fit ends."""
+    worker's address. The handler takes the socket of a connection another worker opens
+    for a fit (``raw=True``: it answers with the ready byte), or keeps the Dask connection
+    until that fit ends."""
     address = dask_worker.address
 
-    async def accept(comm: Any, fit: str = "", rank: int = -1, **_: Any) -> None:
+    async def accept(comm: Any, fit: str = "", rank: int = -1, raw: bool = False,
+                     **_: Any) -> None:
         box = _inbox(address, fit)
-        box.comms[int(rank)] = comm
+        if raw:
+            sock = detach(comm)
+            sock.send(READY)                # a fresh connection: one byte never blocks
+            box.links[int(rank)] = sock
+            box.arrived.set()
+            return
+        box.links[int(rank)] = comm
         box.arrived.set()
         await box.closed.wait()
 
@@ -93,9 +97,13 @@ class DaskCollective(Collective):
         Every worker's address, by rank.
     timeout : float
         Seconds one sum may wait for the other workers before the fit fails.
+    sockets : bool, default=True
+        Take the sockets of plain TCP connections (the training thread sends itself); with
+        False, every connection carries Dask messages on the event loop (as TLS ones do).
     """
 
-    def __init__(self, fit: str, rank: int, addresses: List[str], timeout: float):
+    def __init__(self, fit: str, rank: int, addresses: List[str], timeout: float,
+                 sockets: bool = True):
         from distributed import get_worker
         worker = get_worker()
         self.fit = fit
@@ -105,203 +113,130 @@ class DaskCollective(Collective):
         self._timeout = float(timeout)
         self._loop = worker.loop.asyncio_loop
         self._address = worker.address
-        #: workers in one process pass arrays by reference ("inproc://" addresses)
-        self._in_process = any(a.startswith("inproc") for a in addresses)
-        self._comms: Dict[int, Any] = {}
-        #: per peer: the buffer its arrays are read into
-        self._buffers: Dict[int, np.ndarray] = {}
-        self._failed: Optional[str] = None
+        self._sockets = bool(sockets)
+        self._links: Union[SocketLinks, MessageLinks, None] = None
+        self._failed: str = ""
         #: seconds spent in sums, and their number
         self.seconds = 0.0
         self.steps = 0
         if self.n_workers > 1:
-            self._run(self._connect())
+            self._connect()
 
-    # -- plumbing ------------------------------------------------------------------------------
-    def _run(self, coroutine: Any) -> Any:
-        """Run a coroutine on the worker's event loop and wait for it (this thread blocks)."""
-        future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+    # -- connecting ----------------------------------------------------------------------------
+    def _connect(self) -> None:
+        """Open a connection to every higher rank and wait for every lower one's; take the
+        sockets of plain TCP connections (all of them or none: the ends must agree)."""
+        future = asyncio.run_coroutine_threadsafe(self._open(), self._loop)
         try:
-            return future.result(self._timeout + 30.0)
+            links = future.result(self._timeout + 30.0)
         except CollectiveError:
             raise
-        except Exception as exc:            # a closed connection, a timeout, ...
+        except Exception as exc:
             future.cancel()
-            raise CollectiveError(f"worker {self.rank}: {self._failed or _describe(exc)}") \
-                from exc
+            raise CollectiveError(f"worker {self.rank}: {describe(exc)}") from exc
+        raw = {p for p, link in links.items() if isinstance(link, socket.socket)}
+        if raw and len(raw) < len(links):
+            raise CollectiveError(f"worker {self.rank}: the workers' connections differ in "
+                                  f"kind (plain TCP to workers {sorted(raw)} only); use one "
+                                  "protocol for the whole cluster")
+        if raw:
+            self._links = SocketLinks(self.rank, links, self._timeout)
+            self._links.ready([p for p in links if p < self.rank])
+        else:
+            self._links = MessageLinks(self.rank, links, self._loop, self._timeout)
 
-    async def _connect(self) -> None:
-        """Open a connection to every higher rank and wait for every lower one's."""
+    async def _open(self) -> Dict[int, Any]:
         from distributed.comm import connect
+        links: Dict[int, Any] = {}
         for peer in range(self.rank + 1, self.n_workers):
             comm = await asyncio.wait_for(connect(self._addresses[peer]), self._timeout)
+            raw = self._sockets and detachable(comm)
             await comm.write({"op": HANDLER, "fit": self.fit, "rank": self.rank,
-                              "reply": False})
-            self._comms[peer] = comm
+                              "raw": raw, "reply": False})
+            if raw:
+                # the peer answers once it has taken its end; only then is it safe to take
+                # ours (Dask would otherwise read the peer's first array)
+                ready = bytearray(1)
+                await asyncio.wait_for(comm.stream.read_into(ready), self._timeout)
+                comm = detach(comm)
+                comm.send(READY)
+            links[peer] = comm
         deadline = time.monotonic() + self._timeout
         box = _inbox(self._address, self.fit)
-        while len(box.comms) < self.rank:
+        while len(box.links) < self.rank:
             box.arrived.clear()
-            if len(box.comms) >= self.rank:
+            if len(box.links) >= self.rank:
                 break
             left = deadline - time.monotonic()
             if left <= 0:
-                missing = sorted(set(range(self.rank)) - set(box.comms))
+                missing = sorted(set(range(self.rank)) - set(box.links))
                 raise CollectiveError(f"worker {self.rank}: workers {missing} did not connect "
                                       f"within {self._timeout:g} s")
             await asyncio.wait_for(box.arrived.wait(), left)
-        self._comms.update(box.comms)
-
-    async def _exchange(self, outgoing: Dict[int, np.ndarray],
-                        incoming: Dict[int, np.ndarray], step: int) -> Dict[int, np.ndarray]:
-        """Send ``outgoing[peer]`` to every peer and receive from each an array of the size
-        and type of ``incoming[peer]``, at once (reading while writing: large messages
-        cannot deadlock). The arrays received live in this collective's buffers until the
-        next exchange."""
-        peers = sorted(outgoing)
-        send = self._send_message if self._in_process else self._send_raw
-        receive = self._receive_message if self._in_process else self._receive_raw
-        results = await asyncio.wait_for(
-            asyncio.gather(*(send(p, step, outgoing[p]) for p in peers),
-                           *(receive(p, step, incoming[p]) for p in peers)),
-            self._timeout)
-        return dict(zip(peers, results[len(peers):]))
-
-    # Between processes, an array goes over the connection as its raw bytes behind a
-    # fixed header (Dask's message protocol, msgpack and pickle, cost 0.3 ms per message
-    # and a copy of every array received); it is read straight into a buffer kept for
-    # the fit. Workers in one process hand messages over by reference.
-    async def _send_raw(self, peer: int, step: int, data: np.ndarray) -> None:
-        stream = self._stream(peer)
-        stream.write(_HEADER.pack(_DATA, step, data.nbytes, data.dtype.num))
-        if data.nbytes:
-            await stream.write(memoryview(data).cast("B"))
-
-    async def _receive_raw(self, peer: int, step: int, like: np.ndarray) -> np.ndarray:
-        stream = self._stream(peer)
-        head = bytearray(_HEADER.size)
-        await stream.read_into(head)
-        kind, at, nbytes, type_num = _HEADER.unpack(head)
-        if kind == _FAIL:
-            reason = bytearray(nbytes)
-            if nbytes:
-                await stream.read_into(reason)
-            self._failed = reason.decode("utf-8", "replace")
-            raise CollectiveError(self._failed)
-        if at != step:
-            raise CollectiveError(f"worker {peer} is at step {at}, worker {self.rank} at "
-                                  f"step {step}: they are out of step")
-        if nbytes != like.nbytes or type_num != like.dtype.num:
-            raise CollectiveError(f"worker {peer} sent {nbytes} bytes (dtype number "
-                                  f"{type_num}) at step {step}, worker {self.rank} expected "
-                                  f"{like.nbytes} bytes of {like.dtype}: they are out of step")
-        buffer = self._buffers.get(peer)
-        if buffer is None or buffer.nbytes < nbytes:
-            buffer = self._buffers[peer] = np.empty(max(nbytes, 1), dtype=np.uint8)
-        if nbytes:
-            await stream.read_into(memoryview(buffer[:nbytes]))
-        return buffer[:nbytes].view(like.dtype)
-
-    def _stream(self, peer: int) -> Any:
-        stream = getattr(self._comms[peer], "stream", None)
-        if stream is None:
-            raise CollectiveError(f"worker {self.rank}: the connection to worker {peer} "
-                                  "is closed")
-        return stream
-
-    async def _send_message(self, peer: int, step: int, data: np.ndarray) -> None:
-        from distributed.protocol import to_serialize
-        # handed over by reference: the buffer changes next
-        await self._comms[peer].write({"step": step, "data": to_serialize(data.copy())})
-
-    async def _receive_message(self, peer: int, step: int, like: np.ndarray) -> np.ndarray:
-        msg = await self._comms[peer].read()
-        if "fail" in msg:
-            self._failed = msg["fail"]
-            raise CollectiveError(msg["fail"])
-        if msg.get("step") != step:
-            raise CollectiveError(f"worker {peer} is at step {msg.get('step')}, worker "
-                                  f"{self.rank} at step {step}: they are out of step")
-        return msg["data"]
+        links.update(box.links)
+        return links
 
     # -- the collective ------------------------------------------------------------------------
     def allreduce(self, array: np.ndarray) -> np.ndarray:
         if self.n_workers == 1:
             return array
-        if self._failed is not None:
+        if self._failed:
             raise CollectiveError(self._failed)
         start = time.perf_counter()
         in_place = array.flags.c_contiguous     # the sum is then written into ``array``
         flat = (array if in_place else np.ascontiguousarray(array)).reshape(-1)
         step = self.steps
-        if self.n_workers == 2 or flat.nbytes * (self.n_workers - 1) <= SCATTER_BYTES:
-            everyone = {p: flat for p in self._comms}
-            got = self._run(self._exchange(everyone, everyone, step))
-            _add_in_rank_order(got, self.rank, flat)
-        else:
-            self._run(self._scatter_sum(flat, step))
+        try:
+            if self.n_workers == 2 or flat.nbytes * (self.n_workers - 1) <= SCATTER_BYTES:
+                everyone = {p: flat for p in range(self.n_workers) if p != self.rank}
+                _add_in_rank_order(self._links.exchange(everyone, everyone, step),
+                                   self.rank, flat)
+            else:
+                self._scatter_sum(flat, step)
+        except CollectiveError as exc:
+            self._failed = str(exc)
+            raise
         if not in_place:
             array[...] = flat.reshape(array.shape)
         self.steps += 1
         self.seconds += time.perf_counter() - start
         return array
 
-    async def _scatter_sum(self, flat: np.ndarray, step: int) -> None:
+    def _scatter_sum(self, flat: np.ndarray, step: int) -> None:
         """Reduce-scatter (this worker adds its slice), then all-gather the slices, into
         ``flat``."""
         edges = np.linspace(0, flat.size, self.n_workers + 1).astype(np.intp)
         piece = [slice(int(edges[j]), int(edges[j + 1])) for j in range(self.n_workers)]
+        peers = [p for p in range(self.n_workers) if p != self.rank]
         mine = flat[piece[self.rank]]
-        got = await self._exchange({p: flat[piece[p]] for p in self._comms},
-                                   {p: mine for p in self._comms}, step)
+        got = self._links.exchange({p: flat[piece[p]] for p in peers},
+                                   {p: mine for p in peers}, step)
         _add_in_rank_order(got, self.rank, mine)
-        totals = await self._exchange({p: mine for p in self._comms},
-                                      {p: flat[piece[p]] for p in self._comms}, step)
+        totals = self._links.exchange({p: mine for p in peers},
+                                      {p: flat[piece[p]] for p in peers}, step)
         for j, total in totals.items():
             flat[piece[j]] = total
 
     # -- ending --------------------------------------------------------------------------------
     def fail(self, reason: str) -> None:
         """Tell every other worker the fit failed: their next (or current) sum raises."""
-        if self.n_workers == 1 or not self._comms:
-            return
-
-        async def tell() -> None:
-            payload = reason.encode("utf-8")
-            for peer, comm in self._comms.items():
-                try:
-                    if self._in_process:
-                        await asyncio.wait_for(comm.write({"fail": reason}), 5.0)
-                    else:
-                        stream = self._stream(peer)
-                        stream.write(_HEADER.pack(_FAIL, -1, len(payload), 0))
-                        await asyncio.wait_for(stream.write(payload), 5.0)
-                except Exception:           # noqa: BLE001 - that worker is gone already
-                    pass
-        try:
-            asyncio.run_coroutine_threadsafe(tell(), self._loop).result(10.0)
-        except Exception:                   # noqa: BLE001 - best effort
-            pass
+        if self._links is not None:
+            self._links.fail(reason)
 
     def close(self) -> None:
         """Close this fit's connections (every worker calls it when its fit ends)."""
-        if self.n_workers == 1:
-            return
+        if self._links is not None:
+            self._links.close()
 
-        async def close() -> None:
-            for peer, comm in self._comms.items():
-                if peer > self.rank:        # the ones this worker opened
-                    try:
-                        await comm.close()
-                    except Exception:       # noqa: BLE001 - closed by the other side
-                        pass
+        async def forget() -> None:
             box = _INBOXES.pop((self._address, self.fit), None)
             if box is not None:
                 box.closed.set()
-        try:
-            asyncio.run_coroutine_threadsafe(close(), self._loop).result(10.0)
-        except Exception:                   # noqa: BLE001 - best effort
-            pass
+        if self.n_workers > 1:
+            try:
+                asyncio.run_coroutine_threadsafe(forget(), self._loop).result(10.0)
+            except Exception:                   # noqa: BLE001 - best effort
+                pass
 
 
 def _add_in_rank_order(got: Dict[int, np.ndarray], rank: int, own: np.ndarray) -> None:
@@ -318,10 +253,3 @@ def _add_in_rank_order(got: Dict[int, np.ndarray], rank: int, own: np.ndarray) -
     for r in range(1, n):
         total += own if r == rank else got[r]
     own[...] = total
-
-
-def _describe(exc: BaseException) -> str:
-    name = type(exc).__name__
-    if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
-        return f"a sum timed out ({name}): another worker stopped answering"
-    return f"a connection to another worker failed ({name}: {exc})"
