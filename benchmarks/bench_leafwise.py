@@ -14,12 +14,20 @@ each) with their ratios.
 
 Data: W1 (``bench_peers.make_data``: HIGGS-like, ``--n-rows`` rows, 100,000 test rows)
 always; from ``../shared/datasets`` when present: HIGGS (LightGBM's example), UCI Adult
-(categorical columns native in both), California housing (regression, 25% test),
-agaricus, a1a, w1a (their test files), german.numer and diabetes (25% test).
+(categorical columns native in both), agaricus, a1a, w1a (their test files), and California
+housing (regression), german.numer and diabetes, which have no test file. Those three are
+split at random, 25% test, ``--splits`` times (seeds 0, 1, ...), and their test loss is the
+mean over the splits: on diabetes's 192 test rows, one split's loss ratio between the two
+libraries ranges from 0.94 to 1.02 with the seed.
+
+``--per-tree`` prints instead the time one tree adds to a fit, boostlib's pruned trees and
+LightGBM's: from fits of 1 and of 200 trees, median of 7 each, on 1 and on 2 threads.
 
     python benchmarks/bench_leafwise.py                      # W1 at 1,000,000 rows + real
     python benchmarks/bench_leafwise.py --n-rows 100000 --repeats 3
     python benchmarks/bench_leafwise.py --only a1a,w1a,german.numer,diabetes --best
+    python benchmarks/bench_leafwise.py --only german.numer,diabetes --splits 1   # seed 0
+    python benchmarks/bench_leafwise.py --only agaricus,a1a,w1a,diabetes --per-tree
 """
 from __future__ import annotations
 
@@ -40,6 +48,8 @@ from boostlib import BoostClassifier, BoostRegressor  # noqa: E402
 SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared",
                       "datasets")
 COMMON = dict(n_estimators=200, learning_rate=0.1)
+#: The sets without a test file: split at random, ``--splits`` times.
+RESPLIT = ("California", "german.numer", "diabetes")
 
 
 def _split(X, y, seed=0):
@@ -47,36 +57,38 @@ def _split(X, y, seed=0):
     return X[~test], y[~test], X[test], y[test]
 
 
-def _libsvm(train: str, test: str = None, n_features: int = None):
+def _libsvm(train: str, test: str = None, n_features: int = None, seed: int = 0):
     from sklearn.datasets import load_svmlight_file, load_svmlight_files
     if test is None:
         X, y = load_svmlight_file(os.path.join(SHARED, train), n_features=n_features)
         X, y = X.toarray(), (y > 0).astype(float)
-        return _split(X, y)
+        return _split(X, y, seed)
     X, y, Xt, yt = load_svmlight_files([os.path.join(SHARED, train),
                                         os.path.join(SHARED, test)], n_features=n_features)
     return X.toarray(), (y > 0).astype(float), Xt.toarray(), (yt > 0).astype(float)
 
 
-def datasets(n_rows: int) -> Dict[str, Tuple[str, Callable[[], Tuple]]]:
-    def w1():
+def datasets(n_rows: int) -> Dict[str, Tuple[str, Callable[..., Tuple]]]:
+    """``{name: (task, load)}``; ``load(seed)`` gives the training and test rows (the seed
+    draws the split of the sets in :data:`RESPLIT`, and is ignored by the others)."""
+    def w1(seed=0):
         X, y, _ = make_data(n_rows + 100_000, 0)
         return X[:n_rows], y[:n_rows], X[n_rows:], y[n_rows:]
 
-    def higgs():
+    def higgs(seed=0):
         a = np.loadtxt(os.path.join(SHARED, "higgs_lightgbm", "binary.train"))
         b = np.loadtxt(os.path.join(SHARED, "higgs_lightgbm", "binary.test"))
         return a[:, 1:], a[:, 0], b[:, 1:], b[:, 0]
 
-    def adult():
+    def adult(seed=0):
         from bench_tabular import load_adult
         train, y, test, yt = load_adult()[:4]
         return train, y.astype(float), test, yt.astype(float)
 
-    def california():
+    def california(seed=0):
         a = np.loadtxt(os.path.join(SHARED, "california_housing", "cal_housing.data"),
                        delimiter=",")
-        return _split(a[:, :8], a[:, 8] / 1e5)
+        return _split(a[:, :8], a[:, 8] / 1e5, seed)
 
     out = {"W1": ("binary", w1)}
     if os.path.isdir(SHARED):
@@ -84,31 +96,34 @@ def datasets(n_rows: int) -> Dict[str, Tuple[str, Callable[[], Tuple]]]:
             "HIGGS": ("binary", higgs),
             "Adult": ("binary", adult),
             "California": ("regression", california),
-            "agaricus": ("binary", lambda: _libsvm("agaricus/agaricus.txt.train",
-                                                   "agaricus/agaricus.txt.test", 126)),
-            "a1a": ("binary", lambda: _libsvm("a1a/a1a", "a1a/a1a.t", 123)),
-            "w1a": ("binary", lambda: _libsvm("w1a/w1a", "w1a/w1a.t", 300)),
-            "german.numer": ("binary", lambda: _libsvm("german.numer/german.numer")),
-            "diabetes": ("binary", lambda: _libsvm("diabetes/diabetes")),
+            "agaricus": ("binary", lambda seed=0: _libsvm("agaricus/agaricus.txt.train",
+                                                          "agaricus/agaricus.txt.test", 126)),
+            "a1a": ("binary", lambda seed=0: _libsvm("a1a/a1a", "a1a/a1a.t", 123)),
+            "w1a": ("binary", lambda seed=0: _libsvm("w1a/w1a", "w1a/w1a.t", 300)),
+            "german.numer": ("binary", lambda seed=0: _libsvm("german.numer/german.numer",
+                                                              seed=seed)),
+            "diabetes": ("binary", lambda seed=0: _libsvm("diabetes/diabetes", seed=seed)),
         })
     return out
 
 
-def fitters(task: str, threads: int) -> Dict[str, Callable[[Any, Any], Any]]:
+def fitters(task: str, threads: int, n_trees: int = COMMON["n_estimators"]
+            ) -> Dict[str, Callable[[Any, Any], Any]]:
     import lightgbm as lgb
+    common = dict(COMMON, n_estimators=n_trees)
 
     def ours(X, y, prune=False):
         cls = BoostClassifier if task == "binary" else BoostRegressor
         return cls(grow_policy="lossguide", max_leaves=63, max_depth=30, min_samples_leaf=20,
                    min_child_weight=1e-3, l2_regularization=1.0, max_bins=255,
                    min_samples_bin=3, prune_features=prune, n_jobs=threads, random_state=0,
-                   **COMMON).fit(X, y)
+                   **common).fit(X, y)
 
     def lightgbm(X, y):
         cls = lgb.LGBMClassifier if task == "binary" else lgb.LGBMRegressor
         return cls(num_leaves=63, max_depth=-1, min_child_samples=20, min_child_weight=1e-3,
                    reg_lambda=1.0, max_bin=255, min_data_in_bin=3, n_jobs=threads,
-                   verbose=-1, random_state=0, **COMMON).fit(X, y)
+                   verbose=-1, random_state=0, **common).fit(X, y)
 
     return {"boostlib": ours, "pruned": lambda X, y: ours(X, y, True), "lightgbm": lightgbm}
 
@@ -125,41 +140,55 @@ def main(argv=None) -> int:
     ap.add_argument("--n-rows", type=int, default=1_000_000, help="W1 training rows")
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--splits", type=int, default=10,
+                    help="random splits of the sets without a test file (California, "
+                         "german.numer, diabetes); their loss is the mean over the splits")
     ap.add_argument("--best", action="store_true",
                     help="also report each library's best test loss over the iterations "
                          "and its mean leaves per tree")
     ap.add_argument("--only", default=None, help="comma-separated dataset names (W1, HIGGS, "
                     "Adult, California, agaricus, a1a, w1a, german.numer, diabetes)")
+    ap.add_argument("--per-tree", action="store_true",
+                    help="print the time a tree adds to a fit (pruned, and LightGBM's) "
+                         "on 1 and 2 threads instead")
     args = ap.parse_args(argv)
+    if args.per_tree:
+        return per_tree(args.n_rows, args.only)
     rows: List[str] = []
     best_rows: List[str] = []
     for name, (task, load) in datasets(args.n_rows).items():
         if args.only and name not in args.only.split(","):
             continue
-        X, y, Xt, yt = load()
         times: Dict[str, List[float]] = {}
-        losses: Dict[str, float] = {}
-        models: Dict[str, Any] = {}
-        for r in range(args.repeats):
-            items = list(fitters(task, args.threads).items())
-            for lib, fit in (items if r % 2 == 0 else items[::-1]):
-                t0 = time.perf_counter()
-                model = fit(X, y)
-                times.setdefault(lib, []).append(time.perf_counter() - t0)
-                losses[lib] = test_loss(task, model, Xt, yt)
-                models[lib] = model
+        losses: Dict[str, List[float]] = {}
+        splits = []                                 # (models, test rows, test target)
+        for seed in range(args.splits if name in RESPLIT else 1):
+            X, y, Xt, yt = load(seed)
+            models: Dict[str, Any] = {}
+            for r in range(args.repeats):
+                items = list(fitters(task, args.threads).items())
+                for lib, fit in (items if r % 2 == 0 else items[::-1]):
+                    t0 = time.perf_counter()
+                    models[lib] = fit(X, y)
+                    times.setdefault(lib, []).append(time.perf_counter() - t0)
+            for lib, model in models.items():
+                losses.setdefault(lib, []).append(test_loss(task, model, Xt, yt))
+            if args.best:
+                splits.append((models, Xt, yt))
+        loss = {lib: float(np.mean(v)) for lib, v in losses.items()}
         if args.best:
-            best_rows.append(_best_row(name, task, models, Xt, yt))
+            best_rows.append(_best_row(name, task, splits))
         t = {k: statistics.median(v) for k, v in times.items()}
-        lg, tl = losses["lightgbm"], t["lightgbm"]
+        lg, tl = loss["lightgbm"], t["lightgbm"]
         rows.append(f"| {name} | {'logloss' if task == 'binary' else 'RMSE'} | "
-                    f"{losses['boostlib']:.5f} | {losses['pruned']:.5f} | {lg:.5f} | "
-                    f"{losses['boostlib'] / lg:.4f} | {losses['pruned'] / lg:.4f} | "
+                    f"{loss['boostlib']:.5f} | {loss['pruned']:.5f} | {lg:.5f} | "
+                    f"{loss['boostlib'] / lg:.4f} | {loss['pruned'] / lg:.4f} | "
                     f"{t['boostlib']:.3f} | {t['pruned']:.3f} | {tl:.3f} | "
                     f"{t['boostlib'] / tl:.2f} | {t['pruned'] / tl:.2f} |")
         print(rows[-1], file=sys.stderr, flush=True)
     print(f"## Leaf-wise trees, 63 leaves, 200 trees, {args.threads} threads, median of "
-          f"{args.repeats} (W1: {args.n_rows:,} rows)\n")
+          f"{args.repeats} (W1: {args.n_rows:,} rows; {', '.join(RESPLIT)}: mean test loss "
+          f"of {args.splits} splits)\n")
     print("| data | test loss | boostlib | pruned | LightGBM | ratio | pruned ratio | "
           "boostlib s | pruned s | LightGBM s | time ratio | pruned time ratio |\n"
           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -173,9 +202,39 @@ def main(argv=None) -> int:
     return 0
 
 
-def _best_row(name: str, task: str, models: Dict[str, Any], Xt: Any, yt: np.ndarray) -> str:
-    """The lowest test loss over the iterations of each model, and its mean leaves."""
-    def curve(model):
+def per_tree(n_rows: int, only: str = None) -> int:
+    """Print the time one tree adds to a fit: (median of 7 fits of 200 trees - median of 7
+    of 1 tree) / 199, boostlib's pruned trees and LightGBM's, on 1 and 2 threads."""
+    print("| data | threads | boostlib pruned, us a tree | LightGBM, us a tree | ratio |\n"
+          "|---|---:|---:|---:|---:|")
+    for name, (task, load) in datasets(n_rows).items():
+        if only and name not in only.split(","):
+            continue
+        X, y = load()[:2]
+        for threads in (1, 2):
+            cost = {}
+            for lib in ("pruned", "lightgbm"):
+                medians = []
+                for n_trees in (1, 200):
+                    fit = fitters(task, threads, n_trees)[lib]
+                    fit(X, y)                   # warm: first-call costs untimed
+                    times = []
+                    for _ in range(7):
+                        t0 = time.perf_counter()
+                        fit(X, y)
+                        times.append(time.perf_counter() - t0)
+                    medians.append(statistics.median(times))
+                cost[lib] = (medians[1] - medians[0]) / 199 * 1e6
+            print(f"| {name} | {threads} | {cost['pruned']:.0f} | {cost['lightgbm']:.0f} | "
+                  f"{cost['pruned'] / cost['lightgbm']:.2f} |", flush=True)
+    return 0
+
+
+def _best_row(name: str, task: str, splits: List[Tuple[Dict[str, Any], Any, np.ndarray]]
+              ) -> str:
+    """The lowest test loss over the iterations of each model (of the curve averaged over
+    the splits), and its mean leaves."""
+    def curve(model, Xt, yt):
         if task == "binary":
             probs = model.staged_predict_proba(Xt) if hasattr(model, "model_") else (
                 model.predict_proba(Xt, num_iteration=k) for k in range(1, 201))
@@ -192,13 +251,13 @@ def _best_row(name: str, task: str, models: Dict[str, Any], Xt: Any, yt: np.ndar
 
     cells, best = [], {}
     for lib in ("boostlib", "pruned", "lightgbm"):
-        c = curve(models[lib])
+        c = np.mean([curve(models[lib], Xt, yt) for models, Xt, yt in splits], axis=0)
         i = int(np.argmin(c))
         best[lib] = c[i]
         cells.append(f"{c[i]:.5f} ({i + 1})")
     ratios = [f"{best[lib] / best['lightgbm']:.4f}" for lib in ("boostlib", "pruned")]
-    counts = " / ".join(f"{leaves(models[lib]):.1f}" for lib in ("boostlib", "pruned",
-                                                                 "lightgbm"))
+    counts = " / ".join(f"{np.mean([leaves(m[lib]) for m, _, _ in splits]):.1f}"
+                        for lib in ("boostlib", "pruned", "lightgbm"))
     return f"| {name} | {' | '.join(cells)} | {' | '.join(ratios)} | {counts} |"
 
 
