@@ -378,3 +378,20 @@ def test_sums_between_processes_over_sockets_and_messages(client, sockets):
         for got, n in zip(out, (0, 3, 300_000)):
             np.testing.assert_array_equal(got, np.arange(n, dtype=np.float64) * 3)
         np.testing.assert_array_equal(out[-1], [1.0, 2.0])
+
+
+def test_tls_cluster_trains():
+    """A cluster with TLS (temporary certificates): the workers connect to each other with
+    the workers' security settings, and sum through Dask messages (the encryption lives in
+    Dask's stream); the model equals the local one."""
+    pytest.importorskip("cryptography")
+    X, y = _data(n=4000, seed=7)
+    params = dict(n_estimators=8, grow_policy="lossguide", random_state=0)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  security=True, dashboard_address=None,
+                                  memory_limit=0) as cluster, \
+            distributed.Client(cluster) as c:
+        model = DaskBoostClassifier(client=c, **params).fit(*_dask(X, y, 1000))
+        assert all(a.startswith("tls://") for a in model.dask_info_["workers"])
+    local = BoostClassifier(n_jobs=1, **params).fit(X, y)
+    np.testing.assert_allclose(model.predict_proba(X), local.predict_proba(X), atol=1e-9)

@@ -113,6 +113,8 @@ class DaskCollective(Collective):
         self._timeout = float(timeout)
         self._loop = worker.loop.asyncio_loop
         self._address = worker.address
+        #: the worker's security settings for connections it opens (TLS: its context)
+        self._connection_args = dict(getattr(worker, "connection_args", None) or {})
         self._sockets = bool(sockets)
         self._links: Union[SocketLinks, MessageLinks, None] = None
         self._failed: str = ""
@@ -149,7 +151,8 @@ class DaskCollective(Collective):
         from distributed.comm import connect
         links: Dict[int, Any] = {}
         for peer in range(self.rank + 1, self.n_workers):
-            comm = await asyncio.wait_for(connect(self._addresses[peer]), self._timeout)
+            comm = await asyncio.wait_for(
+                connect(self._addresses[peer], **self._connection_args), self._timeout)
             raw = self._sockets and detachable(comm)
             await comm.write({"op": HANDLER, "fit": self.fit, "rank": self.rank,
                               "raw": raw, "reply": False})
