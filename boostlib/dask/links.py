@@ -4,9 +4,8 @@ transports of :class:`~boostlib.dask.collective.DaskCollective`.
 * :class:`SocketLinks`, over Dask's plain TCP connections: after Dask's handshake, each end
   takes the connection's socket out of Dask's event loop, and the training thread itself
   sends and receives on it. An array crosses as its raw bytes behind a 32-byte header
-  (kind, step, length, type), read straight into a buffer kept for the fit. A sum then
-  wakes no other thread in either process: the event loop's round trips, about half of what
-  a sum cost in a fit, are gone.
+  (kind, step, length, type), read straight into a buffer kept for the fit. A sum wakes
+  no other thread in either process (``docs/dask.md`` measures both transports).
 * :class:`MessageLinks`, over any other connection (TLS, workers in one process): arrays go
   as Dask messages, on the worker's event loop, while the training thread waits.
 
