@@ -7,6 +7,12 @@ this script follows the code, not the public API):
 
     python benchmarks/bench_tree_phases.py                       # depthwise, 1M rows
     python benchmarks/bench_tree_phases.py --policy symmetric --trees 60 --repeats 3
+    python benchmarks/bench_tree_phases.py --policy lossguide --data agaricus --trees 200 \
+        --repeats 5 --threads 1
+
+``--policy lossguide`` fits ``bench_leafwise.py``'s pruned leaf-wise trees (63 leaves, 20
+rows a leaf, bins of at least 3 rows); ``--data`` takes one of that script's data sets
+(``../shared/datasets``) instead of the W1 rows.
 
 Models: the unsampled fit on all rows ("full"), the same on a fixed random half of the rows
 ("half": what a sampled fit at 0.5 would cost if drawing the sample and updating the other
@@ -30,8 +36,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_peers import half_rows, make_data  # noqa: E402
 
 import boostlib  # noqa: E402
-from boostlib.engine import binning, context, grower  # noqa: E402
-from boostlib._kernels import _partition, _splitting  # noqa: E402
+from boostlib.engine import binning, context, evaluation, grower  # noqa: E402
+from boostlib._kernels import _leafwise, _partition, _splitting  # noqa: E402
 
 TIMES: Dict[str, float] = collections.defaultdict(float)
 
@@ -52,10 +58,13 @@ PHASES = [
     (_partition, "apply_level_oblivious", "partition"),
     (_splitting, "find_split_nodes", "split finding"),
     (_splitting, "find_split_level", "split finding"),
+    (_leafwise, "grow_tree", "compiled tree"),
+    (evaluation.Evaluator, "record", "training curve"),
 ]
 PER_FIT = {"binning"}
 # the phases that do not nest in each other: "rest" is the total minus these
-TOP_LEVEL = ["binning", "derivatives", "sampler", "fit tree", "score update"]
+TOP_LEVEL = ["binning", "derivatives", "sampler", "fit tree", "score update",
+             "training curve"]
 
 
 def _timed(fn: Callable, phase: str) -> Callable:
@@ -82,7 +91,10 @@ def install_timers() -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--policy", choices=["depthwise", "symmetric"], default="depthwise")
+    ap.add_argument("--policy", choices=["depthwise", "symmetric", "lossguide"],
+                    default="depthwise")
+    ap.add_argument("--data", default="W1", help="W1 (--n-train rows) or a data set of "
+                    "bench_leafwise.py (agaricus, a1a, w1a, diabetes, ...)")
     ap.add_argument("--n-train", type=int, default=1_000_000)
     ap.add_argument("--trees", type=int, default=40)
     ap.add_argument("--repeats", type=int, default=2)
@@ -92,8 +104,19 @@ def main(argv=None) -> int:
                     help="trees the binning is spread over in the last ratio line")
     args = ap.parse_args(argv)
 
-    X, y, _ = make_data(args.n_train, 0)
+    if args.data == "W1":
+        X, y, _ = make_data(args.n_train, 0)
+    else:
+        from bench_leafwise import datasets
+        sets = datasets(1000)
+        if args.data not in sets or sets[args.data][0] != "binary":
+            ap.error(f"--data {args.data!r}: expected W1 or a binary data set of "
+                     f"bench_leafwise.py found here: {sorted(sets)}")
+        X, y = sets[args.data][1]()[:2]
     half = half_rows(y.size, 0)
+    shape = dict(max_depth=6, min_samples_leaf=1) if args.policy != "lossguide" else dict(
+        max_leaves=63, max_depth=30, min_samples_leaf=20, min_samples_bin=3,
+        prune_features=True)
     Xh, yh = X[half], y[half]
     boostlib.BoostClassifier(n_estimators=2).fit(X[:1000], y[:1000])    # imports, first calls
     install_timers()
@@ -108,9 +131,9 @@ def main(argv=None) -> int:
                 extra = dict(sampler=name, subsample=args.subsample,
                              sampler_params=sampled[name] or None)
             est = boostlib.BoostClassifier(
-                n_estimators=args.trees, max_depth=6, grow_policy=args.policy,
-                learning_rate=0.1, max_bins=255, l2_regularization=1.0, min_samples_leaf=1,
-                min_child_weight=1e-3, n_jobs=args.threads, random_state=0, **extra)
+                n_estimators=args.trees, grow_policy=args.policy, learning_rate=0.1,
+                max_bins=255, l2_regularization=1.0, min_child_weight=1e-3,
+                n_jobs=args.threads, random_state=0, **shape, **extra)
             TIMES.clear()
             t0 = time.perf_counter()
             est.fit(Xh, yh) if name == "half" else est.fit(X, y)
@@ -122,13 +145,16 @@ def main(argv=None) -> int:
 
     phases = ["total"] + sorted({k for r in best.values() for k in r} - {"total", "rest"},
                                 key=lambda k: -best["full"].get(k, 0.0)) + ["rest"]
-    print(f"{args.policy}, {args.n_train:,} rows, {args.trees} trees, {args.threads} threads, "
-          f"subsample {args.subsample}; minimum of {args.repeats} fits; ms per tree "
+    # microseconds when a tree takes under 5 ms
+    unit, per_unit = ("us", 1e6) if best["full"]["total"] / args.trees < 5e-3 else ("ms", 1e3)
+    print(f"{args.policy}, {args.data} ({y.size:,} rows), {args.trees} trees, "
+          f"{args.threads} threads, "
+          f"subsample {args.subsample}; minimum of {args.repeats} fits; {unit} per tree "
           "(binning: ms per fit)\n")
     print("| phase | " + " | ".join(models) + " |")
     print("|---|" + "---:|" * len(models))
     for k in phases:
-        scale = 1e3 if k in PER_FIT else 1e3 / args.trees
+        scale = 1e3 if k in PER_FIT else per_unit / args.trees
         print(f"| {k} | " + " | ".join(f"{scale * best[m].get(k, 0.0):.1f}" for m in models)
               + " |")
 
