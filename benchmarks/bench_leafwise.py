@@ -22,12 +22,16 @@ libraries ranges from 0.94 to 1.02 with the seed.
 
 ``--per-tree`` prints instead the time one tree adds to a fit, boostlib's pruned trees and
 LightGBM's: from fits of 1 and of 200 trees, median of 7 each, on 1 and on 2 threads.
+``--loops KEY=VALUE,...`` times boostlib's pruned trees with those extra parameters grown
+by the compiled loop against the Python loop (``trees.compiled.ENABLED``), fits
+interleaved, median of ``--repeats``.
 
     python benchmarks/bench_leafwise.py                      # W1 at 1,000,000 rows + real
     python benchmarks/bench_leafwise.py --n-rows 100000 --repeats 3
     python benchmarks/bench_leafwise.py --only a1a,w1a,german.numer,diabetes --best
     python benchmarks/bench_leafwise.py --only german.numer,diabetes --splits 1   # seed 0
     python benchmarks/bench_leafwise.py --only agaricus,a1a,w1a,diabetes --per-tree
+    python benchmarks/bench_leafwise.py --n-rows 200000 --repeats 5 --loops colsample_bynode=0.5
 """
 from __future__ import annotations
 
@@ -151,9 +155,14 @@ def main(argv=None) -> int:
     ap.add_argument("--per-tree", action="store_true",
                     help="print the time a tree adds to a fit (pruned, and LightGBM's) "
                          "on 1 and 2 threads instead")
+    ap.add_argument("--loops", default=None, metavar="KEY=VALUE,...",
+                    help="time the compiled loop against the Python loop with these extra "
+                         "parameters instead")
     args = ap.parse_args(argv)
     if args.per_tree:
         return per_tree(args.n_rows, args.only)
+    if args.loops is not None:
+        return loops(args.n_rows, args.only, args.loops, args.repeats, args.threads)
     rows: List[str] = []
     best_rows: List[str] = []
     for name, (task, load) in datasets(args.n_rows).items():
@@ -227,6 +236,37 @@ def per_tree(n_rows: int, only: str = None) -> int:
                 cost[lib] = (medians[1] - medians[0]) / 199 * 1e6
             print(f"| {name} | {threads} | {cost['pruned']:.0f} | {cost['lightgbm']:.0f} | "
                   f"{cost['pruned'] / cost['lightgbm']:.2f} |", flush=True)
+    return 0
+
+
+def loops(n_rows: int, only: str, extra: str, repeats: int, threads: int) -> int:
+    """Print the fit times of the pruned trees with ``extra`` parameters (``key=value``
+    pairs, values as Python literals) grown by the compiled loop and by the Python loop."""
+    import ast
+    from boostlib.engine.trees import compiled
+    params = {k: ast.literal_eval(v) for k, v in (kv.split("=", 1) for kv in extra.split(","))}
+    print(f"| data | compiled s | Python loop s | ratio |  ({extra}, median of {repeats})\n"
+          "|---|---:|---:|---:|")
+    for name, (task, load) in datasets(n_rows).items():
+        if only and name not in only.split(","):
+            continue
+        X, y = load()[:2]
+        cls = BoostClassifier if task == "binary" else BoostRegressor
+        times: Dict[bool, List[float]] = {True: [], False: []}
+        try:
+            for r in range(repeats):
+                for on in ((True, False) if r % 2 == 0 else (False, True)):
+                    compiled.ENABLED = on
+                    t0 = time.perf_counter()
+                    cls(grow_policy="lossguide", max_leaves=63, max_depth=30,
+                        min_samples_leaf=20, min_child_weight=1e-3, l2_regularization=1.0,
+                        max_bins=255, min_samples_bin=3, prune_features=True,
+                        n_jobs=threads, random_state=0, **COMMON, **params).fit(X, y)
+                    times[on].append(time.perf_counter() - t0)
+        finally:
+            compiled.ENABLED = True
+        a, b = statistics.median(times[True]), statistics.median(times[False])
+        print(f"| {name} | {a:.3f} | {b:.3f} | {a / b:.2f} |", flush=True)
     return 0
 
 

@@ -236,13 +236,15 @@ def test_bundled_one_hot_columns_grow_the_same_tree(threads, policy, entries, mo
                                threads, bundle=True, policy=policy))
 
 
-@pytest.mark.parametrize("policy", ["lossguide", "depthwise"])
-@pytest.mark.parametrize("policy_kw", [
-    dict(colsample_bynode=0.5),
-    dict(interaction_constraints=[[0, 1], [2, 3]]), dict(random_strength=1.0)])
+@pytest.mark.parametrize("policy, policy_kw", [
+    ("depthwise", dict(colsample_bynode=0.5)),
+    ("lossguide", dict(interaction_constraints=[[0, 1], [2, 3]])),
+    ("depthwise", dict(interaction_constraints=[[0, 1], [2, 3]])),
+    ("lossguide", dict(random_strength=1.0)), ("depthwise", dict(random_strength=1.0))])
 def test_other_cases_take_the_python_loop(policy_kw, policy):
-    """Column rules per node and split noise are the Python loop's: the compiled one is
-    not used for them."""
+    """Interaction constraints (they depend on each node's path), a depthwise tree's column
+    samples per node (drawn a level at once) and split noise are the Python loop's: the
+    compiled one is not used for them."""
     rng = np.random.default_rng(1)
     X = rng.normal(size=(300, 4))
     X[:, 0] = rng.integers(0, 5, 300)
@@ -286,6 +288,57 @@ def test_a_column_sample_per_tree_grows_the_same_trees_compiled(policy, extra):
     assert np.array_equal(fast.predict_proba(X), slow.predict_proba(X))
     for a, b in zip(fast.ensemble_.scalar_trees(), slow.ensemble_.scalar_trees()):
         assert np.array_equal(a.feature, b.feature) and np.array_equal(a.bin, b.bin)
+
+
+@pytest.mark.parametrize("extra", [
+    {}, {"prune_features": True}, {"colsample_bytree": 0.6}, {"min_samples_leaf": 10},
+    {"sampler": "mvs", "subsample": 0.5}, {"update": "agbm"}, {"max_depth": 3},
+    {"monotonic_cst": [1, 0, 0, 0, 0, -1, 0, 0]}, {"categorical": True},
+    {"max_leaves": 40}])
+def test_a_column_sample_per_node_grows_the_same_trees_compiled(extra):
+    """colsample_bynode, leaf-wise: the compiled loop calls back for each search's sample
+    (the root's, then each split's two children), in the Python loop's order, so it draws
+    the same samples and grows the same trees, values included."""
+    extra = dict(extra)
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(700, 8))
+    X[::6, 3] = np.nan
+    if extra.pop("categorical", False):
+        X[:, 4] = rng.integers(0, 6, 700)
+        extra["categorical_features"] = [4]
+    y = (X[:, 0] + X[:, 1] * X[:, 2] - X[:, 5] + 0.3 * X[:, 4] + rng.normal(size=700)
+         > 0).astype(int)
+    params = dict(grow_policy="lossguide", n_estimators=12, colsample_bynode=0.5,
+                  random_state=0, max_leaves=12, max_depth=10)
+    params.update(extra)
+    fast, slow, calls = fit_both_loops(BoostClassifier, params, X, y)
+    assert len(calls) >= 12 and all(kw.get("node_features") is not None for kw in calls)
+    assert np.array_equal(fast.predict_proba(X), slow.predict_proba(X))
+    for a, b in zip(fast.ensemble_.scalar_trees(), slow.ensemble_.scalar_trees()):
+        assert np.array_equal(a.feature, b.feature) and np.array_equal(a.bin, b.bin)
+        assert np.array_equal(a.value, b.value)
+
+
+def test_node_features_is_checked_and_its_errors_reach_the_caller():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(200, 4))
+    y = (X[:, 0] > 0).astype(int)
+    real = _leafwise.grow_tree
+
+    def with_draw(draw):
+        def spy(*args, **kw):
+            return real(*args, **dict(kw, node_features=draw))
+        return spy
+
+    for draw, error, match in (
+            (lambda k: np.ones((k, 3), np.uint8), ValueError, r"shape \(1, 3\), expected"),
+            (lambda k: 1 / 0, ZeroDivisionError, "division")):
+        _leafwise.grow_tree = with_draw(draw)
+        try:
+            with pytest.raises(error, match=match):
+                BoostClassifier(grow_policy="lossguide", n_estimators=2).fit(X, y)
+        finally:
+            _leafwise.grow_tree = real
 
 
 @pytest.mark.parametrize("policy", ["lossguide", "depthwise"])

@@ -139,15 +139,18 @@ ctypedef struct Search:
     double* totals              # work space: (2, 3)
     double* scratch             # work space: (2, n_features, 4)
     int n_threads
+    const unsigned char* allowed    # (k, n_features) of this search: 1 where a leaf may
+                                    # split (a column sample per node); NULL: every feature
 
 
 cdef void _search(const Search* s, Leaf** leaves, Py_ssize_t k) noexcept nogil:
     """Best split of each of ``leaves[:k]`` (``split``), as ``find_split_nodes`` finds it,
     then the direction of missing values unseen in training as the Python loop sets it
-    (the side with more rows). A feature ``dead`` in a leaf is not searched; a numeric one
-    newly found without a threshold of ``min_samples_leaf`` rows a side becomes dead in it
-    (with the count channel: ``n_ch == 3``), and with ``prune_gainless`` any feature
-    without a split of positive gain does. A categorical split is reported as
+    (the side with more rows). A feature ``dead`` in a leaf, or not ``allowed`` in this
+    search, is not searched; a numeric one newly found without a threshold of
+    ``min_samples_leaf`` rows a side becomes dead in it (with the count channel:
+    ``n_ch == 3``), and with ``prune_gainless`` any feature without a split of positive
+    gain does. A categorical split is reported as
     ``find_split_nodes`` reports it: (set size, direction) for (bin, nan_right)."""
     cdef Py_ssize_t t, j, f, n_features = s.n_features, n_ch = s.n_ch
     cdef Leaf* leaf
@@ -165,7 +168,7 @@ cdef void _search(const Search* s, Leaf** leaves, Py_ssize_t k) noexcept nogil:
         j = t - f * k
         best = s.scratch + 4 * (j * n_features + f)
         hf = s.h0 + leaves[j].slot * s.slot_stride + s.offsets[f] * n_ch
-        if leaves[j].dead[f]:
+        if leaves[j].dead[f] or (s.allowed != NULL and not s.allowed[j * n_features + f]):
             best[1] = -1.0
         elif s.is_cat != NULL and s.is_cat[f]:
             _cat_best(hf, n_ch, s.nbnm[f], s.l2, s.msl, s.mcw, s.cp, NULL, best)
@@ -198,6 +201,25 @@ cdef void _search(const Search* s, Leaf** leaves, Py_ssize_t k) noexcept nogil:
             leaf.split[2] = 1.0 if leaf.split[5] > leaf.split[4] else 0.0
 
 
+cdef int _draw_allowed(object draw, Py_ssize_t k, Py_ssize_t n_features, Search* s,
+                      list held) noexcept with gil:
+    """``s.allowed`` = ``draw(k)``, the features each of the next search's ``k`` leaves may
+    split on (``held[0]`` keeps the array). Returns -1 with the exception in ``held[1]``."""
+    cdef const unsigned char[:, ::1] view
+    try:
+        allowed = np.ascontiguousarray(draw(k), dtype=np.uint8)
+        if allowed.shape != (k, n_features):
+            raise ValueError(f"node_features({k}) gave shape {allowed.shape}, expected "
+                             f"({k}, {n_features})")
+        view = allowed
+        held[0] = allowed
+        s.allowed = &view[0, 0]
+        return 0
+    except BaseException as exc:        # raised once the tree's memory is freed
+        held[1] = exc
+        return -1
+
+
 def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
               const bin_t[:, ::1] X_pos, const float[::1] gradient, const float[::1] hessian,
               const idx_t[::1] offsets, const idx_t[::1] n_bins_nonmissing,
@@ -211,7 +233,8 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
               const int64_t[::1] entry_start=None, const idx_t[::1] entry_bins=None,
               const idx_t[::1] entry_default=None, bint prune_features=False,
               const unsigned char[::1] skip_features=None,
-              const signed char[::1] monotone=None, double[:, ::1] node_bounds=None):
+              const signed char[::1] monotone=None, double[:, ::1] node_bounds=None,
+              object node_features=None):
     """Grow one leaf-wise tree: the leaf whose best split gains most is split next, until
     the tree has ``max_leaves`` leaves, no leaf has a split of positive gain, or those that
     do are at ``max_depth``.
@@ -258,6 +281,12 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     skip_features : IN uint8 (n_features,), optional
         Features not searched anywhere in this tree (1), as a column sample drawn for the
         tree (``colsample_bytree``) leaves out.
+    node_features : callable, optional
+        ``node_features(k)`` gives uint8 (k, n_features): the features each of the ``k``
+        leaves the loop searches next may split on (1), as a column sample per node
+        (``colsample_bynode``) draws them. It is called before each search, the root's
+        (``k = 1``) and each split's children's (``k = 2``, left then right), in the
+        order the Python loop searches them, so it draws the same samples.
     monotone, node_bounds : optional, together
         Monotone constraints (int8 per feature: -1, 0, +1), and OUT float64
         (2 * min(max_leaves, n_fit) - 1, 2) at least: the interval each node's value is
@@ -420,6 +449,10 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     search.totals = &totals[0]
     search.scratch = &scratch[0]
     search.n_threads = n_threads
+    search.allowed = NULL
+    cdef bint per_node = node_features is not None
+    cdef bint failed = False
+    cdef list held = [None, None]       # the allowed features of the search, an exception
     with nogil:
         h0 = search.h0
         # The leaves, in the Python loop's list order (the first of equal gains is split):
@@ -443,8 +476,11 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
         if masks != NULL:       # the root's bins in use: unknown
             memset(masks, 0xFF, mask_words * sizeof(uint64_t))
         leaves[0] = &store[0]
-        _search(&search, leaves, 1)
-        while n_leaves < max_leaves:
+        if per_node and _draw_allowed(node_features, 1, n_features, &search, held) < 0:
+            failed = True
+        else:
+            _search(&search, leaves, 1)
+        while not failed and n_leaves < max_leaves:
             best = -1
             for i in range(n_leaves):
                 if leaves[i].split[0] >= 0 and (
@@ -565,6 +601,9 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
                             others.shape[0], column_offsets[1])
                 for q in range(slot_stride):
                     hp[q] = hp[q] - hs[q]
+            if per_node and _draw_allowed(node_features, 2, n_features, &search, held) < 0:
+                failed = True
+                break
             _search(&search, pair, 2)
         for i in range(n_leaves):
             for q in range(leaves[i].start, leaves[i].stop):
@@ -573,6 +612,8 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     free(leaves)
     free(dead)
     free(masks)
+    if failed:
+        raise held[1]
     if overflow:
         raise RuntimeError("grow_tree ran out of histogram slots (a bug: slots_needed is "
                            "too small)")

@@ -1,12 +1,14 @@
 """Trees grown in one compiled call (``boostlib._kernels._leafwise.grow_tree``).
 
 Leaf-wise and depthwise trees are grown by Python loops over the split, partition and
-histogram kernels, which handle every case. In the common case (no constraints or column
-rules per node, no split noise, a dense matrix, one machine; monotone constraints
-included) the best-first loop runs compiled
-instead, a whole tree in one call, and gives the same tree: on small data a step's Python
-and call overheads cost as much as its kernels. A column sample drawn per tree
-(``colsample_bytree``) enters it as features dead from the root down. A depthwise tree is
+histogram kernels, which handle every case. In the common case (no interaction
+constraints, no split noise, a dense matrix, one machine; monotone constraints included)
+the best-first loop runs compiled instead, a whole tree in one call, and gives the same
+tree: on small data a step's Python and call overheads cost as much as its kernels. A
+column sample drawn per tree (``colsample_bytree``) enters it as features dead from the
+root down. One drawn per node (``colsample_bynode``) is drawn by a call back into Python
+before each search, in the order the leaf-wise Python loop draws it; depthwise trees with
+it keep the level-wise loop, which draws a level's samples at once. A depthwise tree is
 the best-first tree of ``2**max_depth`` leaves (every split of positive gain is taken),
 its nodes numbered level by level as the level-wise loop numbers them.
 
@@ -36,15 +38,20 @@ DEPTHWISE_CELLS = 500_000
 FIELDS = ("feature", "bin", "nan_right", "left", "right", "gain", "cat_sets")
 
 
-def applies(grower: Any, noise_std: float, n_fit: int, monotone: bool = False) -> bool:
+def applies(grower: Any, noise_std: float, n_fit: int, monotone: bool = False,
+            node_samples: bool = False) -> bool:
     """Whether the compiled loop grows this tree: no column rules that differ between
-    nodes (a column sample per tree is fine), no monotone constraints unless ``monotone``
-    (the caller takes the nodes' value intervals), no split noise, a dense matrix, one
-    machine (and a tree deeper than its root)."""
+    nodes (a column sample per tree is fine; one per node too with ``node_samples``, the
+    best-first loop's, which draws them in the order it searches the nodes), no interaction
+    constraints, no monotone constraints unless ``monotone`` (the caller takes the nodes'
+    value intervals), no split noise, a dense matrix, one machine (and a tree deeper than
+    its root)."""
     rules = grower.column_rules
+    columns_ok = rules is None or not rules.per_node or (
+        node_samples and rules.groups is None)
     return (ENABLED and n_fit > 0 and grower.X.shape[0] > 0 and grower.params.max_depth >= 1
             and isinstance(grower.X, np.ndarray)
-            and (grower.monotone is None or monotone) and (rules is None or not rules.per_node)
+            and (grower.monotone is None or monotone) and columns_ok
             and noise_std == 0.0 and not grower.collective.distributed)
 
 
@@ -63,6 +70,9 @@ def grow(grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray, prepared: 
     b = grower.bundling
     rules = grower.column_rules
     skipped = None if rules is None else rules.tree_skipped()
+    # a column sample per node, drawn for each search as the Python loop draws it
+    per_node = None if rules is None or rules.bynode >= 1.0 else (
+        lambda k: rules.masks([frozenset()] * k))
     # (a tree has at most a leaf per row: depthwise trees pass 2**max_depth leaves)
     bounds = (None if grower.monotone is None else
               np.empty((2 * min(max_leaves, max(rows.size, 2)) - 1, 2)))
@@ -74,7 +84,8 @@ def grow(grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray, prepared: 
         grower._msl, grower._mcw, p.max_depth, max_leaves, grower.missing_bin,
         grower.n_threads, node, level_order=level_order, is_cat=grower.is_cat,
         cat_params=grower.cat_params, prune_features=p.prune_features,
-        skip_features=skipped, monotone=grower.monotone, node_bounds=bounds, **tables)
+        skip_features=skipped, monotone=grower.monotone, node_bounds=bounds,
+        node_features=per_node, **tables)
     fields = dict(zip(FIELDS, arrays))
     if bounds is not None:
         bounds = bounds[:fields["feature"].size].copy()

@@ -57,7 +57,8 @@ class LossguideKind(DepthwiseKind):
         """See :meth:`boostlib.engine.trees.TreeKind.grow`."""
         p = grower.params
         max_leaves = p.max_leaves
-        if max_leaves >= 2 and compiled.applies(grower, noise_std, rows.size, monotone=True):
+        if max_leaves >= 2 and compiled.applies(grower, noise_std, rows.size, monotone=True,
+                                                  node_samples=True):
             fields, node, bounds = compiled.grow(grower, rows, g, h, prepared, max_leaves,
                                                  False)
             return LossguideTree(**fields, value=np.zeros(fields["feature"].size)), node, \
