@@ -243,8 +243,10 @@ def loops(n_rows: int, only: str, extra: str, repeats: int, threads: int) -> int
     """Print the fit times of the pruned trees with ``extra`` parameters (``key=value``
     pairs, values as Python literals) grown by the compiled loop and by the Python loop."""
     import ast
+    import re
     from boostlib.engine.trees import compiled
-    params = {k: ast.literal_eval(v) for k, v in (kv.split("=", 1) for kv in extra.split(","))}
+    pairs = re.split(r",(?=\w+=)", extra)            # commas inside values stay
+    params = {k: ast.literal_eval(v) for k, v in (kv.split("=", 1) for kv in pairs)}
     print(f"| data | compiled s | Python loop s | ratio |  ({extra}, median of {repeats})\n"
           "|---|---:|---:|---:|")
     for name, (task, load) in datasets(n_rows).items():

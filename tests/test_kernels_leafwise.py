@@ -238,13 +238,11 @@ def test_bundled_one_hot_columns_grow_the_same_tree(threads, policy, entries, mo
 
 @pytest.mark.parametrize("policy, policy_kw", [
     ("depthwise", dict(colsample_bynode=0.5)),
-    ("lossguide", dict(interaction_constraints=[[0, 1], [2, 3]])),
     ("depthwise", dict(interaction_constraints=[[0, 1], [2, 3]])),
     ("lossguide", dict(random_strength=1.0)), ("depthwise", dict(random_strength=1.0))])
 def test_other_cases_take_the_python_loop(policy_kw, policy):
-    """Interaction constraints (they depend on each node's path), a depthwise tree's column
-    samples per node (drawn a level at once) and split noise are the Python loop's: the
-    compiled one is not used for them."""
+    """A depthwise tree's column rules per node (drawn a level at once) and split noise are
+    the Python loop's: the compiled one is not used for them."""
     rng = np.random.default_rng(1)
     X = rng.normal(size=(300, 4))
     X[:, 0] = rng.integers(0, 5, 300)
@@ -294,11 +292,15 @@ def test_a_column_sample_per_tree_grows_the_same_trees_compiled(policy, extra):
     {}, {"prune_features": True}, {"colsample_bytree": 0.6}, {"min_samples_leaf": 10},
     {"sampler": "mvs", "subsample": 0.5}, {"update": "agbm"}, {"max_depth": 3},
     {"monotonic_cst": [1, 0, 0, 0, 0, -1, 0, 0]}, {"categorical": True},
-    {"max_leaves": 40}])
-def test_a_column_sample_per_node_grows_the_same_trees_compiled(extra):
-    """colsample_bynode, leaf-wise: the compiled loop calls back for each search's sample
-    (the root's, then each split's two children), in the Python loop's order, so it draws
-    the same samples and grows the same trees, values included."""
+    {"max_leaves": 40}, {"interaction_constraints": [[0, 1, 2], [2, 5], [3, 4, 6, 7]]},
+    {"interaction_constraints": [[0, 1], [1, 2, 5]], "colsample_bynode": 1.0},
+    {"interaction_constraints": [[0, 5], [1, 2, 4]], "prune_features": True,
+     "colsample_bytree": 0.8}])
+def test_column_rules_per_node_grow_the_same_trees_compiled(extra):
+    """colsample_bynode and interaction constraints, leaf-wise: the compiled loop calls
+    back for each search's allowed features (the root's, then each split's two children,
+    given the features on their path), in the Python loop's order, so it draws the same
+    samples and grows the same trees, values included."""
     extra = dict(extra)
     rng = np.random.default_rng(3)
     X = rng.normal(size=(700, 8))
@@ -331,8 +333,9 @@ def test_node_features_is_checked_and_its_errors_reach_the_caller():
         return spy
 
     for draw, error, match in (
-            (lambda k: np.ones((k, 3), np.uint8), ValueError, r"shape \(1, 3\), expected"),
-            (lambda k: 1 / 0, ZeroDivisionError, "division")):
+            (lambda *a: np.ones((1, 3), np.uint8), ValueError,
+             r"node_features\(-1, -1, 0, -1\) gave shape \(1, 3\), expected \(1, 4\)"),
+            (lambda *a: 1 / 0, ZeroDivisionError, "division")):
         _leafwise.grow_tree = with_draw(draw)
         try:
             with pytest.raises(error, match=match):

@@ -201,16 +201,20 @@ cdef void _search(const Search* s, Leaf** leaves, Py_ssize_t k) noexcept nogil:
             leaf.split[2] = 1.0 if leaf.split[5] > leaf.split[4] else 0.0
 
 
-cdef int _draw_allowed(object draw, Py_ssize_t k, Py_ssize_t n_features, Search* s,
+cdef int _draw_allowed(object draw, Py_ssize_t parent, Py_ssize_t feature, Py_ssize_t left,
+                      Py_ssize_t right, Py_ssize_t n_features, Search* s,
                       list held) noexcept with gil:
-    """``s.allowed`` = ``draw(k)``, the features each of the next search's ``k`` leaves may
-    split on (``held[0]`` keeps the array). Returns -1 with the exception in ``held[1]``."""
+    """``s.allowed`` = ``draw(parent, feature, left, right)``, the features each leaf of the
+    next search may split on: the root (``parent`` -1) or the two children of ``parent``'s
+    split on ``feature`` (``held[0]`` keeps the array). Returns -1 with the exception in
+    ``held[1]``."""
     cdef const unsigned char[:, ::1] view
+    cdef Py_ssize_t k = 1 if parent < 0 else 2
     try:
-        allowed = np.ascontiguousarray(draw(k), dtype=np.uint8)
+        allowed = np.ascontiguousarray(draw(parent, feature, left, right), dtype=np.uint8)
         if allowed.shape != (k, n_features):
-            raise ValueError(f"node_features({k}) gave shape {allowed.shape}, expected "
-                             f"({k}, {n_features})")
+            raise ValueError(f"node_features({parent}, {feature}, {left}, {right}) gave "
+                             f"shape {allowed.shape}, expected ({k}, {n_features})")
         view = allowed
         held[0] = allowed
         s.allowed = &view[0, 0]
@@ -282,11 +286,13 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
         Features not searched anywhere in this tree (1), as a column sample drawn for the
         tree (``colsample_bytree``) leaves out.
     node_features : callable, optional
-        ``node_features(k)`` gives uint8 (k, n_features): the features each of the ``k``
-        leaves the loop searches next may split on (1), as a column sample per node
-        (``colsample_bynode``) draws them. It is called before each search, the root's
-        (``k = 1``) and each split's children's (``k = 2``, left then right), in the
-        order the Python loop searches them, so it draws the same samples.
+        ``node_features(parent, feature, left, right)`` gives uint8 (k, n_features): the
+        features each of the ``k`` leaves the loop searches next may split on (1), as
+        column samples per node (``colsample_bynode``) and interaction constraints allow
+        them. It is called before each search: the root's (``-1, -1, 0, -1``, k = 1) and
+        each split's children's (the split node, its feature and the children's node ids,
+        k = 2, left then right), in the order the Python loop searches them, so it draws
+        the same samples.
     monotone, node_bounds : optional, together
         Monotone constraints (int8 per feature: -1, 0, +1), and OUT float64
         (2 * min(max_leaves, n_fit) - 1, 2) at least: the interval each node's value is
@@ -476,7 +482,8 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
         if masks != NULL:       # the root's bins in use: unknown
             memset(masks, 0xFF, mask_words * sizeof(uint64_t))
         leaves[0] = &store[0]
-        if per_node and _draw_allowed(node_features, 1, n_features, &search, held) < 0:
+        if per_node and _draw_allowed(node_features, -1, -1, 0, -1, n_features, &search,
+                                      held) < 0:
             failed = True
         else:
             _search(&search, leaves, 1)
@@ -601,7 +608,8 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
                             others.shape[0], column_offsets[1])
                 for q in range(slot_stride):
                     hp[q] = hp[q] - hs[q]
-            if per_node and _draw_allowed(node_features, 2, n_features, &search, held) < 0:
+            if per_node and _draw_allowed(node_features, k, feature[k], left[k], right[k],
+                                          n_features, &search, held) < 0:
                 failed = True
                 break
             _search(&search, pair, 2)

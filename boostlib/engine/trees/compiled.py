@@ -1,16 +1,16 @@
 """Trees grown in one compiled call (``boostlib._kernels._leafwise.grow_tree``).
 
 Leaf-wise and depthwise trees are grown by Python loops over the split, partition and
-histogram kernels, which handle every case. In the common case (no interaction
-constraints, no split noise, a dense matrix, one machine; monotone constraints included)
-the best-first loop runs compiled instead, a whole tree in one call, and gives the same
-tree: on small data a step's Python and call overheads cost as much as its kernels. A
-column sample drawn per tree (``colsample_bytree``) enters it as features dead from the
-root down. One drawn per node (``colsample_bynode``) is drawn by a call back into Python
-before each search, in the order the leaf-wise Python loop draws it; depthwise trees with
-it keep the level-wise loop, which draws a level's samples at once. A depthwise tree is
-the best-first tree of ``2**max_depth`` leaves (every split of positive gain is taken),
-its nodes numbered level by level as the level-wise loop numbers them.
+histogram kernels, which handle every case. In the common case (no split noise, a dense
+matrix, one machine; monotone constraints included) the best-first loop runs compiled
+instead, a whole tree in one call, and gives the same tree: on small data a step's Python
+and call overheads cost as much as its kernels. A column sample drawn per tree
+(``colsample_bytree``) enters it as features dead from the root down. Column rules per
+node (``colsample_bynode``, interaction constraints) come from a call back into Python
+before each search, in the order the leaf-wise Python loop draws them; depthwise trees
+with them keep the level-wise loop, which draws a level's samples at once. A depthwise
+tree is the best-first tree of ``2**max_depth`` leaves (every split of positive gain is
+taken), its nodes numbered level by level as the level-wise loop numbers them.
 
 Depthwise trees take the compiled loop on small data only (:data:`DEPTHWISE_CELLS`). Past
 it the level-wise loop is faster: it partitions and lists every row of a level in one
@@ -41,18 +41,31 @@ FIELDS = ("feature", "bin", "nan_right", "left", "right", "gain", "cat_sets")
 def applies(grower: Any, noise_std: float, n_fit: int, monotone: bool = False,
             node_samples: bool = False) -> bool:
     """Whether the compiled loop grows this tree: no column rules that differ between
-    nodes (a column sample per tree is fine; one per node too with ``node_samples``, the
-    best-first loop's, which draws them in the order it searches the nodes), no interaction
-    constraints, no monotone constraints unless ``monotone`` (the caller takes the nodes'
-    value intervals), no split noise, a dense matrix, one machine (and a tree deeper than
-    its root)."""
+    nodes unless ``node_samples`` (the leaf-wise loop's: it draws them in the order it
+    searches the nodes; a column sample per tree is fine either way), no monotone
+    constraints unless ``monotone`` (the caller takes the nodes' value intervals), no split
+    noise, a dense matrix, one machine (and a tree deeper than its root)."""
     rules = grower.column_rules
-    columns_ok = rules is None or not rules.per_node or (
-        node_samples and rules.groups is None)
+    columns_ok = rules is None or not rules.per_node or node_samples
     return (ENABLED and n_fit > 0 and grower.X.shape[0] > 0 and grower.params.max_depth >= 1
             and isinstance(grower.X, np.ndarray)
             and (grower.monotone is None or monotone) and columns_ok
             and noise_std == 0.0 and not grower.collective.distributed)
+
+
+class _NodeFeatures:
+    """``grow_tree``'s ``node_features``: the features each searched leaf may split on, from
+    the column rules, given the features its path used (as ``NodeRules`` tracks them)."""
+
+    def __init__(self, rules: Any):
+        self.rules = rules
+        self.paths = {0: frozenset()}
+
+    def __call__(self, parent: int, feature: int, left: int, right: int) -> np.ndarray:
+        if parent < 0:
+            return self.rules.masks([self.paths[0]])
+        path = self.paths[left] = self.paths[right] = self.paths[parent] | {feature}
+        return self.rules.masks([path, path])
 
 
 def grow(grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray, prepared: Any,
@@ -70,9 +83,7 @@ def grow(grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray, prepared: 
     b = grower.bundling
     rules = grower.column_rules
     skipped = None if rules is None else rules.tree_skipped()
-    # a column sample per node, drawn for each search as the Python loop draws it
-    per_node = None if rules is None or rules.bynode >= 1.0 else (
-        lambda k: rules.masks([frozenset()] * k))
+    per_node = None if rules is None or not rules.per_node else _NodeFeatures(rules)
     # (a tree has at most a leaf per row: depthwise trees pass 2**max_depth leaves)
     bounds = (None if grower.monotone is None else
               np.empty((2 * min(max_leaves, max(rows.size, 2)) - 1, 2)))
