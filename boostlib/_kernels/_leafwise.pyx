@@ -140,7 +140,7 @@ ctypedef struct Search:
     double* scratch             # work space: (2, n_features, 4)
     int n_threads
     const unsigned char* allowed    # (k, n_features) of this search: 1 where a leaf may
-                                    # split (a column sample per node); NULL: every feature
+                                    # split (column rules per node); NULL: every feature
 
 
 cdef void _search(const Search* s, Leaf** leaves, Py_ssize_t k) noexcept nogil:
