@@ -111,8 +111,9 @@ def datasets(n_rows: int) -> Dict[str, Tuple[str, Callable[..., Tuple]]]:
     return out
 
 
-def fitters(task: str, threads: int, n_trees: int = COMMON["n_estimators"]
-            ) -> Dict[str, Callable[[Any, Any], Any]]:
+def fitters(task: str, threads: int, n_trees: int = COMMON["n_estimators"],
+            extra: Dict[str, Any] = None) -> Dict[str, Callable[[Any, Any], Any]]:
+    """The fits compared, by name; ``extra``: more parameters of boostlib's."""
     import lightgbm as lgb
     common = dict(COMMON, n_estimators=n_trees)
 
@@ -121,7 +122,7 @@ def fitters(task: str, threads: int, n_trees: int = COMMON["n_estimators"]
         return cls(grow_policy="lossguide", max_leaves=63, max_depth=30, min_samples_leaf=20,
                    min_child_weight=1e-3, l2_regularization=1.0, max_bins=255,
                    min_samples_bin=3, prune_features=prune, n_jobs=threads, random_state=0,
-                   **common).fit(X, y)
+                   **common, **(extra or {})).fit(X, y)
 
     def lightgbm(X, y):
         cls = lgb.LGBMClassifier if task == "binary" else lgb.LGBMRegressor
@@ -253,17 +254,14 @@ def loops(n_rows: int, only: str, extra: str, repeats: int, threads: int) -> int
         if only and name not in only.split(","):
             continue
         X, y = load()[:2]
-        cls = BoostClassifier if task == "binary" else BoostRegressor
+        fit = fitters(task, threads, extra=params)["pruned"]
         times: Dict[bool, List[float]] = {True: [], False: []}
         try:
             for r in range(repeats):
                 for on in ((True, False) if r % 2 == 0 else (False, True)):
                     compiled.ENABLED = on
                     t0 = time.perf_counter()
-                    cls(grow_policy="lossguide", max_leaves=63, max_depth=30,
-                        min_samples_leaf=20, min_child_weight=1e-3, l2_regularization=1.0,
-                        max_bins=255, min_samples_bin=3, prune_features=True,
-                        n_jobs=threads, random_state=0, **COMMON, **params).fit(X, y)
+                    fit(X, y)
                     times[on].append(time.perf_counter() - t0)
         finally:
             compiled.ENABLED = True

@@ -287,17 +287,25 @@ def test_three_workers_in_one_process(monkeypatch, scatter_bytes, protocol):
     bytes over TCP: the model equals the local one."""
     import boostlib.dask.collective as collective
     monkeypatch.setattr(collective, "SCATTER_BYTES", scatter_bytes)
-    X, y = _data(n=6000, seed=6)
-    params = dict(n_estimators=10, grow_policy="depthwise", random_state=0)
-    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=False,
-                                  protocol=protocol, dashboard_address=None,
-                                  memory_limit=0) as cluster, \
+    workers = _fit_in_process_like_local(
+        _data(n=6000, seed=6), dict(n_estimators=10, grow_policy="depthwise"),
+        n_workers=3, protocol=protocol)
+    assert len(workers) == 3 and all(a.startswith(protocol) for a in workers)
+
+
+def _fit_in_process_like_local(data, params, **cluster_kw):
+    """Fit on a cluster of workers in this process (``cluster_kw``), check that the model
+    equals the local one, and return the workers' addresses."""
+    X, y = data
+    params = dict(params, random_state=0)
+    with distributed.LocalCluster(threads_per_worker=1, processes=False,
+                                  dashboard_address=None, memory_limit=0,
+                                  **cluster_kw) as cluster, \
             distributed.Client(cluster) as c:
         model = DaskBoostClassifier(client=c, **params).fit(*_dask(X, y, 1000))
-        assert len(model.dask_info_["workers"]) == 3
-        assert all(a.startswith(protocol) for a in model.dask_info_["workers"])
     local = BoostClassifier(n_jobs=1, **params).fit(X, y)
     np.testing.assert_allclose(model.predict_proba(X), local.predict_proba(X), atol=1e-9)
+    return model.dask_info_["workers"]
 
 
 @pytest.mark.parametrize("n_workers", [2, 3, 5])
@@ -385,13 +393,7 @@ def test_tls_cluster_trains():
     the workers' security settings, and sum through Dask messages (the encryption lives in
     Dask's stream); the model equals the local one."""
     pytest.importorskip("cryptography")
-    X, y = _data(n=4000, seed=7)
-    params = dict(n_estimators=8, grow_policy="lossguide", random_state=0)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  security=True, dashboard_address=None,
-                                  memory_limit=0) as cluster, \
-            distributed.Client(cluster) as c:
-        model = DaskBoostClassifier(client=c, **params).fit(*_dask(X, y, 1000))
-        assert all(a.startswith("tls://") for a in model.dask_info_["workers"])
-    local = BoostClassifier(n_jobs=1, **params).fit(X, y)
-    np.testing.assert_allclose(model.predict_proba(X), local.predict_proba(X), atol=1e-9)
+    workers = _fit_in_process_like_local(
+        _data(n=4000, seed=7), dict(n_estimators=8, grow_policy="lossguide"),
+        n_workers=2, security=True)
+    assert all(a.startswith("tls://") for a in workers)

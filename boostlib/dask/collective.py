@@ -30,7 +30,8 @@ from typing import Any, Dict, List, Tuple, Union
 import numpy as np
 
 from ..plugin.collective import Collective, CollectiveError
-from .links import READY, MessageLinks, SocketLinks, describe, detach, detachable
+from .links import (READY, MessageLinks, SocketLinks, detach, detachable, run_on_loop,
+                    try_on_loop)
 
 #: The handler name every worker of a fit registers (see :func:`install`).
 HANDLER = "boostlib_collective"
@@ -128,14 +129,7 @@ class DaskCollective(Collective):
     def _connect(self) -> None:
         """Open a connection to every higher rank and wait for every lower one's; take the
         sockets of plain TCP connections (all of them or none: the ends must agree)."""
-        future = asyncio.run_coroutine_threadsafe(self._open(), self._loop)
-        try:
-            links = future.result(self._timeout + 30.0)
-        except CollectiveError:
-            raise
-        except Exception as exc:
-            future.cancel()
-            raise CollectiveError(f"worker {self.rank}: {describe(exc)}") from exc
+        links = run_on_loop(self._loop, self._open(), self._timeout + 30.0, self.rank)
         raw = {p for p, link in links.items() if isinstance(link, socket.socket)}
         if raw and len(raw) < len(links):
             raise CollectiveError(f"worker {self.rank}: the workers' connections differ in "
@@ -236,10 +230,7 @@ class DaskCollective(Collective):
             if box is not None:
                 box.closed.set()
         if self.n_workers > 1:
-            try:
-                asyncio.run_coroutine_threadsafe(forget(), self._loop).result(10.0)
-            except Exception:                   # noqa: BLE001 - best effort
-                pass
+            try_on_loop(self._loop, forget())
 
 
 def _add_in_rank_order(got: Dict[int, np.ndarray], rank: int, own: np.ndarray) -> None:

@@ -276,17 +276,6 @@ class MessageLinks:
         self.loop = loop
         self.timeout = timeout
 
-    def run(self, coroutine: Any) -> Any:
-        """Run a coroutine on the worker's event loop and wait for it (this thread blocks)."""
-        future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
-        try:
-            return future.result(self.timeout + 30.0)
-        except CollectiveError:
-            raise
-        except Exception as exc:            # a closed connection, a timeout, ...
-            future.cancel()
-            raise CollectiveError(f"worker {self.rank}: {describe(exc)}") from exc
-
     def exchange(self, outgoing: Dict[int, np.ndarray], incoming: Dict[int, np.ndarray],
                  step: int) -> Dict[int, np.ndarray]:
         """As :meth:`SocketLinks.exchange`."""
@@ -295,7 +284,7 @@ class MessageLinks:
             return await asyncio.wait_for(asyncio.gather(
                 *(self._send(p, step, outgoing[p]) for p in peers),
                 *(self._receive(p, step) for p in peers)), self.timeout)
-        results = self.run(both())
+        results = run_on_loop(self.loop, both(), self.timeout + 30.0, self.rank)
         return dict(zip(sorted(outgoing), results[len(outgoing):]))
 
     async def _send(self, peer: int, step: int, data: np.ndarray) -> None:
@@ -319,10 +308,7 @@ class MessageLinks:
                     await asyncio.wait_for(comm.write({"fail": reason}), 5.0)
                 except Exception:           # noqa: BLE001 - that worker is gone already
                     pass
-        try:
-            asyncio.run_coroutine_threadsafe(tell(), self.loop).result(10.0)
-        except Exception:                   # noqa: BLE001 - best effort
-            pass
+        try_on_loop(self.loop, tell())
 
     def close(self) -> None:
         async def close() -> None:
@@ -332,10 +318,30 @@ class MessageLinks:
                         await comm.close()
                     except Exception:       # noqa: BLE001 - closed by the other side
                         pass
-        try:
-            asyncio.run_coroutine_threadsafe(close(), self.loop).result(10.0)
-        except Exception:                   # noqa: BLE001 - best effort
-            pass
+        try_on_loop(self.loop, close())
+
+
+def run_on_loop(loop: Any, coroutine: Any, seconds: float, rank: int) -> Any:
+    """Run a coroutine on the worker's event loop and wait for it (this thread blocks);
+    a failure (a closed connection, a timeout, ...) raises
+    :class:`~boostlib.plugin.collective.CollectiveError`."""
+    future = asyncio.run_coroutine_threadsafe(coroutine, loop)
+    try:
+        return future.result(seconds)
+    except CollectiveError:
+        raise
+    except Exception as exc:
+        future.cancel()
+        raise CollectiveError(f"worker {rank}: {describe(exc)}") from exc
+
+
+def try_on_loop(loop: Any, coroutine: Any, seconds: float = 10.0) -> None:
+    """Run a coroutine on the worker's event loop and wait for it, ignoring failures (best
+    effort: telling peers, closing connections)."""
+    try:
+        asyncio.run_coroutine_threadsafe(coroutine, loop).result(seconds)
+    except Exception:                       # noqa: BLE001 - best effort
+        pass
 
 
 def describe(exc: BaseException) -> str:
