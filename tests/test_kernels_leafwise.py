@@ -211,7 +211,8 @@ def test_deep_trees_over_many_bins_grow_the_same_tree(policy, msl):
 @pytest.mark.parametrize("entries", [False, True])
 def test_bundled_one_hot_columns_grow_the_same_tree(threads, policy, entries, monkeypatch):
     """Histograms over bundles of one-hot columns, expanded per feature, as the Python
-    loop builds them (from the rows' bytes, or from their entries)."""
+    loop builds them (from the rows' bytes, or from their entries); leaf-wise trees also
+    pruning features, whose children build and expand only their parent's live ones."""
     from boostlib.engine import row_entries
     from reference.strategies import make_binned
     monkeypatch.setattr(row_entries, "MAX_DENSITY", 1.0 if entries else -1.0)
@@ -225,13 +226,15 @@ def test_bundled_one_hot_columns_grow_the_same_tree(threads, policy, entries, mo
     X[rng.random(n) < 0.05, k] = 255
     data = make_binned(X, [2] * k + [40, 3], 255)
     g = rng.normal(size=n) + X[:, :4].sum(1)
-    for msl in (1, 10):
+    for msl, prune in [(1, False), (10, False), (1, True), (10, True)]:
+        if prune and policy != "lossguide":
+            continue
         grower = TreeGrower(data.X_binned, data.nbnm, 255, "lossguide", GrowParams(),
                             bundle=True)
         assert grower.bundling is not None
         assert (grower.row_entries is not None) == entries
         params = GrowParams(max_depth=10 if policy == "lossguide" else 5, max_leaves=20,
-                            min_samples_leaf=msl)
+                            min_samples_leaf=msl, prune_features=prune)
         assert_same(*grow_both(data, np.arange(n, dtype=np.int32), g, np.ones(n), params,
                                threads, bundle=True, policy=policy))
 

@@ -360,11 +360,23 @@ def scalar_scan():
     try:
         yield
     finally:
-        _splitting.use_vector_scan(previous)
+        _splitting.use_vector_scan(*previous)
+
+
+@contextlib.contextmanager
+def vector_scan():
+    """Every numeric candidate, whatever its feature's bins, takes the vectorised scan
+    inside this block (by default features of few bins take the scalar one)."""
+    previous = _splitting.use_vector_scan(True, 0)
+    try:
+        yield
+    finally:
+        _splitting.use_vector_scan(*previous)
 
 
 def both_scans(hist, slots, nbnm, missing_bin, l2, msl, mcw):
-    vector = nodes_split(hist, slots, nbnm, missing_bin, l2, msl, mcw)
+    with vector_scan():
+        vector = nodes_split(hist, slots, nbnm, missing_bin, l2, msl, mcw)
     with scalar_scan():
         scalar = nodes_split(hist, slots, nbnm, missing_bin, l2, msl, mcw)
     return vector, scalar
@@ -422,8 +434,10 @@ def test_vector_scan_grows_the_same_trees(grow_policy, min_samples_leaf):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(3000, 6))
     X[:, 4] = np.round(X[:, 4])
+    X[:, 5] = X[:, 5] > 0.8            # binary: few bins, the scalar scan by default
     X[rng.random(X.shape) < 0.05] = np.nan
-    y = np.nan_to_num(X[:, 0]) * 2 + np.sin(np.nan_to_num(X[:, 1]) * 3) + rng.normal(size=3000)
+    y = (np.nan_to_num(X[:, 0]) * 2 + np.sin(np.nan_to_num(X[:, 1]) * 3)
+         + np.nan_to_num(X[:, 5]) + rng.normal(size=3000))
 
     def predictions():
         model = BoostRegressor(grow_policy=grow_policy, n_estimators=15, max_depth=6,
@@ -431,10 +445,12 @@ def test_vector_scan_grows_the_same_trees(grow_policy, min_samples_leaf):
                                min_samples_leaf=min_samples_leaf, random_state=0)
         return model.fit(X, y).predict(X)
 
-    vector = predictions()
+    with vector_scan():
+        vector = predictions()
     with scalar_scan():
         scalar = predictions()
     assert np.array_equal(vector, scalar)
+    assert np.array_equal(predictions(), scalar)    # the default: by the features' bins
 
 
 # --------------------------------------------------------------------------------------------

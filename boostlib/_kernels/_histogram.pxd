@@ -4,10 +4,12 @@ from libc.stdint cimport int64_t
 
 from .common cimport bin_t, idx_t
 
-cdef void expand_slot(const double* column_hist, double* out, Py_ssize_t n_bins,
-                      Py_ssize_t n_ch, const Py_ssize_t* source, const Py_ssize_t* default_at,
-                      Py_ssize_t k, const Py_ssize_t* others, const Py_ssize_t* others_start,
-                      Py_ssize_t n_others, Py_ssize_t first_column_bins) noexcept nogil
+cdef void expand_features(const double* column_hist, double* out, Py_ssize_t n_ch,
+                          const idx_t* offsets, const idx_t* features, Py_ssize_t n_listed,
+                          const Py_ssize_t* source, const Py_ssize_t* default_of,
+                          const Py_ssize_t* default_at, Py_ssize_t k,
+                          const Py_ssize_t* others, const Py_ssize_t* others_start,
+                          Py_ssize_t n_others, Py_ssize_t first_column_bins) noexcept nogil
 cdef int check_expand_tables(Py_ssize_t n_column_bins, Py_ssize_t n_bins,
                              const Py_ssize_t[::1] source, const Py_ssize_t[::1] default_at,
                              const Py_ssize_t[::1] others, const Py_ssize_t[::1] others_start,

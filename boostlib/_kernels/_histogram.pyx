@@ -394,23 +394,65 @@ cdef void expand_slot(const double* column_hist, double* out, Py_ssize_t n_bins,
                       Py_ssize_t n_others, Py_ssize_t first_column_bins) noexcept nogil:
     """:func:`expand_bundles` of one slot: ``column_hist`` (column bins x ``n_ch``) into
     ``out`` (``n_bins`` feature bins x ``n_ch``)."""
-    cdef Py_ssize_t j, c, i, q, stop
+    cdef Py_ssize_t j, c, i
     cdef double total[3]
-    cdef double acc
     for j in range(n_bins):
         if source[j] >= 0:
             for c in range(n_ch):
                 out[j * n_ch + c] = column_hist[source[j] * n_ch + c]
     if k == 0:
         return
+    _column_total(column_hist, n_ch, first_column_bins, total)
+    for i in range(k):
+        _default_bin(out, n_ch, total, i, k, default_at, others, others_start, n_others)
+
+
+cdef void expand_features(const double* column_hist, double* out, Py_ssize_t n_ch,
+                          const idx_t* offsets, const idx_t* features, Py_ssize_t n_listed,
+                          const Py_ssize_t* source, const Py_ssize_t* default_of,
+                          const Py_ssize_t* default_at, Py_ssize_t k,
+                          const Py_ssize_t* others, const Py_ssize_t* others_start,
+                          Py_ssize_t n_others, Py_ssize_t first_column_bins) noexcept nogil:
+    """:func:`expand_slot` of the ``n_listed`` ``features`` alone (feature ``f``'s bins
+    ``offsets[f]:offsets[f + 1]``; ``default_of[f]``: its row in ``default_at``, or -1),
+    the same sums: the other features' bins in ``out`` are left as they are."""
+    cdef Py_ssize_t t, f, j, c, i
+    cdef double total[3]
+    cdef bint have_total = False
+    for t in range(n_listed):
+        f = features[t]
+        for j in range(offsets[f], offsets[f + 1]):
+            if source[j] >= 0:
+                for c in range(n_ch):
+                    out[j * n_ch + c] = column_hist[source[j] * n_ch + c]
+        i = default_of[f]
+        if i >= 0:
+            if not have_total:
+                _column_total(column_hist, n_ch, first_column_bins, total)
+                have_total = True
+            _default_bin(out, n_ch, total, i, k, default_at, others, others_start, n_others)
+
+
+cdef inline void _column_total(const double* column_hist, Py_ssize_t n_ch,
+                               Py_ssize_t first_column_bins, double* total) noexcept nogil:
+    # A node's sums: its first column's bins, summed in order.
+    cdef Py_ssize_t c, j
     for c in range(n_ch):
         total[c] = 0.0
         for j in range(first_column_bins):
             total[c] += column_hist[j * n_ch + c]
-    for i in range(k):
-        stop = others_start[i + 1] if i + 1 < k else n_others
-        for c in range(n_ch):
-            acc = 0.0
-            for q in range(others_start[i], stop):
-                acc += out[others[q] * n_ch + c]
-            out[default_at[i] * n_ch + c] = total[c] - acc
+
+
+cdef inline void _default_bin(double* out, Py_ssize_t n_ch, const double* total,
+                              Py_ssize_t i, Py_ssize_t k, const Py_ssize_t* default_at,
+                              const Py_ssize_t* others, const Py_ssize_t* others_start,
+                              Py_ssize_t n_others) noexcept nogil:
+    # The ``i``-th default bin: the node's total minus its feature's other bins (in order).
+    cdef Py_ssize_t c, q
+    cdef Py_ssize_t stop = others_start[i + 1] if i + 1 < k else n_others
+    cdef double acc
+    for c in range(n_ch):
+        acc = 0.0
+        for q in range(others_start[i], stop):
+            acc += out[others[q] * n_ch + c]
+        out[default_at[i] * n_ch + c] = total[c] - acc

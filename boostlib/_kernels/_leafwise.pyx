@@ -15,12 +15,12 @@ from libc.string cimport memcpy, memset
 import numpy as np
 
 from .common cimport bin_t, idx_t, int64_t, uint32_t, uint64_t, CH_C, CAT_SPLIT, SET_WORDS, \
-    add_row, add_entries, fill_defaults, \
+    add_row, add_listed, add_entries, fill_defaults, \
     partition_segment, prefetch, PREFETCH_ROWS
-from ._histogram cimport check_entries, check_expand_tables, expand_slot
+from ._histogram cimport check_entries, check_expand_tables, expand_features
 from ._splitting cimport (CatParams, USE_WORDS, _cat_params, _cat_best, _check_layout,
-                          cat_result, cat_set_bits, _feature_best, pick_feature, node_sums,
-                          numeric_result, threshold_sums)
+                          cat_result, cat_set_bits, _feature_best, pick_feature, fewest_bins,
+                          feature_sums, numeric_result, threshold_sums)
 
 cdef extern from *:
     """
@@ -36,7 +36,7 @@ cdef extern from "math.h" nogil:
 cdef enum:
     # Below these sizes a parallel region costs more than it saves: a histogram of fewer
     # rows x columns plus its bins x channels (zeroed and subtracted), and a search of fewer
-    # bins (leaves x features' bins), take one thread.
+    # bins (leaves x features' bins), take one thread (columns, bins: those kept).
     PARALLEL_CELLS = 4096
     PARALLEL_BINS = 1024
     # The leaves' bins in use (a bit per bin and feature, for the split search) are kept
@@ -129,6 +129,7 @@ ctypedef struct Search:
     const idx_t* offsets
     const idx_t* nbnm
     Py_ssize_t n_features
+    Py_ssize_t f_min            # the feature a leaf's sums are read from (node_sums')
     double l2
     double msl
     double mcw
@@ -143,29 +144,67 @@ ctypedef struct Search:
                                     # split (column rules per node); NULL: every feature
 
 
-cdef void _search(const Search* s, Leaf** leaves, Py_ssize_t k) noexcept nogil:
+cdef Py_ssize_t _kept_features(const unsigned char* dead, Py_ssize_t n_features,
+                               Py_ssize_t f_min, const idx_t* offsets, idx_t* kept,
+                               Py_ssize_t* kept_bins) noexcept nogil:
+    """The features a leaf whose ``dead`` features these are keeps histograms of, for
+    itself and its subtree (where they stay dead), into ``kept`` (ascending): the live
+    ones and ``f_min`` (its sums are read there). Returns their number, and their bins in
+    ``kept_bins``. The others' bins of the leaf's histogram slot are never read."""
+    cdef Py_ssize_t f, n = 0, bins = 0
+    for f in range(n_features):
+        if not dead[f] or f == f_min:
+            kept[n] = <idx_t> f
+            n += 1
+            bins += offsets[f + 1] - offsets[f]
+    kept_bins[0] = bins
+    return n
+
+
+cdef Py_ssize_t _kept_columns(const idx_t* kept, Py_ssize_t n_kept, const idx_t* column_of,
+                              Py_ssize_t n_cols, unsigned char* mark,
+                              idx_t* columns) noexcept nogil:
+    """The bundled columns that hold the ``kept`` features, and the first column (whose
+    bins sum to the node's total, for default bins), into ``columns`` (ascending)."""
+    cdef Py_ssize_t i, c, n = 0
+    memset(mark, 0, n_cols)
+    mark[0] = 1
+    for i in range(n_kept):
+        mark[column_of[kept[i]]] = 1
+    for c in range(n_cols):
+        if mark[c]:
+            columns[n] = <idx_t> c
+            n += 1
+    return n
+
+
+cdef void _search(const Search* s, Leaf** leaves, Py_ssize_t k, const idx_t* kept,
+                  Py_ssize_t n_kept, Py_ssize_t kept_bins) noexcept nogil:
     """Best split of each of ``leaves[:k]`` (``split``), as ``find_split_nodes`` finds it,
     then the direction of missing values unseen in training as the Python loop sets it
-    (the side with more rows). A feature ``dead`` in a leaf, or not ``allowed`` in this
-    search, is not searched; a numeric one newly found without a threshold of
-    ``min_samples_leaf`` rows a side becomes dead in it (with the count channel:
-    ``n_ch == 3``), and with ``prune_gainless`` any feature without a split of positive
-    gain does. A categorical split is reported as
-    ``find_split_nodes`` reports it: (set size, direction) for (bin, nan_right)."""
-    cdef Py_ssize_t t, j, f, n_features = s.n_features, n_ch = s.n_ch
+    (the side with more rows). Only the ``n_kept`` features ``kept`` are read
+    (:func:`_kept_features` of the leaves' common dead features; ``kept_bins``: their
+    bins). A feature ``dead`` in a leaf, or not ``allowed`` in this search, is not
+    searched; a numeric one newly found without a threshold of ``min_samples_leaf`` rows a
+    side becomes dead in it (with the count channel: ``n_ch == 3``), and with
+    ``prune_gainless`` any feature without a split of positive gain does. A categorical
+    split is reported as ``find_split_nodes`` reports it: (set size, direction) for (bin,
+    nan_right)."""
+    cdef Py_ssize_t t, i, j, f, n_features = s.n_features, n_ch = s.n_ch
     cdef Leaf* leaf
     cdef bint prune = n_ch == 3 and s.msl > 0.0
     cdef int n_threads = s.n_threads
     cdef const double* hf
     cdef double* best
     for j in range(k):
-        node_sums(s.h0 + leaves[j].slot * s.slot_stride, n_ch, s.offsets, s.nbnm, n_features,
-                  s.totals + 3 * j)
-    if k * s.offsets[n_features] < PARALLEL_BINS:
+        feature_sums(s.h0 + leaves[j].slot * s.slot_stride, n_ch, s.offsets, s.nbnm, s.f_min,
+                     s.totals + 3 * j)
+    if k * kept_bins < PARALLEL_BINS:
         n_threads = 1
-    for t in prange(k * n_features, schedule="static", num_threads=n_threads):
-        f = t // k
-        j = t - f * k
+    for t in prange(k * n_kept, schedule="static", num_threads=n_threads):
+        i = t // k
+        j = t - i * k
+        f = kept[i]
         best = s.scratch + 4 * (j * n_features + f)
         hf = s.h0 + leaves[j].slot * s.slot_stride + s.offsets[f] * n_ch
         if leaves[j].dead[f] or (s.allowed != NULL and not s.allowed[j * n_features + f]):
@@ -187,7 +226,7 @@ cdef void _search(const Search* s, Leaf** leaves, Py_ssize_t k) noexcept nogil:
                 leaves[j].dead[f] = 1
     for j in range(k):
         leaf = leaves[j]
-        f = pick_feature(s.scratch + 4 * n_features * j, n_features)
+        f = pick_feature(s.scratch + 4 * n_features * j, n_kept, kept)
         if f < 0:
             leaf.split[0] = -1.0
             continue
@@ -313,7 +352,7 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     cdef Py_ssize_t slot_stride = hist.shape[1] * n_ch
     cdef Py_ssize_t max_nodes
     cdef Py_ssize_t i, j, c, f0, f1, q, p, pf, m, n_left, mid, n_nodes = 1, n_leaves = 1
-    cdef Py_ssize_t n_chunks, nc, n_cols = n_features, n_slots = hist.shape[0]
+    cdef Py_ssize_t nc, n_cols = n_features, n_slots = hist.shape[0]
     cdef bint overflow = False
     cdef bint bundled = column_offsets is not None
     cdef const idx_t* hoff = &offsets[0]
@@ -338,6 +377,8 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     cdef double* tot = NULL
     cdef double[::1] row_totals
     cdef Py_ssize_t r, row_cells
+    cdef Py_ssize_t f, u, n_kept, kept_bins = 0, n_list, cells
+    cdef const idx_t* lst
     if offsets.shape[0] != n_features + 1 or n_bins_nonmissing.shape[0] != n_features:
         raise ValueError("offsets and n_bins_nonmissing must match the features")
     if skip_features is not None and skip_features.shape[0] != n_features:
@@ -434,19 +475,44 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
         raise MemoryError()
     cdef double[::1] totals = np.empty(6)
     cdef double[::1] scratch = np.empty(2 * n_features * 4)
-    n_chunks = n_threads if n_threads < n_cols else n_cols
-    if n_chunks < 1:
-        n_chunks = 1
     cdef double[::1] columns
+    # The features a split's children keep histograms of (_kept_features), and the
+    # columns built for them: the bundled columns that hold them, the features themselves
+    # unbundled, every column with entries (a row's entries span them all).
+    cdef idx_t[::1] kept_v = np.empty(n_features, dtype=np.int32)
+    cdef idx_t[::1] all_columns = np.arange(n_cols, dtype=np.int32)
+    cdef idx_t[::1] columns_v = np.empty(n_cols, dtype=np.int32)
+    cdef unsigned char[::1] column_mark = np.empty(n_cols, dtype=np.uint8)
+    cdef idx_t[::1] column_of = np.zeros(n_features, dtype=np.int32)
+    cdef Py_ssize_t[::1] default_of = np.full(n_features, -1, dtype=np.intp)
+    cdef idx_t* kept = &kept_v[0]
+    cdef Py_ssize_t[::1] owner
     if bundled:
         columns = np.empty(column_offsets[n_cols] * n_ch)
         hc = &columns[0]
+        # each feature's column: that of its bins copied from one (the first column when
+        # none is); each bundled feature's row in default_at
+        owner = np.empty(max(column_offsets[n_cols], offsets[n_features]), dtype=np.intp)
+        for c in range(n_cols):         # column bin -> column
+            for q in range(column_offsets[c], column_offsets[c + 1]):
+                owner[q] = c
+        for f in range(n_features):
+            for q in range(offsets[f], offsets[f + 1]):
+                if source[q] >= 0:
+                    column_of[f] = <idx_t> owner[source[q]]
+                    break
+        for f in range(n_features):     # feature bin -> feature
+            for q in range(offsets[f], offsets[f + 1]):
+                owner[q] = f
+        for i in range(default_at.shape[0]):
+            default_of[owner[default_at[i]]] = i
     search.h0 = &hist[0, 0, 0]
     search.slot_stride = slot_stride
     search.n_ch = n_ch
     search.offsets = &offsets[0]
     search.nbnm = &n_bins_nonmissing[0]
     search.n_features = n_features
+    search.f_min = fewest_bins(&n_bins_nonmissing[0], n_features)
     search.l2 = l2
     search.msl = min_samples_leaf
     search.mcw = min_child_weight
@@ -486,7 +552,9 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
                                       held) < 0:
             failed = True
         else:
-            _search(&search, leaves, 1)
+            n_kept = _kept_features(dead, n_features, search.f_min, &offsets[0], kept,
+                                    &kept_bins)
+            _search(&search, leaves, 1, kept, n_kept, kept_bins)
         while not failed and n_leaves < max_leaves:
             best = -1
             for i in range(n_leaves):
@@ -570,12 +638,30 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
             hs = h0 + small.slot * slot_stride
             hp = h0 + big.slot * slot_stride
             hb = hc if bundled else hs      # the histogram over X_pos's columns
-            nc = n_chunks if m * row_cells + slot_stride >= PARALLEL_CELLS else 1
+            n_kept = _kept_features(bl.dead, n_features, search.f_min, &offsets[0], kept,
+                                    &kept_bins)
+            if sparse:
+                lst = &all_columns[0]
+                n_list = n_cols
+                cells = m * row_cells
+            elif bundled:
+                lst = &columns_v[0]
+                n_list = _kept_columns(kept, n_kept, &column_of[0], n_cols, &column_mark[0],
+                                       &columns_v[0])
+                cells = m * n_list
+            else:
+                lst = kept
+                n_list = n_kept
+                cells = m * n_list
+            nc = n_threads if n_threads < n_list else n_list
+            if nc < 1 or cells + kept_bins * n_ch < PARALLEL_CELLS:
+                nc = 1
             for c in prange(nc, schedule="static", num_threads=n_threads):
-                f0 = c * n_cols // nc
-                f1 = (c + 1) * n_cols // nc
-                for q in range(hoff[f0] * n_ch, hoff[f1] * n_ch):
-                    hb[q] = 0.0
+                f0 = c * n_list // nc       # the chunk's columns: lst[f0:f1]
+                f1 = (c + 1) * n_list // nc
+                for u in range(f0, f1):
+                    for q in range(hoff[lst[u]] * n_ch, hoff[lst[u] + 1] * n_ch):
+                        hb[q] = 0.0
                 if sparse:
                     for q in range(3):
                         tot[3 * c + q] = 0.0
@@ -589,30 +675,36 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
                         prefetch(&gradient[pf])
                         prefetch(&hessian[pf])
                     p = order[q]
-                    if sparse:
+                    if sparse:          # lst is every column: lst[u] == u
                         r = rows[p]
                         add_entries(eb + es[r], es[r + 1] - es[r], hb, hoff[f0], hoff[f1], n_ch,
                                     gradient[p], hessian[p], tot + 3 * c)
-                    else:
+                    elif n_list == n_cols:      # every column: lst[u] == u
                         add_row(&X_pos[p, 0], hb, hoff, f0, f1, n_ch, gradient[p], hessian[p])
+                    else:
+                        add_listed(&X_pos[p, 0], hb, hoff, lst, f0, f1, n_ch, gradient[p],
+                                   hessian[p])
                 if sparse:
                     fill_defaults(hb, tot + 3 * c, hoff, da, f0, f1, n_ch)
                 if not bundled:
-                    for q in range(offsets[f0] * n_ch, offsets[f1] * n_ch):
-                        hp[q] = hp[q] - hs[q]
+                    for u in range(f0, f1):
+                        for q in range(offsets[lst[u]] * n_ch, offsets[lst[u] + 1] * n_ch):
+                            hp[q] = hp[q] - hs[q]
             if bundled:
-                expand_slot(hc, hs, offsets[n_features], n_ch, &source[0],
-                            &default_at[0] if default_at.shape[0] else NULL,
-                            default_at.shape[0], &others[0] if others.shape[0] else NULL,
-                            &others_start[0] if default_at.shape[0] else NULL,
-                            others.shape[0], column_offsets[1])
-                for q in range(slot_stride):
-                    hp[q] = hp[q] - hs[q]
+                expand_features(hc, hs, n_ch, &offsets[0], kept, n_kept, &source[0],
+                                &default_of[0], &default_at[0] if default_at.shape[0] else NULL,
+                                default_at.shape[0],
+                                &others[0] if others.shape[0] else NULL,
+                                &others_start[0] if default_at.shape[0] else NULL,
+                                others.shape[0], column_offsets[1])
+                for u in range(n_kept):
+                    for q in range(offsets[kept[u]] * n_ch, offsets[kept[u] + 1] * n_ch):
+                        hp[q] = hp[q] - hs[q]
             if per_node and _draw_allowed(node_features, k, feature[k], left[k], right[k],
                                           n_features, &search, held) < 0:
                 failed = True
                 break
-            _search(&search, pair, 2)
+            _search(&search, pair, 2, kept, n_kept, kept_bins)
         for i in range(n_leaves):
             for q in range(leaves[i].start, leaves[i].stop):
                 node_of_row[order[q]] = leaves[i].node

@@ -24,10 +24,15 @@ cdef void _feature_best(const double* hf, Py_ssize_t n_channels, Py_ssize_t nb,
                         const double* total, double l2, double min_samples_leaf,
                         double min_child_weight, const double* noise_f, double* best,
                         double lo, double hi, int mono, uint64_t* in_use) noexcept nogil
-cdef Py_ssize_t pick_feature(const double* per_feature, Py_ssize_t n_features) noexcept nogil
+cdef Py_ssize_t pick_feature(const double* per_feature, Py_ssize_t n_features,
+                             const idx_t* listed=*) noexcept nogil
+cdef Py_ssize_t fewest_bins(const idx_t* n_bins_nonmissing, Py_ssize_t n_features) noexcept nogil
 cdef void node_sums(const double* hs, Py_ssize_t n_ch, const idx_t* offsets,
                     const idx_t* n_bins_nonmissing, Py_ssize_t n_features,
                     double* totals) noexcept nogil
+cdef void feature_sums(const double* hs, Py_ssize_t n_ch, const idx_t* offsets,
+                       const idx_t* n_bins_nonmissing, Py_ssize_t f,
+                       double* totals) noexcept nogil
 cdef void threshold_sums(const double* hf, Py_ssize_t n_ch, Py_ssize_t nb, Py_ssize_t b,
                          int d, Py_ssize_t c, double* left, double* right) noexcept nogil
 cdef void numeric_result(const double* hf, Py_ssize_t n_ch, Py_ssize_t nb,

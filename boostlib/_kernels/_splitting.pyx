@@ -157,17 +157,25 @@ cdef inline double _top(const double* s, Py_ssize_t n, double m0) noexcept nogil
     return max(max(m0, m1), max(m2, m3))
 
 
+cdef enum:
+    # Features with fewer bins take the scalar scan: the vectorised scan's passes cost more
+    # than the few candidates they would screen (binary one-hot features: 2 bins).
+    VECTOR_MIN_BINS = 8
+
 cdef bint _vector_scan = True
+cdef Py_ssize_t _vector_min_bins = VECTOR_MIN_BINS
 
 
-def use_vector_scan(bint on):
+def use_vector_scan(bint on, Py_ssize_t min_bins=VECTOR_MIN_BINS):
     """Choose the scan of numeric candidates without bounds or noise: the vectorised one
-    (True, the default) or the scalar one every other candidate takes; returns the previous
-    choice. Both choose the same split bit for bit; the tests check it through this switch,
-    which is not thread-safe (set it before a fit, not during one)."""
-    global _vector_scan
-    previous = _vector_scan
+    (True, the default) for features of at least ``min_bins`` bins, or the scalar one every
+    other candidate takes; returns the previous ``(on, min_bins)``. Both choose the same
+    split bit for bit; the tests check it through this switch, which is not thread-safe
+    (set it before a fit, not during one)."""
+    global _vector_scan, _vector_min_bins
+    previous = (_vector_scan, _vector_min_bins)
     _vector_scan = on
+    _vector_min_bins = min_bins
     return previous
 
 
@@ -368,7 +376,7 @@ cdef void _feature_best(const double* hf, Py_ssize_t n_channels, Py_ssize_t nb,
     best[1] = -1.0
     best[2] = 0.0
     best[3] = 0.0
-    if screen and _vector_scan:
+    if screen and _vector_scan and nb >= _vector_min_bins:
         _scan_unbounded(hf, n_channels, nb, in_use, G, H, C, gm, hm, cm, no_miss, l2,
                         min_samples_leaf, min_child_weight, parent, best)
         return
@@ -519,18 +527,28 @@ cdef void _cat_best(const double* hf, Py_ssize_t n_channels, Py_ssize_t nb, doub
                 best[3] = gain
 
 
-cdef Py_ssize_t pick_feature(const double* per_feature,
-                             Py_ssize_t n_features) noexcept nogil:
+cdef Py_ssize_t pick_feature(const double* per_feature, Py_ssize_t n_features,
+                             const idx_t* listed=NULL) noexcept nogil:
     """Feature with the highest score in ``per_feature`` ((score, bin, nan_right, gain) per
     feature, :func:`_feature_best`'s output; ties: the smaller index); -1 if none is
-    valid."""
-    cdef Py_ssize_t f, best_f = -1
+    valid. ``listed`` (NULL: every feature): only these ``n_features`` features, ascending."""
+    cdef Py_ssize_t i, f, best_f = -1
     cdef double best_score = 0.0
-    for f in range(n_features):
+    for i in range(n_features):
+        f = listed[i] if listed != NULL else i
         if per_feature[4 * f + 1] >= 0 and (best_f < 0 or per_feature[4 * f] > best_score):
             best_f = f
             best_score = per_feature[4 * f]
     return best_f
+
+
+cdef Py_ssize_t fewest_bins(const idx_t* n_bins_nonmissing, Py_ssize_t n_features) noexcept nogil:
+    """The first feature with the fewest bins: :func:`node_sums` reads a node's sums there."""
+    cdef Py_ssize_t f, f_min = 0
+    for f in range(n_features):
+        if n_bins_nonmissing[f] < n_bins_nonmissing[f_min]:
+            f_min = f
+    return f_min
 
 
 cdef void node_sums(const double* hs, Py_ssize_t n_ch, const idx_t* offsets,
@@ -540,17 +558,21 @@ cdef void node_sums(const double* hs, Py_ssize_t n_ch, const idx_t* offsets,
     the hessian without a count channel), from the feature with the fewest bins: every
     feature's bins hold all of a node's rows, so the search takes a node's sums from here
     rather than from each feature's bins again."""
+    feature_sums(hs, n_ch, offsets, n_bins_nonmissing,
+                 fewest_bins(n_bins_nonmissing, n_features), totals)
+
+
+cdef void feature_sums(const double* hs, Py_ssize_t n_ch, const idx_t* offsets,
+                       const idx_t* n_bins_nonmissing, Py_ssize_t f,
+                       double* totals) noexcept nogil:
+    """:func:`node_sums` from feature ``f``'s bins (in bin order)."""
     cdef int cc = CH_C if n_ch == 3 else CH_H
-    cdef Py_ssize_t f, b, f_min = 0
-    cdef const double* hf
-    for f in range(n_features):
-        if n_bins_nonmissing[f] < n_bins_nonmissing[f_min]:
-            f_min = f
+    cdef Py_ssize_t b
+    cdef const double* hf = hs + offsets[f] * n_ch
     totals[0] = 0.0
     totals[1] = 0.0
     totals[2] = 0.0
-    hf = hs + offsets[f_min] * n_ch
-    for b in range(n_bins_nonmissing[f_min] + 1):
+    for b in range(n_bins_nonmissing[f] + 1):
         totals[0] += hf[b * n_ch + CH_G]
         totals[1] += hf[b * n_ch + CH_H]
         totals[2] += hf[b * n_ch + cc]

@@ -171,6 +171,27 @@ cdef inline void add_row(const bin_t* xr, double* hs, const idx_t* offsets, Py_s
             hb[CH_H] += h
 
 
+cdef inline void add_listed(const bin_t* xr, double* hs, const idx_t* offsets,
+                            const idx_t* columns, Py_ssize_t i0, Py_ssize_t i1,
+                            Py_ssize_t n_ch, double g, double h) noexcept nogil:
+    # ``add_row`` to the bins of the columns ``columns[i0:i1]`` alone.
+    cdef Py_ssize_t i, f
+    cdef double* hb
+    if n_ch == N_CHANNELS:
+        for i in range(i0, i1):
+            f = columns[i]
+            hb = hs + (offsets[f] + xr[f]) * N_CHANNELS
+            hb[CH_G] += g
+            hb[CH_H] += h
+            hb[CH_C] += 1.0
+    else:
+        for i in range(i0, i1):
+            f = columns[i]
+            hb = hs + (offsets[f] + xr[f]) * 2
+            hb[CH_G] += g
+            hb[CH_H] += h
+
+
 # Sparse histogram rows ("entries", ``boostlib.engine.row_entries``): row ``r`` lists only
 # its bins that are not its columns' default bins, as absolute bins of the histogram layout
 # (ascending: ``bins[start[r]:start[r + 1]]``). A histogram built from entries leaves the
