@@ -408,7 +408,7 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
         es = &entry_start[0]
         eb = &entry_bins[0] if entry_bins.shape[0] else NULL
         da = &entry_default[0]
-        row_totals = np.zeros(3 * max(n_threads, 1))
+        row_totals = np.zeros(3)
         tot = &row_totals[0]
         # the work of a row: an entry costs about two bytes of the dense pass
         row_cells = 1 + 2 * entry_start[X_pos.shape[0]] // max(X_pos.shape[0], 1)
@@ -654,9 +654,9 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
                 n_list = n_kept
                 cells = m * n_list
             nc = n_threads if n_threads < n_list else n_list
-            if nc < 1 or cells + kept_bins * n_ch < PARALLEL_CELLS:
-                nc = 1
-            for c in prange(nc, schedule="static", num_threads=n_threads):
+            if nc < 1 or sparse or cells + kept_bins * n_ch < PARALLEL_CELLS:
+                nc = 1          # (entries: see _histogram.build_histograms)
+            for c in prange(nc, schedule="static", num_threads=nc):
                 f0 = c * n_list // nc       # the chunk's columns: lst[f0:f1]
                 f1 = (c + 1) * n_list // nc
                 for u in range(f0, f1):
@@ -664,7 +664,7 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
                         hb[q] = 0.0
                 if sparse:
                     for q in range(3):
-                        tot[3 * c + q] = 0.0
+                        tot[q] = 0.0
                 for q in range(small.start, small.stop):     # positions ascend
                     if q + PREFETCH_ROWS < small.stop:
                         pf = order[q + PREFETCH_ROWS]
@@ -678,14 +678,14 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
                     if sparse:          # lst is every column: lst[u] == u
                         r = rows[p]
                         add_entries(eb + es[r], es[r + 1] - es[r], hb, hoff[f0], hoff[f1], n_ch,
-                                    gradient[p], hessian[p], tot + 3 * c)
+                                    gradient[p], hessian[p], tot)
                     elif n_list == n_cols:      # every column: lst[u] == u
                         add_row(&X_pos[p, 0], hb, hoff, f0, f1, n_ch, gradient[p], hessian[p])
                     else:
                         add_listed(&X_pos[p, 0], hb, hoff, lst, f0, f1, n_ch, gradient[p],
                                    hessian[p])
                 if sparse:
-                    fill_defaults(hb, tot + 3 * c, hoff, da, f0, f1, n_ch)
+                    fill_defaults(hb, tot, hoff, da, f0, f1, n_ch)
                 if not bundled:
                     for u in range(f0, f1):
                         for q in range(offsets[lst[u]] * n_ch, offsets[lst[u] + 1] * n_ch):
