@@ -152,44 +152,38 @@ cdef enum:
     PREFETCH_ROWS = 12
 
 
+cdef inline void add_bin(double* hs, Py_ssize_t b, Py_ssize_t n_ch, double g,
+                         double h) noexcept nogil:
+    # Add a row's gradient and hessian (and count, with 3 channels) to bin ``b`` of the
+    # histogram at ``hs``.
+    cdef double* hb
+    if n_ch == N_CHANNELS:
+        hb = hs + b * N_CHANNELS
+        hb[CH_G] += g
+        hb[CH_H] += h
+        hb[CH_C] += 1.0
+    else:
+        hb = hs + b * 2
+        hb[CH_G] += g
+        hb[CH_H] += h
+
+
 cdef inline void add_row(const bin_t* xr, double* hs, const idx_t* offsets, Py_ssize_t f0,
                          Py_ssize_t f1, Py_ssize_t n_ch, double g, double h) noexcept nogil:
     # Add one row's gradient and hessian (and count, with 3 channels) to its bins of
     # features ``f0:f1`` in the histogram at ``hs`` (layout ``offsets``, see _histogram).
     cdef Py_ssize_t f
-    cdef double* hb
-    if n_ch == N_CHANNELS:
-        for f in range(f0, f1):
-            hb = hs + (offsets[f] + xr[f]) * N_CHANNELS
-            hb[CH_G] += g
-            hb[CH_H] += h
-            hb[CH_C] += 1.0
-    else:
-        for f in range(f0, f1):
-            hb = hs + (offsets[f] + xr[f]) * 2
-            hb[CH_G] += g
-            hb[CH_H] += h
+    for f in range(f0, f1):
+        add_bin(hs, offsets[f] + xr[f], n_ch, g, h)
 
 
 cdef inline void add_listed(const bin_t* xr, double* hs, const idx_t* offsets,
                             const idx_t* columns, Py_ssize_t i0, Py_ssize_t i1,
                             Py_ssize_t n_ch, double g, double h) noexcept nogil:
     # ``add_row`` to the bins of the columns ``columns[i0:i1]`` alone.
-    cdef Py_ssize_t i, f
-    cdef double* hb
-    if n_ch == N_CHANNELS:
-        for i in range(i0, i1):
-            f = columns[i]
-            hb = hs + (offsets[f] + xr[f]) * N_CHANNELS
-            hb[CH_G] += g
-            hb[CH_H] += h
-            hb[CH_C] += 1.0
-    else:
-        for i in range(i0, i1):
-            f = columns[i]
-            hb = hs + (offsets[f] + xr[f]) * 2
-            hb[CH_G] += g
-            hb[CH_H] += h
+    cdef Py_ssize_t i
+    for i in range(i0, i1):
+        add_bin(hs, offsets[columns[i]] + xr[columns[i]], n_ch, g, h)
 
 
 # Sparse histogram rows ("entries", ``boostlib.engine.row_entries``): row ``r`` lists only
