@@ -92,6 +92,79 @@ def test_compiled_loop_grows_the_python_loops_tree(policy, data, draw):
     assert_same(*grow_both(data, rows, g, h, params, threads, policy=policy))
 
 
+def grow_skipping_or_not(data, rows, g, h, params, policy, enabled, threads=1):
+    """The tree and rows' leaves grown as the grower grows them (nodes of fewer than
+    ``2 * min_samples_leaf`` rows neither built nor searched), then searching every node."""
+    out = []
+    for skip in (True, False):
+        grower = TreeGrower(data.X_binned, data.nbnm, data.missing_bin, policy, params,
+                            n_threads=threads)
+        assert grower.min_split_rows == (2 * params.min_samples_leaf
+                                         if params.min_samples_leaf > 1 else 0)
+        if not skip:
+            grower.min_split_rows = 0
+        old = compiled.ENABLED
+        compiled.ENABLED = enabled
+        try:
+            tree, node = grower.grow(rows, g, h)
+        finally:
+            compiled.ENABLED = old
+        out.append((tree, node.copy()))
+    return out
+
+
+@pytest.mark.parametrize("policy, enabled", [("lossguide", True), ("lossguide", False),
+                                             ("depthwise", True)])
+@SLOW_SETTINGS
+@given(data=binned_data(max_rows=80, max_features=4), draw=st.data())
+def test_nodes_too_small_to_split_grow_the_tree_grown_searching_them(policy, enabled, data,
+                                                                      draw):
+    """A node of fewer than ``2 * min_samples_leaf`` rows has no split: the compiled loop
+    (and the leaf-wise Python loop) skip its histogram and its search, and grow the tree
+    grown searching every node; also with pruned features and count-free histograms."""
+    n = data.X_rows.shape[0]
+    g, h = draw.draw(gradients(n))
+    params = GrowParams(max_depth=draw.draw(st.integers(1, 8)),
+                        max_leaves=draw.draw(st.integers(2, 16)),
+                        min_samples_leaf=draw.draw(st.sampled_from([2, 3, 5, 8])),
+                        min_child_weight=draw.draw(st.sampled_from([1e-3, 0.5])),
+                        prune_features=policy == "lossguide" and draw.draw(st.booleans()))
+    if draw.draw(st.booleans()):        # unit hessians: row counts from the hessian sums
+        h = np.ones(n)
+    rows = np.arange(n, dtype=np.int32)
+    threads = draw.draw(st.sampled_from([1, 2]))
+    assert_same(*grow_skipping_or_not(data, rows, g, h, params, policy, enabled, threads))
+
+
+@pytest.mark.parametrize("policy, enabled", [("lossguide", True), ("lossguide", False),
+                                             ("depthwise", True)])
+def test_a_node_of_twice_min_samples_leaf_rows_is_still_split(policy, enabled):
+    """The skip is exact: a node of exactly ``2 * min_samples_leaf`` rows is split into
+    two of ``min_samples_leaf`` (the root of such a sample), and nodes of fewer are
+    skipped (a tree with such children grows the same either way)."""
+    from reference.strategies import make_binned
+    rng = np.random.default_rng(5)
+    msl, n = 10, 200
+    X = np.stack([np.sort(rng.integers(0, 10, n)), rng.integers(0, 16, n)], axis=1)
+    data = make_binned(X, [10, 16], 255)
+    g = X[:, 0] + 0.1 * rng.normal(size=n)
+    rows = np.arange(n, dtype=np.int32)
+    params = GrowParams(max_depth=6, max_leaves=40, min_samples_leaf=msl)
+    grown = grow_skipping_or_not(data, rows, g, np.ones(n), params, policy, enabled)
+    assert_same(*grown)
+    tree = grown[0][0]
+    split = tree.left >= 0
+    covers = np.concatenate([tree.cover[tree.left[split]], tree.cover[tree.right[split]]])
+    assert np.any(covers < 2 * msl)                 # a child skipped as too small
+    # a root of 2 * min_samples_leaf rows: split into halves
+    X = np.stack([np.repeat([0, 1], msl), rng.integers(0, 16, 2 * msl)], axis=1)
+    few = make_binned(X, [2, 16], 255)
+    g = X[:, 0] + 0.1 * rng.normal(size=2 * msl)
+    tree, node = grow_skipping_or_not(few, np.arange(2 * msl, dtype=np.int32), g,
+                                      np.ones(2 * msl), params, policy, enabled)[0]
+    assert tree.feature[0] == 0 and np.bincount(node)[tree.left[0]] == msl
+
+
 def test_equal_gains_split_the_earlier_leaf():
     """Two leaves whose best splits gain exactly the same: the one listed first (the left
     child) is split, as the Python loop does."""

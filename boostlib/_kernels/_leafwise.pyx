@@ -134,6 +134,7 @@ ctypedef struct Search:
     double msl
     double mcw
     bint prune_gainless         # prune_features: no positive gain here, none in the subtree
+    Py_ssize_t min_split_rows   # a leaf of fewer rows has no split (both sides too small)
     const signed char* monotone # per feature -1, 0, +1; NULL: no monotone constraint
     const unsigned char* is_cat     # NULL: no categorical feature
     CatParams cp
@@ -185,21 +186,24 @@ cdef void _search(const Search* s, Leaf** leaves, Py_ssize_t k, const idx_t* kep
     (the side with more rows). Only the ``n_kept`` features ``kept`` are read
     (:func:`_kept_features` of the leaves' common dead features; ``kept_bins``: their
     bins). A feature ``dead`` in a leaf, or not ``allowed`` in this search, is not
-    searched; a numeric one newly found without a threshold of ``min_samples_leaf`` rows a
+    searched, nor is any feature of a leaf of fewer than ``min_split_rows`` rows; a
+    numeric one newly found without a threshold of ``min_samples_leaf`` rows a
     side becomes dead in it (with the count channel: ``n_ch == 3``), and with
     ``prune_gainless`` any feature without a split of positive gain does. A categorical
     split is reported as ``find_split_nodes`` reports it: (set size, direction) for (bin,
     nan_right)."""
-    cdef Py_ssize_t t, i, j, f, n_features = s.n_features, n_ch = s.n_ch
+    cdef Py_ssize_t t, i, j, f, n_features = s.n_features, n_ch = s.n_ch, n_searched = 0
     cdef Leaf* leaf
     cdef bint prune = n_ch == 3 and s.msl > 0.0
     cdef int n_threads = s.n_threads
     cdef const double* hf
     cdef double* best
     for j in range(k):
-        feature_sums(s.h0 + leaves[j].slot * s.slot_stride, n_ch, s.offsets, s.nbnm, s.f_min,
-                     s.totals + 3 * j)
-    if k * kept_bins < PARALLEL_BINS:
+        if leaves[j].stop - leaves[j].start >= s.min_split_rows:
+            n_searched += 1
+            feature_sums(s.h0 + leaves[j].slot * s.slot_stride, n_ch, s.offsets, s.nbnm,
+                         s.f_min, s.totals + 3 * j)
+    if n_searched * kept_bins < PARALLEL_BINS:
         n_threads = 1
     for t in prange(k * n_kept, schedule="static", num_threads=n_threads):
         i = t // k
@@ -207,7 +211,8 @@ cdef void _search(const Search* s, Leaf** leaves, Py_ssize_t k, const idx_t* kep
         f = kept[i]
         best = s.scratch + 4 * (j * n_features + f)
         hf = s.h0 + leaves[j].slot * s.slot_stride + s.offsets[f] * n_ch
-        if leaves[j].dead[f] or (s.allowed != NULL and not s.allowed[j * n_features + f]):
+        if (leaves[j].dead[f] or (s.allowed != NULL and not s.allowed[j * n_features + f])
+                or leaves[j].stop - leaves[j].start < s.min_split_rows):
             best[1] = -1.0
         elif s.is_cat != NULL and s.is_cat[f]:
             _cat_best(hf, n_ch, s.nbnm[f], s.l2, s.msl, s.mcw, s.cp, NULL, best)
@@ -277,7 +282,7 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
               const idx_t[::1] entry_default=None, bint prune_features=False,
               const unsigned char[::1] skip_features=None,
               const signed char[::1] monotone=None, double[:, ::1] node_bounds=None,
-              object node_features=None):
+              object node_features=None, Py_ssize_t min_split_rows=0):
     """Grow one leaf-wise tree: the leaf whose best split gains most is split next, until
     the tree has ``max_leaves`` leaves, no leaf has a split of positive gain, or those that
     do are at ``max_depth``.
@@ -338,6 +343,13 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
         kept in, as the Python loops' ``NodeRules`` keeps them (see
         ``_splitting._feature_best``), in the nodes' order (``level_order`` included).
 
+    min_split_rows : int
+        A leaf of fewer rows has no split (the grower passes ``2 * min_samples_leaf``: each
+        side needs ``min_samples_leaf`` rows): it is not searched, its histogram is built
+        only when its sibling needs it for the subtraction, and a split whose children both
+        have fewer rows calls no ``node_features``. The tree is the one grown searching
+        them. Counts are the leaves' rows here, so on one machine only.
+
     Returns
     -------
     feature, bin, nan_right, left, right, gain, cat_sets : the node arrays (node 0 the
@@ -359,6 +371,7 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     cdef double* hc = NULL
     cdef idx_t free_slot = 1
     cdef int best, small_is_right
+    cdef bint big_splits
     cdef idx_t k
     cdef double* h0
     cdef double* hs
@@ -517,6 +530,7 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     search.msl = min_samples_leaf
     search.mcw = min_child_weight
     search.prune_gainless = prune_features
+    search.min_split_rows = min_split_rows
     search.monotone = &monotone[0] if monotone is not None and n_features else NULL
     search.totals = &totals[0]
     search.scratch = &scratch[0]
@@ -622,7 +636,9 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
             leaves[n_leaves - 1] = pair[0]
             leaves[n_leaves] = pair[1]
             n_leaves += 1
-            if pair[0].depth >= max_depth or n_leaves >= max_leaves:
+            if pair[0].depth >= max_depth or n_leaves >= max_leaves or (
+                    pair[0].stop - pair[0].start < min_split_rows
+                    and pair[1].stop - pair[1].start < min_split_rows):
                 pair[0].slot = -1
                 continue        # the children will not be split: no histograms needed
             # the smaller child's histogram from its rows, the larger's by subtraction
@@ -635,6 +651,8 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
             small.slot = free_slot
             free_slot += 1
             m = small.stop - small.start
+            # (the larger child's histogram only when it may be split)
+            big_splits = big.stop - big.start >= min_split_rows
             hs = h0 + small.slot * slot_stride
             hp = h0 + big.slot * slot_stride
             hb = hc if bundled else hs      # the histogram over X_pos's columns
@@ -686,7 +704,7 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
                                    hessian[p])
                 if sparse:
                     fill_defaults(hb, tot, hoff, da, f0, f1, n_ch)
-                if not bundled:
+                if not bundled and big_splits:
                     for u in range(f0, f1):
                         for q in range(offsets[lst[u]] * n_ch, offsets[lst[u] + 1] * n_ch):
                             hp[q] = hp[q] - hs[q]
@@ -697,9 +715,10 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
                                 &others[0] if others.shape[0] else NULL,
                                 &others_start[0] if default_at.shape[0] else NULL,
                                 others.shape[0], column_offsets[1])
-                for u in range(n_kept):
-                    for q in range(offsets[kept[u]] * n_ch, offsets[kept[u] + 1] * n_ch):
-                        hp[q] = hp[q] - hs[q]
+                if big_splits:
+                    for u in range(n_kept):
+                        for q in range(offsets[kept[u]] * n_ch, offsets[kept[u] + 1] * n_ch):
+                            hp[q] = hp[q] - hs[q]
             if per_node and _draw_allowed(node_features, k, feature[k], left[k], right[k],
                                           n_features, &search, held) < 0:
                 failed = True

@@ -176,6 +176,11 @@ class TreeGrower:
         # constant hessians. Decided per tree (grow); on one machine only, where no other
         # worker's hessians could decide otherwise.
         self._unit_counts = not count_free and not cat.any() and not collective.distributed
+        # A node of fewer rows than this has no split (each side needs min_samples_leaf
+        # rows): leaf-wise growth neither builds nor searches its histograms. On one
+        # machine only, where a node's rows are all here.
+        self.min_split_rows = (2 * params.min_samples_leaf if params.min_samples_leaf > 1
+                               and not collective.distributed else 0)
         # Histograms are built over the columns of ``hist_rows`` (the features, or bundles
         # of them) in the layout ``hist_offsets``, and read back per feature.
         self.bundling = (plan_bundles(X_binned, self.nbnm, self.missing_bin, cat,

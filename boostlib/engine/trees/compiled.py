@@ -96,7 +96,7 @@ def grow(grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray, prepared: 
         grower.n_threads, node, level_order=level_order, is_cat=grower.is_cat,
         cat_params=grower.cat_params, prune_features=p.prune_features,
         skip_features=skipped, monotone=grower.monotone, node_bounds=bounds,
-        node_features=per_node, **tables)
+        node_features=per_node, min_split_rows=grower.min_split_rows, **tables)
     fields = dict(zip(FIELDS, arrays))
     if bounds is not None:
         bounds = bounds[:fields["feature"].size].copy()

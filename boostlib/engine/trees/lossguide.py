@@ -107,7 +107,9 @@ class LossguideKind(DepthwiseKind):
             left = _Leaf(left_c[k], -1, best.start, mid, best.depth + 1, dead=best.dead)
             right = _Leaf(right_c[k], -1, mid, best.stop, best.depth + 1, dead=best.dead)
             leaves = [leaf for leaf in leaves if leaf is not best] + [left, right]
-            if best.depth + 1 >= p.max_depth or len(leaves) >= max_leaves:
+            if best.depth + 1 >= p.max_depth or len(leaves) >= max_leaves or (
+                    mid - best.start < grower.min_split_rows
+                    and best.stop - mid < grower.min_split_rows):
                 continue        # the children will not be split: no histograms needed
             # the smaller child's histogram from its rows, the larger's by subtraction (the
             # smaller by the split's sums, as depthwise trees choose: the same histograms)
