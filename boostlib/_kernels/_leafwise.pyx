@@ -491,9 +491,9 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     cdef double[::1] columns
     # The features a split's children keep histograms of (_kept_features), and the
     # columns built for them: the bundled columns that hold them, the features themselves
-    # unbundled, every column with entries (a row's entries span them all).
+    # unbundled (with entries, whose rows span every column, all are built, and these
+    # alone get their default bins).
     cdef idx_t[::1] kept_v = np.empty(n_features, dtype=np.int32)
-    cdef idx_t[::1] all_columns = np.arange(n_cols, dtype=np.int32)
     cdef idx_t[::1] columns_v = np.empty(n_cols, dtype=np.int32)
     cdef unsigned char[::1] column_mark = np.empty(n_cols, dtype=np.uint8)
     cdef idx_t[::1] column_of = np.zeros(n_features, dtype=np.int32)
@@ -658,31 +658,30 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
             hb = hc if bundled else hs      # the histogram over X_pos's columns
             n_kept = _kept_features(bl.dead, n_features, search.f_min, &offsets[0], kept,
                                     &kept_bins)
-            if sparse:
-                lst = &all_columns[0]
-                n_list = n_cols
-                cells = m * row_cells
-            elif bundled:
+            if bundled:
                 lst = &columns_v[0]
                 n_list = _kept_columns(kept, n_kept, &column_of[0], n_cols, &column_mark[0],
                                        &columns_v[0])
-                cells = m * n_list
             else:
                 lst = kept
                 n_list = n_kept
-                cells = m * n_list
+            # (a row's entries span every column: every column is zeroed and added to,
+            # and the listed ones alone get their default bins)
+            cells = m * (row_cells if sparse else n_list)
             nc = n_threads if n_threads < n_list else n_list
             if nc < 1 or sparse or cells + kept_bins * n_ch < PARALLEL_CELLS:
                 nc = 1          # (entries: see _histogram.build_histograms)
             for c in prange(nc, schedule="static", num_threads=nc):
                 f0 = c * n_list // nc       # the chunk's columns: lst[f0:f1]
                 f1 = (c + 1) * n_list // nc
-                for u in range(f0, f1):
-                    for q in range(hoff[lst[u]] * n_ch, hoff[lst[u] + 1] * n_ch):
-                        hb[q] = 0.0
                 if sparse:
+                    memset(hb, 0, hoff[n_cols] * n_ch * sizeof(double))
                     for q in range(3):
                         tot[q] = 0.0
+                else:
+                    for u in range(f0, f1):
+                        for q in range(hoff[lst[u]] * n_ch, hoff[lst[u] + 1] * n_ch):
+                            hb[q] = 0.0
                 for q in range(small.start, small.stop):     # positions ascend
                     if q + PREFETCH_ROWS < small.stop:
                         pf = order[q + PREFETCH_ROWS]
@@ -693,9 +692,9 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
                         prefetch(&gradient[pf])
                         prefetch(&hessian[pf])
                     p = order[q]
-                    if sparse:          # lst is every column: lst[u] == u
+                    if sparse:
                         r = rows[p]
-                        add_entries(eb + es[r], es[r + 1] - es[r], hb, hoff[f0], hoff[f1], n_ch,
+                        add_entries(eb + es[r], es[r + 1] - es[r], hb, 0, hoff[n_cols], n_ch,
                                     gradient[p], hessian[p], tot)
                     elif n_list == n_cols:      # every column: lst[u] == u
                         add_row(&X_pos[p, 0], hb, hoff, f0, f1, n_ch, gradient[p], hessian[p])
@@ -703,7 +702,8 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
                         add_listed(&X_pos[p, 0], hb, hoff, lst, f0, f1, n_ch, gradient[p],
                                    hessian[p])
                 if sparse:
-                    fill_defaults(hb, tot, hoff, da, f0, f1, n_ch)
+                    for u in range(f0, f1):
+                        fill_defaults(hb, tot, hoff, da, lst[u], lst[u] + 1, n_ch)
                 if not bundled and big_splits:
                     for u in range(f0, f1):
                         for q in range(offsets[lst[u]] * n_ch, offsets[lst[u] + 1] * n_ch):
