@@ -388,7 +388,6 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     cdef const idx_t* eb = NULL
     cdef const idx_t* da = NULL
     cdef double* tot = NULL
-    cdef double[::1] row_totals
     cdef Py_ssize_t r, row_cells
     cdef Py_ssize_t f, u, n_kept, kept_bins = 0, n_list, cells
     cdef const idx_t* lst
@@ -421,8 +420,6 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
         es = &entry_start[0]
         eb = &entry_bins[0] if entry_bins.shape[0] else NULL
         da = &entry_default[0]
-        row_totals = np.zeros(3)
-        tot = &row_totals[0]
         # the work of a row: an entry costs about two bytes of the dense pass
         row_cells = 1 + 2 * entry_start[X_pos.shape[0]] // max(X_pos.shape[0], 1)
     elif entry_bins is not None or entry_default is not None:
@@ -469,9 +466,16 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     cdef double[::1] gain = gain_a
     sets_a = np.zeros((max_leaves, SET_WORDS), dtype=np.uint32)
     cdef uint32_t[:, ::1] sets = sets_a
-    order_a = np.arange(n_fit, dtype=np.int32)
-    cdef idx_t[::1] order = order_a
-    cdef idx_t[::1] scratch_rows = np.empty(n_fit, dtype=np.int32)
+    # The call's work space, in one block freed with the leaves: the search's totals and
+    # scratch, the bundled columns' histogram, then the tables of Py_ssize_t, idx_t and
+    # bytes (numpy arrays for each cost several microseconds a tree on small data).
+    cdef Py_ssize_t n_hc = column_offsets[n_cols] * n_ch if bundled else 0
+    cdef Py_ssize_t n_owner = (max(column_offsets[n_cols], offsets[n_features]) if bundled
+                               else 0)
+    cdef char* work = <char*> malloc((9 + 8 * n_features + n_hc) * sizeof(double)
+                                     + (n_features + n_owner) * sizeof(Py_ssize_t)
+                                     + (2 * n_fit + 2 * n_features + n_cols) * sizeof(idx_t)
+                                     + n_cols)
     cdef Leaf* store = <Leaf*> malloc(max_leaves * sizeof(Leaf))
     cdef Leaf** leaves = <Leaf**> malloc(max_leaves * sizeof(Leaf*))
     cdef unsigned char* dead = <unsigned char*> calloc(max_leaves * n_features, 1)
@@ -480,32 +484,39 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     cdef uint64_t* masks = NULL
     if keep_masks:
         masks = <uint64_t*> malloc(max_leaves * mask_words * sizeof(uint64_t))
-    if store == NULL or leaves == NULL or dead == NULL or (keep_masks and masks == NULL):
+    if (work == NULL or store == NULL or leaves == NULL or dead == NULL
+            or (keep_masks and masks == NULL)):
+        free(work)
         free(store)
         free(leaves)
         free(dead)
         free(masks)
         raise MemoryError()
-    cdef double[::1] totals = np.empty(6)
-    cdef double[::1] scratch = np.empty(2 * n_features * 4)
-    cdef double[::1] columns
+    cdef double* totals = <double*> work                # (2, 3)
+    cdef double* scratch = totals + 6                   # (2, n_features, 4)
+    tot = scratch + 8 * n_features                      # 3: the rows' total, from entries
+    if bundled:
+        hc = tot + 3
+    cdef Py_ssize_t* default_of = <Py_ssize_t*> (tot + 3 + n_hc)
+    cdef Py_ssize_t* owner = default_of + n_features
+    cdef idx_t* order = <idx_t*> (owner + n_owner)     # the positions, leaf by leaf
+    cdef idx_t* scratch_rows = order + n_fit
     # The features a split's children keep histograms of (_kept_features), and the
     # columns built for them: the bundled columns that hold them, the features themselves
     # unbundled (with entries, whose rows span every column, all are built, and these
     # alone get their default bins).
-    cdef idx_t[::1] kept_v = np.empty(n_features, dtype=np.int32)
-    cdef idx_t[::1] columns_v = np.empty(n_cols, dtype=np.int32)
-    cdef unsigned char[::1] column_mark = np.empty(n_cols, dtype=np.uint8)
-    cdef idx_t[::1] column_of = np.zeros(n_features, dtype=np.int32)
-    cdef Py_ssize_t[::1] default_of = np.full(n_features, -1, dtype=np.intp)
-    cdef idx_t* kept = &kept_v[0]
-    cdef Py_ssize_t[::1] owner
+    cdef idx_t* kept = scratch_rows + n_fit
+    cdef idx_t* column_of = kept + n_features
+    cdef idx_t* columns_v = column_of + n_features
+    cdef unsigned char* column_mark = <unsigned char*> (columns_v + n_cols)
+    for i in range(n_fit):
+        order[i] = <idx_t> i
+    for f in range(n_features):
+        column_of[f] = 0
+        default_of[f] = -1
     if bundled:
-        columns = np.empty(column_offsets[n_cols] * n_ch)
-        hc = &columns[0]
         # each feature's column: that of its bins copied from one (the first column when
         # none is); each bundled feature's row in default_at
-        owner = np.empty(max(column_offsets[n_cols], offsets[n_features]), dtype=np.intp)
         for c in range(n_cols):         # column bin -> column
             for q in range(column_offsets[c], column_offsets[c + 1]):
                 owner[q] = c
@@ -532,8 +543,8 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     search.prune_gainless = prune_features
     search.min_split_rows = min_split_rows
     search.monotone = &monotone[0] if monotone is not None and n_features else NULL
-    search.totals = &totals[0]
-    search.scratch = &scratch[0]
+    search.totals = totals
+    search.scratch = scratch
     search.n_threads = n_threads
     search.allowed = NULL
     cdef bint per_node = node_features is not None
@@ -595,9 +606,9 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
             left[k] = <idx_t> n_nodes
             right[k] = <idx_t> (n_nodes + 1)
             n_nodes += 2
-            n_left = partition_segment(&X_binned[feature[k], 0], &rows[0], &order[0],
+            n_left = partition_segment(&X_binned[feature[k], 0], &rows[0], order,
                                        bl.start, bl.stop, split_bin[k], nan_right[k],
-                                       missing_bin, &sets[0, 0], &scratch_rows[0])
+                                       missing_bin, &sets[0, 0], scratch_rows)
             mid = bl.start + n_left
             # the list without ``bl``, then its two children
             for i in range(best, n_leaves - 1):
@@ -659,9 +670,8 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
             n_kept = _kept_features(bl.dead, n_features, search.f_min, &offsets[0], kept,
                                     &kept_bins)
             if bundled:
-                lst = &columns_v[0]
-                n_list = _kept_columns(kept, n_kept, &column_of[0], n_cols, &column_mark[0],
-                                       &columns_v[0])
+                lst = columns_v
+                n_list = _kept_columns(kept, n_kept, column_of, n_cols, column_mark, columns_v)
             else:
                 lst = kept
                 n_list = n_kept
@@ -710,7 +720,7 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
                             hp[q] = hp[q] - hs[q]
             if bundled:
                 expand_features(hc, hs, n_ch, &offsets[0], kept, n_kept, &source[0],
-                                &default_of[0], &default_at[0] if default_at.shape[0] else NULL,
+                                default_of, &default_at[0] if default_at.shape[0] else NULL,
                                 default_at.shape[0],
                                 &others[0] if others.shape[0] else NULL,
                                 &others_start[0] if default_at.shape[0] else NULL,
@@ -727,7 +737,8 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
         for i in range(n_leaves):
             for q in range(leaves[i].start, leaves[i].stop):
                 node_of_row[order[q]] = leaves[i].node
-    free(store)         # nothing in the block above raises
+    free(work)          # nothing in the block above raises
+    free(store)
     free(leaves)
     free(dead)
     free(masks)
