@@ -15,6 +15,17 @@ from reference.strategies import SLOW_SETTINGS, binned_data, gradients
 FIELDS = ("feature", "bin", "nan_right", "left", "right", "gain", "value", "cat_sets", "cover")
 
 
+def grow_with(grower, enabled, rows, g, h, **kw):
+    """The tree and rows' leaves ``grower`` grows, with the compiled loop or without."""
+    old = compiled.ENABLED
+    compiled.ENABLED = enabled
+    try:
+        tree, node = grower.grow(rows, g, h, **kw)
+    finally:
+        compiled.ENABLED = old
+    return tree, node.copy()
+
+
 def grow_both(data, rows, g, h, params, n_threads=1, row_weights=None, bundle=False,
               policy="lossguide", is_categorical=None):
     """The tree and rows' leaves from the compiled loop and from the Python loop."""
@@ -25,13 +36,7 @@ def grow_both(data, rows, g, h, params, n_threads=1, row_weights=None, bundle=Fa
                             is_categorical=is_categorical)
         if row_weights is None:
             assert compiled.applies(grower, 0.0, rows.size) == (rows.size > 0)
-        old = compiled.ENABLED
-        compiled.ENABLED = enabled
-        try:
-            tree, node = grower.grow(rows, g, h, row_weights=row_weights)
-        finally:
-            compiled.ENABLED = old
-        out.append((tree, node.copy()))
+        out.append(grow_with(grower, enabled, rows, g, h, row_weights=row_weights))
     return out
 
 
@@ -103,13 +108,7 @@ def grow_skipping_or_not(data, rows, g, h, params, policy, enabled, threads=1):
                                          if params.min_samples_leaf > 1 else 0)
         if not skip:
             grower.min_split_rows = 0
-        old = compiled.ENABLED
-        compiled.ENABLED = enabled
-        try:
-            tree, node = grower.grow(rows, g, h)
-        finally:
-            compiled.ENABLED = old
-        out.append((tree, node.copy()))
+        out.append(grow_with(grower, enabled, rows, g, h))
     return out
 
 

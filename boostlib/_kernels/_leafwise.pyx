@@ -60,6 +60,22 @@ ctypedef struct Leaf:
     double hi
 
 
+cdef inline bint _too_small(const Leaf* leaf, Py_ssize_t min_split_rows) noexcept nogil:
+    # Whether ``leaf`` has too few rows to be split (see grow_tree's ``min_split_rows``).
+    return leaf.stop - leaf.start < min_split_rows
+
+
+cdef inline void _subtract(double* hp, const double* hs, const idx_t* offsets,
+                           const idx_t* features, Py_ssize_t i0, Py_ssize_t i1,
+                           Py_ssize_t n_ch) noexcept nogil:
+    # ``hp -= hs`` over the bins of ``features[i0:i1]`` (a larger child's histogram from
+    # its parent's and its smaller sibling's).
+    cdef Py_ssize_t u, q
+    for u in range(i0, i1):
+        for q in range(offsets[features[u]] * n_ch, offsets[features[u] + 1] * n_ch):
+            hp[q] = hp[q] - hs[q]
+
+
 cdef bint _count_feasible(const double* hf, Py_ssize_t nb, double C,
                           double min_samples_leaf) noexcept nogil:
     """Whether some threshold of a feature (3 channels, ``nb`` bins then the missing bin,
@@ -199,7 +215,7 @@ cdef void _search(const Search* s, Leaf** leaves, Py_ssize_t k, const idx_t* kep
     cdef const double* hf
     cdef double* best
     for j in range(k):
-        if leaves[j].stop - leaves[j].start >= s.min_split_rows:
+        if not _too_small(leaves[j], s.min_split_rows):
             n_searched += 1
             feature_sums(s.h0 + leaves[j].slot * s.slot_stride, n_ch, s.offsets, s.nbnm,
                          s.f_min, s.totals + 3 * j)
@@ -212,7 +228,7 @@ cdef void _search(const Search* s, Leaf** leaves, Py_ssize_t k, const idx_t* kep
         best = s.scratch + 4 * (j * n_features + f)
         hf = s.h0 + leaves[j].slot * s.slot_stride + s.offsets[f] * n_ch
         if (leaves[j].dead[f] or (s.allowed != NULL and not s.allowed[j * n_features + f])
-                or leaves[j].stop - leaves[j].start < s.min_split_rows):
+                or _too_small(leaves[j], s.min_split_rows)):
             best[1] = -1.0
         elif s.is_cat != NULL and s.is_cat[f]:
             _cat_best(hf, n_ch, s.nbnm[f], s.l2, s.msl, s.mcw, s.cp, NULL, best)
@@ -647,9 +663,9 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
             leaves[n_leaves - 1] = pair[0]
             leaves[n_leaves] = pair[1]
             n_leaves += 1
-            if pair[0].depth >= max_depth or n_leaves >= max_leaves or (
-                    pair[0].stop - pair[0].start < min_split_rows
-                    and pair[1].stop - pair[1].start < min_split_rows):
+            if (pair[0].depth >= max_depth or n_leaves >= max_leaves
+                    or (_too_small(pair[0], min_split_rows)
+                        and _too_small(pair[1], min_split_rows))):
                 pair[0].slot = -1
                 continue        # the children will not be split: no histograms needed
             # the smaller child's histogram from its rows, the larger's by subtraction
@@ -663,7 +679,7 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
             free_slot += 1
             m = small.stop - small.start
             # (the larger child's histogram only when it may be split)
-            big_splits = big.stop - big.start >= min_split_rows
+            big_splits = not _too_small(big, min_split_rows)
             hs = h0 + small.slot * slot_stride
             hp = h0 + big.slot * slot_stride
             hb = hc if bundled else hs      # the histogram over X_pos's columns
@@ -715,9 +731,7 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
                     for u in range(f0, f1):
                         fill_defaults(hb, tot, hoff, da, lst[u], lst[u] + 1, n_ch)
                 if not bundled and big_splits:
-                    for u in range(f0, f1):
-                        for q in range(offsets[lst[u]] * n_ch, offsets[lst[u] + 1] * n_ch):
-                            hp[q] = hp[q] - hs[q]
+                    _subtract(hp, hs, &offsets[0], lst, f0, f1, n_ch)
             if bundled:
                 expand_features(hc, hs, n_ch, &offsets[0], kept, n_kept, &source[0],
                                 default_of, &default_at[0] if default_at.shape[0] else NULL,
@@ -726,9 +740,7 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
                                 &others_start[0] if default_at.shape[0] else NULL,
                                 others.shape[0], column_offsets[1])
                 if big_splits:
-                    for u in range(n_kept):
-                        for q in range(offsets[kept[u]] * n_ch, offsets[kept[u] + 1] * n_ch):
-                            hp[q] = hp[q] - hs[q]
+                    _subtract(hp, hs, &offsets[0], kept, 0, n_kept, n_ch)
             if per_node and _draw_allowed(node_features, k, feature[k], left[k], right[k],
                                           n_features, &search, held) < 0:
                 failed = True

@@ -196,32 +196,14 @@ cdef inline void add_entries(const idx_t* bins, Py_ssize_t n, double* hs, idx_t 
     # Add one row's gradient and hessian (and count, with 3 channels) to its entries' bins
     # in ``lo:hi`` (one thread's columns), and to the rows' ``total`` (3 channels).
     cdef Py_ssize_t k = 0
-    cdef idx_t b
-    cdef double* hb
     total[CH_G] += g
     total[CH_H] += h
     total[CH_C] += 1.0
     while k < n and bins[k] < lo:
         k += 1
-    if n_ch == N_CHANNELS:
-        while k < n:
-            b = bins[k]
-            if b >= hi:
-                break
-            hb = hs + b * N_CHANNELS
-            hb[CH_G] += g
-            hb[CH_H] += h
-            hb[CH_C] += 1.0
-            k += 1
-    else:
-        while k < n:
-            b = bins[k]
-            if b >= hi:
-                break
-            hb = hs + b * 2
-            hb[CH_G] += g
-            hb[CH_H] += h
-            k += 1
+    while k < n and bins[k] < hi:
+        add_bin(hs, bins[k], n_ch, g, h)
+        k += 1
 
 
 cdef inline void fill_defaults(double* hs, const double* total, const idx_t* offsets,
