@@ -279,6 +279,33 @@ def test_deep_trees_over_many_bins_grow_the_same_tree(policy, msl):
 
 
 @pytest.mark.parametrize("policy", ["lossguide", "depthwise"])
+def test_large_leaves_partitioned_by_threads_grow_the_same_tree(policy):
+    """Leaves of several times PARTITION_ROWS_PER_THREAD rows are partitioned by two
+    threads, each splitting its run of rows before the runs are put together: the tree and
+    the rows' leaves are those of one thread and of the Python loop (which partitions on
+    one), with missing values and set splits of a categorical feature among the splits."""
+    from reference.strategies import make_binned
+    rng = np.random.default_rng(5)
+    n = 6 * _leafwise.PARTITION_ROWS_PER_THREAD + 123
+    X = np.column_stack([rng.integers(0, 64, n), rng.integers(0, 12, n),
+                         rng.integers(0, 3, n)]).astype(np.uint8)
+    X[rng.random((n, 3)) < 0.05] = 255
+    effect = rng.normal(size=13)
+    g = X[:, 0] / 32.0 + effect[np.minimum(X[:, 1], 12)] + X[:, 2] + rng.normal(size=n)
+    data = make_binned(X, [64, 12, 3], 255)
+    params = GrowParams(max_depth=12 if policy == "lossguide" else 5, max_leaves=31,
+                        min_samples_leaf=20, cat_l2=1.0, max_cat_threshold=8)
+    rows = np.arange(n, dtype=np.int32)
+    h = rng.uniform(0.5, 1.0, n)
+    cat = np.array([False, True, False])
+    two, python = grow_both(data, rows, g, h, params, 2, policy=policy, is_categorical=cat)
+    one = grow_both(data, rows, g, h, params, 1, policy=policy, is_categorical=cat)[0]
+    assert_same(two, python)
+    assert_same(two, one)
+    assert (two[0].nan_right == 2).any() and two[0].feature.size > 20
+
+
+@pytest.mark.parametrize("policy", ["lossguide", "depthwise"])
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("entries", [False, True])
 def test_bundled_one_hot_columns_grow_the_same_tree(threads, policy, entries, monkeypatch):

@@ -224,25 +224,29 @@ cdef inline void fill_defaults(double* hs, const double* total, const idx_t* off
             hs[d * n_ch + ch] = total[ch] - acc
 
 
+cdef inline int goes_right(int b, int split_bin, int nan_right, int missing_bin,
+                           const uint32_t* sets) noexcept nogil:
+    # Whether a row of bin ``b`` goes right at the split (``split_bin``, ``nan_right``);
+    # ``nan_right == CAT_SPLIT``: categorical, ``split_bin`` names the set in ``sets``.
+    if nan_right == CAT_SPLIT:
+        return 1 - in_set(sets, split_bin, b)
+    return ((b > split_bin) & (b != missing_bin)) | ((b == missing_bin) & nan_right)
+
+
 cdef inline Py_ssize_t partition_segment(const bin_t* column, const idx_t* rows, idx_t* order,
                                          Py_ssize_t start, Py_ssize_t stop, int split_bin,
                                          int nan_right, int missing_bin,
                                          const uint32_t* sets, idx_t* scratch) noexcept nogil:
     # Stable partition of the positions ``order[start:stop]`` by a split of the feature whose
-    # binned column (indexed by training row) is ``column``: the rows going left first, in
-    # one pass (``scratch`` holds the right ones meanwhile). Returns the number going left.
-    # ``nan_right == CAT_SPLIT``: categorical, ``split_bin`` names the set in ``sets``.
+    # binned column (indexed by training row) is ``column`` (see ``goes_right``): the rows
+    # going left first, in one pass (``scratch`` holds the right ones meanwhile). Returns
+    # the number going left.
     cdef Py_ssize_t i, n_left = 0, n_right = 0
     cdef idx_t p
-    cdef int b, go_right
-    cdef bint categorical = nan_right == CAT_SPLIT
+    cdef int go_right
     for i in range(start, stop):
         p = order[i]
-        b = column[rows[p]]
-        if categorical:
-            go_right = 1 - in_set(sets, split_bin, b)
-        else:
-            go_right = ((b > split_bin) & (b != missing_bin)) | ((b == missing_bin) & nan_right)
+        go_right = goes_right(column[rows[p]], split_bin, nan_right, missing_bin, sets)
         order[start + n_left] = p        # never ahead of i: safe in place
         scratch[n_right] = p
         n_left += 1 - go_right
