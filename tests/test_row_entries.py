@@ -16,14 +16,14 @@ from reference.strategies import KERNEL_SETTINGS, gradients
 
 
 @st.composite
-def sparse_rows(draw, max_rows=60, max_columns=5):
+def sparse_rows(draw, max_rows=60, max_columns=5, max_bins=5):
     """A row-major uint8 histogram matrix, mostly at one value per column (one row,
     constant columns and fully dense columns included), and its layout."""
     n = draw(st.integers(1, max_rows))
     m = draw(st.integers(1, max_columns))
     seed = draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)
-    nb = rng.integers(1, 6, m)                      # values 0..nb[c] (nb[c]: missing)
+    nb = rng.integers(1, max_bins + 1, m)           # values 0..nb[c] (nb[c]: missing)
     X = np.empty((n, m), np.uint8)
     for c in range(m):
         base = rng.integers(0, nb[c] + 1)
@@ -69,10 +69,13 @@ def test_entries_are_listed_only_when_they_pay():
 
 
 @KERNEL_SETTINGS
-@given(data=sparse_rows(), draw=st.data())
+@given(data=st.one_of(sparse_rows(), sparse_rows(max_rows=400, max_columns=2, max_bins=2)),
+       draw=st.data())
 def test_histograms_from_entries_match_the_reference(data, draw):
     """One or several slots (rows grouped by slot or not), rows by id or by position, rows
-    in no slot, the count channel or not, 1 or 2 threads (bit-identical)."""
+    in no slot, the count channel or not, 1 or 2 threads (bit-identical); a slot's rows
+    summed in parts (as many as the data asks, up to ENTRY_MAX_PARTS: the second strategy's
+    many rows over few bins ask for several)."""
     X, offsets = data
     n, m = X.shape
     entries = plan_entries(X, offsets, force=True)
@@ -95,9 +98,15 @@ def test_histograms_from_entries_match_the_reference(data, draw):
     else:
         rows = np.empty(0, np.int32)
         matrix, args = X, entries
+    n_entries, n_rows = int(args.start[-1]), args.n_rows
+
+    def parts_of(m):
+        return ref.entry_parts(m, n_entries, n_rows, int(offsets[-1]),
+                               _histogram.ENTRY_MAX_PARTS, _histogram.ENTRY_PART_WORK)
+
     want = ref.compact_rows_hist(
-        ref.build_histograms(X, np.empty(0, np.int32), node, slot_of_node, g, h, n_slots,
-                             int(np.diff(offsets).max())),
+        ref.build_histograms_in_parts(X, np.empty(0, np.int32), node, slot_of_node, g, h,
+                                      n_slots, int(np.diff(offsets).max()), parts_of),
         np.diff(offsets) - 1)[..., :n_ch]
     got = []
     for threads in (1, 2):

@@ -17,3 +17,8 @@ cdef int check_expand_tables(Py_ssize_t n_column_bins, Py_ssize_t n_bins,
 cdef int check_entries(const int64_t[::1] entry_start, const idx_t[::1] entry_bins,
                        const idx_t[::1] entry_default, const bin_t[:, ::1] X_rows,
                        const idx_t[::1] offsets) except -1
+cdef void entries_histogram(const int64_t* entry_start, const idx_t* entry_bins,
+                            const idx_t* rows, const idx_t* seq, Py_ssize_t start,
+                            Py_ssize_t stop, const float* gradient, const float* hessian,
+                            double* out, double* total, Py_ssize_t n_bins, Py_ssize_t n_ch,
+                            Py_ssize_t n_parts, double* spare, int n_threads) noexcept nogil

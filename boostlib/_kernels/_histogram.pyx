@@ -4,9 +4,16 @@ from cython.parallel cimport prange
 import numpy as np
 
 from libc.stdint cimport int64_t
+from libc.stdlib cimport malloc, free
+from libc.string cimport memset
 
-from .common cimport bin_t, idx_t, block_stop, add_row, add_entries, fill_defaults, \
-    prefetch, LIST_BLOCK, N_CHANNELS, PREFETCH_ROWS
+from .common cimport bin_t, idx_t, block_stop, add_row, add_entries, entry_parts, \
+    fill_defaults, prefetch, LIST_BLOCK, MAX_PARTS, N_CHANNELS, PART_WORK, PREFETCH_ROWS
+
+#: A histogram from entries is summed in at most this many parts (see ``entries_histogram``)
+ENTRY_MAX_PARTS = MAX_PARTS
+#: ... each of whose rows add on average at least this many entries per histogram bin.
+ENTRY_PART_WORK = PART_WORK
 
 cdef enum:
     # Several slots are built one at a time (rows grouped by slot) when one slot's
@@ -58,7 +65,6 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
         over the rows in order, so the result does not depend on ``n_threads``. Each row's
         bins are read once per thread from one cache line (row-major data), which is what
         makes this faster than a per-feature pass over a feature-major matrix.
-        Histograms from entries take one thread.
     listed, block_counts : IN int32, optional, together
         The rows of slotted nodes as :func:`boostlib._kernels._partition.apply_level` lists
         them (positions into ``node_of_row``, by blocks of ``LIST_BLOCK``): only those rows
@@ -69,12 +75,10 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
         ``entry_bins[entry_start[r]:entry_start[r + 1]]`` (int64 starts; int32 bins of the
         layout ``offsets``, ascending), the bins of its columns that are not their default
         bins ``entry_default`` (int32, one per column). A default bin is the total of the
-        slot's rows minus its column's other bins.
+        slot's rows minus its column's other bins. Threads split such a histogram's
+        rows instead, in parts the data alone decides (see :func:`entries_histogram`).
     """
     cdef bint sparse = entry_start is not None
-    cdef const int64_t* es = NULL
-    cdef const idx_t* eb = NULL
-    cdef double* tot = NULL
     cdef Py_ssize_t r
     cdef Py_ssize_t n_features = offsets.shape[0] - 1 if sparse else X_rows.shape[1]
     cdef Py_ssize_t n_rows_total = X_rows.shape[0]
@@ -96,8 +100,6 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
             raise ValueError("every feature needs at least one histogram bin")
     if sparse:
         check_entries(entry_start, entry_bins, entry_default, X_rows, offsets)
-        es = &entry_start[0]
-        eb = &entry_bins[0] if entry_bins.shape[0] else NULL
     elif entry_bins is not None or entry_default is not None:
         raise ValueError("entry_start, entry_bins and entry_default go together")
     if hist.shape[1] != offsets[n_features] or not 2 <= n_ch <= N_CHANNELS:
@@ -136,21 +138,18 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
                     if not (blk * LIST_BLOCK <= p < block_stop(blk, LIST_BLOCK, n_fit)
                             and (q == 0 or p > listed[blk * LIST_BLOCK + q - 1])):
                         raise IndexError("listed rows must be increasing within their block")
+    if sparse:
+        _build_entries(rows, node_of_row, slot_of_node, gradient, hessian, offsets, hist,
+                       n_threads, listed, block_counts, entry_start, entry_bins,
+                       entry_default)
+        return
     n_chunks = n_threads if n_threads < n_features else n_features
-    if n_chunks < 1 or sparse:
-        # Threads split the columns; with entries each would still read every entry of
-        # every row, and two threads took 1.4-1.9x the time of one (117 columns, 11.7
-        # entries a row, 10,000 to 250,000 rows; under 5,000 rows they saved 10-30%).
+    if n_chunks < 1:
         n_chunks = 1
     if n_slots > 1 and slot_stride * sizeof(double) <= GROUP_BYTES:
         _build_by_slot(X_rows, rows, node_of_row, slot_of_node, gradient, hessian, offsets,
-                       hist, n_threads, n_chunks, listed, block_counts, entry_start,
-                       entry_bins, entry_default)
+                       hist, n_chunks, listed, block_counts)
         return
-    cdef double[::1] totals
-    if sparse:          # per chunk and slot: the total of the slot's rows
-        totals = np.zeros(n_chunks * n_slots * 3)
-        tot = &totals[0]
     with nogil:
         for c in prange(n_chunks, schedule="static", num_threads=n_chunks):
             f0 = c * n_features // n_chunks
@@ -165,10 +164,7 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
                     for q in range(m):
                         if q + PREFETCH_ROWS < m:
                             pf = listed[blk * LIST_BLOCK + q + PREFETCH_ROWS]
-                            if sparse:
-                                prefetch(&es[pf if identity else rows[pf]])
-                            else:
-                                prefetch(&X_rows[pf if identity else rows[pf], 0])
+                            prefetch(&X_rows[pf if identity else rows[pf], 0])
                             prefetch(&gradient[pf])
                             prefetch(&hessian[pf])
                             prefetch(&node_of_row[pf])
@@ -177,70 +173,73 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
                         r = p if identity else rows[p]
                         if s < 0:       # never, for a list the partition made
                             continue
-                        if sparse:
-                            add_entries(eb + es[r], es[r + 1] - es[r],
-                                        &hist[0, 0, 0] + s * slot_stride, offsets[f0],
-                                        offsets[f1], n_ch, gradient[p], hessian[p],
-                                        tot + (c * n_slots + s) * 3)
-                        else:
-                            add_row(&X_rows[r, 0], &hist[0, 0, 0] + s * slot_stride,
-                                    &offsets[0], f0, f1, n_ch, gradient[p], hessian[p])
+                        add_row(&X_rows[r, 0], &hist[0, 0, 0] + s * slot_stride,
+                                &offsets[0], f0, f1, n_ch, gradient[p], hessian[p])
             else:
                 for p in range(n_fit):
                     s = slot_of_node[node_of_row[p]]
                     r = p if identity else rows[p]
                     if s < 0:
                         continue
-                    if sparse:
-                        add_entries(eb + es[r], es[r + 1] - es[r],
-                                    &hist[0, 0, 0] + s * slot_stride, offsets[f0], offsets[f1],
-                                    n_ch, gradient[p], hessian[p], tot + (c * n_slots + s) * 3)
-                    else:
-                        add_row(&X_rows[r, 0], &hist[0, 0, 0] + s * slot_stride, &offsets[0],
-                                f0, f1, n_ch, gradient[p], hessian[p])
-            if sparse:
-                for s in range(n_slots):
-                    fill_defaults(&hist[0, 0, 0] + s * slot_stride,
-                                  tot + (c * n_slots + s) * 3, &offsets[0], &entry_default[0],
-                                  f0, f1, n_ch)
+                    add_row(&X_rows[r, 0], &hist[0, 0, 0] + s * slot_stride, &offsets[0],
+                            f0, f1, n_ch, gradient[p], hessian[p])
 
 
 cdef _build_by_slot(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
                     const idx_t[::1] node_of_row, const idx_t[::1] slot_of_node,
                     const float[::1] gradient, const float[::1] hessian,
-                    const idx_t[::1] offsets, double[:, :, ::1] hist, int n_threads,
-                    Py_ssize_t n_chunks, const idx_t[::1] listed, const idx_t[::1] block_counts,
-                    const int64_t[::1] entry_start, const idx_t[::1] entry_bins,
-                    const idx_t[::1] entry_default):
+                    const idx_t[::1] offsets, double[:, :, ::1] hist, Py_ssize_t n_chunks,
+                    const idx_t[::1] listed, const idx_t[::1] block_counts):
     """:func:`build_histograms` with several slots: the rows are first grouped by slot (a
     stable counting sort, so each slot's rows keep their order and every sum is the same),
     then each slot's histogram is built from its rows alone. Interleaving the slots row by
     row sent every row to another slot's histogram, and with 16 slots a row cost 4x more
     (the slots' histograms do not fit in L1 together)."""
-    cdef bint sparse = entry_start is not None
-    cdef const int64_t* es = &entry_start[0] if sparse else NULL
-    cdef const idx_t* eb = NULL
-    cdef double* tot = NULL
     cdef Py_ssize_t r
     cdef Py_ssize_t n_features = offsets.shape[0] - 1
     cdef Py_ssize_t n_slots = hist.shape[0]
     cdef Py_ssize_t n_ch = hist.shape[2]
     cdef Py_ssize_t slot_stride = hist.shape[1] * n_ch
-    cdef Py_ssize_t n_fit = node_of_row.shape[0]
     cdef bint identity = rows.shape[0] == 0
+    cdef Py_ssize_t c, f0, f1, j, q, p, pf, k
+    cdef double* hs
+    order_arr, start_arr = _group_rows(node_of_row, slot_of_node, n_slots, listed,
+                                       block_counts)
+    cdef const idx_t[::1] order = order_arr
+    cdef const Py_ssize_t[::1] start = start_arr
+    with nogil:
+        for c in prange(n_chunks, schedule="static", num_threads=n_chunks):
+            f0 = c * n_features // n_chunks
+            f1 = (c + 1) * n_features // n_chunks
+            for k in range(n_slots):
+                hs = &hist[k, offsets[f0], 0]
+                for j in range((offsets[f1] - offsets[f0]) * n_ch):
+                    hs[j] = 0.0
+                for q in range(start[k], start[k + 1]):
+                    if q + PREFETCH_ROWS < start[k + 1]:
+                        pf = order[q + PREFETCH_ROWS]
+                        prefetch(&X_rows[pf if identity else rows[pf], 0])
+                        prefetch(&gradient[pf])
+                        prefetch(&hessian[pf])
+                    p = order[q]
+                    r = p if identity else rows[p]
+                    add_row(&X_rows[r, 0], &hist[0, 0, 0] + k * slot_stride, &offsets[0],
+                            f0, f1, n_ch, gradient[p], hessian[p])
+
+
+cdef tuple _group_rows(const idx_t[::1] node_of_row, const idx_t[::1] slot_of_node,
+                       Py_ssize_t n_slots, const idx_t[::1] listed,
+                       const idx_t[::1] block_counts):
+    """``(order, start)``: the positions of the rows of every slot, ``order[start[k]:
+    start[k + 1]]`` those of slot ``k`` in their order (the list's, with ``listed``), by a
+    stable counting sort; rows of no slot are left out."""
+    cdef Py_ssize_t n_fit = node_of_row.shape[0]
     cdef bint use_list = listed is not None
     cdef Py_ssize_t n_blocks = (n_fit + LIST_BLOCK - 1) // LIST_BLOCK if use_list else 0
-    cdef Py_ssize_t c, f0, f1, j, q, blk, p, pf, k, m = 0
+    cdef Py_ssize_t blk, q, p, k, m
     cdef idx_t s
-    cdef double* hs
     start_arr = np.zeros(n_slots + 1, dtype=np.intp)
     cdef Py_ssize_t[::1] start = start_arr
-    cdef idx_t[::1] order
-    cdef double[::1] totals
-    if sparse:
-        eb = &entry_bins[0] if entry_bins.shape[0] else NULL
-        totals = np.zeros(n_chunks * 3)
-        tot = &totals[0]
     with nogil:                      # rows per slot
         if use_list:
             for blk in range(n_blocks):
@@ -256,7 +255,8 @@ cdef _build_by_slot(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
         for k in range(n_slots):
             start[k + 1] += start[k]
         m = start[n_slots]
-    order = np.empty(max(m, 1), dtype=np.int32)
+    order_arr = np.empty(max(m, 1), dtype=np.int32)
+    cdef idx_t[::1] order = order_arr
     fill_arr = start_arr[:n_slots].copy()
     cdef Py_ssize_t[::1] fill = fill_arr
     with nogil:                      # stable scatter: each slot's rows in their order
@@ -274,37 +274,127 @@ cdef _build_by_slot(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
                 if s >= 0:
                     order[fill[s]] = <idx_t> p
                     fill[s] += 1
-        for c in prange(n_chunks, schedule="static", num_threads=n_chunks):
-            f0 = c * n_features // n_chunks
-            f1 = (c + 1) * n_features // n_chunks
-            for k in range(n_slots):
-                hs = &hist[k, offsets[f0], 0]
-                for j in range((offsets[f1] - offsets[f0]) * n_ch):
-                    hs[j] = 0.0
-                if sparse:
-                    for j in range(3):
-                        tot[c * 3 + j] = 0.0
-                for q in range(start[k], start[k + 1]):
-                    if q + PREFETCH_ROWS < start[k + 1]:
-                        pf = order[q + PREFETCH_ROWS]
-                        if sparse:
-                            prefetch(&es[pf if identity else rows[pf]])
-                        else:
-                            prefetch(&X_rows[pf if identity else rows[pf], 0])
-                        prefetch(&gradient[pf])
-                        prefetch(&hessian[pf])
-                    p = order[q]
-                    r = p if identity else rows[p]
-                    if sparse:
-                        add_entries(eb + es[r], es[r + 1] - es[r],
-                                    &hist[0, 0, 0] + k * slot_stride, offsets[f0], offsets[f1],
-                                    n_ch, gradient[p], hessian[p], tot + c * 3)
-                    else:
-                        add_row(&X_rows[r, 0], &hist[0, 0, 0] + k * slot_stride, &offsets[0],
-                                f0, f1, n_ch, gradient[p], hessian[p])
-                if sparse:
-                    fill_defaults(&hist[0, 0, 0] + k * slot_stride, tot + c * 3, &offsets[0],
-                                  &entry_default[0], f0, f1, n_ch)
+    return order_arr, start_arr
+
+
+cdef _build_entries(const idx_t[::1] rows, const idx_t[::1] node_of_row,
+                    const idx_t[::1] slot_of_node, const float[::1] gradient,
+                    const float[::1] hessian, const idx_t[::1] offsets,
+                    double[:, :, ::1] hist, int n_threads, const idx_t[::1] listed,
+                    const idx_t[::1] block_counts, const int64_t[::1] entry_start,
+                    const idx_t[::1] entry_bins, const idx_t[::1] entry_default):
+    """:func:`build_histograms` from entries: each slot's histogram from its rows (grouped
+    by slot, as :func:`_build_by_slot` groups them; with one node, the rows in order) by
+    :func:`entries_histogram`, then its default bins."""
+    cdef Py_ssize_t n_features = offsets.shape[0] - 1
+    cdef Py_ssize_t n_slots = hist.shape[0]
+    cdef Py_ssize_t n_ch = hist.shape[2]
+    cdef Py_ssize_t n_bins = hist.shape[1]
+    cdef Py_ssize_t n_fit = node_of_row.shape[0]
+    cdef Py_ssize_t n_rows = entry_start.shape[0] - 1
+    cdef const idx_t* row_of = NULL
+    cdef const idx_t* seq = NULL
+    cdef Py_ssize_t k
+    cdef double total[3]
+    cdef const idx_t[::1] order
+    cdef const Py_ssize_t[::1] start
+    cdef Py_ssize_t one_node[2]
+    cdef const Py_ssize_t* bounds = one_node
+    if rows.shape[0]:
+        row_of = &rows[0]
+    if n_slots == 1 and slot_of_node.shape[0] == 1 and slot_of_node[0] == 0 and listed is None:
+        # every row is in the one node, slotted
+        one_node[0] = 0
+        one_node[1] = n_fit
+    else:
+        order_arr, start_arr = _group_rows(node_of_row, slot_of_node, n_slots, listed,
+                                           block_counts)
+        order = order_arr
+        start = start_arr
+        seq = &order[0]
+        bounds = &start[0]
+    cdef double* spare = <double*> malloc((MAX_PARTS - 1) * (n_bins * n_ch + 3)
+                                          * sizeof(double))
+    if spare == NULL:
+        raise MemoryError()
+    with nogil:
+        for k in range(n_slots):
+            entries_histogram(&entry_start[0], &entry_bins[0] if entry_bins.shape[0] else NULL,
+                              row_of, seq, bounds[k], bounds[k + 1], &gradient[0],
+                              &hessian[0], &hist[k, 0, 0], total, n_bins, n_ch,
+                              entry_parts(bounds[k + 1] - bounds[k],
+                                          entry_start[n_rows], n_rows, n_bins),
+                              spare, n_threads)
+            fill_defaults(&hist[k, 0, 0], total, &offsets[0], &entry_default[0], 0,
+                          n_features, n_ch)
+    free(spare)
+
+
+cdef void entries_histogram(const int64_t* entry_start, const idx_t* entry_bins,
+                            const idx_t* rows, const idx_t* seq, Py_ssize_t start,
+                            Py_ssize_t stop, const float* gradient, const float* hessian,
+                            double* out, double* total, Py_ssize_t n_bins, Py_ssize_t n_ch,
+                            Py_ssize_t n_parts, double* spare, int n_threads) noexcept nogil:
+    """The histogram ``out`` (``n_bins`` bins of ``n_ch`` channels, its default bins left
+    out) and the rows' ``total`` (3 channels) of the rows at the positions ``seq[start:
+    stop]`` (``seq`` NULL: the positions ``start..stop - 1``): position ``p`` is training
+    row ``rows[p]`` (``rows`` NULL: ``p``), whose entries are read, with the derivatives
+    ``gradient[p]`` and ``hessian[p]``.
+
+    The rows are summed in ``n_parts`` (at most MAX_PARTS) runs of consecutive positions,
+    the first into ``out``, the others into ``spare`` (``(MAX_PARTS - 1) * (n_bins * n_ch +
+    3)`` doubles), then added to ``out`` in order: up to ``n_threads`` threads take the
+    parts, and the sums do not depend on how many did."""
+    cdef Py_ssize_t m = stop - start, cells = n_bins * n_ch, k, i
+    cdef double* part
+    cdef int nt = n_threads if n_threads < n_parts else <int> n_parts
+    if n_parts == 1 or nt <= 1:
+        for k in range(n_parts):
+            _entries_part(entry_start, entry_bins, rows, seq, start + k * m // n_parts,
+                          start + (k + 1) * m // n_parts, gradient, hessian,
+                          out if k == 0 else spare + (k - 1) * (cells + 3),
+                          total if k == 0 else spare + (k - 1) * (cells + 3) + cells,
+                          cells, n_ch)
+    else:
+        for k in prange(n_parts, schedule="static", num_threads=nt):
+            _entries_part(entry_start, entry_bins, rows, seq, start + k * m // n_parts,
+                          start + (k + 1) * m // n_parts, gradient, hessian,
+                          out if k == 0 else spare + (k - 1) * (cells + 3),
+                          total if k == 0 else spare + (k - 1) * (cells + 3) + cells,
+                          cells, n_ch)
+    for k in range(1, n_parts):
+        part = spare + (k - 1) * (cells + 3)
+        for i in range(cells):
+            out[i] += part[i]
+        for i in range(3):
+            total[i] += part[cells + i]
+
+
+cdef inline void _entries_part(const int64_t* entry_start, const idx_t* entry_bins,
+                               const idx_t* rows, const idx_t* seq, Py_ssize_t lo,
+                               Py_ssize_t hi, const float* gradient, const float* hessian,
+                               double* out, double* total, Py_ssize_t cells,
+                               Py_ssize_t n_ch) noexcept nogil:
+    """One part of :func:`entries_histogram`: the positions ``lo:hi`` into a zeroed ``out``
+    and ``total``."""
+    cdef Py_ssize_t q, p, r, pf
+    memset(out, 0, cells * sizeof(double))
+    total[0] = 0.0
+    total[1] = 0.0
+    total[2] = 0.0
+    for q in range(lo, hi):
+        if seq != NULL:
+            if q + PREFETCH_ROWS < hi:
+                pf = seq[q + PREFETCH_ROWS]
+                prefetch(&entry_start[pf if rows == NULL else rows[pf]])
+                prefetch(&gradient[pf])
+                prefetch(&hessian[pf])
+            p = seq[q]
+        else:
+            p = q
+        r = p if rows == NULL else rows[p]
+        add_entries(entry_bins + entry_start[r], entry_start[r + 1] - entry_start[r], out,
+                    n_ch, gradient[p], hessian[p], total)
 
 
 cdef int check_entries(const int64_t[::1] entry_start, const idx_t[::1] entry_bins,

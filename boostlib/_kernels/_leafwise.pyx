@@ -15,9 +15,10 @@ from libc.string cimport memcpy, memset
 import numpy as np
 
 from .common cimport bin_t, idx_t, int64_t, uint32_t, uint64_t, CH_C, CAT_SPLIT, SET_WORDS, \
-    add_row, add_listed, add_entries, fill_defaults, goes_right, \
-    partition_segment, prefetch, PREFETCH_ROWS
-from ._histogram cimport check_entries, check_expand_tables, expand_features
+    add_row, add_listed, entry_parts, fill_defaults, goes_right, \
+    partition_segment, prefetch, MAX_PARTS, PREFETCH_ROWS
+from ._histogram cimport check_entries, check_expand_tables, entries_histogram, \
+    expand_features
 from ._splitting cimport (CatParams, USE_WORDS, _cat_params, _cat_best, _check_layout,
                           cat_result, cat_set_bits, _feature_best, pick_feature, fewest_bins,
                           feature_sums, numeric_result, threshold_sums)
@@ -408,7 +409,7 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     cdef const idx_t* eb = NULL
     cdef const idx_t* da = NULL
     cdef double* tot = NULL
-    cdef Py_ssize_t r, row_cells
+    cdef double* spare = NULL
     cdef Py_ssize_t f, u, n_kept, kept_bins = 0, n_list, cells
     cdef const idx_t* lst
     if offsets.shape[0] != n_features + 1 or n_bins_nonmissing.shape[0] != n_features:
@@ -440,12 +441,8 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
         es = &entry_start[0]
         eb = &entry_bins[0] if entry_bins.shape[0] else NULL
         da = &entry_default[0]
-        # the work of a row: an entry costs about two bytes of the dense pass
-        row_cells = 1 + 2 * entry_start[X_pos.shape[0]] // max(X_pos.shape[0], 1)
     elif entry_bins is not None or entry_default is not None:
         raise ValueError("entry_start, entry_bins and entry_default go together")
-    else:
-        row_cells = n_cols
     if not (n_fit == gradient.shape[0] == hessian.shape[0] == node_of_row.shape[0]) or (
             not sparse and (X_pos.shape[0] != n_fit or X_pos.shape[1] != n_cols)):
         raise ValueError("rows, X_pos, gradient, hessian and node_of_row must be aligned")
@@ -490,9 +487,11 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     # scratch, the bundled columns' histogram, then the tables of Py_ssize_t, idx_t and
     # bytes (numpy arrays for each cost several microseconds a tree on small data).
     cdef Py_ssize_t n_hc = column_offsets[n_cols] * n_ch if bundled else 0
+    # (with entries: the parts of a histogram, see _histogram.entries_histogram)
+    cdef Py_ssize_t n_spare = (MAX_PARTS - 1) * (hoff[n_cols] * n_ch + 3) if sparse else 0
     cdef Py_ssize_t n_owner = (max(column_offsets[n_cols], offsets[n_features]) if bundled
                                else 0)
-    cdef char* work = <char*> malloc((9 + 8 * n_features + n_hc) * sizeof(double)
+    cdef char* work = <char*> malloc((9 + 8 * n_features + n_hc + n_spare) * sizeof(double)
                                      + (n_features + n_owner) * sizeof(Py_ssize_t)
                                      + (2 * n_fit + 2 * n_features + n_cols) * sizeof(idx_t)
                                      + n_cols)
@@ -517,7 +516,8 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     tot = scratch + 8 * n_features                      # 3: the rows' total, from entries
     if bundled:
         hc = tot + 3
-    cdef Py_ssize_t* default_of = <Py_ssize_t*> (tot + 3 + n_hc)
+    spare = tot + 3 + n_hc
+    cdef Py_ssize_t* default_of = <Py_ssize_t*> (spare + n_spare)
     cdef Py_ssize_t* owner = default_of + n_features
     cdef idx_t* order = <idx_t*> (owner + n_owner)     # the positions, leaf by leaf
     cdef idx_t* scratch_rows = order + n_fit
@@ -695,47 +695,43 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
             else:
                 lst = kept
                 n_list = n_kept
-            # (a row's entries span every column: every column is zeroed and added to,
-            # and the listed ones alone get their default bins)
-            cells = m * (row_cells if sparse else n_list)
-            nc = n_threads if n_threads < n_list else n_list
-            if nc < 1 or sparse or cells + kept_bins * n_ch < PARALLEL_CELLS:
-                nc = 1          # (entries: see _histogram.build_histograms)
-            for c in prange(nc, schedule="static", num_threads=nc):
-                f0 = c * n_list // nc       # the chunk's columns: lst[f0:f1]
-                f1 = (c + 1) * n_list // nc
-                if sparse:
-                    memset(hb, 0, hoff[n_cols] * n_ch * sizeof(double))
-                    for q in range(3):
-                        tot[q] = 0.0
-                else:
+            if sparse:
+                # a row's entries span every column: all are summed, and the listed ones
+                # alone get their default bins
+                entries_histogram(es, eb, &rows[0], order, small.start, small.stop,
+                                  &gradient[0], &hessian[0], hb, tot, hoff[n_cols], n_ch,
+                                  entry_parts(m, es[X_pos.shape[0]], X_pos.shape[0],
+                                              hoff[n_cols]), spare, n_threads)
+                for u in range(n_list):
+                    fill_defaults(hb, tot, hoff, da, lst[u], lst[u] + 1, n_ch)
+                if not bundled and big_splits:
+                    _subtract(hp, hs, &offsets[0], lst, 0, n_list, n_ch)
+            else:
+                cells = m * n_list
+                nc = n_threads if n_threads < n_list else n_list
+                if nc < 1 or cells + kept_bins * n_ch < PARALLEL_CELLS:
+                    nc = 1
+                for c in prange(nc, schedule="static", num_threads=nc):
+                    f0 = c * n_list // nc       # the chunk's columns: lst[f0:f1]
+                    f1 = (c + 1) * n_list // nc
                     for u in range(f0, f1):
                         for q in range(hoff[lst[u]] * n_ch, hoff[lst[u] + 1] * n_ch):
                             hb[q] = 0.0
-                for q in range(small.start, small.stop):     # positions ascend
-                    if q + PREFETCH_ROWS < small.stop:
-                        pf = order[q + PREFETCH_ROWS]
-                        if sparse:
-                            prefetch(&es[rows[pf]])
-                        else:
+                    for q in range(small.start, small.stop):     # positions ascend
+                        if q + PREFETCH_ROWS < small.stop:
+                            pf = order[q + PREFETCH_ROWS]
                             prefetch(&X_pos[pf, 0])
-                        prefetch(&gradient[pf])
-                        prefetch(&hessian[pf])
-                    p = order[q]
-                    if sparse:
-                        r = rows[p]
-                        add_entries(eb + es[r], es[r + 1] - es[r], hb, 0, hoff[n_cols], n_ch,
-                                    gradient[p], hessian[p], tot)
-                    elif n_list == n_cols:      # every column: lst[u] == u
-                        add_row(&X_pos[p, 0], hb, hoff, f0, f1, n_ch, gradient[p], hessian[p])
-                    else:
-                        add_listed(&X_pos[p, 0], hb, hoff, lst, f0, f1, n_ch, gradient[p],
-                                   hessian[p])
-                if sparse:
-                    for u in range(f0, f1):
-                        fill_defaults(hb, tot, hoff, da, lst[u], lst[u] + 1, n_ch)
-                if not bundled and big_splits:
-                    _subtract(hp, hs, &offsets[0], lst, f0, f1, n_ch)
+                            prefetch(&gradient[pf])
+                            prefetch(&hessian[pf])
+                        p = order[q]
+                        if n_list == n_cols:      # every column: lst[u] == u
+                            add_row(&X_pos[p, 0], hb, hoff, f0, f1, n_ch, gradient[p],
+                                    hessian[p])
+                        else:
+                            add_listed(&X_pos[p, 0], hb, hoff, lst, f0, f1, n_ch, gradient[p],
+                                       hessian[p])
+                    if not bundled and big_splits:
+                        _subtract(hp, hs, &offsets[0], lst, f0, f1, n_ch)
             if bundled:
                 expand_features(hc, hs, n_ch, &offsets[0], kept, n_kept, &source[0],
                                 default_of, &default_at[0] if default_at.shape[0] else NULL,

@@ -191,19 +191,46 @@ cdef inline void add_listed(const bin_t* xr, double* hs, const idx_t* offsets,
 # (ascending: ``bins[start[r]:start[r + 1]]``). A histogram built from entries leaves the
 # default bins out, and takes each one afterwards as the rows' total minus its column's
 # other bins (``fill_defaults``), as LightGBM does for its sparse bins.
-cdef inline void add_entries(const idx_t* bins, Py_ssize_t n, double* hs, idx_t lo, idx_t hi,
-                             Py_ssize_t n_ch, double g, double h, double* total) noexcept nogil:
-    # Add one row's gradient and hessian (and count, with 3 channels) to its entries' bins
-    # in ``lo:hi`` (one thread's columns), and to the rows' ``total`` (3 channels).
-    cdef Py_ssize_t k = 0
+cdef inline void add_entries(const idx_t* bins, Py_ssize_t n, double* hs, Py_ssize_t n_ch,
+                             double g, double h, double* total) noexcept nogil:
+    # Add one row's gradient and hessian (and count, with 3 channels) to its entries' bins,
+    # and to the rows' ``total`` (3 channels).
+    cdef Py_ssize_t k
+    cdef double* hb
     total[CH_G] += g
     total[CH_H] += h
     total[CH_C] += 1.0
-    while k < n and bins[k] < lo:
-        k += 1
-    while k < n and bins[k] < hi:
-        add_bin(hs, bins[k], n_ch, g, h)
-        k += 1
+    if n_ch == N_CHANNELS:
+        for k in range(n):
+            hb = hs + bins[k] * N_CHANNELS
+            hb[CH_G] += g
+            hb[CH_H] += h
+            hb[CH_C] += 1.0
+    else:
+        for k in range(n):
+            hb = hs + bins[k] * 2
+            hb[CH_G] += g
+            hb[CH_H] += h
+
+
+cdef enum:
+    # A node's histogram from entries is summed in up to MAX_PARTS parts, each over a run
+    # of its rows (in their order) into a histogram of its own, and the parts are then added
+    # in order: threads take parts. Their number depends on the data alone (never on the
+    # threads, so neither do the sums): a part's rows add on average at least PART_WORK
+    # entries per bin of the histogram (a part costs a histogram to zero and to add).
+    MAX_PARTS = 8
+    PART_WORK = 8
+
+
+cdef inline Py_ssize_t entry_parts(Py_ssize_t m, int64_t n_entries, Py_ssize_t n_rows,
+                                   Py_ssize_t n_bins) noexcept nogil:
+    # The parts of a histogram of ``m`` rows, from entries that list ``n_entries`` bins over
+    # ``n_rows`` training rows, into ``n_bins`` bins.
+    cdef int64_t p = 1
+    if n_rows > 0 and n_bins > 0:
+        p = (<int64_t> m * n_entries) // (<int64_t> n_rows * PART_WORK * n_bins)
+    return 1 if p < 1 else (MAX_PARTS if p > MAX_PARTS else <Py_ssize_t> p)
 
 
 cdef inline void fill_defaults(double* hs, const double* total, const idx_t* offsets,

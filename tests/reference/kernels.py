@@ -113,6 +113,40 @@ def build_histograms(X_rows: np.ndarray, rows: np.ndarray, node_of_row: np.ndarr
     return hist
 
 
+def entry_parts(m: int, n_entries: int, n_rows: int, n_bins: int, max_parts: int,
+                part_work: int) -> int:
+    """The parts a histogram of ``m`` rows from entries is summed in: as many as keep each
+    part's rows adding on average ``part_work`` entries per bin (``n_entries`` over
+    ``n_rows`` training rows, ``n_bins`` bins), from 1 to ``max_parts``."""
+    p = (m * n_entries) // (n_rows * part_work * n_bins) if n_rows and n_bins else 1
+    return int(min(max(p, 1), max_parts))
+
+
+def build_histograms_in_parts(X_rows: np.ndarray, rows: np.ndarray, node_of_row: np.ndarray,
+                              slot_of_node: np.ndarray, gradient: np.ndarray,
+                              hessian: np.ndarray, n_slots: int, n_bins: int,
+                              parts_of) -> np.ndarray:
+    """:func:`build_histograms` with each slot's rows (in their order) cut into
+    ``parts_of(m)`` runs of consecutive rows (run ``k`` of ``P``: ``k * m // P`` to
+    ``(k + 1) * m // P``), each run summed on its own and the runs' sums added in order."""
+    slot = np.asarray(slot_of_node)[np.asarray(node_of_row, dtype=np.int64)]
+    hist = np.zeros((n_slots, np.asarray(X_rows).shape[1], n_bins, 3))
+    rows = np.arange(len(node_of_row)) if len(rows) == 0 else np.asarray(rows)
+    for s in range(n_slots):
+        pos = np.flatnonzero(slot == s)
+        m, total = pos.size, None
+        n_parts = parts_of(m)
+        for k in range(n_parts):
+            run = pos[k * m // n_parts:(k + 1) * m // n_parts]
+            part = build_histograms(X_rows, rows[run], np.zeros(run.size, np.int32),
+                                    np.zeros(1, np.int32), np.asarray(gradient)[run],
+                                    np.asarray(hessian)[run], 1, n_bins)[0]
+            total = part if total is None else total + part
+        if total is not None:
+            hist[s] = total
+    return hist
+
+
 # --------------------------------------------------------------------------------------------
 # split finding
 # --------------------------------------------------------------------------------------------
