@@ -190,13 +190,8 @@ def test_models_with_and_without_entries_agree(policy, extra, monkeypatch):
                                atol=1e-9)
 
 
-@pytest.mark.parametrize("policy", ["lossguide", "depthwise", "symmetric"])
-def test_sparse_input_lists_the_same_entries_without_dense_rows(policy, monkeypatch):
-    """Sparse input builds its entries from its own (no dense row-major matrix), and they
-    are the dense twin's entries: the two fits give the same model, bit for bit."""
-    sparse = pytest.importorskip("scipy.sparse")
-    X, y = one_hot_data(seed=2)
-    X[::5, -1] = 0.0                            # a numeric column, partly zero
+def record_growers(monkeypatch):
+    """The list every TreeGrower made from now on is appended to."""
     growers = []
     init = grower_module.TreeGrower.__init__
 
@@ -205,6 +200,17 @@ def test_sparse_input_lists_the_same_entries_without_dense_rows(policy, monkeypa
         growers.append(self)
 
     monkeypatch.setattr(grower_module.TreeGrower, "__init__", spy)
+    return growers
+
+
+@pytest.mark.parametrize("policy", ["lossguide", "depthwise", "symmetric"])
+def test_sparse_input_lists_the_same_entries_without_dense_rows(policy, monkeypatch):
+    """Sparse input builds its entries from its own (no dense row-major matrix), and they
+    are the dense twin's entries: the two fits give the same model, bit for bit."""
+    sparse = pytest.importorskip("scipy.sparse")
+    X, y = one_hot_data(seed=2)
+    X[::5, -1] = 0.0                            # a numeric column, partly zero
+    growers = record_growers(monkeypatch)
     monkeypatch.setattr(row_entries, "MIN_COLUMNS", 1)
     kw = dict(max_leaves=31) if policy == "lossguide" else {}
     params = dict(grow_policy=policy, n_estimators=15, random_state=0, n_jobs=2, **kw)
@@ -215,6 +221,34 @@ def test_sparse_input_lists_the_same_entries_without_dense_rows(policy, monkeypa
     assert b.hist_rows.shape[1] == 0
     for name in ("start", "bins", "default"):
         assert np.array_equal(getattr(a.row_entries, name), getattr(b.row_entries, name))
+    assert np.array_equal(dense.predict_proba(X), from_sparse.predict_proba(X))
+
+
+def test_sparse_input_takes_the_most_frequent_values_as_the_dense_rows_do(monkeypatch):
+    """Columns whose most frequent value is not their value on a row without entries (a
+    feature at 1 on most rows, and bundles of one-hot columns where every row has one): the
+    entries leave out the most frequent value, from sparse input as from its dense twin."""
+    sparse = pytest.importorskip("scipy.sparse")
+    rng = np.random.default_rng(4)
+    n = 2000
+    cats = np.minimum(rng.geometric(0.3, (n, 6)) - 1, 9)     # level 0 the most frequent
+    X = np.concatenate([np.eye(10)[cats[:, j]] for j in range(6)]
+                       + [(rng.random((n, 1)) < 0.9).astype(float),
+                          np.where(rng.random((n, 1)) < 0.7, 0.0, rng.normal(size=(n, 1)))],
+                       axis=1)
+    y = ((cats[:, 0] > 1) ^ (X[:, -2] > 0) ^ (X[:, -1] > 0.3)).astype(int)
+    growers = record_growers(monkeypatch)
+    monkeypatch.setattr(row_entries, "MIN_COLUMNS", 1)
+    monkeypatch.setattr(row_entries, "MAX_DENSITY", 1.0)
+    params = dict(grow_policy="lossguide", max_leaves=15, n_estimators=10, random_state=0)
+    dense = BoostClassifier(**params).fit(X, y)
+    from_sparse = BoostClassifier(**params).fit(sparse.csr_matrix(X), y)
+    a, b = growers
+    assert b.hist_rows.shape[1] == 0
+    for name in ("start", "bins", "default"):
+        assert np.array_equal(getattr(a.row_entries, name), getattr(b.row_entries, name))
+    moved = a.row_entries.default != a.bundling.offsets[:-1] + a.bundling.column_defaults()
+    assert moved.sum() >= 2         # the mostly-1 feature and the bundles of full groups
     assert np.array_equal(dense.predict_proba(X), from_sparse.predict_proba(X))
 
 

@@ -115,31 +115,52 @@ class Bundling:
 
     def sparse_entries(self, X_binned: SparseBinned) -> Optional[RowEntries]:
         """The entries (:mod:`boostlib.engine.row_entries`) of :meth:`rows` for sparse
-        ``X_binned``, built from its own entries without the dense rows; None when they are
-        too dense (as :func:`~boostlib.engine.row_entries.plan_entries` decides)."""
+        ``X_binned``, built from its own entries without the dense rows, and the same as
+        :func:`~boostlib.engine.row_entries.plan_entries` lists for those rows (each
+        column's default is its most frequent value); None when they would not pay (as
+        ``plan_entries`` decides, or when even the features' entries are too many)."""
         n = X_binned.shape[1]
         if n == 0 or not row_entries.use_entries(self.n_columns,
                                                  int(X_binned.n_entries().sum()), n):
             return None                 # (the feature entries bound the column entries)
-        default = self.column_defaults()
+        zero = self.column_defaults()   # each column's value where its features have none
         rows: List[np.ndarray] = []
         bins: List[np.ndarray] = []
+        default = np.empty(self.n_columns, dtype=np.int64)
         for c, feats in enumerate(self.columns):
-            base = int(self.offsets[c])
-            if self._rank[feats[0]] is None:    # a column of its own
-                r, v = X_binned.entries(int(feats[0]))
-                v = np.minimum(v, self.n_bins_nonmissing[c]).astype(np.int64)
+            r, v = self._column_entries(X_binned, c, feats, int(zero[c]))
+            counts = np.bincount(v, minlength=int(self.n_bins_nonmissing[c]) + 1)
+            counts[zero[c]] += n - r.size
+            default[c] = int(np.argmax(counts))     # the most frequent value (the first)
+            if default[c] != zero[c]:   # its rows leave the entries, the others join them
+                others = np.ones(n, dtype=bool)
+                others[r] = False
                 keep = v != default[c]
-                rows.append(r[keep])
-                bins.append(base + v[keep])
-                continue
-            for f in feats:
-                r, v = X_binned.entries(int(f))
-                rank = self._rank[f][np.minimum(v.astype(np.intp), self._rank[f].size - 1)]
-                keep = rank >= 0
-                rows.append(r[keep])
-                bins.append(base + int(self._start[f]) + rank[keep])
+                r = np.concatenate([r[keep], np.flatnonzero(others)])
+                v = np.concatenate([v[keep], np.full(r.size - int(keep.sum()), zero[c])])
+            rows.append(r)
+            bins.append(int(self.offsets[c]) + v)
+        if not row_entries.use_entries(self.n_columns, sum(r.size for r in rows), n):
+            return None
         return from_pairs(n, np.concatenate(rows), np.concatenate(bins), self.offsets, default)
+
+    def _column_entries(self, X_binned: SparseBinned, c: int, feats: np.ndarray,
+                        zero: int):
+        """``(rows, values)``: the rows where column ``c`` (of features ``feats``) is not
+        at ``zero``, its value on rows with no entry, and its values there (int64)."""
+        if self._rank[feats[0]] is None:    # a column of its own
+            r, v = X_binned.entries(int(feats[0]))
+            v = np.minimum(v, self.n_bins_nonmissing[c]).astype(np.int64)
+            keep = v != zero
+            return r[keep], v[keep]
+        rows, values = [], []
+        for f in feats:
+            r, v = X_binned.entries(int(f))
+            rank = self._rank[f][np.minimum(v.astype(np.intp), self._rank[f].size - 1)]
+            keep = rank >= 0
+            rows.append(r[keep])
+            values.append(int(self._start[f]) + rank[keep].astype(np.int64))
+        return np.concatenate(rows), np.concatenate(values)
 
     def expand(self, column_hist: np.ndarray, out: np.ndarray) -> None:
         """Feature-layout histograms ``out`` (n_slots, n_feature_bins, channels) from

@@ -190,9 +190,10 @@ class TreeGrower:
         # instead of walked).
         self._X_rows: Optional[np.ndarray] = None
         self._walkable = self.bundling is None or not isinstance(X_binned, SparseBinned)
-        # Bundled columns that are still mostly at their default bins are read as sparse
-        # rows (:mod:`boostlib.engine.row_entries`), by training row: ``hist_rows`` then
-        # has no columns, and sampled trees use no compact copy of it.
+        # Bundled columns that are still mostly at one value are read as sparse rows
+        # (:mod:`boostlib.engine.row_entries`: a row's bins but its columns' most frequent
+        # ones), by training row: ``hist_rows`` then has no columns, and sampled trees use
+        # no compact copy of it.
         self.row_entries: Optional[RowEntries] = None
         if self.bundling is None:
             self.hist_rows, self.hist_offsets = self.X_rows, self.offsets
@@ -202,8 +203,7 @@ class TreeGrower:
                 self.row_entries = self.bundling.sparse_entries(X_binned)
             if self.row_entries is None:
                 self.hist_rows = self.bundling.rows(X_binned)
-                self.row_entries = plan_entries(self.hist_rows, self.hist_offsets,
-                                                self.bundling.column_defaults())
+                self.row_entries = plan_entries(self.hist_rows, self.hist_offsets)
             if self.row_entries is not None:
                 self.hist_rows = np.empty((X_binned.shape[1], 0), dtype=np.uint8)
         self._entry_args = {} if self.row_entries is None else self.row_entries.kernel_args()

@@ -2,10 +2,13 @@
 
 After exclusive feature bundling (:mod:`boostlib.engine.bundling`), the histogram columns of
 sparse data are still mostly at one value: on w1a (300 one-hot features) a row has 117
-columns and 11.5 of them away from their default bin. A histogram pass over the row-major
-bytes adds all 117; a pass over the row's *entries* (its non-default bins, listed per row as
-in a CSR matrix) adds 11.5, and takes each column's default bin afterwards as the rows'
-total minus the column's other bins. This is what LightGBM does for its sparse bins.
+columns and 11.5 of them away from their most frequent value. A histogram pass over the
+row-major bytes adds all 117; a pass over the row's *entries* (its bins other than its
+columns' default bins, each column's default being its most frequent value, listed per row
+as in a CSR matrix) adds 11.5, and takes each column's default bin afterwards as the rows'
+total minus the column's other bins. This is what LightGBM does for its sparse bins. The
+most frequent value is not always the bin of 0.0: on agaricus (one-hot columns, some of them
+at 1 on most rows) a row has 30 columns and 12.3 entries.
 
 The kernels (``_histogram.build_histograms``, ``_leafwise.grow_tree``) take the entries in
 place of the row-major matrix, which the grower then does not keep. Sparse input builds
@@ -23,12 +26,14 @@ import numpy as np
 #: its columns away from their default bins. An entry costs about twice a byte of the dense
 #: pass (an index load, and a scattered add); the fill-in of the default bins costs one pass
 #: over the histogram.
-MAX_DENSITY = 0.3
+MAX_DENSITY = 0.45
 #: ... and when there are at least this many columns: on fewer, a row's bytes cost little to
-#: add and the fill-in outweighs the saving. Leaf-wise fits of 20,000 rows of one-hot
-#: groups, entries against bytes: 33 columns at 9% density 1.03x the time, 60 at 8% 1.06x,
-#: 68 at 4% 0.95x, 125 at 4% 0.93x, 311 at 3% 0.73x.
-MIN_COLUMNS = 64
+#: add and the fill-in outweighs the saving. Leaf-wise fits (63 leaves, 100 trees) of
+#: 50,000 rows of one-hot groups (one column each), entries against bytes, on 2 threads and
+#: on 1: 30 columns at densities 0.5, 0.4 and 0.2: 0.93x, 0.96x, 0.93x and 1.02x, 0.99x,
+#: 0.92x; 16 columns at the same densities 1.01x, 0.99x, 0.97x and 1.06x, 1.04x, 1.01x.
+#: Agaricus (30 columns, density 0.41) 0.93x and 0.95x.
+MIN_COLUMNS = 24
 #: Cells (rows x columns) converted at a time (bounds the work arrays: 16 MB of int32).
 CHUNK_CELLS = 1 << 22
 
@@ -74,8 +79,9 @@ def plan_entries(hist_rows: np.ndarray, offsets: np.ndarray,
     ``offsets[c]:offsets[c + 1]``), or None when they would not pay (:func:`use_entries`;
     ``force``: always list them).
 
-    ``default`` gives each column's default value (the grower passes the bundling's, so
-    that dense and sparse input give the same entries); by default, its most frequent one.
+    ``default`` gives each column's default value; by default, its most frequent one (the
+    first, if several), which the grower takes, and
+    :meth:`~boostlib.engine.bundling.Bundling.sparse_entries` finds too for sparse input.
     """
     n, m = hist_rows.shape
     if n == 0 or m == 0 or (not force and m < MIN_COLUMNS):
@@ -109,9 +115,9 @@ def plan_entries(hist_rows: np.ndarray, offsets: np.ndarray,
 
 def from_pairs(n_rows: int, rows: np.ndarray, bins: np.ndarray, offsets: np.ndarray,
                default: np.ndarray) -> RowEntries:
-    """Entries from ``(row, bin)`` pairs listed column by column (each column's pairs with
-    increasing rows, at most one per row and column, none at the column's default value
-    ``default``): grouped by row, each row's bins stay in column order."""
+    """Entries from ``(row, bin)`` pairs listed column by column (at most one per row and
+    column, none at the column's default value ``default``): grouped by row, each row's
+    bins stay in column order."""
     rows = np.asarray(rows, dtype=np.int64)
     order = np.argsort(rows, kind="stable")
     start = np.zeros(n_rows + 1, dtype=np.int64)
