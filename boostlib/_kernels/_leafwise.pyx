@@ -303,7 +303,9 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
               const idx_t[::1] entry_default=None, bint prune_features=False,
               const unsigned char[::1] skip_features=None,
               const signed char[::1] monotone=None, double[:, ::1] node_bounds=None,
-              object node_features=None, Py_ssize_t min_split_rows=0):
+              object node_features=None, Py_ssize_t min_split_rows=0,
+              const double[::1] value_gradient=None, const double[::1] value_hessian=None,
+              double[:, ::1] node_sums=None):
     """Grow one leaf-wise tree: the leaf whose best split gains most is split next, until
     the tree has ``max_leaves`` leaves, no leaf has a split of positive gain, or those that
     do are at ``max_depth``.
@@ -370,6 +372,12 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
         only when its sibling needs it for the subtraction, and a split whose children both
         have fewer rows calls no ``node_features``. The tree is the one grown searching
         them. Counts are the leaves' rows here, so on one machine only.
+    value_gradient, value_hessian, node_sums : optional, together
+        IN float64 (n_fit,) by position, and OUT float64 (2 * min(max_leaves, n_fit) - 1,
+        3) at least: each node's sums of the two and its rows, as
+        ``_partition.node_sums`` gives them for ``node_of_row`` (bit for bit: a leaf's rows
+        are added in the order of their positions; split nodes get zeros), taken in the
+        pass that writes ``node_of_row``.
 
     Returns
     -------
@@ -460,6 +468,13 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
             or node_bounds.shape[1] != 2)):
         raise ValueError("monotone (one entry per feature) and node_bounds (2 * max_leaves "
                          "- 1 rows of 2, max_leaves at most the rows) go together")
+    cdef bint want_sums = node_sums is not None
+    if not (value_gradient is None) == (value_hessian is None) == (not want_sums) or (
+            want_sums and (value_gradient.shape[0] != n_fit or value_hessian.shape[0] != n_fit
+                           or node_sums.shape[0] < max_nodes or node_sums.shape[1] != 3)):
+        raise ValueError("value_gradient and value_hessian (a value per position) and "
+                         "node_sums (2 * max_leaves - 1 rows of 3, max_leaves at most the "
+                         "rows) go together")
     if n_features == 0 or n_fit == 0:
         raise ValueError("growing a tree needs rows and features")
     if rows[0] < 0 or rows[n_fit - 1] >= X_binned.shape[1]:
@@ -746,9 +761,13 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
                 failed = True
                 break
             _search(&search, pair, 2, kept, n_kept, kept_bins)
-        for i in range(n_leaves):
-            for q in range(leaves[i].start, leaves[i].stop):
-                node_of_row[order[q]] = leaves[i].node
+        if want_sums:
+            _leaf_sums(leaves, n_leaves, n_nodes, order, &value_gradient[0],
+                       &value_hessian[0], &node_sums[0, 0], &node_of_row[0])
+        else:
+            for i in range(n_leaves):
+                for q in range(leaves[i].start, leaves[i].stop):
+                    node_of_row[order[q]] = leaves[i].node
     free(work)          # nothing in the block above raises
     free(store)
     free(leaves)
@@ -763,7 +782,8 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
         _renumber(feature_a[:n_nodes], bin_a[:n_nodes], nan_a[:n_nodes], left_a[:n_nodes],
                   right_a[:n_nodes], gain_a[:n_nodes], small_right[:n_nodes], node_of_row,
                   sets_a[:n_sets], node_bounds[:n_nodes] if node_bounds is not None
-                  else np.empty((0, 2)))
+                  else np.empty((0, 2)), node_sums[:n_nodes] if want_sums
+                  else np.empty((0, 3)))
     return (feature_a[:n_nodes], bin_a[:n_nodes], nan_a[:n_nodes], left_a[:n_nodes],
             right_a[:n_nodes], gain_a[:n_nodes], sets_a[:n_sets])
 
@@ -829,6 +849,40 @@ cdef Py_ssize_t _partition_runs(const bin_t* column, const idx_t* rows, idx_t* o
     return lefts - start
 
 
+cdef void _leaf_sums(Leaf** leaves, Py_ssize_t n_leaves, Py_ssize_t n_nodes,
+                     const idx_t* order, const double* g, const double* h, double* sums,
+                     idx_t* node_of_row) noexcept nogil:
+    """``grow_tree``'s last pass with ``node_sums``: every leaf's rows get its node id,
+    and ``sums`` (n_nodes, 3) the leaves' sums of ``g``, ``h`` and rows, split nodes'
+    zeros. A leaf's positions ascend, so its rows are added in ``_partition.node_sums``'s
+    order, without its chain of stores and loads through ``sums``."""
+    cdef Py_ssize_t i, q, p
+    cdef idx_t k
+    cdef double sg, sh
+    memset(sums, 0, n_nodes * 3 * sizeof(double))
+    for i in range(n_leaves):
+        k = leaves[i].node
+        sg = 0.0
+        sh = 0.0
+        for q in range(leaves[i].start, leaves[i].stop):
+            p = order[q]
+            node_of_row[p] = k
+            sg += g[p]
+            sh += h[p]
+        sums[3 * k] = sg
+        sums[3 * k + 1] = sh
+        sums[3 * k + 2] = <double> (leaves[i].stop - leaves[i].start)
+
+
+cdef void _renumber_rows(double[:, ::1] a, const idx_t[::1] new_id):
+    """Row ``k`` of ``a`` moved to row ``new_id[k]`` (``a`` of 0 rows: nothing)."""
+    cdef Py_ssize_t k, j
+    cdef double[:, ::1] old = a.copy() if a.shape[0] else a
+    for k in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            a[new_id[k], j] = old[k, j]
+
+
 #: A leaf's rows are partitioned by one thread per this many of them (at most n_threads).
 PARTITION_ROWS_PER_THREAD = PARALLEL_PARTITION_ROWS
 
@@ -847,9 +901,10 @@ def slots_needed(int max_depth, int max_leaves, Py_ssize_t n_fit):
 cdef void _renumber(idx_t[::1] feature, idx_t[::1] split_bin, unsigned char[::1] nan_right,
                     idx_t[::1] left, idx_t[::1] right, double[::1] gain,
                     const unsigned char[::1] small_right, idx_t[::1] node_of_row,
-                    uint32_t[:, ::1] sets, double[:, ::1] bounds):
+                    uint32_t[:, ::1] sets, double[:, ::1] bounds, double[:, ::1] sums):
     """Renumber a grown tree's nodes in level order (``grow_tree``'s ``level_order``), in
-    place, and the rows' nodes and the nodes' value ``bounds`` (0 rows: none) with them;
+    place, and the rows' nodes, the nodes' value ``bounds`` and their ``sums`` (0 rows:
+    none) with them;
     the categorical splits' ``sets`` are renumbered in the order the level-wise loop stores
     them (its order of the nodes of each level)."""
     cdef Py_ssize_t n = feature.shape[0], i, head = 0, tail = 1, k, nxt = 1, n_sets = 0
@@ -877,10 +932,8 @@ cdef void _renumber(idx_t[::1] feature, idx_t[::1] split_bin, unsigned char[::1]
     cdef idx_t[::1] l_old = left.copy(), r_old = right.copy()
     cdef unsigned char[::1] d_old = nan_right.copy()
     cdef double[::1] g_old = gain.copy()
-    cdef double[:, ::1] bounds_old = bounds.copy() if bounds.shape[0] else bounds
-    for k in range(bounds.shape[0]):
-        bounds[new_id[k], 0] = bounds_old[k, 0]
-        bounds[new_id[k], 1] = bounds_old[k, 1]
+    _renumber_rows(bounds, new_id)
+    _renumber_rows(sums, new_id)
     for k in range(n):
         i = new_id[k]
         feature[i] = f_old[k]

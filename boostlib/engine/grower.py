@@ -140,6 +140,7 @@ class TreeGrower:
         self.monotone = None if monotone is None else np.ascontiguousarray(monotone, np.int8)
         #: the features each node may split on (column sampling, interaction constraints)
         self.column_rules = column_rules
+        self._kept_sums = None      # see keep_node_sums
         self.X = X_binned
         self.nbnm = np.ascontiguousarray(n_bins_nonmissing, dtype=np.int32)
         if self.nbnm.shape != (X_binned.shape[0],) or np.any(self.nbnm < 1) or np.any(
@@ -444,6 +445,7 @@ class TreeGrower:
                 if self._unit_hessians(h) else (3, p.min_samples_leaf, p.min_child_weight))
         if self.column_rules is not None:
             self.column_rules.begin_tree()
+        self._kept_sums = None
         tree, node, group, bounds = self.kind.grow(self, rows, g, h, split_noise_std,
                                                    split_rng, prepared)
         if value_rows is not None:
@@ -486,6 +488,24 @@ class TreeGrower:
         ends bit-identical to adding the values of the leaves :meth:`apply` gives."""
         self.kind.add_values(self, tree, coefficient, raw, known)
 
+    def keep_node_sums(self, node: np.ndarray, g: np.ndarray, h: np.ndarray,
+                       sums: np.ndarray) -> None:
+        """Keep the per-node sums of ``g``, ``h`` and rows over ``node`` (as
+        ``_partition.node_sums`` gives them) that a tree kind took while growing, for the
+        leaf values of the tree being grown: they are used if that tree's values come
+        from these very arrays."""
+        self._kept_sums = (node, g, h, sums)
+
+    def _node_sums(self, node, g, h, n_nodes):
+        """Per-node sums of ``g``, ``h`` and rows over ``node`` (n_nodes, 3): those kept
+        by :meth:`keep_node_sums` for the same arrays, else summed."""
+        kept, self._kept_sums = self._kept_sums, None
+        if kept is not None and kept[0] is node and kept[1] is g and kept[2] is h:
+            return kept[3]
+        sums = np.empty((n_nodes, 3))
+        _partition.node_sums(node, g, h, sums)
+        return sums
+
     def _set_values(self, tree, node, lg, h, group, noise_scale, rng, bounds=None):
         """Leaf values from the per-leaf sums of ``lg`` and ``h`` over the rows in ``node``,
         and the tree's covers (rows per node).
@@ -495,8 +515,7 @@ class TreeGrower:
         intervals monotone constraints keep the values in (depthwise and leaf-wise trees);
         symmetric trees' values are projected onto the constraints instead.
         """
-        sums = np.empty((tree.value.size, 3))
-        _partition.node_sums(node, lg, h, sums)
+        sums = self._node_sums(node, lg, h, tree.value.size)
         self.collective.allreduce(sums)
         if group is None:                   # rows per node: a split node's are its leaves'
             tree.cover = subtree_sums(tree.left, tree.right, sums[:, 2])

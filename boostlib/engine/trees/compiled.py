@@ -85,8 +85,9 @@ def grow(grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray, prepared: 
     skipped = None if rules is None else rules.tree_skipped()
     per_node = None if rules is None or not rules.per_node else _NodeFeatures(rules)
     # (a tree has at most a leaf per row: depthwise trees pass 2**max_depth leaves)
-    bounds = (None if grower.monotone is None else
-              np.empty((2 * min(max_leaves, max(rows.size, 2)) - 1, 2)))
+    max_nodes = 2 * min(max_leaves, max(rows.size, 2)) - 1
+    bounds = None if grower.monotone is None else np.empty((max_nodes, 2))
+    sums = np.empty((max_nodes, 3))
     tables = {} if b is None else dict(
         column_offsets=b.offsets, source=b.source, default_at=b.default_at, others=b.others,
         others_start=b.others_start, **grower._entry_args)
@@ -96,8 +97,10 @@ def grow(grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray, prepared: 
         grower.n_threads, node, level_order=level_order, is_cat=grower.is_cat,
         cat_params=grower.cat_params, prune_features=p.prune_features,
         skip_features=skipped, monotone=grower.monotone, node_bounds=bounds,
-        node_features=per_node, min_split_rows=grower.min_split_rows, **tables)
+        node_features=per_node, min_split_rows=grower.min_split_rows, value_gradient=g,
+        value_hessian=h, node_sums=sums, **tables)
     fields = dict(zip(FIELDS, arrays))
+    grower.keep_node_sums(node, g, h, sums[:fields["feature"].size])
     if bounds is not None:
         bounds = bounds[:fields["feature"].size].copy()
     return fields, node, bounds
