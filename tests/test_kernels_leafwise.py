@@ -2,6 +2,10 @@
 kernels (``LossguideKind.grow`` and the level-wise ``DepthwiseKind.grow``, with
 ``compiled.ENABLED`` off), which handle every case: the same tree, node for node, and the
 same leaf for every row."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -303,6 +307,19 @@ def test_large_leaves_partitioned_by_threads_grow_the_same_tree(policy):
     assert_same(two, python)
     assert_same(two, one)
     assert (two[0].nan_right == 2).any() and two[0].feature.size > 20
+
+
+def test_threaded_partition_with_fewer_threads_than_runs_grows_the_same_tree():
+    """OpenMP may run a parallel region on fewer threads than asked (here
+    ``OMP_THREAD_LIMIT=1``): a thread then takes every run of the threaded partition, and
+    the trees are still those of the Python loop and of one thread."""
+    tests = os.path.dirname(os.path.abspath(__file__))
+    code = ("import sys; sys.path.insert(0, {!r}); import test_kernels_leafwise as t; "
+            "t.test_large_leaves_partitioned_by_threads_grow_the_same_tree('lossguide')"
+            ).format(tests)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "OMP_THREAD_LIMIT": "1"})
+    assert res.returncode == 0, res.stderr[-3000:]
 
 
 @pytest.mark.parametrize("policy", ["lossguide", "depthwise"])

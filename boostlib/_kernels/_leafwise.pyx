@@ -8,14 +8,14 @@ common case: no column rules per node, no split noise, a dense matrix, one machi
 (categorical features, a column sample per tree and monotone constraints included). It takes the same decisions in the same order from the same sums, so
 the trees are identical (``tests/test_kernels_leafwise.py``).
 """
-from cython.parallel cimport prange
+from cython.parallel cimport parallel, prange, threadid
 from libc.stdlib cimport calloc, malloc, free
 from libc.string cimport memcpy, memset
 
 import numpy as np
 
 from .common cimport bin_t, idx_t, int64_t, uint32_t, uint64_t, CH_C, CAT_SPLIT, SET_WORDS, \
-    add_row, add_listed, entry_parts, fill_defaults, goes_right, \
+    add_row, add_listed, barrier, entry_parts, fill_defaults, goes_right, team_size, \
     partition_segment, prefetch, MAX_PARTS, PREFETCH_ROWS
 from ._histogram cimport check_entries, check_expand_tables, entries_histogram, \
     expand_features
@@ -42,7 +42,7 @@ cdef enum:
     PARALLEL_BINS = 1024
     # A leaf's rows are partitioned by up to one thread per this many of them (a stable
     # partition is unique: the threads change nothing), by at most MAX_PARTITION_THREADS.
-    PARALLEL_PARTITION_ROWS = 4096
+    PARALLEL_PARTITION_ROWS = 1024
     MAX_PARTITION_THREADS = 64
     # The leaves' bins in use (a bit per bin and feature, for the split search) are kept
     # when they take at most this many bytes.
@@ -200,6 +200,35 @@ cdef Py_ssize_t _kept_columns(const idx_t* kept, Py_ssize_t n_kept, const idx_t*
     return n
 
 
+cdef inline void _search_one(const Search* s, Leaf** leaves, Py_ssize_t k, const idx_t* kept,
+                             Py_ssize_t t) noexcept nogil:
+    """:func:`_search`'s search of one (feature, leaf) pair, ``t``: feature ``kept[t // k]``
+    in ``leaves[t % k]``, into the scratch."""
+    cdef Py_ssize_t i = t // k, n_features = s.n_features, n_ch = s.n_ch
+    cdef Py_ssize_t j = t - i * k
+    cdef Py_ssize_t f = kept[i]
+    cdef double* best = s.scratch + 4 * (j * n_features + f)
+    cdef const double* hf = s.h0 + leaves[j].slot * s.slot_stride + s.offsets[f] * n_ch
+    if (leaves[j].dead[f] or (s.allowed != NULL and not s.allowed[j * n_features + f])
+            or _too_small(leaves[j], s.min_split_rows)):
+        best[1] = -1.0
+    elif s.is_cat != NULL and s.is_cat[f]:
+        _cat_best(hf, n_ch, s.nbnm[f], s.l2, s.msl, s.mcw, s.cp, NULL, best)
+        if s.prune_gainless and best[1] < 0:
+            leaves[j].dead[f] = 1
+    else:
+        _feature_best(hf, n_ch, s.nbnm[f], s.totals + 3 * j, s.l2, s.msl, s.mcw, NULL,
+                      best, leaves[j].lo, leaves[j].hi,
+                      s.monotone[f] if s.monotone != NULL else 0,
+                      leaves[j].in_use + USE_WORDS * f if leaves[j].in_use != NULL
+                      else NULL)
+        if s.prune_gainless and best[1] < 0:
+            leaves[j].dead[f] = 1
+        elif (n_ch == 3 and s.msl > 0.0 and best[1] < 0
+              and not _count_feasible(hf, s.nbnm[f], s.totals[3 * j + 2], s.msl)):
+            leaves[j].dead[f] = 1
+
+
 cdef void _search(const Search* s, Leaf** leaves, Py_ssize_t k, const idx_t* kept,
                   Py_ssize_t n_kept, Py_ssize_t kept_bins) noexcept nogil:
     """Best split of each of ``leaves[:k]`` (``split``), as ``find_split_nodes`` finds it,
@@ -213,10 +242,8 @@ cdef void _search(const Search* s, Leaf** leaves, Py_ssize_t k, const idx_t* kep
     ``prune_gainless`` any feature without a split of positive gain does. A categorical
     split is reported as ``find_split_nodes`` reports it: (set size, direction) for (bin,
     nan_right)."""
-    cdef Py_ssize_t t, i, j, f, n_features = s.n_features, n_ch = s.n_ch, n_searched = 0
+    cdef Py_ssize_t t, j, f, n_features = s.n_features, n_ch = s.n_ch, n_searched = 0
     cdef Leaf* leaf
-    cdef bint prune = n_ch == 3 and s.msl > 0.0
-    cdef int n_threads = s.n_threads
     cdef const double* hf
     cdef double* best
     for j in range(k):
@@ -225,31 +252,11 @@ cdef void _search(const Search* s, Leaf** leaves, Py_ssize_t k, const idx_t* kep
             feature_sums(s.h0 + leaves[j].slot * s.slot_stride, n_ch, s.offsets, s.nbnm,
                          s.f_min, s.totals + 3 * j)
     if n_searched * kept_bins < PARALLEL_BINS:
-        n_threads = 1
-    for t in prange(k * n_kept, schedule="static", num_threads=n_threads):
-        i = t // k
-        j = t - i * k
-        f = kept[i]
-        best = s.scratch + 4 * (j * n_features + f)
-        hf = s.h0 + leaves[j].slot * s.slot_stride + s.offsets[f] * n_ch
-        if (leaves[j].dead[f] or (s.allowed != NULL and not s.allowed[j * n_features + f])
-                or _too_small(leaves[j], s.min_split_rows)):
-            best[1] = -1.0
-        elif s.is_cat != NULL and s.is_cat[f]:
-            _cat_best(hf, n_ch, s.nbnm[f], s.l2, s.msl, s.mcw, s.cp, NULL, best)
-            if s.prune_gainless and best[1] < 0:
-                leaves[j].dead[f] = 1
-        else:
-            _feature_best(hf, n_ch, s.nbnm[f], s.totals + 3 * j, s.l2, s.msl, s.mcw, NULL,
-                          best, leaves[j].lo, leaves[j].hi,
-                          s.monotone[f] if s.monotone != NULL else 0,
-                          leaves[j].in_use + USE_WORDS * f if leaves[j].in_use != NULL
-                          else NULL)
-            if s.prune_gainless and best[1] < 0:
-                leaves[j].dead[f] = 1
-            elif prune and best[1] < 0 and not _count_feasible(hf, s.nbnm[f],
-                                                             s.totals[3 * j + 2], s.msl):
-                leaves[j].dead[f] = 1
+        for t in range(k * n_kept):     # (a parallel region of one thread costs 0.4 us)
+            _search_one(s, leaves, k, kept, t)
+    else:
+        for t in prange(k * n_kept, schedule="static", num_threads=s.n_threads):
+            _search_one(s, leaves, k, kept, t)
     for j in range(k):
         leaf = leaves[j]
         f = pick_feature(s.scratch + 4 * n_features * j, n_kept, kept)
@@ -811,42 +818,54 @@ cdef Py_ssize_t _partition_runs(const bin_t* column, const idx_t* rows, idx_t* o
                                 Py_ssize_t start, Py_ssize_t stop, int split_bin,
                                 int nan_right, int missing_bin, const uint32_t* sets,
                                 idx_t* scratch, Py_ssize_t nt) noexcept nogil:
-    """:func:`_partition` on ``nt`` threads (2 to MAX_PARTITION_THREADS). Each thread
-    splits its run of positions into its run of ``scratch``, the rows going left from the
-    front and those going right from the back (one pass, no branch), then copies them to
-    their places in ``order``: the lefts of every run in run order, then the rights. (Kept
-    apart from the one-thread pass, which its parallel regions made 15% slower.)"""
+    """:func:`_partition` on ``nt`` threads (2 to MAX_PARTITION_THREADS), in one parallel
+    region. The positions are cut in ``nt`` runs. Each run is split into its run of
+    ``scratch``, the rows going left from the front and those going right from the back
+    (one pass, no branch); after a barrier, each run is copied to its places in ``order``:
+    the lefts of every run in run order, then the rights. A thread takes every run when
+    the team has fewer threads. (Kept apart from the one-thread pass, which its parallel
+    region made 15% slower.)"""
     cdef Py_ssize_t m = stop - start
     cdef Py_ssize_t n_left[MAX_PARTITION_THREADS]
-    cdef Py_ssize_t at_left[MAX_PARTITION_THREADS]
-    cdef Py_ssize_t at_right[MAX_PARTITION_THREADS]
-    cdef Py_ssize_t c, a, b, i, nl, back, go, lefts = start
+    cdef Py_ssize_t r, c, team, a, b, i, nl, back, go, at_left, lefts
     cdef idx_t p
-    for c in prange(nt, schedule="static", num_threads=nt):
-        a = c * m // nt                 # the run: order[start + a:start + b]
-        b = (c + 1) * m // nt
-        nl = 0
-        back = b
-        for i in range(a, b):
-            p = order[start + i]
-            go = goes_right(column[rows[p]], split_bin, nan_right, missing_bin, sets)
-            scratch[a + nl] = p         # both slots are free: the next left's, and
-            scratch[back - 1] = p       # the next right's (the same one for the last row)
-            nl = nl + 1 - go
-            back = back - go
-        n_left[c] = nl
+    with parallel(num_threads=nt):
+        team = team_size()
+        r = threadid()
+        while r < nt:
+            a = r * m // nt             # the run: order[start + a:start + b]
+            b = (r + 1) * m // nt
+            nl = 0
+            back = b
+            for i in range(a, b):
+                p = order[start + i]
+                go = goes_right(column[rows[p]], split_bin, nan_right, missing_bin, sets)
+                scratch[a + nl] = p     # both slots are free: the next left's, and
+                scratch[back - 1] = p   # the next right's (the same one for the last row)
+                nl = nl + 1 - go
+                back = back - go
+            n_left[r] = nl
+            r = r + team
+        barrier()                       # every run's count is known
+        r = threadid()
+        while r < nt:
+            at_left = start             # the run's lefts go after the earlier runs' lefts,
+            lefts = start               # its rights after every left and earlier rights
+            for c in range(nt):
+                lefts = lefts + n_left[c]
+                if c < r:
+                    at_left = at_left + n_left[c]
+            a = r * m // nt
+            b = (r + 1) * m // nt
+            memcpy(order + at_left, scratch + a, n_left[r] * sizeof(idx_t))
+            back = lefts + a - (at_left - start)
+            for i in range(b - a - n_left[r]):      # the rights, stored from the back
+                order[back + i] = scratch[b - 1 - i]
+            r = r + team
+    lefts = 0
     for c in range(nt):
-        at_left[c] = lefts
         lefts = lefts + n_left[c]
-    for c in range(nt):
-        at_right[c] = lefts + (c * m // nt - (at_left[c] - start))
-    for c in prange(nt, schedule="static", num_threads=nt):
-        a = c * m // nt
-        b = (c + 1) * m // nt
-        memcpy(order + at_left[c], scratch + a, n_left[c] * sizeof(idx_t))
-        for i in range(b - a - n_left[c]):      # the rights, stored from the back
-            order[at_right[c] + i] = scratch[b - 1 - i]
-    return lefts - start
+    return lefts
 
 
 cdef void _leaf_sums(Leaf** leaves, Py_ssize_t n_leaves, Py_ssize_t n_nodes,

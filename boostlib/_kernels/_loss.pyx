@@ -199,6 +199,8 @@ cdef double _loss_sum(int kind, const double[::1] y, const double[::1] raw,
     cdef bint weighted = weight.shape[0] > 0
     cdef bint product_log = kind == K_LOGLOSS and not weighted
     nb = (n + LOSS_BLOCK - 1) // LOSS_BLOCK
+    if nb <= 1:
+        n_threads = 1       # one block: no thread to wake
     partial = np.zeros(max(nb, 1))
     cdef double[::1] part = partial
     cdef double s, total = 0.0, prod

@@ -311,7 +311,9 @@ def add_leaf_values(double[::1] raw, const idx_t[::1] rows, const idx_t[::1] nod
         raise ValueError("rows and node_of_row must be aligned")
     with nogil:                        # every id is checked before any score changes
         for p in prange(n, schedule="static", num_threads=n_threads):
-            bad += not (0 <= rows[p] < n_raw and 0 <= node_of_row[p] < n_nodes)
+            # (a negative id is a huge unsigned one: two comparisons without branches)
+            bad |= (<size_t> rows[p] >= <size_t> n_raw) | (<size_t> node_of_row[p]
+                                                           >= <size_t> n_nodes)
     if bad:
         raise ValueError("row or node id out of range")
     with nogil:

@@ -145,6 +145,23 @@ cdef extern from *:
     # The number of set bits of ``x``.
     int bit_count "BOOSTLIB_BIT_COUNT"(uint64_t x) noexcept nogil
 
+cdef extern from *:
+    """
+    #ifdef _OPENMP
+    #include <omp.h>
+    #define BOOSTLIB_BARRIER() _Pragma("omp barrier")
+    #define BOOSTLIB_TEAM_SIZE() omp_get_num_threads()
+    #else
+    #define BOOSTLIB_BARRIER() ((void)0)
+    #define BOOSTLIB_TEAM_SIZE() 1
+    #endif
+    """
+    # Inside a parallel region (Cython's ``with parallel()``): wait until every thread of
+    # the team gets here (every one must), and the team's number of threads (which can be
+    # fewer than asked).
+    void barrier "BOOSTLIB_BARRIER"() noexcept nogil
+    int team_size "BOOSTLIB_TEAM_SIZE"() noexcept nogil
+
 cdef enum:
     # Histogram loops over a list of rows request a row's data (its binned values, its
     # gradient and hessian) this many rows ahead: the rows of a deep node are scattered
