@@ -225,14 +225,17 @@ class BoostingContext:
         boosting: split scores ``G^2/(W+l2)`` and leaves ``-G/(W+l2)``); with Newton leaves a
         loss whose hessian can be negative is floored at its ``hessian_floor``.
         """
-        raw = self.raw if raw is None else np.asarray(raw, dtype=np.float64)
-        if raw.shape != self.public_shape:
-            raise ValueError(f"raw must have shape {self.public_shape}, got {raw.shape}")
-        if raw.ndim == 1:
-            raw = np.ascontiguousarray(raw)
-        if raw.flags.writeable:         # the loss must not change the scores it is given
-            raw = raw.view()
-            raw.flags.writeable = False
+        if raw is None:
+            raw = self.raw              # read-only, of the public shape
+        else:
+            raw = np.asarray(raw, dtype=np.float64)
+            if raw.shape != self.public_shape:
+                raise ValueError(f"raw must have shape {self.public_shape}, got {raw.shape}")
+            if raw.ndim == 1:
+                raw = np.ascontiguousarray(raw)
+            if raw.flags.writeable:     # the loss must not change the scores it is given
+                raw = raw.view()
+                raw.flags.writeable = False
         shape = (self.n_outputs, self.n_rows)
         if self.checks == "full":
             gbuf, hbuf = np.full(shape, np.nan), np.full(shape, np.nan)
@@ -565,7 +568,7 @@ class BoostingContext:
             target.add_coefficient(index, coefficient)
         else:
             finite = (tree.all_finite() if isinstance(tree, TreeGroup)
-                      else np.all(np.isfinite(tree.value)))
+                      else np.isfinite(tree.value).all())
             if not finite:
                 raise PluginError(f"tree at iteration {self.iteration} has non-finite leaf "
                                   "values")
@@ -588,16 +591,17 @@ class BoostingContext:
         parts = tree.trees if isinstance(tree, TreeGroup) else [tree]
         for k, part in enumerate(parts):
             self._add_train_scores(train[k], part, coefficient)
-        coef = np.array([coefficient])
-        for ev, scores in zip(self.evals, target.eval_scores()):
-            self.ensemble.add_trees_binned(ev.X_binned, scores, [tree], coef, self.n_threads)
+        if self.evals:
+            coef = np.array([coefficient])
+            for ev, scores in zip(self.evals, target.eval_scores()):
+                self.ensemble.add_trees_binned(ev.X_binned, scores, [tree], coef,
+                                               self.n_threads)
         if target.is_model:
             self._raw_version += 1
 
     def _add_train_scores(self, train: np.ndarray, tree, coefficient: float) -> None:
         """``train += coefficient * tree(x)`` for one scalar tree and its output's scores."""
         fitted = self._fit_info(tree)
-        coef = np.array([coefficient])
         if fitted is not None and fitted.walk_others and fitted.walked:
             # added again (another coefficient or tracked model): keep every row's leaf
             self._all_leaves(tree, fitted)
@@ -611,8 +615,8 @@ class BoostingContext:
         elif fitted is not None and fitted.output is not None:
             train += coefficient * fitted.output
         else:
-            self.ensemble.add_scalar_trees_binned(self.X_binned, train, [tree], coef,
-                                                  self.n_threads)
+            self.ensemble.add_scalar_trees_binned(self.X_binned, train, [tree],
+                                                  np.array([coefficient]), self.n_threads)
 
     def scale_model(self, factor: float) -> None:
         """Multiply the bias and every coefficient (and all running raw scores) by ``factor``."""

@@ -37,10 +37,13 @@ MAX_RAW_BOUND = 1e300
 def raw_bounds(bias: np.ndarray, coef: np.ndarray, terms: List[Any]) -> np.ndarray:
     """``out[k]``: the largest ``|raw score|`` any output of the model truncated to its first
     ``k`` terms can reach (``k`` from 0 to ``len(terms)``)."""
-    def peak(t):
-        return float(np.max(np.abs(t.value[kind_of(t.policy).leaf_mask(t)])))
-    peaks = np.array([max(peak(s) for s in (t.trees if isinstance(t, TreeGroup) else [t]))
-                      for t in terms], dtype=np.float64)
+    groups = [t.trees if isinstance(t, TreeGroup) else [t] for t in terms]
+    leaves = [s.value[kind_of(s.policy).leaf_mask(s)] for g in groups for s in g]
+    peaks = np.zeros(len(terms))
+    if leaves:      # the largest |leaf value| of each term's trees, in two reductions
+        at = np.cumsum([0] + [v.size for v in leaves[:-1]])
+        tree_peak = np.maximum.reduceat(np.abs(np.concatenate(leaves)), at)
+        peaks = np.maximum.reduceat(tree_peak, np.cumsum([0] + [len(g) for g in groups[:-1]]))
     top = float(np.max(np.abs(bias)))
     with np.errstate(over="ignore", invalid="ignore"):
         return top + np.concatenate([[0.0], np.cumsum(np.abs(coef) * peaks)])

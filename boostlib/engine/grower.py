@@ -519,9 +519,13 @@ class TreeGrower:
         self.collective.allreduce(sums)
         if group is None:                   # rows per node: a split node's are its leaves'
             tree.cover = subtree_sums(tree.left, tree.right, sums[:, 2])
-            leaves = np.flatnonzero(tree.left < 0)
-            tree.value[leaves] = leaf_values(sums[leaves, 0], sums[leaves, 1], sums[leaves, 2],
-                                             self.params.l2_regularization, noise_scale, rng)
+            l2 = self.params.l2_regularization
+            if noise_scale > 0.0:           # a draw per leaf
+                leaves = np.flatnonzero(tree.left < 0)
+                tree.value[leaves] = leaf_values(sums[leaves, 0], sums[leaves, 1],
+                                                 sums[leaves, 2], l2, noise_scale, rng)
+            else:                           # split nodes have no rows: their values are 0
+                tree.value[:] = leaf_values(sums[:, 0], sums[:, 1], sums[:, 2], l2)
             if bounds is not None:
                 tree.value_bounds = bounds
                 self.enforce_monotone(tree)

@@ -27,7 +27,8 @@ def leaf_values(G: np.ndarray, H: np.ndarray, count: np.ndarray, l2: float,
     """
     denom = H + l2
     safe = (denom > 0) & (count > 0)
-    value = np.where(safe, -G / np.where(safe, denom, 1.0), 0.0)
+    value = np.zeros(G.shape)
+    np.divide(-G, denom, out=value, where=safe)
     if noise_scale > 0.0:
         z = rng.standard_normal(value.size)
         noisy = safe & (H > 0)

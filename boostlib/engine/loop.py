@@ -116,10 +116,11 @@ def run(ctx: BoostingContext, update: UpdateRule, callbacks: Sequence[Callback] 
         if ctx.checks == "full":
             _check_consistent(ctx, update_name)
         evaluator.record(ctx, it)
-        current = info(it)
-        stop = [bool(cb.on_iteration(current)) for cb in callbacks]   # every callback runs
-        if any(stop):
-            break
+        if callbacks:
+            current = info(it)
+            stop = [bool(cb.on_iteration(current)) for cb in callbacks]   # every one runs
+            if any(stop):
+                break
     if not np.isfinite(ctx.raw.sum()):
         raise PluginError(f"update rule {update_name!r} produced non-finite raw scores")
     ctx.completed_iterations = it + 1

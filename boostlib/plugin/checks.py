@@ -30,10 +30,9 @@ is fitted on the sample's rows, the kernel that gathers them checks them in the 
 """
 from __future__ import annotations
 
-import contextlib
 import math
 import os
-from typing import Any, Iterator, Optional, Tuple
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
@@ -60,27 +59,36 @@ def label(plugin: Any) -> str:
     return getattr(plugin, "name", "") or type(plugin).__name__
 
 
-@contextlib.contextmanager
-def blame(kind: str, plugin: Any, method: str, iteration: Optional[int] = None
-          ) -> Iterator[None]:
-    """Name the plugin in an exception raised inside one of its methods.
+class blame:
+    """Name the plugin in an exception raised inside one of its methods: a context manager,
+    ``with blame("loss", loss, "gradient_hessian", iteration): ...``.
 
     The exception is re-raised with the same type (a PluginError when that type cannot be
     built from a message), its message prefixed by the plugin's kind and name, the method
     and the iteration, the original chained as its cause. Errors that already name their
     source pass unchanged: boostlib's PluginErrors, one already blamed (a loss's error seen
     again by the update rule that called it) and resource exhaustion (MemoryError,
-    RecursionError).
+    RecursionError). (A class, not a generator: it is entered several times an iteration.)
     """
-    try:
-        yield
-    except (PluginError, MemoryError, RecursionError):
-        raise
-    except Exception as exc:
-        if getattr(exc, "_boostlib_blamed", False):
-            raise
-        when = "" if iteration is None or iteration < 0 else f" at iteration {iteration}"
-        message = f"{kind} {label(plugin)!r} raised {type(exc).__name__} in {method}{when}: {exc}"
+
+    __slots__ = ("kind", "plugin", "method", "iteration")
+
+    def __init__(self, kind: str, plugin: Any, method: str,
+                 iteration: Optional[int] = None) -> None:
+        self.kind, self.plugin, self.method, self.iteration = kind, plugin, method, iteration
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+        if exc is None or not isinstance(exc, Exception) or isinstance(
+                exc, (PluginError, MemoryError, RecursionError)) or getattr(
+                exc, "_boostlib_blamed", False):
+            return False                # no exception, or one that passes unchanged
+        it = self.iteration
+        when = "" if it is None or it < 0 else f" at iteration {it}"
+        message = (f"{self.kind} {label(self.plugin)!r} raised {type(exc).__name__} in "
+                   f"{self.method}{when}: {exc}")
         try:
             renamed = type(exc)(message)
         except Exception:
@@ -102,6 +110,13 @@ def _finite(a: np.ndarray, how: str) -> bool:
         return bool(np.isfinite(a).all())
     with np.errstate(over="ignore", invalid="ignore"):      # an overflow is the finding
         return bool(np.isfinite(np.abs(a).sum()))       # as the compiled pass sums them
+
+
+def _flat(a: np.ndarray) -> np.ndarray:
+    """``a``'s values in memory order, contiguous (``a`` itself when it is)."""
+    if a.ndim == 1 and a.flags.c_contiguous:
+        return a
+    return np.ascontiguousarray(np.ravel(a, order="K"))
 
 
 def derivatives(loss: Any, returned: Any, gradient: np.ndarray, hessian: np.ndarray,
@@ -131,8 +146,7 @@ def derivatives(loss: Any, returned: Any, gradient: np.ndarray, hessian: np.ndar
     may_be_negative = bool(getattr(loss, "hessian_can_be_negative", False))
     if how == "fast":
         # both arrays in one parallel pass, in memory order (a view when contiguous)
-        flat_g = np.ascontiguousarray(np.ravel(gradient, order="K"))
-        flat_h = np.ascontiguousarray(np.ravel(hessian, order="K"))
+        flat_g, flat_h = _flat(gradient), _flat(hessian)
         g_sum, h_sum, h_negative = _sampling.abs_sums(flat_g, flat_h, n_threads)
         if math.isfinite(g_sum) and math.isfinite(h_sum) and (may_be_negative
                                                              or h_negative == 0):

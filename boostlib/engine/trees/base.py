@@ -232,7 +232,7 @@ def subtree_sums(left: np.ndarray, right: np.ndarray, values: np.ndarray,
 
     One compiled pass (``_partition.subtree_sums``), or with ``levels``
     (:func:`level_nodes`, which the caller has) one numpy pass per level."""
-    total = np.where(left < 0, values, 0.0).astype(np.float64)
+    total = np.where(left < 0, values, 0.0).astype(np.float64, copy=False)
     if levels is None:
         _partition.subtree_sums(np.ascontiguousarray(left, dtype=np.int32),
                                 np.ascontiguousarray(right, dtype=np.int32), total)
