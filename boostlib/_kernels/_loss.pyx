@@ -9,7 +9,7 @@ import numpy as np
 from cython.parallel cimport prange
 from libc.math cimport exp, fabs, frexp, log, log1p
 
-from .common cimport block_stop
+from .common cimport block_stop, row_threads
 from .fastexp cimport boostlib_exp_nonpos
 
 DEF CHUNK = 64      # rows per vectorised chunk of the logloss kernels
@@ -42,7 +42,7 @@ def logloss_gradient(const double[::1] y, const double[::1] raw, const double[::
     cdef Py_ssize_t n = y.shape[0], nc = (n + CHUNK - 1) // CHUNK, c, lo, m, i
     cdef bint weighted = weight.shape[0] > 0
     with nogil:
-        for c in prange(nc, schedule="static", num_threads=n_threads):
+        for c in prange(nc, schedule="static", num_threads=row_threads(n, n_threads)):
             lo = c * CHUNK
             m = CHUNK if lo + CHUNK <= n else n - lo
             _ll_derivatives(&raw[lo], &y[lo], &g[lo], &h[lo], m)
@@ -126,7 +126,7 @@ def mse_gradient(const double[::1] y, const double[::1] raw, const double[::1] w
     cdef Py_ssize_t i, n = y.shape[0]
     cdef bint weighted = weight.shape[0] > 0
     with nogil:
-        for i in prange(n, schedule="static", num_threads=n_threads):
+        for i in prange(n, schedule="static", num_threads=row_threads(n, n_threads)):
             if weighted:
                 g[i] = (raw[i] - y[i]) * weight[i]
                 h[i] = weight[i]
@@ -147,7 +147,7 @@ def sla_gradient(const double[::1] y, const double[::1] raw, const double[::1] w
     cdef bint weighted = weight.shape[0] > 0
     cdef double q, t, w
     with nogil:
-        for i in prange(n, schedule="static", num_threads=n_threads):
+        for i in prange(n, schedule="static", num_threads=row_threads(n, n_threads)):
             t = 2.0 * y[i] - 1.0
             q = _sigmoid(t * raw[i] / scale)
             w = weight[i] if weighted else 1.0

@@ -12,7 +12,7 @@ from libc.float cimport DBL_MAX
 from libc.stdint cimport uint32_t
 
 from .common cimport (bin_t, idx_t, block_stop, copy_row, LIST_BLOCK, WalkNode, CAT_SPLIT,
-                     in_set, sets_pointer, partition_segment)
+                     in_set, sets_pointer, partition_segment, row_threads)
 
 LIST_BLOCK_ROWS = LIST_BLOCK    # the block length of row lists, for Python callers
 
@@ -348,7 +348,7 @@ def gather_rows(const bin_t[:, ::1] X_rows, const idx_t[::1] rows, bin_t[:, ::1]
             for p in prange(k, schedule="static", num_threads=n_threads):
                 copy_row(&out[p, 0], &X_rows[rows[p], 0], n_features)
         elif convert:
-            for p in prange(m, schedule="static", num_threads=n_threads):
+            for p in prange(m, schedule="static", num_threads=row_threads(m, n_threads)):
                 gradient32[p] = <float> gradient[p]
                 hessian32[p] = <float> hessian[p]
 

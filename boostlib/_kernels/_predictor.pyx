@@ -13,7 +13,8 @@ import numpy as np
 from libc.stdint cimport uint32_t
 from libc.string cimport memcpy
 
-from .common cimport bin_t, idx_t, block_stop, WalkNode, CAT_SPLIT, in_set, sets_pointer
+from .common cimport (bin_t, idx_t, block_stop, row_threads, WalkNode, CAT_SPLIT, in_set,
+                      sets_pointer)
 from ._partition import _walk_tables
 
 cdef extern from "simd_walk.h" nogil:
@@ -309,6 +310,7 @@ def add_leaf_values(double[::1] raw, const idx_t[::1] rows, const idx_t[::1] nod
     cdef int bad = 0
     if node_of_row.shape[0] != n:
         raise ValueError("rows and node_of_row must be aligned")
+    n_threads = row_threads(n, n_threads)
     with nogil:                        # every id is checked before any score changes
         for p in prange(n, schedule="static", num_threads=n_threads):
             # (a negative id is a huge unsigned one: two comparisons without branches)

@@ -163,6 +163,20 @@ cdef extern from *:
     int team_size "BOOSTLIB_TEAM_SIZE"() noexcept nogil
 
 cdef enum:
+    # Passes over rows with little work per row (derivatives, score updates, conversions)
+    # take a thread per this many rows: on fewer, a second thread's start and the cache
+    # lines it then holds (that the next pass reads on the first thread) cost more than
+    # the thread saves.
+    ROWS_PER_THREAD = 16384
+
+
+cdef inline int row_threads(Py_ssize_t n, int n_threads) noexcept nogil:
+    # The threads a light pass over ``n`` rows takes (at most ``n_threads``, at least 1).
+    cdef Py_ssize_t t = n // ROWS_PER_THREAD
+    return 1 if t < 1 else (n_threads if t >= n_threads else <int> t)
+
+
+cdef enum:
     # Histogram loops over a list of rows request a row's data (its binned values, its
     # gradient and hessian) this many rows ahead: the rows of a deep node are scattered
     # over the whole matrix, a pattern the hardware prefetcher does not follow.
