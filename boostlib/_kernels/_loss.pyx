@@ -42,7 +42,7 @@ def logloss_gradient(const double[::1] y, const double[::1] raw, const double[::
     cdef Py_ssize_t n = y.shape[0], nc = (n + CHUNK - 1) // CHUNK, c, lo, m, i
     cdef bint weighted = weight.shape[0] > 0
     with nogil:
-        for c in prange(nc, schedule="static", num_threads=row_threads(n, n_threads)):
+        for c in prange(nc, schedule="static", num_threads=n_threads):
             lo = c * CHUNK
             m = CHUNK if lo + CHUNK <= n else n - lo
             _ll_derivatives(&raw[lo], &y[lo], &g[lo], &h[lo], m)
@@ -147,7 +147,7 @@ def sla_gradient(const double[::1] y, const double[::1] raw, const double[::1] w
     cdef bint weighted = weight.shape[0] > 0
     cdef double q, t, w
     with nogil:
-        for i in prange(n, schedule="static", num_threads=row_threads(n, n_threads)):
+        for i in prange(n, schedule="static", num_threads=n_threads):
             t = 2.0 * y[i] - 1.0
             q = _sigmoid(t * raw[i] / scale)
             w = weight[i] if weighted else 1.0
