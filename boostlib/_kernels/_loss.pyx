@@ -13,7 +13,7 @@ from .common cimport block_stop, row_threads
 from .fastexp cimport boostlib_exp_nonpos
 
 DEF CHUNK = 64      # rows per vectorised chunk of the logloss kernels
-DEF LOSS_BLOCK = 16384
+DEF LOSS_BLOCK = 2048   # rows per block of a loss sum: threads take blocks (6,513 rows: 3)
 DEF LN2 = 0.6931471805599453
 DEF BIG = 8.452712498170644e+270    # 2**900: a chunk (factors <= 2) cannot overflow from it
 

@@ -372,8 +372,10 @@ class BoostingContext:
         try:
             tree, node = self.grower.grow(
                 rows, structure_g, h, leaf_gradient=None if sg is None else g,
-                split_noise_std=noise_std, split_rng=self.rng("split_noise"),
-                leaf_noise_scale=leaf_noise_scale, leaf_rng=self.rng("leaf_noise"),
+                split_noise_std=noise_std,
+                split_rng=self.rng("split_noise") if noise_std > 0 else None,
+                leaf_noise_scale=leaf_noise_scale,
+                leaf_rng=self.rng("leaf_noise") if leaf_noise_scale > 0 else None,
                 value_rows=self._all_rows if values_on_all else None,
                 value_gradient=gradient, value_hessian=hessian, row_weights=row_weights)
         except SampleDefects as exc:

@@ -141,6 +141,8 @@ class TreeGrower:
         #: the features each node may split on (column sampling, interaction constraints)
         self.column_rules = column_rules
         self._kept_sums = None      # see keep_node_sums
+        self._root_slot = np.zeros(1, dtype=np.int32)   # node 0's histogram slot
+        self._root_sums = None      # the root's gradient and hessian sums (_build_root)
         self.X = X_binned
         self.nbnm = np.ascontiguousarray(n_bins_nonmissing, dtype=np.int32)
         if self.nbnm.shape != (X_binned.shape[0],) or np.any(self.nbnm < 1) or np.any(
@@ -293,7 +295,7 @@ class TreeGrower:
         are those of the first such tree: later ones build only the gradient and hessian
         channels and copy the counts in (a third less work; the same sums). On one machine
         only, where every tree is built the same way."""
-        slot = np.zeros(1, dtype=np.int32)
+        slot = self._root_slot
         if not (all_rows and self.n_channels == 3 and not self.collective.distributed):
             self._build(*inputs[:2], node, slot, *inputs[2:], hist)
             return
@@ -301,7 +303,9 @@ class TreeGrower:
             self._build(*inputs[:2], node, slot, *inputs[2:], hist)
             self._root_counts = hist[0, :, 2].copy()
             return
-        sums = np.empty((1, hist.shape[1], 2))
+        sums = self._root_sums          # (copied into hist below: reused by every tree)
+        if sums is None or sums.shape[1] != hist.shape[1]:
+            sums = self._root_sums = np.empty((1, hist.shape[1], 2))
         self._build(*inputs[:2], node, slot, *inputs[2:], sums)
         hist[0, :, :2] = sums[0]
         hist[0, :, 2] = self._root_counts
