@@ -169,3 +169,37 @@ def test_named_streams_are_independent_and_reproducible():
     draws.clear()
     BoostRegressor(n_estimators=1, update=Recorder(body), random_state=5).fit(X, y)
     assert draws == first and first["a"] != first["b"]
+
+
+@pytest.mark.parametrize("update", ["sgb", "agbm", "sglb"])
+def test_loss_taken_with_the_next_derivatives_changes_nothing(update, monkeypatch):
+    """LogLoss's gradient_hessian_loss gives the recorded training loss and the next
+    iteration's derivatives in one pass. The models and curves are those of the separate
+    calls, bit for bit, with sample weights; an update rule that takes derivatives at other
+    scores (AGBM) makes the context stop taking them with the loss."""
+    from boostlib import BoostClassifier
+    from boostlib.engine import context
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(500, 5))
+    y = (X[:, 0] + rng.normal(size=500) > 0).astype(int)
+    w = rng.uniform(0.5, 2.0, 500)
+    taken = []
+    real = context.BoostingContext._loss_and_derivatives
+
+    def spy(self):
+        taken.append(self.iteration)
+        return real(self)
+
+    def fit():
+        return BoostClassifier(n_estimators=12, update=update, random_state=0).fit(
+            X, y, sample_weight=w, eval_set=[(X[:100], y[:100])])
+
+    monkeypatch.setattr(context.BoostingContext, "_loss_and_derivatives", spy)
+    fused = fit()
+    assert len(taken) == (12 if update != "agbm" else 1)   # after every iteration
+    monkeypatch.setattr(context.checks, "fuses_loss", lambda loss: False)
+    taken.clear()
+    apart = fit()
+    assert taken == []
+    np.testing.assert_array_equal(fused.decision_function(X), apart.decision_function(X))
+    assert fused.evals_result_ == apart.evals_result_

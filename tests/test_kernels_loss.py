@@ -266,6 +266,33 @@ def test_loss_sums_do_not_depend_on_threads(name):
         loss_sum(name, y, z, w[:3])
 
 
+@KERNEL_SETTINGS
+@given(data=st.data(), n_threads=st.sampled_from([1, 2]), blocks=st.integers(0, 2))
+def test_fused_logloss_is_the_derivatives_and_the_sum(data, n_threads, blocks):
+    """``logloss_gradient_sum`` writes ``logloss_gradient``'s derivatives and returns
+    ``logloss_sum``'s sum, bit for bit, with and without weights (``blocks`` adds rows to
+    span several blocks of the sums); the LogLoss method is its mean."""
+    y, z, w = data.draw(loss_case("logloss"))
+    if blocks:
+        extra = 2048 * blocks + 17
+        y = np.concatenate([y, np.tile([0.0, 1.0], extra)[:extra]])
+        z = np.concatenate([z, np.linspace(-30, 30, extra)])
+        w = np.concatenate([w, np.linspace(0.1, 3, extra)]) if len(w) else EMPTY
+    g, h = kernel("logloss", y, z, EMPTY, n_threads=n_threads)
+    g2, h2 = np.full(y.shape, np.nan), np.full(y.shape, np.nan)
+    total = _loss.logloss_gradient_sum(y, z, w, g2, h2, n_threads)
+    np.testing.assert_array_equal(g2, g)
+    np.testing.assert_array_equal(h2, h)
+    assert total == _loss.logloss_sum(y, z, w, n_threads)
+    g3, h3 = np.empty(y.shape), np.empty(y.shape)
+    weight = w if len(w) else None
+    mean = losses.LogLoss().gradient_hessian_loss(y, z, g3, h3, weight, n_threads)
+    assert mean == losses.LogLoss().mean_loss(y, z, weight, n_threads)
+    np.testing.assert_array_equal(g3, g)
+    with pytest.raises(ValueError, match="weight"):
+        _loss.logloss_gradient_sum(y, z, np.ones(len(y) + 1), g2, h2, n_threads)
+
+
 @pytest.mark.parametrize("center", [0.0, 5.0, -30.0, 700.0])
 def test_logloss_sum_product_form_keeps_its_accuracy(center):
     """The unweighted logloss sum takes one log per block of the product of ``1 + e^-|z|``:

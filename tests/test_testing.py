@@ -399,3 +399,33 @@ def test_check_plugin_reports_registration_problems():
     for plugin, message in cases:
         with pytest.raises(AssertionError, match=f"plugin some_plugin: .*{message}"):
             check_plugin(plugin)
+
+
+@pytest.mark.parametrize("defect", ["derivatives", "value"])
+def test_check_loss_compares_the_fused_method_with_the_separate_ones(defect):
+    """A loss's gradient_hessian_loss must write gradient_hessian's derivatives, bit for bit,
+    and return mean_loss's value."""
+    class Fused(LogLoss):
+        name = "fused_" + defect
+
+        def gradient_hessian_loss(self, y, raw, gradient, hessian, weight=None, n_threads=1):
+            value = super().gradient_hessian_loss(y, raw, gradient, hessian, weight, n_threads)
+            if defect == "derivatives":
+                gradient[0] = np.nextafter(gradient[0], np.inf)
+                return value
+            return value + 0.01
+
+    with pytest.raises(AssertionError, match="gradient_hessian_loss"):
+        check_loss(Fused())
+
+
+def test_a_subclass_overriding_the_derivatives_is_not_fused():
+    """A loss that overrides gradient_hessian (or mean_loss, or loss) but inherits the
+    built-in's gradient_hessian_loss is trained and checked with its own methods."""
+    from boostlib.plugin.checks import fuses_loss
+
+    class Renamed(LogLoss):
+        name = "renamed"
+
+    assert fuses_loss(LogLoss()) and fuses_loss(Renamed())
+    assert not fuses_loss(DoubledHessian()) and not fuses_loss(MSELoss())

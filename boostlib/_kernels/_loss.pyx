@@ -109,6 +109,15 @@ cdef inline double _ll_product_sum(const double* z, const double* y, const doubl
     return s
 
 
+cdef inline double _ll_both(const double* z, const double* y, double* g, double* h,
+                            Py_ssize_t m, double* prod, long* expo) noexcept nogil:
+    """``g`` and ``h`` of a chunk, and its unweighted loss terms (see :func:`_ll_sum`),
+    from one ``exp`` a row."""
+    cdef double e[CHUNK]
+    _ll_fill(z, y, g, h, e, m)
+    return _ll_product_sum(z, y, e, m, prod, expo)
+
+
 cdef inline double _ll_sum(const double* z, const double* y, Py_ssize_t m, double* prod,
                            long* expo) noexcept nogil:
     """The unweighted loss terms of a chunk (see :func:`_ll_product_sum`)."""
@@ -190,7 +199,10 @@ cdef inline double _pointwise(int kind, double y, double z, double scale) noexce
 
 
 cdef double _loss_sum(int kind, const double[::1] y, const double[::1] raw,
-                      const double[::1] weight, double scale, int n_threads) except? -1.0:
+                      const double[::1] weight, double scale, int n_threads,
+                      double* g=NULL, double* h=NULL) except? -1.0:
+    # The loss summed per fixed block of rows; with ``g`` and ``h`` (logloss only), the
+    # unweighted derivatives written too, from the same exp when the sum is unweighted.
     cdef Py_ssize_t n = y.shape[0], nb, blk, i, lo, hi, c, m
     if raw.shape[0] != n:
         raise ValueError("y and raw must have the same length")
@@ -215,9 +227,16 @@ cdef double _loss_sum(int kind, const double[::1] y, const double[::1] raw,
                 expo = 0
                 for c in range(lo, hi, CHUNK):
                     m = CHUNK if c + CHUNK <= hi else hi - c
-                    s = s + _ll_sum(&raw[c], &y[c], m, &prod, &expo)
+                    if g != NULL:
+                        s = s + _ll_both(&raw[c], &y[c], g + c, h + c, m, &prod, &expo)
+                    else:
+                        s = s + _ll_sum(&raw[c], &y[c], m, &prod, &expo)
                 s = s + _log_product(prod, expo)
             else:
+                if g != NULL:
+                    for c in range(lo, hi, CHUNK):
+                        m = CHUNK if c + CHUNK <= hi else hi - c
+                        _ll_derivatives(&raw[c], &y[c], g + c, h + c, m)
                 for i in range(lo, hi):
                     if weighted:
                         s = s + weight[i] * _pointwise(kind, y[i], raw[i], scale)
@@ -227,6 +246,18 @@ cdef double _loss_sum(int kind, const double[::1] y, const double[::1] raw,
         for blk in range(nb):
             total = total + part[blk]
     return total
+
+
+def logloss_gradient_sum(const double[::1] y, const double[::1] raw, const double[::1] weight,
+                         double[::1] g, double[::1] h, int n_threads):
+    """:func:`logloss_gradient` (unweighted) and :func:`logloss_sum` (with ``weight``) in
+    one pass: each row's ``exp(-|z|)`` is taken once, for both. The derivatives are those
+    of :func:`logloss_gradient` and the sum that of :func:`logloss_sum`, bit for bit (the
+    same blocks, chunks and order)."""
+    _check(y, raw, weight, g, h)
+    if y.shape[0] == 0:
+        return 0.0
+    return _loss_sum(K_LOGLOSS, y, raw, weight, 1.0, n_threads, &g[0], &h[0])
 
 
 def logloss_sum(const double[::1] y, const double[::1] raw, const double[::1] weight,

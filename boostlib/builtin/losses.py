@@ -81,6 +81,10 @@ class LogLoss(_BinaryLoss):
     def mean_loss(self, y, raw, weight=None, n_threads=1):
         return _mean(_loss.logloss_sum(y, raw, _weight(weight), n_threads), y, weight)
 
+    def gradient_hessian_loss(self, y, raw, gradient, hessian, weight=None, n_threads=1):
+        return _mean(_loss.logloss_gradient_sum(y, raw, _weight(weight), gradient, hessian,
+                                                n_threads), y, weight)
+
 
 class MSELoss(Loss):
     """Half squared error; the raw score is the prediction."""

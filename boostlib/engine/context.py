@@ -127,6 +127,12 @@ class BoostingContext:
                      if init_raw is None else init_raw)
         self._raw_version = 0           # bumped whenever the training scores change
         self._train_loss: Tuple[int, float] = (-1, math.nan)   # (version, loss) cache
+        # A loss with gradient_hessian_loss gives the training loss with the derivatives at
+        # the same scores: they are kept, (version, gbuf, hbuf), for the next gradients()
+        # call. Once an iteration leaves them unused (its update rule takes derivatives
+        # elsewhere), the loss is taken alone again. Either way the values are the same.
+        self._prefetch = checks.fuses_loss(self.loss) and self.checks != "full"
+        self._prefetched: Optional[Tuple[int, np.ndarray, np.ndarray]] = None
         self._weight_total: Optional[float] = None
         self._pool = ArrayPool()
         self._all_rows = np.arange(self.n_rows, dtype=np.int32)
@@ -182,10 +188,35 @@ class BoostingContext:
                 self.loss, self._y_view, np.ascontiguousarray(raw, np.float64),
                 self.sample_weight, self.n_threads, "the training set", self.iteration))
         if self._train_loss[0] != self._raw_version:
-            self._train_loss = (self._raw_version, self._global_mean(mean_loss(
-                self.loss, self._y_view, self.raw, self.sample_weight, self.n_threads,
-                "the training set", self.iteration)))
+            if self._prefetched is not None:    # the last ones were not used
+                self._prefetch, self._prefetched = False, None
+            if self._prefetch:
+                local = self._loss_and_derivatives()
+            else:
+                local = mean_loss(self.loss, self._y_view, self.raw, self.sample_weight,
+                                  self.n_threads, "the training set", self.iteration)
+            self._train_loss = (self._raw_version, self._global_mean(local))
         return self._train_loss[1]
+
+    def _loss_and_derivatives(self) -> float:
+        """The mean training loss at the current scores from the loss's
+        ``gradient_hessian_loss``, keeping the derivatives it wrote for :meth:`gradients`."""
+        raw = self.raw
+        gbuf, hbuf = self._derivative_buffers()
+        with checks.blame("loss", self.loss, "gradient_hessian_loss", self.iteration):
+            value = self.loss.gradient_hessian_loss(self._y_view, raw, self._public(gbuf),
+                                                    self._public(hbuf), self.sample_weight,
+                                                    self.n_threads)
+        self._prefetched = (self._raw_version, gbuf, hbuf)
+        return checks.mean_loss(self.loss, value, "the training set", self.iteration,
+                                self._y_view, raw)
+
+    def _derivative_buffers(self) -> Tuple[np.ndarray, np.ndarray]:
+        """Output-major (n_outputs, n_rows) buffers for a loss's derivatives."""
+        shape = (self.n_outputs, self.n_rows)
+        if self.checks == "full":       # unwritten entries show as NaN
+            return np.full(shape, np.nan), np.full(shape, np.nan)
+        return self._pool.empty(shape), self._pool.empty(shape)  # reused once dropped
 
     def _global_mean(self, local: float) -> float:
         """The weighted mean over every worker's rows from this worker's mean."""
@@ -225,7 +256,8 @@ class BoostingContext:
         boosting: split scores ``G^2/(W+l2)`` and leaves ``-G/(W+l2)``); with Newton leaves a
         loss whose hessian can be negative is floored at its ``hessian_floor``.
         """
-        if raw is None:
+        from_model = raw is None
+        if from_model:
             raw = self.raw              # read-only, of the public shape
         else:
             raw = np.asarray(raw, dtype=np.float64)
@@ -236,14 +268,18 @@ class BoostingContext:
             if raw.flags.writeable:     # the loss must not change the scores it is given
                 raw = raw.view()
                 raw.flags.writeable = False
-        shape = (self.n_outputs, self.n_rows)
-        if self.checks == "full":
-            gbuf, hbuf = np.full(shape, np.nan), np.full(shape, np.nan)
-        else:                           # reused once the last iteration's are dropped
-            gbuf, hbuf = self._pool.empty(shape), self._pool.empty(shape)
-        g, h = self._public(gbuf), self._public(hbuf)
-        with checks.blame("loss", self.loss, "gradient_hessian", self.iteration):
-            returned = self.loss.gradient_hessian(self._y_view, raw, g, h, self.n_threads)
+        kept, self._prefetched = self._prefetched, None
+        if kept is not None and from_model and kept[0] == self._raw_version:
+            gbuf, hbuf = kept[1], kept[2]       # written with the training loss
+            g, h, returned = self._public(gbuf), self._public(hbuf), None
+        else:
+            if kept is not None:        # the update rule takes derivatives elsewhere
+                self._prefetch = False
+            gbuf, hbuf = self._derivative_buffers()
+            g, h = self._public(gbuf), self._public(hbuf)
+            with checks.blame("loss", self.loss, "gradient_hessian", self.iteration):
+                returned = self.loss.gradient_hessian(self._y_view, raw, g, h,
+                                                      self.n_threads)
         g_ret, h_ret = checks.derivatives(self.loss, returned, g, h, self.iteration,
                                           self.checks, self.n_threads)
         if g_ret is not g:              # the loss returned arrays of its own

@@ -130,6 +130,16 @@ class Loss(ABC):
         """
         return float(np.average(self.loss(y, raw), weights=weight))
 
+    #: Optional, None by default: ``gradient_hessian_loss(y, raw, gradient, hessian,
+    #: weight=None, n_threads=1) -> float`` writes what :meth:`gradient_hessian` writes and
+    #: returns what :meth:`mean_loss` returns, at the same ``raw``, in one pass (for a loss
+    #: whose derivatives and loss share their costly part, as logloss's ``exp`` is). The
+    #: boosting loop then takes the training loss it records after an iteration together
+    #: with the next iteration's derivatives. It is used only when it belongs with the
+    #: class's ``gradient_hessian``, ``mean_loss`` and ``loss`` (a subclass that overrides
+    #: one of them and inherits this one does not get it).
+    gradient_hessian_loss: ClassVar[Optional[Any]] = None
+
     def transform(self, raw: np.ndarray) -> np.ndarray:
         """Map raw scores to predictions (probabilities of class 1 for binary
         classification, of every class, shape (n, n_outputs), for a multiclass loss)."""

@@ -30,6 +30,7 @@ is fitted on the sample's rows, the kernel that gathers them checks them in the 
 """
 from __future__ import annotations
 
+import functools
 import math
 import os
 from typing import Any, Optional, Tuple
@@ -110,6 +111,28 @@ def _finite(a: np.ndarray, how: str) -> bool:
         return bool(np.isfinite(a).all())
     with np.errstate(over="ignore", invalid="ignore"):      # an overflow is the finding
         return bool(np.isfinite(np.abs(a).sum()))       # as the compiled pass sums them
+
+
+def fuses_loss(loss: Any) -> bool:
+    """Whether ``loss`` has a ``gradient_hessian_loss`` (see
+    :attr:`~boostlib.api.Loss.gradient_hessian_loss`) that belongs with its
+    ``gradient_hessian``, ``mean_loss`` and ``loss``: one defined by the class that defines
+    them, or by a subclass of it. (A subclass that overrides ``gradient_hessian`` and
+    inherits a built-in's fused method would otherwise get the built-in's derivatives.)"""
+    return _class_fuses(type(loss))
+
+
+@functools.lru_cache(maxsize=256)
+def _class_fuses(cls: type) -> bool:
+    if getattr(cls, "gradient_hessian_loss", None) is None:
+        return False
+
+    def owner(name: str) -> type:
+        return next(k for k in cls.__mro__ if name in k.__dict__)
+
+    fused = owner("gradient_hessian_loss")
+    return all(issubclass(fused, owner(base))
+               for base in ("gradient_hessian", "mean_loss", "loss"))
 
 
 def _flat(a: np.ndarray) -> np.ndarray:

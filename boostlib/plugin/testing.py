@@ -61,6 +61,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .api import LINKS, METRIC_INPUTS, Loss, Metric, Sampler, SampleResult, UpdateRule
+from .checks import fuses_loss
 
 __all__ = ["check_loss", "check_metric", "check_plugin", "check_sampler", "check_update_rule"]
 
@@ -145,6 +146,25 @@ def _call_read_only(c: _Checker, what: str, inputs: str, fn: Callable[..., Any],
         raise
     except Exception as exc:  # noqa: BLE001 - reported as a conformance failure
         c.fail(f"{what} raised {exc!r}")
+
+
+def _check_fused(c: _Checker, loss: Loss, y: np.ndarray, raw: np.ndarray, g: np.ndarray,
+                 h: np.ndarray, order: str = "C") -> None:
+    """A loss's ``gradient_hessian_loss``, when the engine uses it (``fuses_loss``): the
+    derivatives ``g`` and ``h`` that ``gradient_hessian`` wrote at ``raw``, bit for bit, and
+    ``mean_loss``'s value."""
+    if not fuses_loss(loss):
+        return
+    gf, hf = np.full(g.shape, np.nan, order=order), np.full(h.shape, np.nan, order=order)
+    fused = _call_read_only(c, "gradient_hessian_loss", "y or raw", loss.gradient_hessian_loss,
+                            _read_only(y), _read_only(raw), gf, hf, None, 1)
+    c.require(np.array_equal(gf, g) and np.array_equal(hf, h),
+              "gradient_hessian_loss wrote other derivatives than gradient_hessian (they must "
+              "be the same, bit for bit)")
+    alone = float(c.call("mean_loss(y, raw)", loss.mean_loss, y, raw))
+    c.require(isinstance(fused, (int, float, np.floating))
+              and abs(float(fused) - alone) <= 1e-6 * (1.0 + abs(alone)),
+              f"gradient_hessian_loss returned {fused!r} but mean_loss {alone!r}")
 
 
 def _derivatives(c: _Checker, loss: Loss, y: np.ndarray, raw: np.ndarray,
@@ -363,6 +383,8 @@ def check_loss(loss: Loss, y: np.ndarray | None = None, raw: np.ndarray | None =
     bad = np.flatnonzero(~np.isfinite(l0))
     c.require(bad.size == 0, f"loss(y, raw) is not finite at {bad.size} rows")
 
+    _check_fused(c, loss, yv, raw_in, g, h)
+
     # -- finite differences --------------------------------------------------------------------
     step = eps * np.maximum(1.0, np.abs(raw))
 
@@ -488,6 +510,7 @@ def _check_vector_loss(c: _Checker, loss: Loss, y: np.ndarray | None, raw: np.nd
         return g, h
 
     g, h = derivatives(np.asfortranarray(raw))
+    _check_fused(c, loss, yv, np.asfortranarray(raw), g, h, "F")
     g_c, h_c = derivatives(np.ascontiguousarray(raw), "C")
     c.require(np.array_equal(g, g_c) and np.array_equal(h, h_c),
               "gradient_hessian gives different results for row-major and column-major arrays")
