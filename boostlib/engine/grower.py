@@ -9,6 +9,7 @@ statistics and the leaf values (:mod:`boostlib.engine.leaves`).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Dict, Optional, Tuple
 
@@ -601,7 +602,8 @@ class TreeGrower:
                       g32, h32)
         self._build_root(inputs, node, hist, rows.size == self.X.shape[1] and prepared is None)
         # every row is in one bin of the first feature: its bins hold every row's float32
-        # derivatives (their float64 sums cannot overflow)
-        if not np.isfinite(hist[0, :int(self.offsets[1]), :2]).all():
+        # derivatives, whose float64 sum cannot overflow: it is finite exactly when every
+        # bin is
+        if not math.isfinite(hist[0, :int(self.offsets[1]), :2].sum()):
             raise DerivativeOverflow()
         return node, inputs, hist
