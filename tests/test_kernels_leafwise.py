@@ -557,3 +557,13 @@ def test_bad_arguments_are_rejected():
     with pytest.raises(ValueError, match="go together"):
         call(monotone=mono, node_bounds=np.zeros((6, 2)))          # 2 * 4 - 1 rows needed
     assert call(monotone=mono, node_bounds=np.zeros((7, 2)))[0].tolist() == [-1]
+    v = np.ones(4)
+    with pytest.raises(ValueError, match="node_sums"):
+        call(value_gradient=v, value_hessian=v)
+    with pytest.raises(ValueError, match="node_sums"):
+        call(value_gradient=v, value_hessian=v[:3], node_sums=np.zeros((7, 3)))
+    with pytest.raises(ValueError, match="node_sums"):
+        call(value_gradient=v, value_hessian=v, node_sums=np.zeros((6, 3)))
+    sums = np.full((7, 3), np.nan)
+    assert call(value_gradient=v, value_hessian=v, node_sums=sums)[0].tolist() == [-1]
+    assert sums[0].tolist() == [4.0, 4.0, 4.0]       # the root: every row
