@@ -10,10 +10,6 @@ from ..plugin import checks
 from ..plugin.api import Loss
 
 
-def _owner(cls: type, name: str) -> type:
-    return next(k for k in cls.__mro__ if name in k.__dict__)
-
-
 def _fast_path(loss: Loss, fast: str, *bases: str) -> bool:
     """Whether ``loss`` has its own ``fast`` method (e.g. a compiled ``mean_loss``) that
     belongs with its ``bases`` methods (``loss``): a subclass that overrides one of them but
@@ -25,8 +21,7 @@ def _fast_path(loss: Loss, fast: str, *bases: str) -> bool:
 def _class_fast_path(cls: type, fast: str, bases: Tuple[str, ...]) -> bool:
     if getattr(cls, fast) is getattr(Loss, fast):
         return False
-    owner = _owner(cls, fast)
-    return all(issubclass(owner, _owner(cls, base)) for base in bases)
+    return checks.belongs_with(cls, fast, bases)
 
 
 def mean_loss(loss: Loss, y: np.ndarray, raw: np.ndarray, weight: Optional[np.ndarray],

@@ -124,15 +124,18 @@ def fuses_loss(loss: Any) -> bool:
 
 @functools.lru_cache(maxsize=256)
 def _class_fuses(cls: type) -> bool:
-    if getattr(cls, "gradient_hessian_loss", None) is None:
-        return False
+    return (getattr(cls, "gradient_hessian_loss", None) is not None and belongs_with(
+        cls, "gradient_hessian_loss", ("gradient_hessian", "mean_loss", "loss")))
 
+
+def belongs_with(cls: type, method: str, bases: Tuple[str, ...]) -> bool:
+    """Whether the class that gives ``cls`` its ``method`` is, or derives from, each class
+    that gives it one of ``bases``: a faster method a subclass inherits while overriding
+    what that method stands for does not belong with the subclass's own."""
     def owner(name: str) -> type:
         return next(k for k in cls.__mro__ if name in k.__dict__)
 
-    fused = owner("gradient_hessian_loss")
-    return all(issubclass(fused, owner(base))
-               for base in ("gradient_hessian", "mean_loss", "loss"))
+    return all(issubclass(owner(method), owner(base)) for base in bases)
 
 
 def _flat(a: np.ndarray) -> np.ndarray:
