@@ -567,3 +567,51 @@ def test_bad_arguments_are_rejected():
     sums = np.full((7, 3), np.nan)
     assert call(value_gradient=v, value_hessian=v, node_sums=sums)[0].tolist() == [-1]
     assert sums[0].tolist() == [4.0, 4.0, 4.0]       # the root: every row
+    with_sums = dict(value_gradient=v, value_hessian=v, node_sums=sums)
+    with pytest.raises(ValueError, match="node_values"):
+        call(node_values=np.zeros((2, 7)))
+    with pytest.raises(ValueError, match="node_values"):
+        call(node_values=np.zeros((2, 6)), **with_sums)
+    values = np.full((2, 7), np.nan)
+    call(node_values=values, **with_sums)
+    assert values[:, 0].tolist() == [-4.0 / 5.0, 4.0]     # -G / (H + l2), and 4 rows
+    counts = np.zeros(6)
+    for bad in (dict(root_counts=counts),                           # without build_root
+                dict(root_counts=counts[:5], build_root=True),
+                dict(root_counts=counts, build_root=True)):         # 2 channels
+        with pytest.raises(ValueError, match="root_counts"):
+            call(**bad)
+
+
+def test_a_root_built_in_the_call_is_the_root_built_before_it():
+    """``build_root`` sums slot 0 as ``build_histograms`` does: the same tree as from a
+    prebuilt root, with or without known counts; None when its sums are not finite."""
+    from boostlib._kernels import _histogram
+    rng = np.random.default_rng(3)
+    n = 300
+    X = rng.integers(0, 4, size=(2, n)).astype(np.uint8)
+    Xp = np.ascontiguousarray(X.T)
+    off = np.array([0, 5, 10], np.int32)
+    nb = np.array([4, 4], np.int32)
+    g = (X[0] - 1.5 + rng.normal(size=n)).astype(np.float32)
+    h = rng.uniform(0.5, 1.0, n).astype(np.float32)
+    rows = np.arange(n, dtype=np.int32)
+    pre = np.zeros((8, 10, 3))
+    _histogram.build_histograms(Xp, np.empty(0, np.int32), np.zeros(n, np.int32),
+                                np.zeros(1, np.int32), g, h, off, pre[:1], 1)
+    counts = pre[0, :, 2].copy()
+
+    def grow(hist, **kw):
+        node = np.empty(n, np.int32)
+        out = _leafwise.grow_tree(X, rows, Xp, g, h, off, nb, hist, 1.0, 5.0, 1e-3, 4, 8, 255,
+                                  1, node, **kw)
+        return out, node
+
+    expected = grow(pre)
+    assert expected[0][0].size > 3
+    for kw in ({}, {"root_counts": counts}):
+        got = grow(np.full((8, 10, 3), np.nan), build_root=True, **kw)
+        for a, b in zip(got[0] + (got[1],), expected[0] + (expected[1],)):
+            assert np.array_equal(a, b)
+    g[7] = np.inf
+    assert grow(np.zeros((8, 10, 3)), build_root=True)[0] is None

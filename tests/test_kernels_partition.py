@@ -130,6 +130,28 @@ def test_node_sums_rejects_bad_node_ids():
 
 
 @KERNEL_SETTINGS
+@given(n=st.integers(0, 40), l2=st.sampled_from([0.0, 1e-300, 1.0, 3.5]), pick=st.data())
+def test_leaf_values_match_reference(n, l2, pick):
+    """Bit for bit, zero and negative denominators, empty leaves, NaN and infinite sums
+    included."""
+    sums = st.one_of(st.floats(-1e6, 1e6), st.sampled_from([0.0, -0.0, -1.0, -l2, np.nan,
+                                                             np.inf, -np.inf, 1e308]))
+    G = pick.draw(hnp.arrays(np.float64, n, elements=sums))
+    H = pick.draw(hnp.arrays(np.float64, n, elements=sums))
+    count = pick.draw(hnp.arrays(np.float64, n, elements=st.sampled_from([0.0, 1.0, 7.0])))
+    out = np.full(n, np.nan)
+    _partition.leaf_values(G, H, count, l2, out)
+    with np.errstate(all="ignore"):
+        expected = ref.leaf_values(G, H, count, l2)
+    assert np.array_equal(out.view(np.uint64), expected.view(np.uint64))
+
+
+def test_leaf_values_rejects_unequal_lengths():
+    with pytest.raises(ValueError, match="same length"):
+        _partition.leaf_values(np.zeros(2), np.zeros(2), np.zeros(3), 1.0, np.empty(2))
+
+
+@KERNEL_SETTINGS
 @given(seed=st.integers(0, 2**32 - 1), n_splits=st.integers(0, 30), pick=st.data())
 def test_subtree_sums_matches_reference(seed, n_splits, pick):
     # ids permuted: children may come before their parents

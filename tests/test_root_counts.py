@@ -1,12 +1,14 @@
-"""The root histogram of a tree fitted on every row takes its row counts from the first such
-tree (they never change) and builds only the gradient and hessian channels: the same
-models as building all three channels every time."""
+"""The root histogram of a tree fitted on every row takes its row counts from a count-only
+histogram built once (they never change) and builds only the gradient and hessian channels:
+the same models as building all three channels every time, in the compiled loop
+(``_leafwise.grow_tree`` builds the root) and in the Python loops."""
 import numpy as np
 import pytest
 
 from boostlib import BoostClassifier
 from boostlib.engine import row_entries
 from boostlib.engine.grower import TreeGrower
+from boostlib.engine.trees import compiled
 
 
 def data(n=1500, seed=0, one_hot=False):
@@ -25,33 +27,35 @@ def data(n=1500, seed=0, one_hot=False):
 
 def fit_both(monkeypatch, **params):
     """Predictions with the cached counts and with every root built in full, and how many
-    roots were built from the cache."""
+    roots took the cached counts."""
     X, y = data(one_hot=params.pop("one_hot", False))
     weight = params.pop("sample_weight", None)
     cached = []
-    build = TreeGrower._build_root
+    counts = TreeGrower.root_counts
 
-    def spy(self, inputs, node, hist, all_rows):
-        before = self._root_counts is not None
-        build(self, inputs, node, hist, all_rows)
-        cached.append(before and all_rows and self.n_channels == 3)
+    def spy(self, inputs, all_rows):
+        out = counts(self, inputs, all_rows)
+        cached.append(out is not None)
+        return out
 
-    monkeypatch.setattr(TreeGrower, "_build_root", spy)
+    monkeypatch.setattr(TreeGrower, "root_counts", spy)
     a = BoostClassifier(random_state=0, n_estimators=25, **params).fit(
         X, y, sample_weight=weight).predict_proba(X)
-    monkeypatch.setattr(TreeGrower, "_build_root",
-                        lambda self, i, n, h, all_rows: build(self, i, n, h, False))
+    monkeypatch.setattr(TreeGrower, "root_counts", lambda self, inputs, all_rows: None)
     b = BoostClassifier(random_state=0, n_estimators=25, **params).fit(
         X, y, sample_weight=weight).predict_proba(X)
     return a, b, sum(cached)
 
 
-@pytest.mark.parametrize("policy", ["symmetric", "depthwise", "lossguide"])
+@pytest.mark.parametrize("policy, compiled_loop", [
+    ("symmetric", False), ("depthwise", True), ("depthwise", False), ("lossguide", True),
+    ("lossguide", False)])
 @pytest.mark.parametrize("extra", [
     {}, {"one_hot": True}, {"one_hot": True, "entries": True}, {"sample_weight": np.linspace(0.5, 2.0, 1500)},
     {"sampler": "goss", "subsample": 0.5}, {"update": "sglb"},
 ])
-def test_cached_root_counts_give_the_same_model(policy, extra, monkeypatch):
+def test_cached_root_counts_give_the_same_model(policy, extra, compiled_loop, monkeypatch):
+    monkeypatch.setattr(compiled, "ENABLED", compiled_loop)
     params = dict(extra)
     if params.pop("entries", False):        # bundled rows read as their sparse entries
         monkeypatch.setattr(row_entries, "MAX_DENSITY", 1.0)
@@ -61,7 +65,7 @@ def test_cached_root_counts_give_the_same_model(policy, extra, monkeypatch):
                               **params)
     assert np.array_equal(a, b)
     if "sampler" not in params:
-        assert n_cached == 24               # every tree after the first
+        assert n_cached == 25               # every tree
     # (sampled trees fit a subset and build their roots in full)
 
 

@@ -15,8 +15,8 @@ from libc.string cimport memcpy, memset
 import numpy as np
 
 from .common cimport bin_t, idx_t, int64_t, uint32_t, uint64_t, CH_C, CAT_SPLIT, SET_WORDS, \
-    add_row, add_listed, barrier, entry_parts, fill_defaults, goes_right, team_size, \
-    partition_segment, prefetch, MAX_PARTS, PREFETCH_ROWS
+    add_row, add_listed, barrier, entry_parts, fill_defaults, goes_right, leaf_value, \
+    team_size, partition_segment, prefetch, MAX_PARTS, PREFETCH_ROWS
 from ._histogram cimport check_entries, check_expand_tables, entries_histogram, \
     expand_features
 from ._splitting cimport (CatParams, USE_WORDS, _cat_params, _cat_best, _check_layout,
@@ -33,6 +33,7 @@ cdef extern from *:
 
 cdef extern from "math.h" nogil:
     double INFINITY
+    bint isfinite(double)
 
 cdef enum:
     # Below these sizes a parallel region costs more than it saves: a histogram of fewer
@@ -65,6 +66,25 @@ ctypedef struct Leaf:
     double hi
 
 
+ctypedef struct Source:
+    # What grow_tree's histograms are summed from (see its X_pos, gradient, hessian and
+    # entries).
+    const bin_t* X_pos      # dense rows by position, row_bytes a row (unused with entries)
+    Py_ssize_t row_bytes
+    const idx_t* rows       # the training row of each position (read by entries)
+    const float* gradient   # by position
+    const float* hessian
+    const idx_t* hoff       # the histogram's column layout: n_cols columns
+    Py_ssize_t n_cols
+    const int64_t* es       # entries (NULL: dense rows), over n_entry_rows training rows
+    const idx_t* eb
+    const idx_t* da
+    Py_ssize_t n_entry_rows
+    double* tot             # entries: the rows' total (3), and the parts' work space
+    double* spare
+    int n_threads
+
+
 cdef inline bint _too_small(const Leaf* leaf, Py_ssize_t min_split_rows) noexcept nogil:
     # Whether ``leaf`` has too few rows to be split (see grow_tree's ``min_split_rows``).
     return leaf.stop - leaf.start < min_split_rows
@@ -79,6 +99,69 @@ cdef inline void _subtract(double* hp, const double* hs, const idx_t* offsets,
     for u in range(i0, i1):
         for q in range(offsets[features[u]] * n_ch, offsets[features[u] + 1] * n_ch):
             hp[q] = hp[q] - hs[q]
+
+
+cdef void _node_histogram(const Source* s, const idx_t* order, Py_ssize_t start,
+                          Py_ssize_t stop, const idx_t* lst, Py_ssize_t n_list,
+                          Py_ssize_t kept_bins, Py_ssize_t n_ch, double* hb, double* hp,
+                          const idx_t* offsets) noexcept nogil:
+    """The histogram ``hb`` (``s``'s column layout, ``n_ch`` channels) of the rows at the
+    positions ``order[start:stop]`` (ascending), in the columns ``lst[:n_list]`` (ascending;
+    their features have ``kept_bins`` bins); with ``hp`` (the columns then being the
+    features, of layout ``offsets``), ``hp -= hb`` over them too: the larger sibling's
+    histogram from its parent's. Each bin adds its rows in their order, on any number of
+    threads."""
+    cdef Py_ssize_t m = stop - start, u, c, f0, f1, q, p, pf, nc
+    cdef const idx_t* hoff = s.hoff
+    if s.es != NULL:
+        # a row's entries span every column: all are summed, and the listed ones alone
+        # get their default bins
+        entries_histogram(s.es, s.eb, s.rows, order, start, stop, s.gradient, s.hessian,
+                          hb, s.tot, hoff[s.n_cols], n_ch,
+                          entry_parts(m, s.es[s.n_entry_rows], s.n_entry_rows,
+                                      hoff[s.n_cols]), s.spare, s.n_threads)
+        for u in range(n_list):
+            fill_defaults(hb, s.tot, hoff, s.da, lst[u], lst[u] + 1, n_ch)
+        if hp != NULL:
+            _subtract(hp, hb, offsets, lst, 0, n_list, n_ch)
+        return
+    nc = s.n_threads if s.n_threads < n_list else n_list
+    if nc < 1 or m * n_list + kept_bins * n_ch < PARALLEL_CELLS:
+        nc = 1
+    for c in prange(nc, schedule="static", num_threads=nc):
+        f0 = c * n_list // nc       # the chunk's columns: lst[f0:f1]
+        f1 = (c + 1) * n_list // nc
+        for u in range(f0, f1):
+            for q in range(hoff[lst[u]] * n_ch, hoff[lst[u] + 1] * n_ch):
+                hb[q] = 0.0
+        for q in range(start, stop):
+            if q + PREFETCH_ROWS < stop:
+                pf = order[q + PREFETCH_ROWS]
+                prefetch(s.X_pos + pf * s.row_bytes)
+                prefetch(&s.gradient[pf])
+                prefetch(&s.hessian[pf])
+            p = order[q]
+            if n_list == s.n_cols:      # every column: lst[u] == u
+                add_row(s.X_pos + p * s.row_bytes, hb, hoff, f0, f1, n_ch, s.gradient[p],
+                        s.hessian[p])
+            else:
+                add_listed(s.X_pos + p * s.row_bytes, hb, hoff, lst, f0, f1, n_ch,
+                           s.gradient[p], s.hessian[p])
+        if hp != NULL:
+            _subtract(hp, hb, offsets, lst, f0, f1, n_ch)
+
+
+cdef void _spread_counts(double* h, const double* counts, Py_ssize_t n_bins) noexcept nogil:
+    """Bins of 2 channels packed at ``h`` spread to 3 in place, each with its count from
+    ``counts`` (from the last bin down: a bin's 3 slots never hold an unread one's 2)."""
+    cdef Py_ssize_t j
+    cdef double g, hh
+    for j in range(n_bins - 1, -1, -1):
+        g = h[2 * j]
+        hh = h[2 * j + 1]
+        h[3 * j] = g
+        h[3 * j + 1] = hh
+        h[3 * j + 2] = counts[j]
 
 
 cdef bint _count_feasible(const double* hf, Py_ssize_t nb, double C,
@@ -312,7 +395,8 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
               const signed char[::1] monotone=None, double[:, ::1] node_bounds=None,
               object node_features=None, Py_ssize_t min_split_rows=0,
               const double[::1] value_gradient=None, const double[::1] value_hessian=None,
-              double[:, ::1] node_sums=None):
+              double[:, ::1] node_sums=None, double[:, ::1] node_values=None,
+              bint build_root=False, const double[::1] root_counts=None):
     """Grow one leaf-wise tree: the leaf whose best split gains most is split next, until
     the tree has ``max_leaves`` leaves, no leaf has a split of positive gain, or those that
     do are at ``max_depth``.
@@ -328,8 +412,8 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     gradient, hessian : IN float32 (n_fit,) by position, weights applied.
     offsets, n_bins_nonmissing : IN int32, the histogram layout (see ``_histogram``).
     hist : IN/OUT float64 (n_slots, offsets[-1], 2 or 3), at least
-        :func:`slots_needed` slots: slot 0 holds the root's histogram; the others are work
-        space.
+        :func:`slots_needed` slots: slot 0 holds the root's histogram (unless
+        ``build_root``); the others are work space.
     l2, min_samples_leaf, min_child_weight : as ``_splitting.find_split_nodes`` takes them
         (``min_samples_leaf`` 0 without a count channel).
     max_depth, max_leaves : the tree's limits (``max_leaves`` >= 2).
@@ -385,6 +469,19 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
         ``_partition.node_sums`` gives them for ``node_of_row`` (bit for bit: a leaf's rows
         are added in the order of their positions; split nodes get zeros), taken in the
         pass that writes ``node_of_row``.
+    node_values : OUT float64 (2, 2 * min(max_leaves, n_fit) - 1) at least, optional (with
+        ``node_sums``)
+        Row 0: each node's value from its sums, ``-G / (H + l2)`` as
+        ``_partition.leaf_values`` gives it (0 at split nodes); row 1: its cover, the rows
+        of its leaves (added as ``_partition.subtree_sums`` adds them).
+    build_root : bool
+        Build the root's histogram (slot 0) here, from every fitted row, as
+        ``_histogram.build_histograms`` and ``expand_bundles`` build it. Then the tree is
+        grown only when the sums of the first feature's bins are finite; None is returned
+        when they are not (float32 derivatives too large).
+    root_counts : IN float64 (offsets[-1],), optional (with ``build_root`` and 3 channels)
+        The root's row count in each bin (those of every tree fitted on every row): only the
+        gradient and hessian are then summed, a third less work.
 
     Returns
     -------
@@ -392,15 +489,16 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
         root; ``left < 0`` for leaves; ``feature`` -1 and ``gain`` 0 at leaves) and the
         sets of the categorical splits (uint32 (n_sets, 8); such a split has ``nan_right``
         ``CAT_SPLIT`` and its set's row as ``bin``), in the Python loop's order: the order
-        the splits were taken, or with ``level_order`` the level-wise loop's.
+        the splits were taken, or with ``level_order`` the level-wise loop's; None when
+        ``build_root`` found the root's sums not finite.
     """
     cdef Py_ssize_t n_fit = rows.shape[0]
     cdef Py_ssize_t n_features = X_binned.shape[0]
     cdef Py_ssize_t n_ch = hist.shape[2]
     cdef Py_ssize_t slot_stride = hist.shape[1] * n_ch
     cdef Py_ssize_t max_nodes
-    cdef Py_ssize_t i, j, c, f0, f1, q, p, pf, m, n_left, mid, n_nodes = 1, n_leaves = 1
-    cdef Py_ssize_t nc, n_cols = n_features, n_slots = hist.shape[0]
+    cdef Py_ssize_t i, j, c, q, n_left, mid, n_nodes = 1, n_leaves = 1
+    cdef Py_ssize_t root_ch, n_cols = n_features, n_slots = hist.shape[0]
     cdef bint overflow = False
     cdef bint bundled = column_offsets is not None
     cdef const idx_t* hoff = &offsets[0]
@@ -425,7 +523,8 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     cdef const idx_t* da = NULL
     cdef double* tot = NULL
     cdef double* spare = NULL
-    cdef Py_ssize_t f, u, n_kept, kept_bins = 0, n_list, cells
+    cdef Py_ssize_t f, n_kept, kept_bins = 0, n_list
+    cdef double acc
     cdef const idx_t* lst
     if offsets.shape[0] != n_features + 1 or n_bins_nonmissing.shape[0] != n_features:
         raise ValueError("offsets and n_bins_nonmissing must match the features")
@@ -482,6 +581,15 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
         raise ValueError("value_gradient and value_hessian (a value per position) and "
                          "node_sums (2 * max_leaves - 1 rows of 3, max_leaves at most the "
                          "rows) go together")
+    cdef bint want_values = node_values is not None
+    if want_values and (not want_sums or node_values.shape[0] != 2
+                        or node_values.shape[1] < max_nodes):
+        raise ValueError("node_values needs node_sums and 2 rows of 2 * max_leaves - 1")
+    cdef const double* counts = NULL
+    if root_counts is not None:
+        if not build_root or n_ch != 3 or root_counts.shape[0] != offsets[n_features]:
+            raise ValueError("root_counts needs build_root, 3 channels and a count per bin")
+        counts = &root_counts[0]
     if n_features == 0 or n_fit == 0:
         raise ValueError("growing a tree needs rows and features")
     if rows[0] < 0 or rows[n_fit - 1] >= X_binned.shape[1]:
@@ -578,6 +686,31 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
                 owner[q] = f
         for i in range(default_at.shape[0]):
             default_of[owner[default_at[i]]] = i
+    cdef Source src
+    src.X_pos = &X_pos[0, 0] if X_pos.shape[0] and X_pos.shape[1] else NULL
+    src.row_bytes = X_pos.shape[1]
+    src.rows = &rows[0]
+    src.gradient = &gradient[0]
+    src.hessian = &hessian[0]
+    src.hoff = hoff
+    src.n_cols = n_cols
+    src.es = es
+    src.eb = eb
+    src.da = da
+    src.n_entry_rows = X_pos.shape[0]
+    src.tot = tot
+    src.spare = spare
+    src.n_threads = n_threads
+    # expand_features' tables
+    cdef const Py_ssize_t* ex_default_at = NULL
+    cdef const Py_ssize_t* ex_others = NULL
+    cdef const Py_ssize_t* ex_others_start = NULL
+    if bundled and default_at.shape[0]:
+        ex_default_at = &default_at[0]
+        ex_others_start = &others_start[0]
+    if bundled and others.shape[0]:
+        ex_others = &others[0]
+    cdef bint root_ok = True
     search.h0 = &hist[0, 0, 0]
     search.slot_stride = slot_stride
     search.n_ch = n_ch
@@ -621,14 +754,37 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
         if masks != NULL:       # the root's bins in use: unknown
             memset(masks, 0xFF, mask_words * sizeof(uint64_t))
         leaves[0] = &store[0]
-        if per_node and _draw_allowed(node_features, -1, -1, 0, -1, n_features, &search,
-                                      held) < 0:
+        if build_root:
+            # slot 0 from every row and column; with the counts, the gradient and hessian
+            # packed in 2 channels, then spread around them
+            root_ch = 2 if counts != NULL else n_ch
+            for f in range(n_features):
+                kept[f] = <idx_t> f
+            for c in range(n_cols):
+                columns_v[c] = <idx_t> c
+            _node_histogram(&src, order, 0, n_fit, columns_v if bundled else kept, n_cols,
+                            offsets[n_features], root_ch, hc if bundled else h0, NULL,
+                            &offsets[0])
+            if bundled:
+                expand_features(hc, h0, root_ch, &offsets[0], kept, n_features, &source[0],
+                                default_of, ex_default_at, default_at.shape[0], ex_others,
+                                ex_others_start, others.shape[0], column_offsets[1])
+            if counts != NULL:
+                _spread_counts(h0, counts, offsets[n_features])
+            # every row is in one bin of the first feature: the float64 sums there of its
+            # float32 derivatives cannot overflow, so they are finite exactly when these are
+            acc = 0.0
+            for q in range(offsets[1]):
+                acc = acc + h0[q * n_ch] + h0[q * n_ch + 1]
+            root_ok = isfinite(acc)
+        if root_ok and per_node and _draw_allowed(node_features, -1, -1, 0, -1, n_features,
+                                                  &search, held) < 0:
             failed = True
-        else:
+        elif root_ok:
             n_kept = _kept_features(dead, n_features, search.f_min, &offsets[0], kept,
                                     &kept_bins)
             _search(&search, leaves, 1, kept, n_kept, kept_bins)
-        while not failed and n_leaves < max_leaves:
+        while root_ok and not failed and n_leaves < max_leaves:
             best = -1
             for i in range(n_leaves):
                 if leaves[i].split[0] >= 0 and (
@@ -709,7 +865,6 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
             big.slot = pair[0].slot
             small.slot = free_slot
             free_slot += 1
-            m = small.stop - small.start
             # (the larger child's histogram only when it may be split)
             big_splits = not _too_small(big, min_split_rows)
             hs = h0 + small.slot * slot_stride
@@ -723,50 +878,12 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
             else:
                 lst = kept
                 n_list = n_kept
-            if sparse:
-                # a row's entries span every column: all are summed, and the listed ones
-                # alone get their default bins
-                entries_histogram(es, eb, &rows[0], order, small.start, small.stop,
-                                  &gradient[0], &hessian[0], hb, tot, hoff[n_cols], n_ch,
-                                  entry_parts(m, es[X_pos.shape[0]], X_pos.shape[0],
-                                              hoff[n_cols]), spare, n_threads)
-                for u in range(n_list):
-                    fill_defaults(hb, tot, hoff, da, lst[u], lst[u] + 1, n_ch)
-                if not bundled and big_splits:
-                    _subtract(hp, hs, &offsets[0], lst, 0, n_list, n_ch)
-            else:
-                cells = m * n_list
-                nc = n_threads if n_threads < n_list else n_list
-                if nc < 1 or cells + kept_bins * n_ch < PARALLEL_CELLS:
-                    nc = 1
-                for c in prange(nc, schedule="static", num_threads=nc):
-                    f0 = c * n_list // nc       # the chunk's columns: lst[f0:f1]
-                    f1 = (c + 1) * n_list // nc
-                    for u in range(f0, f1):
-                        for q in range(hoff[lst[u]] * n_ch, hoff[lst[u] + 1] * n_ch):
-                            hb[q] = 0.0
-                    for q in range(small.start, small.stop):     # positions ascend
-                        if q + PREFETCH_ROWS < small.stop:
-                            pf = order[q + PREFETCH_ROWS]
-                            prefetch(&X_pos[pf, 0])
-                            prefetch(&gradient[pf])
-                            prefetch(&hessian[pf])
-                        p = order[q]
-                        if n_list == n_cols:      # every column: lst[u] == u
-                            add_row(&X_pos[p, 0], hb, hoff, f0, f1, n_ch, gradient[p],
-                                    hessian[p])
-                        else:
-                            add_listed(&X_pos[p, 0], hb, hoff, lst, f0, f1, n_ch, gradient[p],
-                                       hessian[p])
-                    if not bundled and big_splits:
-                        _subtract(hp, hs, &offsets[0], lst, f0, f1, n_ch)
+            _node_histogram(&src, order, small.start, small.stop, lst, n_list, kept_bins, n_ch,
+                            hb, hp if not bundled and big_splits else NULL, &offsets[0])
             if bundled:
                 expand_features(hc, hs, n_ch, &offsets[0], kept, n_kept, &source[0],
-                                default_of, &default_at[0] if default_at.shape[0] else NULL,
-                                default_at.shape[0],
-                                &others[0] if others.shape[0] else NULL,
-                                &others_start[0] if default_at.shape[0] else NULL,
-                                others.shape[0], column_offsets[1])
+                                default_of, ex_default_at, default_at.shape[0], ex_others,
+                                ex_others_start, others.shape[0], column_offsets[1])
                 if big_splits:
                     _subtract(hp, hs, &offsets[0], kept, 0, n_kept, n_ch)
             if per_node and _draw_allowed(node_features, k, feature[k], left[k], right[k],
@@ -788,6 +905,8 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     free(masks)
     if failed:
         raise held[1]
+    if not root_ok:
+        return None
     if overflow:
         raise RuntimeError("grow_tree ran out of histogram slots (a bug: slots_needed is "
                            "too small)")
@@ -797,6 +916,12 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
                   sets_a[:n_sets], node_bounds[:n_nodes] if node_bounds is not None
                   else np.empty((0, 2)), node_sums[:n_nodes] if want_sums
                   else np.empty((0, 3)))
+    if want_values:     # children after their parents in either numbering
+        for i in range(n_nodes - 1, -1, -1):
+            node_values[0, i] = leaf_value(node_sums[i, 0], node_sums[i, 1], node_sums[i, 2],
+                                           l2)
+            node_values[1, i] = (node_sums[i, 2] if left[i] < 0 else
+                                 node_values[1, left[i]] + node_values[1, right[i]])
     return (feature_a[:n_nodes], bin_a[:n_nodes], nan_a[:n_nodes], left_a[:n_nodes],
             right_a[:n_nodes], gain_a[:n_nodes], sets_a[:n_sets])
 

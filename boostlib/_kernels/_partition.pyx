@@ -12,7 +12,7 @@ from libc.float cimport DBL_MAX
 from libc.stdint cimport uint32_t
 
 from .common cimport (bin_t, idx_t, block_stop, copy_row, LIST_BLOCK, WalkNode, CAT_SPLIT,
-                     in_set, sets_pointer, partition_segment, row_threads)
+                     in_set, leaf_value, sets_pointer, partition_segment, row_threads)
 
 LIST_BLOCK_ROWS = LIST_BLOCK    # the block length of row lists, for Python callers
 
@@ -256,6 +256,25 @@ def node_sums(const idx_t[::1] node_of_row, const double[::1] gradient,
             out[node, 0] += gradient[p]
             out[node, 1] += hessian[p]
             out[node, 2] += 1.0
+
+
+def leaf_values(const double[::1] G, const double[::1] H, const double[::1] count,
+                double l2, double[::1] out):
+    """``out[k] = -G[k] / (H[k] + l2)``, or 0 where ``count[k]`` is 0 or ``H[k] + l2`` is
+    not positive (``common.leaf_value``: the formula ``grow_tree`` uses too).
+
+    Parameters
+    ----------
+    G, H, count : IN float64 (n,) per-leaf sums of gradient, hessian and rows.
+    l2 : L2 regularisation.
+    out : OUT float64 (n,).
+    """
+    cdef Py_ssize_t n = G.shape[0], k
+    if H.shape[0] != n or count.shape[0] != n or out.shape[0] != n:
+        raise ValueError("G, H, count and out must have the same length")
+    with nogil:
+        for k in range(n):
+            out[k] = leaf_value(G[k], H[k], count[k], l2)
 
 
 def subtree_sums(const idx_t[::1] left, const idx_t[::1] right, double[::1] total):

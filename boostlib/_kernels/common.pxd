@@ -176,6 +176,15 @@ cdef inline int row_threads(Py_ssize_t n, int n_threads) noexcept nogil:
     return 1 if t < 1 else (n_threads if t >= n_threads else <int> t)
 
 
+cdef inline double leaf_value(double G, double H, double count, double l2) noexcept nogil:
+    # The Newton leaf value ``-G / (H + l2)`` of a leaf of sums ``G``, ``H`` and ``count``
+    # rows: 0 for a leaf no row reaches or whose ``H + l2`` is not positive (the formula of
+    # ``boostlib.engine.leaves``, which adds the noise).
+    if H + l2 > 0 and count > 0:
+        return -G / (H + l2)
+    return 0.0
+
+
 cdef enum:
     # Histogram loops over a list of rows request a row's data (its binned values, its
     # gradient and hessian) this many rows ahead: the rows of a deep node are scattered

@@ -15,7 +15,8 @@ from ..plugin.collective import LOCAL, Collective
 from ..plugin.registry import PluginError
 from .buffers import ArrayPool
 from .ensemble import Ensemble
-from .grower import DerivativeOverflow, SampleDefects, TreeGrower
+from .grow_errors import DerivativeOverflow, SampleDefects
+from .grower import TreeGrower
 from .loss_values import mean_loss
 from .random_streams import Streams
 from .tracked import Tracked, _lincomb

@@ -20,30 +20,12 @@ from ..plugin.collective import LOCAL, Collective
 from .buffers import ArrayPool
 from .bundling import plan as plan_bundles
 from .constraints import ColumnRules, monotone_oblivious
+from .grow_errors import DerivativeOverflow, SampleDefects
 from .sparse_binned import SparseBinned, local_columns
 from .leaves import leaf_values
 from .row_entries import RowEntries, plan_entries
 from .trees import kind_of
 from .trees.base import subtree_sums
-
-
-class DerivativeOverflow(FloatingPointError):
-    """The weighted gradients or hessians of a tree exceed float32's range (about 3.4e38),
-    in which histograms are accumulated: the split gains would be NaN and the tree silently
-    wrong. (Values below float32's range, which become 0, are not an error: the float64
-    sums would fail ``min_child_weight`` and give leaf values near 0 just the same.)"""
-
-    def __init__(self) -> None:
-        super().__init__("weighted gradients or hessians beyond float32's range (3.4e38)")
-
-
-class SampleDefects(ValueError):
-    """The rows or weights a tree was to be fitted on are invalid (found by the pass that
-    gathers them); ``flags`` as ``_sampling.sample_defects`` returns them."""
-
-    def __init__(self, flags: int):
-        super().__init__(f"invalid sample (defect flags {flags})")
-        self.flags = int(flags)
 
 
 @dataclass(frozen=True)
@@ -222,7 +204,7 @@ class TreeGrower:
         self._no_noise3 = np.empty((0, n_features, self.n_bins))
         self._no_rows = np.empty(0, dtype=np.int32)
         #: the root's row counts per histogram bin when every row is fitted (they are the
-        #: same for every such tree): filled by the first, read by the others
+        #: same for every such tree): built on first use (root_counts)
         self._root_counts: Optional[np.ndarray] = None
         self._no_set = np.empty(0, dtype=np.int32)
         self._pool = [np.empty(0), np.empty(0)]
@@ -293,23 +275,35 @@ class TreeGrower:
 
     def _build_root(self, inputs, node, hist, all_rows: bool) -> None:
         """The root histogram (``hist``, one slot). When every row is fitted, its row counts
-        are those of the first such tree: later ones build only the gradient and hessian
-        channels and copy the counts in (a third less work; the same sums). On one machine
-        only, where every tree is built the same way."""
+        are :meth:`root_counts`: only the gradient and hessian channels are built, and the
+        counts copied in (a third less work; the same sums)."""
         slot = self._root_slot
-        if not (all_rows and self.n_channels == 3 and not self.collective.distributed):
+        counts = self.root_counts(inputs, all_rows)
+        if counts is None:
             self._build(*inputs[:2], node, slot, *inputs[2:], hist)
-            return
-        if self._root_counts is None:
-            self._build(*inputs[:2], node, slot, *inputs[2:], hist)
-            self._root_counts = hist[0, :, 2].copy()
             return
         sums = self._root_sums          # (copied into hist below: reused by every tree)
         if sums is None or sums.shape[1] != hist.shape[1]:
             sums = self._root_sums = np.empty((1, hist.shape[1], 2))
         self._build(*inputs[:2], node, slot, *inputs[2:], sums)
         hist[0, :, :2] = sums[0]
-        hist[0, :, 2] = self._root_counts
+        hist[0, :, 2] = counts
+
+    def root_counts(self, inputs, all_rows: bool) -> Optional[np.ndarray]:
+        """The row count of every histogram bin over all training rows, for a root of every
+        row (``all_rows``) with a count channel, on one machine (where every tree is built
+        the same way); None otherwise. Built once, from the histogram inputs ``inputs``
+        (:meth:`histogram_inputs`) with zero derivatives."""
+        if not (all_rows and self.n_channels == 3 and not self.collective.distributed):
+            return None
+        if self._root_counts is None:
+            n_fit = inputs[2].size
+            zeros = np.zeros(n_fit, dtype=np.float32)
+            hist = np.empty((1, int(self.offsets[-1]), 3))
+            self._build(inputs[0], inputs[1], np.zeros(n_fit, dtype=np.int32),
+                        self._root_slot, zeros, zeros, hist)
+            self._root_counts = hist[0, :, 2].copy()
+        return self._root_counts
 
     def _row_list(self, n_fit: int):
         """``(listed, block_counts)`` work arrays for ``n_fit`` rows (reused across levels
@@ -405,7 +399,7 @@ class TreeGrower:
             are gathered in the same pass as the fitted rows' binned data (``rows`` must then
             be a strict subset of the training rows, and ``leaf_gradient`` None). That pass
             checks ``rows`` (sorted, unique, in range) and ``row_weights`` (finite, >= 0),
-            and raises :class:`SampleDefects` if they are not.
+            and raises :class:`~boostlib.engine.grow_errors.SampleDefects` if they are not.
 
         Returns
         -------
@@ -494,22 +488,25 @@ class TreeGrower:
         self.kind.add_values(self, tree, coefficient, raw, known)
 
     def keep_node_sums(self, node: np.ndarray, g: np.ndarray, h: np.ndarray,
-                       sums: np.ndarray) -> None:
+                       sums: np.ndarray, values: Optional[np.ndarray] = None) -> None:
         """Keep the per-node sums of ``g``, ``h`` and rows over ``node`` (as
         ``_partition.node_sums`` gives them) that a tree kind took while growing, for the
         leaf values of the tree being grown: they are used if that tree's values come
-        from these very arrays."""
-        self._kept_sums = (node, g, h, sums)
+        from these very arrays. ``values`` (2, n_nodes), optional: the nodes' values
+        without noise (:func:`~boostlib.engine.leaves.leaf_values`) and covers from those
+        sums."""
+        self._kept_sums = (node, g, h, sums, values)
 
     def _node_sums(self, node, g, h, n_nodes):
-        """Per-node sums of ``g``, ``h`` and rows over ``node`` (n_nodes, 3): those kept
-        by :meth:`keep_node_sums` for the same arrays, else summed."""
+        """``(sums, values)``: per-node sums of ``g``, ``h`` and rows over ``node``
+        (n_nodes, 3) and the values and covers from them (or None), those kept by
+        :meth:`keep_node_sums` for the same arrays, else summed (and None)."""
         kept, self._kept_sums = self._kept_sums, None
         if kept is not None and kept[0] is node and kept[1] is g and kept[2] is h:
-            return kept[3]
+            return kept[3], kept[4]
         sums = np.empty((n_nodes, 3))
         _partition.node_sums(node, g, h, sums)
-        return sums
+        return sums, None
 
     def _set_values(self, tree, node, lg, h, group, noise_scale, rng, bounds=None):
         """Leaf values from the per-leaf sums of ``lg`` and ``h`` over the rows in ``node``,
@@ -520,17 +517,21 @@ class TreeGrower:
         intervals monotone constraints keep the values in (depthwise and leaf-wise trees);
         symmetric trees' values are projected onto the constraints instead.
         """
-        sums = self._node_sums(node, lg, h, tree.value.size)
+        sums, values = self._node_sums(node, lg, h, tree.value.size)
         self.collective.allreduce(sums)
-        if group is None:                   # rows per node: a split node's are its leaves'
-            tree.cover = subtree_sums(tree.left, tree.right, sums[:, 2])
+        if group is None:
             l2 = self.params.l2_regularization
-            if noise_scale > 0.0:           # a draw per leaf
-                leaves = np.flatnonzero(tree.left < 0)
-                tree.value[leaves] = leaf_values(sums[leaves, 0], sums[leaves, 1],
-                                                 sums[leaves, 2], l2, noise_scale, rng)
-            else:                           # split nodes have no rows: their values are 0
-                tree.value[:] = leaf_values(sums[:, 0], sums[:, 1], sums[:, 2], l2)
+            if values is not None and noise_scale == 0.0 and not self.collective.distributed:
+                tree.cover = values[1]      # as below, from the same sums
+                tree.value[:] = values[0]
+            else:                           # rows per node: a split node's are its leaves'
+                tree.cover = subtree_sums(tree.left, tree.right, sums[:, 2])
+                if noise_scale > 0.0:       # a draw per leaf
+                    leaves = np.flatnonzero(tree.left < 0)
+                    tree.value[leaves] = leaf_values(sums[leaves, 0], sums[leaves, 1],
+                                                     sums[leaves, 2], l2, noise_scale, rng)
+                else:                       # split nodes have no rows: their values are 0
+                    tree.value[:] = leaf_values(sums[:, 0], sums[:, 1], sums[:, 2], l2)
             if bounds is not None:
                 tree.value_bounds = bounds
                 self.enforce_monotone(tree)
@@ -577,12 +578,26 @@ class TreeGrower:
     def _root(self, rows, g, h, prepared=None):
         """Start a tree: every row in node 0, and the root histogram.
 
-        Returns the node of every row, the histogram inputs (binned matrix, row ids with empty
-        meaning all its rows, float32 gradient and hessian) and the root histogram (slot 0).
-        A subset of the rows is first copied to a compact matrix, so every histogram pass
-        reads only the fitted rows' bytes (``prepared``: :meth:`_gather_sample` did it).
+        Returns the node of every row, the histogram inputs (:meth:`histogram_inputs`) and
+        the root histogram (slot 0).
         """
         node = self._row_arrays.zeros((rows.size,), np.int32)   # reused once a tree is done
+        inputs = self.histogram_inputs(rows, g, h, prepared)
+        hist = self._hist_buffer(0, 1)
+        self._build_root(inputs, node, hist, rows.size == self.X.shape[1] and prepared is None)
+        # every row is in one bin of the first feature: its bins hold every row's float32
+        # derivatives, whose float64 sum cannot overflow: it is finite exactly when every
+        # bin is
+        if not math.isfinite(hist[0, :int(self.offsets[1]), :2].sum()):
+            raise DerivativeOverflow()
+        return node, inputs, hist
+
+    def histogram_inputs(self, rows, g, h, prepared=None):
+        """The histogram inputs of a tree fitted on ``rows`` with derivatives ``g`` and
+        ``h``: the binned matrix, the row ids into it (empty: all its rows), and the float32
+        gradient and hessian. A subset of the rows is first copied to a compact matrix, so
+        every histogram pass reads only the fitted rows' bytes (``prepared``:
+        ``_gather_sample`` did it)."""
         if prepared is not None:
             hX, _, _, g32, h32 = prepared
         else:
@@ -595,15 +610,7 @@ class TreeGrower:
                 hX = self._work("compact", (rows.size, self.hist_rows.shape[1]), 0, np.uint8)
                 _partition.gather_rows(self.hist_rows, rows, hX, self.n_threads, g, h, g32,
                                        h32)
-        hist = self._hist_buffer(0, 1)
-        inputs = (hX, self._no_rows, g32, h32)
         if self.row_entries is not None:    # entries are read by training row
-            inputs = (self.hist_rows, self._no_rows if rows.size == self.X.shape[1] else rows,
-                      g32, h32)
-        self._build_root(inputs, node, hist, rows.size == self.X.shape[1] and prepared is None)
-        # every row is in one bin of the first feature: its bins hold every row's float32
-        # derivatives, whose float64 sum cannot overflow: it is finite exactly when every
-        # bin is
-        if not math.isfinite(hist[0, :int(self.offsets[1]), :2].sum()):
-            raise DerivativeOverflow()
-        return node, inputs, hist
+            return (self.hist_rows, self._no_rows if rows.size == self.X.shape[1] else rows,
+                    g32, h32)
+        return hX, self._no_rows, g32, h32

@@ -1,4 +1,5 @@
-"""The leaf-value formula, the one place every tree kind takes its leaf values from.
+"""The leaf-value formula, the one place every tree kind takes its leaf values from
+(computed by ``_partition.leaf_values``, whose formula ``_leafwise.grow_tree`` shares).
 
 A leaf of gradient sum ``G``, hessian sum ``H`` and ``count`` rows gets
 
@@ -15,6 +16,8 @@ from typing import Optional
 
 import numpy as np
 
+from .._kernels import _partition
+
 
 def leaf_values(G: np.ndarray, H: np.ndarray, count: np.ndarray, l2: float,
                 noise_scale: float = 0.0,
@@ -25,13 +28,13 @@ def leaf_values(G: np.ndarray, H: np.ndarray, count: np.ndarray, l2: float,
     no hessian (weight) mass. With noise, one normal is drawn per leaf either way, so the
     stream does not depend on which leaves are empty.
     """
-    denom = H + l2
-    safe = (denom > 0) & (count > 0)
-    value = np.zeros(G.shape)
-    np.divide(-G, denom, out=value, where=safe)
+    G, H, count = (np.ascontiguousarray(a, dtype=np.float64) for a in (G, H, count))
+    value = np.empty(G.shape)
+    _partition.leaf_values(G, H, count, float(l2), value)    # grow_tree's formula too
     if noise_scale > 0.0:
         z = rng.standard_normal(value.size)
-        noisy = safe & (H > 0)
+        denom = H + l2
+        noisy = (denom > 0) & (count > 0) & (H > 0)
         value = value + np.where(noisy, noise_scale * z / np.sqrt(np.where(noisy, denom,
                                                                             1.0)), 0.0)
     return value

@@ -435,6 +435,16 @@ def node_sums(node_of_row, gradient, hessian, n_nodes) -> np.ndarray:
     return out
 
 
+def leaf_values(G, H, count, l2: float) -> np.ndarray:
+    """The Newton value ``-G / (H + l2)`` of each leaf, 0 where no row reaches it or its
+    ``H + l2`` is not positive (one leaf at a time, in Python floats)."""
+    out = []
+    for g, h, c in zip(G, H, count):
+        denom = float(h) + float(l2)
+        out.append(-float(g) / denom if denom > 0 and c > 0 else 0.0)
+    return np.array(out, dtype=np.float64)
+
+
 def subtree_sums(left, right, values) -> np.ndarray:
     """Each node's sum over the leaves below it (recursion from the node)."""
     def below(k):

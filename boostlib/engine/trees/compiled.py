@@ -24,6 +24,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from ..._kernels import _leafwise
+from ..grow_errors import DerivativeOverflow
 
 #: Whether trees use the compiled loop when they can (tests turn it off to compare).
 ENABLED = True
@@ -79,7 +80,10 @@ def grow(grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray, prepared: 
     p = grower.params
     hist = grower._hist_buffer(0, _leafwise.slots_needed(p.max_depth, max_leaves,
                                                          rows.size))
-    node, (hX, _, g32, h32), _ = grower._root(rows, g, h, prepared)    # writes slot 0
+    inputs = grower.histogram_inputs(rows, g, h, prepared)
+    hX, _, g32, h32 = inputs
+    counts = grower.root_counts(inputs, rows.size == grower.X.shape[1] and prepared is None)
+    node = grower._row_arrays.empty((rows.size,), np.int32)     # every entry written
     b = grower.bundling
     rules = grower.column_rules
     skipped = None if rules is None else rules.tree_skipped()
@@ -88,6 +92,7 @@ def grow(grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray, prepared: 
     max_nodes = 2 * min(max_leaves, max(rows.size, 2)) - 1
     bounds = None if grower.monotone is None else np.empty((max_nodes, 2))
     sums = np.empty((max_nodes, 3))
+    values = np.empty((2, max_nodes))
     tables = {} if b is None else dict(
         column_offsets=b.offsets, source=b.source, default_at=b.default_at, others=b.others,
         others_start=b.others_start, **grower._entry_args)
@@ -98,9 +103,13 @@ def grow(grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray, prepared: 
         cat_params=grower.cat_params, prune_features=p.prune_features,
         skip_features=skipped, monotone=grower.monotone, node_bounds=bounds,
         node_features=per_node, min_split_rows=grower.min_split_rows, value_gradient=g,
-        value_hessian=h, node_sums=sums, **tables)
+        value_hessian=h, node_sums=sums, node_values=values, build_root=True,
+        root_counts=counts, **tables)
+    if arrays is None:
+        raise DerivativeOverflow()
     fields = dict(zip(FIELDS, arrays))
-    grower.keep_node_sums(node, g, h, sums[:fields["feature"].size])
+    n_nodes = fields["feature"].size
+    grower.keep_node_sums(node, g, h, sums[:n_nodes], values[:, :n_nodes])
     if bounds is not None:
-        bounds = bounds[:fields["feature"].size].copy()
+        bounds = bounds[:n_nodes].copy()
     return fields, node, bounds
