@@ -5,11 +5,52 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
+from boostlib._kernels import _bundling
 from boostlib.engine import grower as grower_module
 from boostlib.engine.bundling import plan
 from boostlib import BoostClassifier
 from reference import kernels as ref
 from reference.strategies import KERNEL_SETTINGS
+
+
+@KERNEL_SETTINGS
+@given(n_rows=st.integers(0, 40), tries=st.integers(1, 4), max_values=st.integers(2, 12),
+       pick=st.data())
+def test_greedy_bundles_match_reference(n_rows, tries, max_values, pick):
+    """Features of random rows (none, one, every row, overlaps) and needs, some too large
+    for any bundle, given in one call or in several that go on from each other."""
+    n = pick.draw(st.integers(0, 15))
+    feature_rows = [sorted(pick.draw(st.sets(st.integers(0, n_rows - 1), max_size=n_rows)))
+                    if n_rows else [] for _ in range(n)]
+    need = pick.draw(st.lists(st.integers(1, 12), min_size=n, max_size=n))
+    cuts = sorted(pick.draw(st.sets(st.integers(1, max(1, n - 1)), max_size=3))) if n > 1 \
+        else []
+    got = np.full(n, -7, dtype=np.int32)
+    size = np.zeros(n, dtype=np.int64)
+    used = np.zeros((tries, n_rows), dtype=np.uint8)
+    count = 0
+    for i, j in zip([0] + cuts, cuts + [n]):
+        part = feature_rows[i:j]
+        indptr = np.concatenate([[0], np.cumsum([len(r) for r in part])]).astype(np.int64)
+        rows = np.array([r for f in part for r in f], dtype=np.int32)
+        count = _bundling.greedy_bundles(indptr, rows, np.array(need[i:j], np.int64),
+                                         max_values, size, used, count, got[i:j])
+    expected, expected_count = ref.greedy_bundles(feature_rows, need, tries, max_values)
+    assert got.tolist() == expected and count == expected_count
+
+
+def test_greedy_bundles_reject_bad_tables():
+    out = np.empty(2, np.int32)
+    need = np.ones(2, np.int64)
+    for indptr, rows, size, match in (([0, 1], [0], 2, r"n \+ 1"),
+                                      ([0, 1, 3], [0, 1], 2, r"len\(rows\)"),
+                                      ([0, 2, 1], [0], 2, "decrease"),
+                                      ([0, 1, 2], [0, 5], 2, "range"),
+                                      ([0, 1, 2], [0, 1], 1, "room")):
+        with pytest.raises(ValueError, match=match):
+            _bundling.greedy_bundles(np.array(indptr, np.int64), np.array(rows, np.int32),
+                                     need, 255, np.zeros(size, np.int64),
+                                     np.zeros((4, 3), np.uint8), 0, out)
 
 
 def one_hot_matrix(rng, n, levels, n_dense=1, missing=0.0):
@@ -56,6 +97,25 @@ def test_expanded_bundle_histograms_match_feature_histograms(seed, n, levels, mi
     assert np.array_equal(got[:, ~computed], want[:, ~computed])
     assert np.array_equal(got[..., 2], want[..., 2])
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-9)
+
+
+@pytest.mark.parametrize("block", [1, 700, 2000])
+def test_planning_in_blocks_of_features_gives_the_same_bundles(block, monkeypatch):
+    """Features planned one at a time, a few at a time, or all at once (the default block)
+    make the same bundles, on a dense matrix and on its sparse twin."""
+    from boostlib.engine import bundling as bundling_module
+    from boostlib.engine.sparse_binned import SparseBinned
+    rng = np.random.default_rng(5)
+    X, nb = one_hot_matrix(rng, 300, [5, 70, 3, 40], n_dense=2, missing=0.1)
+    zero = np.zeros(X.shape[0], np.uint8)       # the bins of 0.0, as training passes them
+    f, r = np.nonzero(X)
+    twin = SparseBinned.from_entries(X.shape[1], zero, r.astype(np.int32), f, X[f, r])
+    whole = plan(X, nb, 255, default_bins=zero)
+    assert len(whole.columns) < 10
+    monkeypatch.setattr(bundling_module, "PLAN_BLOCK", block)
+    for binned in (X, twin):
+        parts = plan(binned, nb, 255, default_bins=zero)
+        assert [c.tolist() for c in parts.columns] == [c.tolist() for c in whole.columns]
 
 
 def test_dense_features_are_not_bundled():

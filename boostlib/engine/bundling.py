@@ -22,7 +22,7 @@ from typing import List, Optional
 
 import numpy as np
 
-from .._kernels import _histogram
+from .._kernels import _bundling, _histogram
 from . import row_entries
 from .row_entries import RowEntries, from_pairs
 from .sparse_binned import SparseBinned
@@ -36,8 +36,9 @@ MIN_GAIN = 1.5
 BUNDLE_BINS = 255
 #: Bundles tried for each feature (greedy; bounds the planning cost).
 MAX_TRIES = 64
-#: Rows of a feature checked first against a bundle (dense features conflict at once).
-PROBE = 32
+#: The planning reads the rows of a block of features at a time, about this many (all the
+#: features' rows at once could take twice the binned matrix).
+PLAN_BLOCK = 1 << 22
 
 
 @dataclass
@@ -207,35 +208,34 @@ def plan(X_binned, n_bins_nonmissing: np.ndarray, missing_bin: int,
         candidate &= ~np.asarray(exclude, dtype=bool)
     if candidate.sum() < 2:
         return None
-    bundles: List[List[int]] = []
-    size: List[int] = []                      # per bundle: its column's values
-    # the rows of the last MAX_TRIES bundles (the only ones tried), bundle b at b % MAX_TRIES
-    used = np.zeros((1, n), dtype=bool)
-    for f in sorted(np.flatnonzero(candidate), key=lambda f: (-nnz[f], f)):
-        rows = X_binned.entries(int(f))[0] if sparse else np.flatnonzero(X_binned[f] != raw[f])
-        need = int(nbnm[f])                   # its bins but the default (missing included)
-        # the first of the last MAX_TRIES bundles with room and no row in common: those
-        # whose first PROBE rows conflict are ruled out together, the others one by one
-        lo = max(0, len(bundles) - MAX_TRIES)
-        tries = lo + np.flatnonzero(np.asarray(size[lo:], dtype=np.int64) + need
-                                    <= BUNDLE_BINS - 1)
-        if tries.size:
-            tries = tries[~used[tries[:, None] % MAX_TRIES, rows[None, :PROBE]].any(axis=1)]
-        for b in tries:
-            if not used[b % MAX_TRIES, rows].any():
-                bundles[b].append(int(f))
-                used[b % MAX_TRIES, rows] = True
-                size[b] += need
-                break
+    order = np.array(sorted(np.flatnonzero(candidate), key=lambda f: (-nnz[f], f)))
+    # the rows of the last MAX_TRIES bundles (the only ones tried), the bundles' values, and
+    # each feature's bundle, features going in blocks (PLAN_BLOCK)
+    used = np.zeros((min(MAX_TRIES, order.size), n), dtype=np.uint8)
+    size = np.zeros(order.size, dtype=np.int64)
+    bundle_of = np.empty(order.size, dtype=np.int32)
+    n_bundles, i = 0, 0
+    while i < order.size:
+        per_feature = int(nnz[order[i]]) if sparse else n     # (a dense pass reads every row)
+        j = min(order.size, i + max(1, PLAN_BLOCK // max(1, per_feature)))
+        block = order[i:j]
+        if sparse:
+            lists = [X_binned.entries(int(f))[0] for f in block]
+            counts = [r.size for r in lists]
+            rows = np.concatenate(lists).astype(np.int32)
         else:
-            slot = len(bundles) % MAX_TRIES
-            if slot == used.shape[0]:
-                used = np.concatenate([used, np.zeros((min(slot, MAX_TRIES - slot), n),
-                                                      dtype=bool)])
-            used[slot] = False              # (a bundle no longer tried held it)
-            used[slot, rows] = True
-            bundles.append([int(f)])
-            size.append(1 + need)
+            which, rows = np.nonzero(X_binned[block] != raw[block][:, None])
+            counts = np.bincount(which, minlength=block.size)
+            rows = rows.astype(np.int32)
+        # (each feature's bins but the default, missing included, are its column values)
+        n_bundles = _bundling.greedy_bundles(
+            np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), rows,
+            nbnm[block].astype(np.int64), BUNDLE_BINS, size, used, n_bundles,
+            bundle_of[i:j])
+        i = j
+    bundles: List[List[int]] = [[] for _ in range(n_bundles)]
+    for f, b in zip(order.tolist(), bundle_of.tolist()):
+        bundles[b].append(int(f))
     singles = sorted([f for f in range(n_features) if not candidate[f]]
                      + [b[0] for b in bundles if len(b) == 1])
     bundles = [sorted(b) for b in bundles if len(b) > 1]

@@ -82,6 +82,28 @@ def bin_of_value(x: float, borders: np.ndarray, missing_bin: int) -> int:
     return sum(1 for t in borders if t < x)
 
 
+def greedy_bundles(feature_rows, need, max_tries: int, max_values: int):
+    """``(bundle of each feature, number of bundles)``: in order, each feature joins the
+    first of the last ``max_tries`` bundles with room (``size + need <= max_values - 1``)
+    and none of its rows, else opens one of size ``1 + need`` (with sets of rows)."""
+    held: List[set] = []
+    size: List[int] = []
+    out = []
+    for rows, k in zip(feature_rows, need):
+        rows = set(int(r) for r in rows)
+        for b in range(max(0, len(size) - max_tries), len(size)):
+            if size[b] + k <= max_values - 1 and not held[b] & rows:
+                break
+        else:
+            b = len(size)
+            held.append(set())
+            size.append(1)
+        held[b] |= rows
+        size[b] += int(k)
+        out.append(b)
+    return out, len(size)
+
+
 # --------------------------------------------------------------------------------------------
 # histograms
 # --------------------------------------------------------------------------------------------
