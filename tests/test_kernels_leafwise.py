@@ -353,6 +353,11 @@ def test_bundled_one_hot_columns_grow_the_same_tree(threads, policy, entries, mo
                             min_samples_leaf=msl, prune_features=prune)
         assert_same(*grow_both(data, np.arange(n, dtype=np.int32), g, np.ones(n), params,
                                threads, bundle=True, policy=policy))
+        # some rows (a compact copy, or with entries the training rows' own), hessians
+        # that need a count channel
+        some = np.flatnonzero(rng.random(n) < 0.6).astype(np.int32)
+        assert_same(*grow_both(data, some, g[some], rng.uniform(0.5, 1.0, some.size), params,
+                               threads, bundle=True, policy=policy))
 
 
 @pytest.mark.parametrize("policy, policy_kw", [
