@@ -10,7 +10,7 @@ from boostlib.engine import grower as grower_module
 from boostlib.engine.bundling import plan
 from boostlib import BoostClassifier
 from reference import kernels as ref
-from reference.strategies import KERNEL_SETTINGS
+from reference.strategies import KERNEL_SETTINGS, binned_data
 
 
 @KERNEL_SETTINGS
@@ -37,6 +37,24 @@ def test_greedy_bundles_match_reference(n_rows, tries, max_values, pick):
                                          max_values, size, used, count, got[i:j])
     expected, expected_count = ref.greedy_bundles(feature_rows, need, tries, max_values)
     assert got.tolist() == expected and count == expected_count
+
+
+@KERNEL_SETTINGS
+@given(data=binned_data(max_rows=60, max_features=5), pick=st.data())
+def test_nondefault_rows_match_numpy(data, pick):
+    X = data.X_binned
+    features = np.array(pick.draw(st.lists(st.integers(0, X.shape[0] - 1), max_size=6)),
+                        dtype=np.intp)
+    default = np.array(pick.draw(st.lists(st.sampled_from([0, 1, 2, 255]),
+                                          min_size=features.size, max_size=features.size)),
+                       dtype=np.uint8)
+    indptr, rows = _bundling.nondefault_rows(X, features, default)
+    expected = [np.flatnonzero(X[f] != d) for f, d in zip(features, default)]
+    assert indptr.tolist() == np.cumsum([0] + [e.size for e in expected]).tolist()
+    assert rows.tolist() == [int(r) for e in expected for r in e]
+    with pytest.raises(ValueError, match="feature out of range"):
+        _bundling.nondefault_rows(X, np.array([X.shape[0]], np.intp), default[:1] if
+                                  default.size else np.zeros(1, np.uint8))
 
 
 def test_greedy_bundles_reject_bad_tables():

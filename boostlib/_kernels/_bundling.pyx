@@ -1,7 +1,10 @@
-"""Greedy exclusive feature bundling (:func:`boostlib.engine.bundling.plan`'s loop)."""
+"""Greedy exclusive feature bundling (:func:`boostlib.engine.bundling.plan`'s loop) and the
+rows it reads."""
 from libc.string cimport memset
 
-from .common cimport idx_t, int64_t
+import numpy as np
+
+from .common cimport bin_t, idx_t, int64_t
 
 
 def greedy_bundles(const int64_t[::1] indptr, const idx_t[::1] rows,
@@ -71,3 +74,54 @@ def greedy_bundles(const int64_t[::1] indptr, const idx_t[::1] rows,
                 used[b % tries, rows[q]] = 1
             bundle_of[i] = b
     return n_bundles
+
+
+def nondefault_rows(const bin_t[:, ::1] X_binned, const Py_ssize_t[::1] features,
+                    const bin_t[::1] default):
+    """``(indptr, rows)``: the rows of each of ``features`` whose bin is not its default:
+    feature ``features[i]``'s are ``rows[indptr[i]:indptr[i + 1]]``, ascending.
+
+    Parameters
+    ----------
+    X_binned : IN uint8 (n_features, n_rows), feature-major binned data.
+    features : IN intp (k,) features, each in ``[0, n_features)``.
+    default : IN uint8 (k,) the bin of each of them that is left out.
+
+    Returns
+    -------
+    indptr : int64 (k + 1,)
+    rows : int32
+    """
+    cdef Py_ssize_t k = features.shape[0], n = X_binned.shape[1], i, r, q
+    cdef int64_t total = 0
+    cdef const bin_t* col
+    cdef bin_t d
+    if default.shape[0] != k:
+        raise ValueError("default needs one bin per feature")
+    for i in range(k):
+        if not 0 <= features[i] < X_binned.shape[0]:
+            raise ValueError("feature out of range")
+    indptr_a = np.empty(k + 1, dtype=np.int64)
+    cdef int64_t[::1] indptr = indptr_a
+    indptr[0] = 0
+    with nogil:
+        for i in range(k):
+            col = &X_binned[features[i], 0]
+            d = default[i]
+            q = 0
+            for r in range(n):
+                q += col[r] != d
+            total += q
+            indptr[i + 1] = total
+    rows_a = np.empty(total, dtype=np.int32)
+    cdef idx_t[::1] rows = rows_a
+    with nogil:
+        for i in range(k):
+            col = &X_binned[features[i], 0]
+            d = default[i]
+            q = indptr[i]
+            for r in range(n):
+                if col[r] != d:
+                    rows[q] = <idx_t> r
+                    q += 1
+    return indptr_a, rows_a

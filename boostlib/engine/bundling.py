@@ -36,7 +36,7 @@ MIN_GAIN = 1.5
 BUNDLE_BINS = 255
 #: Bundles tried for each feature (greedy; bounds the planning cost).
 MAX_TRIES = 64
-#: The planning reads the rows of a block of features at a time, about this many (all the
+#: The planning lists the rows of a block of features at a time, about this many (all the
 #: features' rows at once could take twice the binned matrix).
 PLAN_BLOCK = 1 << 22
 
@@ -208,30 +208,28 @@ def plan(X_binned, n_bins_nonmissing: np.ndarray, missing_bin: int,
         candidate &= ~np.asarray(exclude, dtype=bool)
     if candidate.sum() < 2:
         return None
-    order = np.array(sorted(np.flatnonzero(candidate), key=lambda f: (-nnz[f], f)))
+    order = np.array(sorted(np.flatnonzero(candidate), key=lambda f: (-nnz[f], f)),
+                     dtype=np.intp)
     # the rows of the last MAX_TRIES bundles (the only ones tried), the bundles' values, and
     # each feature's bundle, features going in blocks (PLAN_BLOCK)
     used = np.zeros((min(MAX_TRIES, order.size), n), dtype=np.uint8)
     size = np.zeros(order.size, dtype=np.int64)
     bundle_of = np.empty(order.size, dtype=np.int32)
+    dense = None if sparse else np.ascontiguousarray(X_binned)
     n_bundles, i = 0, 0
     while i < order.size:
-        per_feature = int(nnz[order[i]]) if sparse else n     # (a dense pass reads every row)
-        j = min(order.size, i + max(1, PLAN_BLOCK // max(1, per_feature)))
+        j = min(order.size, i + max(1, PLAN_BLOCK // max(1, int(nnz[order[i]]))))
         block = order[i:j]
         if sparse:
             lists = [X_binned.entries(int(f))[0] for f in block]
-            counts = [r.size for r in lists]
+            indptr = np.concatenate([[0], np.cumsum([r.size for r in lists])]).astype(np.int64)
             rows = np.concatenate(lists).astype(np.int32)
         else:
-            which, rows = np.nonzero(X_binned[block] != raw[block][:, None])
-            counts = np.bincount(which, minlength=block.size)
-            rows = rows.astype(np.int32)
+            indptr, rows = _bundling.nondefault_rows(dense, block, raw[block])
         # (each feature's bins but the default, missing included, are its column values)
-        n_bundles = _bundling.greedy_bundles(
-            np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), rows,
-            nbnm[block].astype(np.int64), BUNDLE_BINS, size, used, n_bundles,
-            bundle_of[i:j])
+        n_bundles = _bundling.greedy_bundles(indptr, rows, nbnm[block].astype(np.int64),
+                                             BUNDLE_BINS, size, used, n_bundles,
+                                             bundle_of[i:j])
         i = j
     bundles: List[List[int]] = [[] for _ in range(n_bundles)]
     for f, b in zip(order.tolist(), bundle_of.tolist()):
