@@ -619,18 +619,14 @@ cdef void numeric_result(const double* hf, Py_ssize_t n_ch, Py_ssize_t nb,
     for its best feature ``f``, numeric, with ``nb`` bins in use at ``hf`` and the
     candidate ``best`` (score, bin, nan_right, gain) :func:`_feature_best` found."""
     cdef int cc = CH_C if n_ch == 3 else CH_H
-    cdef Py_ssize_t b
-    cdef double total = _result_head(hf, n_ch, nb, best, f, out), left = 0.0
-    for b in range(<Py_ssize_t> best[1] + 1):
-        left = left + hf[b * n_ch + cc]
-    if best[2] == 0.0:
-        left = left + hf[nb * n_ch + cc]
+    _result_head(hf, n_ch, nb, best, f, out)
+    # the children's rows (hessian sums without a count channel) summed as split_stats
+    # sums them: without counts, another order of the bins can differ in the last bit
+    threshold_sums(hf, n_ch, nb, <Py_ssize_t> best[1], <int> best[2], cc, &out[4], &out[5])
     if n_ch == 3:
         out[6] = 1.0 if hf[nb * n_ch + CH_C] > 0 else 0.0
     else:
         out[6] = 1.0 if (hf[nb * n_ch + CH_G] != 0.0 or hf[nb * n_ch + CH_H] != 0.0) else 0.0
-    out[4] = left
-    out[5] = total - left
 
 
 cdef int _check_layout(Py_ssize_t n_hist_bins, const idx_t[::1] offsets,
