@@ -1,8 +1,9 @@
 """Row partition: each fitted row carries the id of the node it sits in.
 
 Growth is level by level. ``apply_level`` (depthwise) and ``apply_level_oblivious`` move
-every row one level down; ``node_sums`` gives the final per-node sums of the leaf values and
-``subtree_sums`` the split nodes' sums of their leaves'.
+every row one level down; ``node_sums`` gives the final per-node sums of the leaf values,
+``leaf_values`` the leaves' values from them and ``subtree_sums`` the split nodes' sums of
+their leaves'.
 """
 import numpy as np
 
