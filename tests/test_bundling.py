@@ -5,6 +5,8 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
+from optional_imports import importorskip
+
 from boostlib._kernels import _bundling
 from boostlib.engine import grower as grower_module
 from boostlib.engine.bundling import plan
@@ -170,7 +172,7 @@ def test_sparse_and_dense_input_bundle_alike(policy):
     implicit: a one-hot column that is mostly ones must not make the dense fit bundle
     differently (the default bins' sums come by subtraction, so a different plan would
     change the model's last bits)."""
-    sparse = pytest.importorskip("scipy.sparse")
+    sparse = importorskip("scipy.sparse")
     rng = np.random.default_rng(4)
     n = 3000
     dominant = np.where(rng.random(n) < 0.8, 0, rng.integers(1, 4, n))

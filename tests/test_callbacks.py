@@ -4,6 +4,8 @@ import io
 import numpy as np
 import pytest
 
+from optional_imports import importorskip
+
 from boostlib import BoostClassifier, BoostRegressor
 from boostlib.callbacks import Callback, EarlyStopping, IterationInfo, ProgressBar
 
@@ -102,7 +104,7 @@ def test_progress_log_lines_without_tqdm():
 
 
 def test_progress_bar_with_tqdm():
-    pytest.importorskip("tqdm")
+    importorskip("tqdm")
     X, y = _data()
     out = io.StringIO()
     BoostClassifier(n_estimators=10).fit(X, y, callbacks=[ProgressBar(out, use_tqdm=True)])

@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
+from optional_imports import importorskip
+
 import boostlib
 from boostlib import BoostClassifier, BoostRegressor
 from boostlib._kernels import _splitting
@@ -132,7 +134,7 @@ def test_level_split_orders_categories_by_the_level_totals():
 
 
 # -- training ---------------------------------------------------------------------------------
-pd = pytest.importorskip("pandas")
+pd = importorskip("pandas")
 EFFECT = {"a": 1.0, "b": -1.0, "c": 2.0, "d": 0.0, "e": -2.0, "f": 1.5}
 
 

@@ -12,12 +12,14 @@ import json
 import numpy as np
 import pytest
 
+from optional_imports import importorskip
+
 import boostlib
 from boostlib import BoostClassifier, BoostRanker, BoostRegressor, ModelFileError
 from boostlib.engine.trees import GROW_POLICIES
 from boostlib.frontend import estimator_files
 
-sklearn = pytest.importorskip("sklearn")
+sklearn = importorskip("sklearn")
 from sklearn.base import clone  # noqa: E402
 from sklearn.utils.class_weight import compute_sample_weight  # noqa: E402
 

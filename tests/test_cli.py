@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from optional_imports import importorskip
+
 from boostlib import BoostRegressor, __version__, load_model
 from boostlib.frontend.cli import build_parser, estimator_parameters, main
 from boostlib.datasets import load_higgs
@@ -531,8 +533,8 @@ def test_user_error_from_the_console_has_no_traceback(tmp_path):
 
 
 def test_parquet_input(higgs_csv, tmp_path, capsys):
-    pa = pytest.importorskip("pyarrow")
-    pq = pytest.importorskip("pyarrow.parquet")
+    pa = importorskip("pyarrow")
+    pq = importorskip("pyarrow.parquet")
     X, y = load_higgs("test")
     columns = {"label": pa.array(y.astype(int))}
     columns.update({n: pa.array(X[:, i]) for i, n in enumerate(NAMES)})

@@ -5,6 +5,8 @@ import inspect
 import numpy as np
 import pytest
 
+from optional_imports import importorskip
+
 import boostlib
 from boostlib import BoostClassifier, BoostRegressor, load_model
 from boostlib.frontend import cli
@@ -100,8 +102,8 @@ def test_mixed_and_headerless_columns(tmp_path):
 
 
 def test_parquet_string_and_dictionary_columns(tmp_path):
-    pa = pytest.importorskip("pyarrow")
-    pq = pytest.importorskip("pyarrow.parquet")
+    pa = importorskip("pyarrow")
+    pq = importorskip("pyarrow.parquet")
     pq.write_table(pa.table({
         "city": pa.array(["Oslo", None, "Lima", "Oslo"]),
         "kind": pa.array(["b", "a", None, "b"]).dictionary_encode(),

@@ -7,6 +7,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
+from optional_imports import importorskip
+
 from boostlib import BoostClassifier, BoostRegressor
 from boostlib.engine.constraints import monotone_oblivious, pool_adjacent_violators
 from boostlib.engine.trees import ObliviousTree
@@ -83,7 +85,7 @@ def test_classifier_raw_scores_are_monotone_per_class(policy, extra):
 
 
 def test_monotone_constraints_by_feature_name_with_categoricals():
-    pd = pytest.importorskip("pandas")
+    pd = importorskip("pandas")
     X, y = monotone_data()
     frame = pd.DataFrame(X, columns=["up", "free", "down", "sq"])
     frame["cat"] = pd.Categorical(np.where(y > 0, "a", "b"))
@@ -118,7 +120,7 @@ def test_bad_constraints_are_named(params, match):
 
 
 def test_categorical_features_cannot_be_monotone():
-    pd = pytest.importorskip("pandas")
+    pd = importorskip("pandas")
     frame = pd.DataFrame({"a": np.arange(100.0), "c": pd.Categorical(["x", "y"] * 50)})
     with pytest.raises(ValueError, match="feature 1 is categorical"):
         BoostRegressor(monotonic_cst=[0, 1], n_estimators=2).fit(frame, np.arange(100.0))
@@ -177,7 +179,7 @@ def test_column_sampling_is_deterministic_and_draws_the_fraction(policy, extra):
                   elements=st.floats(-10, 10, allow_nan=False)),
        st.integers(0, 2 ** 31 - 1))
 def test_pool_adjacent_violators_is_the_isotonic_regression(values, seed):
-    sklearn_isotonic = pytest.importorskip("sklearn.isotonic")
+    sklearn_isotonic = importorskip("sklearn.isotonic")
     weights = np.random.default_rng(seed).uniform(0.1, 5.0, values.size)
     fitted = pool_adjacent_violators(values, weights)
     expected = sklearn_isotonic.IsotonicRegression().fit_transform(

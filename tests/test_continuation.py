@@ -21,6 +21,8 @@ import io
 import numpy as np
 import pytest
 
+from optional_imports import importorskip
+
 from boostlib import (BoostClassifier, BoostRanker, BoostRegressor, Dataset, Model,
                       train)
 from boostlib.api import Sampler
@@ -204,8 +206,8 @@ def test_continuation_bins_with_the_models_borders():
 
 @pytest.mark.parametrize("policy", POLICIES)
 def test_categorical_and_sparse_data_continue_exactly(policy):
-    pd = pytest.importorskip("pandas")
-    sparse = pytest.importorskip("scipy.sparse")
+    pd = importorskip("pandas")
+    sparse = importorskip("scipy.sparse")
     rng = np.random.default_rng(3)
     frame = pd.DataFrame({"a": rng.normal(size=400),
                           "c": pd.Categorical(rng.choice(list("pqrstuvw"), 400)),

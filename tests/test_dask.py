@@ -7,13 +7,19 @@ import time
 import numpy as np
 import pytest
 
-distributed = pytest.importorskip("distributed")
-da = pytest.importorskip("dask.array")
-dd = pytest.importorskip("dask.dataframe")
-pd = pytest.importorskip("pandas")
+from optional_imports import importorskip
+
+boostlib_dask = importorskip("boostlib.dask")
+distributed = importorskip("distributed")
+da = importorskip("dask.array")
+dd = importorskip("dask.dataframe")
+pd = importorskip("pandas")
 
 from boostlib import BoostClassifier, BoostRegressor  # noqa: E402
-from boostlib.dask import CollectiveError, DaskBoostClassifier, DaskBoostRegressor  # noqa: E402
+
+CollectiveError = boostlib_dask.CollectiveError
+DaskBoostClassifier = boostlib_dask.DaskBoostClassifier
+DaskBoostRegressor = boostlib_dask.DaskBoostRegressor
 
 
 @pytest.fixture(scope="module")
@@ -392,7 +398,7 @@ def test_tls_cluster_trains():
     """A cluster with TLS (temporary certificates): the workers connect to each other with
     the workers' security settings, and sum through Dask messages (the encryption lives in
     Dask's stream); the model equals the local one."""
-    pytest.importorskip("cryptography")
+    importorskip("cryptography")
     workers = _fit_in_process_like_local(
         _data(n=4000, seed=7), dict(n_estimators=8, grow_policy="lossguide"),
         n_workers=2, security=True)

@@ -7,8 +7,12 @@ import threading
 import numpy as np
 import pytest
 
-from boostlib.dask.links import FAIL, HEADER, READY, SocketLinks
+from optional_imports import importorskip
+
 from boostlib.plugin.collective import CollectiveError
+
+links = importorskip("boostlib.dask.links")
+FAIL, HEADER, READY, SocketLinks = links.FAIL, links.HEADER, links.READY, links.SocketLinks
 
 
 def _pair(timeout=5.0):

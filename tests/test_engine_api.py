@@ -8,6 +8,8 @@ import textwrap
 import numpy as np
 import pytest
 
+from optional_imports import importorskip
+
 import boostlib
 from boostlib import Dataset, Model, ModelFileError, train
 from boostlib.engine.training import default_loss
@@ -29,7 +31,7 @@ P = dict(n_estimators=15, max_depth=3, random_state=0)
 
 @pytest.mark.parametrize("policy", ["symmetric", "depthwise"])
 def test_estimator_and_engine_give_the_same_model(policy):
-    sk = pytest.importorskip("sklearn")  # noqa: F841 - only the estimator needs it
+    sk = importorskip("sklearn")  # noqa: F841 - only the estimator needs it
     X, y = _data()
     p = {**P, "grow_policy": policy, "sampler": "mvs", "subsample": 0.5}
     est = boostlib.BoostClassifier(**p).fit(X, y)

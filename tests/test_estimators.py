@@ -2,6 +2,8 @@
 import numpy as np
 import pytest
 
+from optional_imports import importorskip
+
 from boostlib import BoostClassifier, BoostRegressor
 from boostlib.engine.metrics import logloss
 
@@ -9,7 +11,7 @@ POLICIES = ["symmetric", "depthwise", "lossguide"]
 
 
 def _sklearn_checks():
-    sk = pytest.importorskip("sklearn.utils.estimator_checks")
+    sk = importorskip("sklearn.utils.estimator_checks")
     ests = [Est(n_estimators=10, random_state=0, n_jobs=1, grow_policy=pol)
             for Est in (BoostClassifier, BoostRegressor) for pol in POLICIES]
     return sk.parametrize_with_checks(ests)
@@ -31,7 +33,7 @@ else:
 @pytest.mark.parametrize("policy", POLICIES)
 def test_classifier_quality_close_to_hgb(higgs, policy):
     """At equal settings, boostlib's test logloss is within 2% of scikit-learn's HGB."""
-    ensemble = pytest.importorskip("sklearn.ensemble")
+    ensemble = importorskip("sklearn.ensemble")
     X, y, Xt, yt = higgs
     ours = BoostClassifier(n_estimators=150, learning_rate=0.1, max_depth=4,
                            grow_policy=policy, l2_regularization=1.0, min_samples_leaf=20,
@@ -48,7 +50,7 @@ def test_classifier_quality_close_to_hgb(higgs, policy):
 
 @pytest.mark.parametrize("policy", POLICIES)
 def test_regressor_quality_close_to_hgb(policy):
-    ensemble = pytest.importorskip("sklearn.ensemble")
+    ensemble = importorskip("sklearn.ensemble")
     rng = np.random.default_rng(0)
     X = rng.uniform(-2, 2, size=(3000, 5))
     f = np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.5 * X[:, 3]
@@ -205,7 +207,7 @@ def test_sla_loss_trains(binary_data, leaf_estimation):
 
 
 def test_pandas_feature_names(binary_data):
-    pd = pytest.importorskip("pandas")
+    pd = importorskip("pandas")
     X, y = binary_data
     df = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
     m = BoostClassifier(n_estimators=5).fit(df, y)

@@ -5,12 +5,14 @@ import io
 import numpy as np
 import pytest
 
+from optional_imports import importorskip
+
 import boostlib
 from boostlib import BoostClassifier, BoostRegressor, Dataset, train
 from boostlib.api import Metric
 from boostlib.callbacks import EarlyStopping, ProgressBar
 
-sk = pytest.importorskip("sklearn.metrics")
+sk = importorskip("sklearn.metrics")
 
 
 def _binary(n=3000, seed=0):

@@ -11,6 +11,8 @@ from importlib import metadata
 import numpy as np
 import pytest
 
+from optional_imports import importorskip
+
 import boostlib
 from boostlib import BoostClassifier, BoostRegressor, registry
 from boostlib.frontend.cli import main
@@ -33,7 +35,7 @@ def _require(dist):
         missing(f"{dist} is not installed (pip install ./plugins/{dist})")
     if registry.autoload_disabled():
         missing("BOOSTLIB_DISABLE_PLUGIN_AUTOLOAD is set")
-    return pytest.importorskip(module)
+    return importorskip(module)
 
 
 @pytest.fixture

@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
+from optional_imports import importorskip
+
 import boostlib
 from boostlib import BoostClassifier, BoostRanker, BoostRegressor, Dataset, Model, train
 from boostlib._kernels import _treeshap
@@ -282,7 +284,7 @@ def test_contributions_sum_to_the_raw_score(kind, task):
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("task", ["binary", "regression", "multiclass"])
 def test_contributions_equal_shaps_on_to_shap(kind, task):
-    shap = pytest.importorskip("shap")
+    shap = importorskip("shap")
     model, X = fitted(kind, task)
     ours = model.predict(X[:200], pred_contrib=True)
     explainer = shap.TreeExplainer(to_shap(model))
@@ -355,7 +357,7 @@ def test_iteration_range_explains_that_truncation(kind):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_sparse_input_equals_dense(kind):
-    sparse = pytest.importorskip("scipy.sparse")
+    sparse = importorskip("scipy.sparse")
     rng = np.random.default_rng(2)
     X = rng.normal(size=(800, 30)) * (rng.random((800, 30)) < 0.1)
     y = X[:, 0] - 2 * X[:, 3] + X[:, 7] * X[:, 8]
@@ -440,7 +442,7 @@ def test_model_files_refuse_bad_covers(tmp_path):
 
 
 def test_explanation_for_shap_plots():
-    shap = pytest.importorskip("shap")
+    shap = importorskip("shap")
     model, X = fitted("symmetric", "binary")
     ex = boostlib.explain.explanation(model, X[:30])
     assert isinstance(ex, shap.Explanation)
@@ -450,7 +452,7 @@ def test_explanation_for_shap_plots():
 
 
 def test_deep_leafwise_trees_take_the_path_recursion():
-    shap = pytest.importorskip("shap")
+    shap = importorskip("shap")
     from boostlib._kernels._treeshap import MAX_GAME_DEPTH
     from boostlib.engine.trees.depthwise import tree_depth
     X, f, rng = data(3000)

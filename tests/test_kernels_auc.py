@@ -5,6 +5,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
+from optional_imports import importorskip
+
 from boostlib import registry
 from boostlib._kernels import _auc
 from reference.strategies import KERNEL_SETTINGS
@@ -119,7 +121,7 @@ def test_roc_auc_matches_pairwise_reference(case):
 @KERNEL_SETTINGS
 @given(auc_case(finite=True))
 def test_roc_auc_matches_sklearn(case):
-    sk = pytest.importorskip("sklearn.metrics")
+    sk = importorskip("sklearn.metrics")
     score, y, w = case
     want = sk.roc_auc_score(y, score, sample_weight=w)
     assert _auc.roc_auc(score, y, w) == pytest.approx(want, rel=1e-12, abs=1e-15)

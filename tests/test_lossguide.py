@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from optional_imports import importorskip
+
 from boostlib import BoostClassifier, BoostRegressor, load_model
 from boostlib._kernels import _partition
 from boostlib.engine.trees.depthwise import tree_depth
@@ -100,7 +102,7 @@ def test_every_sampler_and_rule_trains_leafwise_trees(sampler, params, update):
 
 
 def test_multiclass_categorical_and_model_files(tmp_path):
-    pd = pytest.importorskip("pandas")
+    pd = importorskip("pandas")
     rng = np.random.default_rng(0)
     n = 2000
     frame = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n),
@@ -118,7 +120,7 @@ def test_multiclass_categorical_and_model_files(tmp_path):
 
 
 def test_sparse_input_gives_the_dense_model():
-    sparse = pytest.importorskip("scipy.sparse")
+    sparse = importorskip("scipy.sparse")
     rng = np.random.default_rng(0)
     X = rng.normal(size=(2000, 30)) * (rng.random((2000, 30)) < 0.1)
     y = X[:, 0] + X[:, 1] - X[:, 2]

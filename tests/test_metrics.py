@@ -6,10 +6,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from optional_imports import importorskip
+
 from boostlib import registry
 from boostlib.api import Metric
 
-sk = pytest.importorskip("sklearn.metrics")
+sk = importorskip("sklearn.metrics")
 
 TOL = 1e-9
 BUILTIN = ["logloss", "multi_logloss", "auc", "accuracy", "error", "rmse", "mae", "r2",

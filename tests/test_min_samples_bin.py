@@ -8,6 +8,8 @@ import pytest
 from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
+from optional_imports import importorskip
+
 from boostlib import BoostClassifier, BoostRegressor, Dataset, train
 from boostlib.engine.binning import BinMapper
 from reference import kernels as ref
@@ -53,7 +55,7 @@ def test_borders_match_the_reference_and_fill_every_bin(col, max_bins, m):
 @given(data=st.data(), max_bins=st.sampled_from(MAX_BINS_CHOICES),
        m=st.sampled_from([2, 3, 20]))
 def test_sparse_input_gets_the_dense_borders(data, max_bins, m):
-    sparse = pytest.importorskip("scipy.sparse")
+    sparse = importorskip("scipy.sparse")
     n = data.draw(st.integers(1, 200))
     dense = np.zeros((n, 4))
     for f in range(4):

@@ -8,6 +8,8 @@ import warnings
 import numpy as np
 import pytest
 
+from optional_imports import importorskip
+
 import boostlib
 from boostlib import BoostClassifier
 
@@ -15,7 +17,7 @@ HERE = os.path.join(os.path.dirname(__file__), "fixtures", "model_files_v1")
 with open(os.path.join(HERE, "expected.json")) as fh:
     EXPECTED = json.load(fh)
 X = np.array(EXPECTED["X"], dtype=np.float64)
-pytest.importorskip("sklearn")
+importorskip("sklearn")
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED["models"]))

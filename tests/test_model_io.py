@@ -9,6 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from optional_imports import importorskip
+
 from boostlib import BoostClassifier, BoostRegressor, ModelFileError, load_model
 from boostlib.api import Loss, hookimpl
 from boostlib.builtin.losses import LogLoss, SLALoss
@@ -213,7 +215,7 @@ def test_unfitted_model_cannot_be_saved(tmp_path):
 
 
 def test_pandas_feature_names_survive(tmp_path):
-    pd = pytest.importorskip("pandas")
+    pd = importorskip("pandas")
     df = pd.DataFrame(X, columns=["a", "b", "c", "d"])
     model = BoostClassifier(n_estimators=3, random_state=0).fit(df, Y)
     loaded = _round_trip(model, tmp_path)
@@ -230,7 +232,7 @@ def test_pickle_and_joblib_round_trip(tmp_path):
     model.predict(X_TEST)                      # fills the prediction cache
     again = pickle.loads(pickle.dumps(model))
     assert np.array_equal(again.predict_proba(X_TEST), model.predict_proba(X_TEST))
-    joblib = pytest.importorskip("joblib")
+    joblib = importorskip("joblib")
     joblib.dump(model, tmp_path / "m.joblib")
     again = joblib.load(tmp_path / "m.joblib")
     assert np.array_equal(again.predict_proba(X_TEST), model.predict_proba(X_TEST))

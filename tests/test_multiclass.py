@@ -8,6 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from optional_imports import importorskip
+
 import boostlib
 from boostlib import Dataset, train
 from boostlib.api import Loss, SampleResult, Sampler
@@ -188,7 +190,7 @@ def test_a_vector_output_plugin_loss_trains_with_every_tree_kind():
 
 # -- the estimator --------------------------------------------------------------------------
 def test_classifier_handles_any_labels_and_follows_scikit_learn_conventions():
-    pytest.importorskip("sklearn")
+    importorskip("sklearn")
     X, y = _data()
     labels = np.array(["ant", "bee", "cat", "dog"])[y.astype(int)]
     clf = boostlib.BoostClassifier(n_estimators=20, max_depth=3, random_state=0)
@@ -207,14 +209,14 @@ def test_classifier_handles_any_labels_and_follows_scikit_learn_conventions():
 
 
 def test_classifier_refuses_a_binary_loss_for_three_classes():
-    pytest.importorskip("sklearn")
+    importorskip("sklearn")
     X, y = _data(k=3)
     with pytest.raises(ValueError, match="'logloss' is a binary loss, but y has 3 classes"):
         boostlib.BoostClassifier(loss="logloss", n_estimators=2).fit(X, y)
 
 
 def test_multiclass_estimator_model_file_round_trip(tmp_path):
-    pytest.importorskip("sklearn")
+    importorskip("sklearn")
     X, y = _data()
     labels = np.array([10, 20, 30, 40])[y.astype(int)]
     clf = boostlib.BoostClassifier(n_estimators=10, max_depth=3, grow_policy="depthwise",
@@ -233,7 +235,7 @@ def test_multiclass_estimator_model_file_round_trip(tmp_path):
     (lambda d: d["classes"]["values"].pop(), "3 classes for a model of 4 outputs"),
 ])
 def test_corrupt_multiclass_model_files_are_refused(edit, match):
-    pytest.importorskip("sklearn")
+    importorskip("sklearn")
     from boostlib.frontend.estimator_files import estimator_from_dict, estimator_to_dict
     X, y = _data()
     doc = estimator_to_dict(boostlib.BoostClassifier(n_estimators=2, max_depth=2).fit(X, y))

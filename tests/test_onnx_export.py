@@ -7,8 +7,10 @@ import sys
 import numpy as np
 import pytest
 
-onnx = pytest.importorskip("onnx")
-ort = pytest.importorskip("onnxruntime")
+from optional_imports import importorskip
+
+onnx = importorskip("onnx")
+ort = importorskip("onnxruntime")
 
 from boostlib import (BoostClassifier, BoostRanker, BoostRegressor, Dataset, Model,  # noqa: E402
                       train)
@@ -144,7 +146,7 @@ def test_rescaled_and_rewritten_coefficients(update):
 
 
 def test_sparse_input_and_bundled_features():
-    sparse = pytest.importorskip("scipy.sparse")
+    sparse = importorskip("scipy.sparse")
     rng = np.random.default_rng(12)
     onehot = np.eye(20)[rng.integers(0, 20, 300)]
     dense = np.hstack([onehot, rng.normal(size=(300, 2)) * (rng.random((300, 2)) < 0.3)])
@@ -160,7 +162,7 @@ def test_sparse_input_and_bundled_features():
 
 
 def _categorical_frame(n, seed):
-    pd = pytest.importorskip("pandas")
+    pd = importorskip("pandas")
     rng = np.random.default_rng(seed)
     levels = [f"city{i}" for i in range(8)]
     city = rng.choice(levels, n).astype(object)
@@ -205,7 +207,7 @@ def test_categorical_features(policy, task):
 
 
 def test_onnx_input_codes_labels_against_the_training_levels():
-    pd = pytest.importorskip("pandas")
+    pd = importorskip("pandas")
     frame, score, _ = _categorical_frame(200, seed=6)
     clf = BoostClassifier(n_estimators=5, categorical_features=["city", "code"],
                           random_state=0).fit(frame, score > 0)

@@ -9,6 +9,8 @@ import sys
 import numpy as np
 import pytest
 
+from optional_imports import importorskip
+
 from boostlib import BoostClassifier, BoostRegressor, available
 from boostlib.plotting import plot_importance, plot_learning_curves, plot_tree
 
@@ -16,7 +18,7 @@ from boostlib.plotting import plot_importance, plot_learning_curves, plot_tree
 @pytest.fixture
 def plt():
     """matplotlib.pyplot on the Agg backend; figures are closed after the test."""
-    mpl = pytest.importorskip("matplotlib")
+    mpl = importorskip("matplotlib")
     mpl.use("Agg")
     import matplotlib.pyplot as pyplot
 
@@ -126,7 +128,7 @@ def test_learning_curves_errors(plt, higgs_small):
 
 # -- importance ----------------------------------------------------------------------------------
 def test_importance_bars_match_the_model_with_dataframe_names(plt, higgs_small, tmp_path):
-    pd = pytest.importorskip("pandas")
+    pd = importorskip("pandas")
     X, y, _, _ = higgs_small
     names = [f"feat_{i}" for i in range(X.shape[1])]
     model = BoostClassifier(n_estimators=20, max_depth=3, random_state=0).fit(
@@ -499,7 +501,7 @@ def test_multiclass_importance_sums_the_gain_of_every_class(plt, three_classes, 
 
 
 def test_model_gives_its_feature_names_to_the_plots(plt, three_classes):
-    pd = pytest.importorskip("pandas")
+    pd = importorskip("pandas")
     X, y, _, _ = three_classes
     names = ["alpha", "beta", "gamma", "delta", "eps"]
     clf = BoostClassifier(n_estimators=3, max_depth=2, random_state=0).fit(
@@ -615,7 +617,7 @@ def test_tree_output_errors(plt, three_classes):
 
 @pytest.mark.parametrize("policy", ["symmetric", "depthwise"])
 def test_categorical_splits_are_drawn_as_sets(plt, tmp_path, policy):
-    pd = pytest.importorskip("pandas")
+    pd = importorskip("pandas")
     rng = np.random.default_rng(2)
     city = rng.choice(["ams", "ber", "cph", "dub"], 800)
     y = np.isin(city, ["ber", "dub"]).astype(int) ^ (rng.random(800) < 0.05)

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from optional_imports import importorskip
+
 from boostlib import registry
 
 GUIDE = Path(__file__).resolve().parents[1] / "docs" / "plugins.md"
@@ -51,7 +53,7 @@ def test_the_example_tests_pass(example):
 
 
 def test_the_pyproject_declares_the_entry_point(example):
-    tomllib = pytest.importorskip("tomllib")
+    tomllib = importorskip("tomllib")
     project = tomllib.loads((example / "pyproject.toml").read_text())["project"]
     assert project["entry-points"]["boostlib"] == {"negbin": "boostlib_negbin"}
     assert project["name"] == "boostlib-negbin"

@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
+from optional_imports import importorskip
+
 from boostlib import BoostRanker, Dataset, PluginError, create, load_model, train
 from boostlib._kernels import _ranking
 from boostlib.testing import check_loss, check_metric
@@ -120,7 +122,7 @@ def test_lambdarank_refuses_labels_it_has_no_gain_for():
 @given(queries(min_size=2), st.sampled_from([None, 1, 3, 10]), st.booleans(),
        st.sampled_from(["exponential", "linear"]))
 def test_ndcg_matches_scikit_learn(case, k, weighted, gain):
-    metrics = pytest.importorskip("sklearn.metrics")
+    metrics = importorskip("sklearn.metrics")
     sizes, y, score = case
     ptr = ptr_of(sizes)
     rng = np.random.default_rng(len(y))
@@ -138,7 +140,7 @@ def test_ndcg_matches_scikit_learn(case, k, weighted, gain):
 @KERNEL_SETTINGS
 @given(queries(min_size=2), st.booleans())
 def test_map_matches_scikit_learn_average_precision(case, weighted):
-    metrics = pytest.importorskip("sklearn.metrics")
+    metrics = importorskip("sklearn.metrics")
     sizes, y, score = case
     ptr = ptr_of(sizes)
     qw = np.random.default_rng(len(y)).uniform(0.1, 3.0, sizes.size)
@@ -315,7 +317,7 @@ def test_pointwise_ranking_with_a_regression_loss_uses_groups_for_metrics_only()
 
 @pytest.mark.skipif(not os.path.isdir(SHARED), reason="../shared/datasets not available")
 def test_lambdarank_on_lightgbms_example_data():
-    datasets = pytest.importorskip("sklearn.datasets")
+    datasets = importorskip("sklearn.datasets")
     X, y, Xt, yt = datasets.load_svmlight_files(
         [os.path.join(SHARED, "rank.train"), os.path.join(SHARED, "rank.test")],
         n_features=300)

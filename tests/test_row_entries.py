@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
+from optional_imports import importorskip
+
 from boostlib import BoostClassifier
 from boostlib._kernels import _histogram
 from boostlib.engine import grower as grower_module
@@ -207,7 +209,7 @@ def record_growers(monkeypatch):
 def test_sparse_input_lists_the_same_entries_without_dense_rows(policy, monkeypatch):
     """Sparse input builds its entries from its own (no dense row-major matrix), and they
     are the dense twin's entries: the two fits give the same model, bit for bit."""
-    sparse = pytest.importorskip("scipy.sparse")
+    sparse = importorskip("scipy.sparse")
     X, y = one_hot_data(seed=2)
     X[::5, -1] = 0.0                            # a numeric column, partly zero
     growers = record_growers(monkeypatch)
@@ -228,7 +230,7 @@ def test_sparse_input_takes_the_most_frequent_values_as_the_dense_rows_do(monkey
     """Columns whose most frequent value is not their value on a row without entries (a
     feature at 1 on most rows, and bundles of one-hot columns where every row has one): the
     entries leave out the most frequent value, from sparse input as from its dense twin."""
-    sparse = pytest.importorskip("scipy.sparse")
+    sparse = importorskip("scipy.sparse")
     rng = np.random.default_rng(4)
     n = 2000
     cats = np.minimum(rng.geometric(0.3, (n, 6)) - 1, 9)     # level 0 the most frequent

@@ -8,6 +8,8 @@ import math
 import numpy as np
 import pytest
 
+from optional_imports import importorskip
+
 from boostlib import BoostClassifier, BoostRegressor
 from boostlib.engine.random_streams import seed_sequence, stream_rng
 from boostlib.api import UpdateRule
@@ -191,7 +193,7 @@ def test_s3_newton_leaves_use_the_hessian_not_zero_noise():
 def test_s3_leaf_noise_agrees_with_catboost():
     """CatBoost (Gradient leaves, random_strength=0, T = beta/N), side by side: its leaf noise
     (Langevin model minus the same model without Langevin) has the same std as ours."""
-    catboost = pytest.importorskip("catboost")
+    catboost = importorskip("catboost")
     n, T, lr, lam, draws = 400, 1.0, 0.5, 3.0, 100
     x = (np.arange(n) % 10 < 3).astype(float)
     X = x[:, None]

@@ -10,7 +10,9 @@ import pytest
 from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
-sp = pytest.importorskip("scipy.sparse")
+from optional_imports import importorskip
+
+sp = importorskip("scipy.sparse")
 
 from boostlib import BoostClassifier, BoostRegressor, Dataset, train  # noqa: E402
 from boostlib.engine.binning import BinMapper, _borders_of_sorted  # noqa: E402
@@ -307,7 +309,7 @@ def test_engine_dataset_and_model_on_sparse():
 
 @pytest.mark.parametrize("policy", ["depthwise", "symmetric"])
 def test_agaricus_sparse_equals_dense(policy):
-    datasets = pytest.importorskip("sklearn.datasets")
+    datasets = importorskip("sklearn.datasets")
     folder = DATASETS / "agaricus"
     train_file, test_file = folder / "agaricus.txt.train", folder / "agaricus.txt.test"
     if not (train_file.exists() and test_file.exists()):

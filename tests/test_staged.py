@@ -10,6 +10,8 @@ import types
 import numpy as np
 import pytest
 
+from optional_imports import importorskip
+
 from boostlib import BoostClassifier, BoostRanker, BoostRegressor, Dataset, Model, train
 from boostlib.engine.trees import GROW_POLICIES, TreeGroup
 
@@ -194,7 +196,7 @@ def test_staged_checks_X_when_called():
 
 
 def test_staged_does_not_depend_on_threads_or_sparse_input():
-    sparse = pytest.importorskip("scipy.sparse")
+    sparse = importorskip("scipy.sparse")
     est = _fit("multiclass", "sglb", "depthwise")
     a = list(est.model_.staged_predict(X_TEST, raw=True, n_jobs=1))
     b = list(est.model_.staged_predict(X_TEST, raw=True, n_jobs=2))
@@ -274,7 +276,7 @@ def test_apply_with_missing_values_follows_the_learned_direction():
 
 @pytest.mark.parametrize("policy", ALL_POLICIES)
 def test_apply_with_categorical_features(policy):
-    pd = pytest.importorskip("pandas")
+    pd = importorskip("pandas")
     rng = np.random.default_rng(0)
     city = rng.choice(list("abcdef"), 400)
     effect = dict(zip("abcdef", [1.0, -1.0, 2.0, 0.0, -2.0, 1.5]))

@@ -2,6 +2,8 @@
 import numpy as np
 import pytest
 
+from optional_imports import importorskip
+
 from boostlib import BoostClassifier, BoostRegressor, PluginError
 
 X = np.random.default_rng(0).normal(size=(40, 3))
@@ -130,7 +132,7 @@ def test_shape_errors():
 
 def test_non_numeric_dataframe_column():
     """Text columns are categorical unless categorical_features leaves them out."""
-    pd = pytest.importorskip("pandas")
+    pd = importorskip("pandas")
     df = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": ["x", "y", "z"]})
     BoostRegressor(n_estimators=2).fit(df, [1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match=r"column 'b' holds labels \(text or category\) but "
@@ -139,7 +141,7 @@ def test_non_numeric_dataframe_column():
 
 
 def test_non_numeric_columns_are_all_named():
-    pd = pytest.importorskip("pandas")
+    pd = importorskip("pandas")
     n = len(X)
     df = pd.DataFrame({"num": X[:, 0], "text": ["x"] * n,
                        "cat": pd.Categorical(["u", "v"] * (n // 2)),
@@ -157,7 +159,7 @@ def test_non_numeric_columns_are_all_named():
 
 
 def test_nullable_and_boolean_columns_are_numeric():
-    pd = pytest.importorskip("pandas")
+    pd = importorskip("pandas")
     values = [1, None, 3, 4] * 10
     df = pd.DataFrame({"ints": pd.array(values, dtype="Int64"),
                        "flags": (X[:, 1] > 0), "nums": X[:, 2]})

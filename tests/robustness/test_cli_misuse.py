@@ -17,6 +17,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from optional_imports import importorskip
+
 from boostlib import BoostRegressor
 from boostlib.frontend.cli import main
 
@@ -347,8 +349,8 @@ def test_valid_files_still_train_and_predict(files, tmp_path):
 
 # -- parquet ----------------------------------------------------------------------------------
 def test_parquet_misuse(tmp_path):
-    pa = pytest.importorskip("pyarrow")
-    pq = pytest.importorskip("pyarrow.parquet")
+    pa = importorskip("pyarrow")
+    pq = importorskip("pyarrow.parquet")
     (tmp_path / "fake.parquet").write_text(GOOD)
     assert_names(error_line(["train", tmp_path / "fake.parquet", "--target", "y"]),
                  ["fake.parquet", "cannot read as Parquet"])
