@@ -6,23 +6,23 @@ Public API::
     from boostlib import create
     from boostlib import Dataset, train, Model          # the engine layer
 
-Layers (each imports only those listed before it): ``_kernels`` (Cython) -> ``plugin`` (hook
-specs, registry, checks, testing kit) -> ``builtin`` (losses, samplers, update rules) and
-``engine`` (binning, trees, grower, ensemble, boosting context and loop) -> ``io`` (model
-files, tables) -> ``engine.model`` / ``engine.training`` (``Model``, ``train``) ->
-``frontend`` (estimators, command line, plotting).
+Layers (each imports only those listed before it; ``tests/test_layers.py`` checks it):
+``_kernels`` (Cython) -> ``plugin`` (hook specs, registry, checks) -> ``builtin`` (losses,
+samplers, update rules) and ``engine`` (binning, trees, grower, ensemble, boosting context and
+loop) -> ``io`` (model files, atomic writes, tables) -> ``booster`` (``Model``, ``train``) ->
+``explain``, ``export`` -> ``frontend`` (estimators, command line, plotting) and ``testing``
+(the plugin conformance kit) -> ``dask``.
 """
 from typing import Any
 
+from ._version import __version__
 from .engine.dataset import Dataset
-from .engine.model import Model
-from .engine.training import train
+from .booster.model import Model
+from .booster.training import train
 from .frontend.estimators import BoostClassifier, BoostRanker, BoostRegressor
 from .io.model_files import ModelFileError
 from .plugin.hookspecs import hookimpl
 from .plugin.registry import PluginError, available, create
-
-__version__ = "0.1.0"
 
 __all__ = ["BoostClassifier", "BoostRegressor", "BoostRanker", "Dataset", "train", "Model", "load_model",
            "available", "create",

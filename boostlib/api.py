@@ -1,7 +1,4 @@
-"""``boostlib.api`` is ``boostlib.plugin.api``
-(this name is kept for users and plugins)."""
-import sys
-
-from .plugin import api as _module
-
-sys.modules[__name__] = _module
+"""``boostlib.api``: the interfaces plugins implement, the public names of
+``boostlib.plugin.api`` (kept for users and plugins; the same objects)."""
+from .plugin.api import *  # noqa: F401,F403
+from .plugin.api import __all__  # noqa: F401

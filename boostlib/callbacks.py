@@ -1,7 +1,4 @@
-"""``boostlib.callbacks`` is ``boostlib.engine.callbacks``
-(this name is kept for users and plugins)."""
-import sys
-
-from .engine import callbacks as _module
-
-sys.modules[__name__] = _module
+"""``boostlib.callbacks``: the training callbacks, the public names of
+``boostlib.engine.callbacks`` (kept for users and plugins; the same objects)."""
+from .engine.callbacks import *  # noqa: F401,F403
+from .engine.callbacks import __all__  # noqa: F401

@@ -1,7 +1,4 @@
-"""``boostlib.plotting`` is ``boostlib.frontend.plotting``
-(this name is kept for users and plugins)."""
-import sys
-
-from .frontend import plotting as _module
-
-sys.modules[__name__] = _module
+"""``boostlib.plotting``: the plotting functions, the public names of
+``boostlib.frontend.plotting`` (kept for users and plugins; the same objects)."""
+from .frontend.plotting import *  # noqa: F401,F403
+from .frontend.plotting import __all__  # noqa: F401

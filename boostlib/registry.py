@@ -1,7 +1,4 @@
-"""``boostlib.registry`` is ``boostlib.plugin.registry``
-(this name is kept for users and plugins)."""
-import sys
-
-from .plugin import registry as _module
-
-sys.modules[__name__] = _module
+"""``boostlib.registry``: the plugin registry, the public names of
+``boostlib.plugin.registry`` (kept for users and plugins; the same objects)."""
+from .plugin.registry import *  # noqa: F401,F403
+from .plugin.registry import __all__  # noqa: F401

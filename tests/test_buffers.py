@@ -3,7 +3,7 @@ import numpy as np
 
 from boostlib.engine.buffers import ArrayPool
 from boostlib.engine.dataset import Dataset
-from boostlib.engine.training import train
+from boostlib.booster.training import train
 
 
 def test_an_array_is_reused_only_when_free():

@@ -14,7 +14,8 @@ import pytest
 from optional_imports import importorskip
 
 from boostlib import BoostRegressor, __version__, load_model
-from boostlib.frontend.cli import build_parser, estimator_parameters, main
+from boostlib.frontend.cli import build_parser, main
+from boostlib.frontend.cli.options import estimator_parameters
 from boostlib.datasets import load_higgs
 
 
@@ -214,7 +215,7 @@ def test_tab_separator_option(tmp_path, capsys):
 
 
 def test_every_estimator_parameter_is_an_option(tmp_path, capsys):
-    from boostlib.frontend.cli import NOT_OPTIONS
+    from boostlib.frontend.cli.options import NOT_OPTIONS
     names = [p.name for p in estimator_parameters()]
     assert set(names) == set(BoostRegressor().get_params()) - set(NOT_OPTIONS)
     assert "--warm-start" not in build_parser().format_help()
@@ -709,7 +710,7 @@ _BAD_PARAMETERS = [
                          ids=[" ".join(o) for o, _ in _BAD_PARAMETERS])
 def test_parameters_are_checked_before_the_data_is_read(monkeypatch, capsys, options,
                                                         message):
-    import boostlib.frontend.cli as cli
+    import boostlib.frontend.cli.train as cli
 
     def read_table(*args, **kwargs):
         raise AssertionError("the data was read before the parameters were checked")
@@ -745,7 +746,7 @@ def _train_parser():
 def test_train_help_lists_every_parameter_with_its_description_and_default(capsys):
     """Every estimator parameter is an option under "estimator parameters", with a
     description (not its bare name) and its default."""
-    from boostlib.frontend.cli import TRAIN_SET_PARAMETERS
+    from boostlib.frontend.cli.options import TRAIN_SET_PARAMETERS
 
     train = _train_parser()
     group = next(g for g in train._action_groups if g.title == "estimator parameters")
@@ -776,7 +777,7 @@ def test_demo_explains_rows_worse_than_a_constant_model(capsys):
     """Without early stopping, at a high learning rate, the accelerated rules overfit past
     the constant model: the rows are marked and the note says why."""
     import argparse
-    from boostlib.frontend.cli import _demo_binary
+    from boostlib.frontend.cli.demo import _demo_binary
 
     _demo_binary(argparse.Namespace(n_estimators=40, learning_rate=0.5, max_depth=6,
                                     random_state=0, n_jobs=1, early_stopping_rounds=0))

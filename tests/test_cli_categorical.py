@@ -8,8 +8,9 @@ import pytest
 from optional_imports import importorskip
 
 import boostlib
+import boostlib.frontend.estimator_files
 from boostlib import BoostClassifier, BoostRegressor, load_model
-from boostlib.frontend import cli
+from boostlib.frontend.cli import train as cli_train
 from boostlib.frontend.cli import build_parser, main
 from boostlib.io.tables import NamedMatrix, categorical_codes, read_table
 
@@ -213,7 +214,7 @@ class _NoCategorical:
 
 def test_train_passes_the_categorical_columns(shops_csv, monkeypatch, capsys):
     _Recorder.seen = {}
-    monkeypatch.setattr(cli, "_estimator_classes", lambda: (_Recorder, _Recorder, _Recorder))
+    monkeypatch.setattr(cli_train, "estimator_classes", lambda: (_Recorder, _Recorder, _Recorder))
     with pytest.raises(_Stop):
         main(["train", shops_csv, "--target", "y", "--drop", "id", "--categorical", "zip",
               "--eval-fraction", "0.5"])
@@ -232,7 +233,7 @@ def test_train_passes_the_categorical_columns(shops_csv, monkeypatch, capsys):
 
 def test_numeric_files_pass_no_categorical_features(shops_csv, monkeypatch, capsys):
     _Recorder.seen = {}
-    monkeypatch.setattr(cli, "_estimator_classes", lambda: (_Recorder, _Recorder, _Recorder))
+    monkeypatch.setattr(cli_train, "estimator_classes", lambda: (_Recorder, _Recorder, _Recorder))
     with pytest.raises(_Stop):
         main(["train", shops_csv, "--target", "y", "--drop", "city,id"])
     assert _Recorder.seen["categorical_features"] is None        # the default, not []
@@ -242,7 +243,7 @@ def test_numeric_files_pass_no_categorical_features(shops_csv, monkeypatch, caps
 
 def test_an_estimator_without_categorical_features_is_a_clear_error(shops_csv, monkeypatch,
                                                                     capsys):
-    monkeypatch.setattr(cli, "_estimator_classes", lambda: (_NoCategorical, _NoCategorical, _NoCategorical))
+    monkeypatch.setattr(cli_train, "estimator_classes", lambda: (_NoCategorical, _NoCategorical, _NoCategorical))
     err = _error(capsys, "train", shops_csv, "--target", "y", "--categorical", "zip")
     assert f"{shops_csv}: non-numeric columns 'city', 'id' and --categorical column 'zip' " \
            "would be categorical features, but _NoCategorical has no categorical_features " \
@@ -265,7 +266,7 @@ class _FittedStandIn:
 
 def test_predict_reads_the_models_categorical_columns(tmp_path, monkeypatch, capsys):
     model = _FittedStandIn(["x", "city", "store"], ["city", "store"])
-    monkeypatch.setattr(boostlib, "load_model", lambda path: model)
+    monkeypatch.setattr(boostlib.frontend.estimator_files, "load_estimator", lambda path: model)
     path = _write(tmp_path / "new.csv", ["id", "store", "x", "city", "note"], [
         ["r1", "12", "1.5", "Tokyo", "free text"],
         ["r2", "3", "0.5", "Berlin", ""],
@@ -280,14 +281,15 @@ def test_predict_reads_the_models_categorical_columns(tmp_path, monkeypatch, cap
 
 
 def test_predict_rejects_text_in_a_numeric_feature(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(boostlib, "load_model",
+    monkeypatch.setattr(boostlib.frontend.estimator_files, "load_estimator",
                         lambda path: _FittedStandIn(["x", "city"], ["city"]))
     path = _write(tmp_path / "bad.csv", ["x", "city"], [["1", "Oslo"], ["high", "Lima"]])
     assert f"{path}: column 'x' holds text (e.g. 'high'), but the model was trained on it " \
            "as a numeric feature; expected numbers" in _error(capsys, "predict", "m.json", path)
     no_names = _FittedStandIn(["x", "city"], None)
     del no_names.feature_names_in_
-    monkeypatch.setattr(boostlib, "load_model", lambda path: no_names)
+    monkeypatch.setattr(boostlib.frontend.estimator_files, "load_estimator",
+                        lambda path: no_names)
     path = _write(tmp_path / "text.csv", ["x", "city"], [["1", "Oslo"], ["2", "Lima"]])
     assert "must hold numbers only; expected numeric columns, but column 'city' holds text" \
         in _error(capsys, "predict", "m.json", path)

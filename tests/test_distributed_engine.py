@@ -7,7 +7,7 @@ import pytest
 from boostlib.engine.dataset import Dataset
 from boostlib.engine.random_streams import Streams, seed_sequence
 from boostlib.engine.shard import Shard
-from boostlib.engine.training import distributed_start, train
+from boostlib.booster.training import distributed_start, train
 from boostlib.plugin.collective import LOCAL, CollectiveError
 
 from reference.thread_collective import run_workers, split_rows

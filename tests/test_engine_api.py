@@ -12,7 +12,7 @@ from optional_imports import importorskip
 
 import boostlib
 from boostlib import Dataset, Model, ModelFileError, train
-from boostlib.engine.training import default_loss
+from boostlib.booster.training import default_loss
 
 
 def _data(n=600, d=5, seed=0, classes=2):

@@ -9,7 +9,8 @@ from hypothesis.extra import numpy as hnp
 
 from boostlib._kernels import _binning
 from boostlib.engine import binning
-from boostlib.engine.binning import BinMapper, _midpoint_percentiles
+from boostlib.engine.binning import BinMapper
+from boostlib.engine.borders import midpoint_percentiles
 from reference import kernels as ref
 from reference.strategies import KERNEL_SETTINGS, MAX_BINS_CHOICES
 
@@ -242,7 +243,7 @@ def test_midpoint_percentiles_match_numpy_bit_for_bit(values, max_bins):
     q = np.linspace(0, 100, max_bins + 1)[1:-1]
     with np.errstate(over="ignore", invalid="ignore"):
         expected = np.percentile(values, q, method="midpoint")
-    got = _midpoint_percentiles(values, q)
+    got = midpoint_percentiles(values, q)
     finite = np.isfinite(expected)             # NumPy's overflow: see the next test
     np.testing.assert_array_equal(got[finite].view(np.uint64),
                                   expected[finite].view(np.uint64))
@@ -256,7 +257,7 @@ def test_midpoint_percentiles_round_as_numpy():
     assert a + (b - a) * 0.5 != b - (b - a) * 0.5
     v = np.array([a, b])
     q = np.array([50.0])
-    assert _midpoint_percentiles(v, q)[0] == np.percentile(v, q, method="midpoint")[0]
+    assert midpoint_percentiles(v, q)[0] == np.percentile(v, q, method="midpoint")[0]
 
 
 def test_midpoint_percentiles_where_numpy_overflows():
@@ -267,7 +268,7 @@ def test_midpoint_percentiles_where_numpy_overflows():
     with np.errstate(over="ignore", invalid="ignore"):
         numpy_says = np.percentile(v, q, method="midpoint")
     assert not np.all(np.isfinite(numpy_says))
-    np.testing.assert_array_equal(_midpoint_percentiles(v, q), [-1.7e308, -1.7e308, 0.0])
+    np.testing.assert_array_equal(midpoint_percentiles(v, q), [-1.7e308, -1.7e308, 0.0])
 
 
 # --------------------------------------------------------------------------------------------

@@ -10,10 +10,10 @@ import numpy as np
 
 from ..engine.binning import BinMapper
 from ..engine.dataset import Dataset
-from ..engine.model import Model
+from ..booster.model import Model
 from ..engine.params import resolve
 from ..engine.random_streams import stream_rng
-from ..engine.training import distributed_start
+from ..booster.training import distributed_start
 from ..plugin.collective import CollectiveError
 from .collective import install
 from .parts import Parts, balance, gather_rows, persist, worker_addresses

@@ -10,9 +10,9 @@ import numpy as np
 
 from ..engine.binning import code_counts
 from ..engine.dataset import Dataset
-from ..engine.model import Model
+from ..booster.model import Model
 from ..engine.shard import Shard
-from ..engine.training import train
+from ..booster.training import train
 from ..plugin.collective import CollectiveError
 from .collective import DaskCollective
 from .parts import concat

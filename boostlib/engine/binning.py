@@ -6,65 +6,13 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from .._kernels import _binning
+from .borders import bins_for_rows, keep_full_bins, midpoint_percentiles
+from .sparse_binning import fit_sparse, is_sparse, transform_sparse
 
 MAX_BINS = 255
 SUBSAMPLE = 200_000
 #: Values sorted at a time when fitting borders (32 MB of float64).
 SORT_BLOCK_VALUES = 1 << 22
-
-
-def _midpoint_percentiles(values: np.ndarray, percentiles: np.ndarray) -> np.ndarray:
-    """``np.percentile(values, percentiles, method="midpoint")`` of *sorted* ``values``.
-
-    NumPy's arithmetic, without its selection (which costs as much as the sort the values
-    already had): the virtual index ``(floor(m) + ceil(m)) / 2`` of ``m = (n - 1) * q``, and
-    NumPy's interpolation between its two neighbours ``a <= b``, with weight 0 (a whole
-    index: ``a``) or 0.5 (``b - (b - a) * 0.5``). Where ``b - a`` overflows, NumPy's answer
-    is NaN or -inf; here it is ``a`` or ``a / 2 + b / 2``. ``tests/test_kernels_binning.py``
-    checks the rest against ``np.percentile`` bit for bit.
-    """
-    n = values.size
-    q = np.true_divide(percentiles, 100)
-    m = (n - 1) * q
-    virtual = 0.5 * (np.floor(m) + np.ceil(m))
-    gamma = np.where(virtual % 1 == 0, 0.0, 0.5)
-    below = np.floor(virtual).astype(np.intp)
-    above = below + 1
-    last = virtual >= n - 1              # at or past the last value: the last value
-    below[last] = n - 1
-    above[last] = n - 1
-    a, b = values[below], values[above]
-    with np.errstate(over="ignore", invalid="ignore"):
-        diff = b - a
-        out = np.where(gamma >= 0.5, b - diff * (1 - gamma), a + diff * gamma)
-    overflow = ~np.isfinite(out)
-    if overflow.any():
-        out[overflow] = np.where(gamma[overflow] >= 0.5,
-                                 a[overflow] * 0.5 + b[overflow] * 0.5, a[overflow])
-    return out
-
-
-def bins_for_rows(max_bins: int, n_values: int, min_samples_bin: int) -> int:
-    """The bins a feature of ``n_values`` sampled values is cut into by quantiles: at most
-    ``max_bins``, and few enough to hold ``min_samples_bin`` values each."""
-    return max(1, min(max_bins, n_values // min_samples_bin))
-
-
-def keep_full_bins(borders: np.ndarray, below: np.ndarray, n_values: int,
-                   min_samples_bin: int) -> np.ndarray:
-    """The borders that leave every bin at least ``min_samples_bin`` of the ``n_values``
-    sampled values, chosen greedily from the lowest: a border is kept when the bin it
-    closes and everything above it both hold that many (``below[i]``: the values at most
-    ``borders[i]``). A feature of fewer than ``2 * min_samples_bin`` values keeps none."""
-    if min_samples_bin <= 1 or borders.size == 0:
-        return borders
-    keep = np.zeros(borders.size, dtype=bool)
-    last = 0
-    for i, count in enumerate(below.tolist()):
-        if count - last >= min_samples_bin and n_values - count >= min_samples_bin:
-            keep[i] = True
-            last = count
-    return borders[keep]
 
 
 def _borders_of_sorted(values: np.ndarray, max_bins: int,
@@ -84,7 +32,7 @@ def _borders_of_sorted(values: np.ndarray, max_bins: int,
     else:
         n_bins = bins_for_rows(max_bins, values.size, min_samples_bin)
         percentiles = np.linspace(0, 100, n_bins + 1)[1:-1]
-        borders = np.unique(_midpoint_percentiles(values, percentiles))
+        borders = np.unique(midpoint_percentiles(values, percentiles))
     if min_samples_bin <= 1:
         return borders
     return keep_full_bins(borders, np.searchsorted(values, borders, side="right"),
@@ -189,7 +137,6 @@ class BinMapper:
             when ``X`` holds only some of them (a distributed fit's sample): the codes that
             get bins of their own are chosen from these counts instead of ``X``'s.
         """
-        from .sparse_binning import fit_sparse, is_sparse     # scipy.sparse X: no dense copy
         if is_sparse(X):
             return fit_sparse(self, X, rng, categorical)
         X = _as_real(X)
@@ -302,7 +249,6 @@ class BinMapper:
             a sparse ``X`` a :class:`~boostlib.engine.sparse_binned.SparseBinned` of it (what
             the engine reads: memory in proportion to the stored values).
         """
-        from .sparse_binning import is_sparse, transform_sparse  # scipy.sparse X: no copy
         if is_sparse(X):
             return transform_sparse(self, X, "sparse" if layout == "engine" else layout)
         if layout == "engine":

@@ -1,4 +1,4 @@
-"""A worker's part of a distributed fit: what :func:`~boostlib.engine.training.train` takes
+"""A worker's part of a distributed fit: what :func:`~boostlib.booster.training.train` takes
 from the whole data set instead of from the worker's own rows."""
 from __future__ import annotations
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
 import numpy as np
 
+from .borders import bins_for_rows, keep_full_bins, midpoint_percentiles
 from .sparse_binned import SparseBinned
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -130,7 +131,7 @@ def reject_categorical(mask: Any, what: str) -> None:
 
 class _RunLengthValues:
     """The sorted array ``np.repeat(distinct, counts)``, read without being built: just what
-    :func:`~boostlib.engine.binning._midpoint_percentiles` reads (``size`` and integer-array
+    :func:`~boostlib.engine.borders.midpoint_percentiles` reads (``size`` and integer-array
     indexing), each position mapped to its value through the cumulative counts."""
 
     def __init__(self, distinct: np.ndarray, counts: np.ndarray):
@@ -177,7 +178,6 @@ def _borders_of_counts(distinct: np.ndarray, counts: np.ndarray, max_bins: int,
     ndarray of float64
         Increasing borders.
     """
-    from .binning import _midpoint_percentiles, bins_for_rows, keep_full_bins
 
     distinct = np.asarray(distinct, dtype=np.float64)
     counts = np.asarray(counts)
@@ -191,7 +191,7 @@ def _borders_of_counts(distinct: np.ndarray, counts: np.ndarray, max_bins: int,
     else:
         n_bins = bins_for_rows(max_bins, int(counts.sum()), min_samples_bin)
         percentiles = np.linspace(0, 100, n_bins + 1)[1:-1]
-        borders = np.unique(_midpoint_percentiles(_RunLengthValues(distinct, counts),
+        borders = np.unique(midpoint_percentiles(_RunLengthValues(distinct, counts),
                                                   percentiles))
     if min_samples_bin <= 1:
         return borders

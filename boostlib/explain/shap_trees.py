@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-from ..engine.model import Model
+from ..booster.model import Model
 from ..engine.trees import TreeGroup
 from ..engine.trees.base import CAT_SPLIT, subtree_sums
 

@@ -9,10 +9,9 @@ from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
 from .._compat import NotFittedError
-from ..engine.model import Model
-from ..frontend.estimators import BoostClassifier, BoostRanker, BoostRegressor
+from ..booster.model import Model
 from ..plugin.api import LINKS, Loss
 from .onnx_graph import build_model
 from .onnx_trees import tree_ensemble_arrays
@@ -51,7 +50,7 @@ def resolve_model(model: Any) -> Tuple[Model, Optional[np.ndarray]]:
     """
     if isinstance(model, Model):
         return model, None
-    if isinstance(model, (BoostClassifier, BoostRegressor, BoostRanker)):
+    if getattr(type(model), "_boostlib_estimator", False):    # (without importing them)
         fitted = getattr(model, "model_", None)
         if not isinstance(fitted, Model):
             raise NotFittedError(f"model: this {type(model).__name__} instance is not fitted "
@@ -61,7 +60,7 @@ def resolve_model(model: Any) -> Tuple[Model, Optional[np.ndarray]]:
 
 
 def loss_link(loss: Any) -> str:
-    """The link of ``loss`` (one of :data:`boostlib.api.LINKS`): its declared
+    """The link of ``loss`` (one of ``boostlib.api.LINKS``): its declared
     ``link``, or ``"identity"`` for a loss that keeps the base ``transform``.
 
     Raises

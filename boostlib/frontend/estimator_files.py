@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
-from ..engine.model import Model
+from ..booster.model import Model
 from ..io import model_files
 from ..io.model_files import ModelFileError
+from .estimators import BoostClassifier, BoostRanker, BoostRegressor
 
 
-def _classes() -> Dict[str, type]:
-    from .estimators import BoostClassifier, BoostRanker, BoostRegressor
-    return {"BoostClassifier": BoostClassifier, "BoostRegressor": BoostRegressor,
-            "BoostRanker": BoostRanker}
+#: The estimator classes a model file can name.
+CLASSES: Dict[str, type] = {"BoostClassifier": BoostClassifier,
+                            "BoostRegressor": BoostRegressor, "BoostRanker": BoostRanker}
 
 
 def estimator_to_dict(est: Any) -> Dict[str, Any]:
@@ -22,15 +22,13 @@ def estimator_to_dict(est: Any) -> Dict[str, Any]:
     ------
     ModelFileError
         When part of the model cannot be written (an unregistered loss instance, class
-        labels that are not booleans, numbers or strings).
+        labels that are not booleans, numbers or strings), or ``est`` is not a
+        BoostClassifier, BoostRegressor or BoostRanker.
     """
-    name = type(est).__name__
-    if name not in _classes():
-        raise ModelFileError(f"cannot save a {name}; expected BoostClassifier, "
+    if not isinstance(est, tuple(CLASSES.values())):
+        raise ModelFileError(f"cannot save a {type(est).__name__}; expected BoostClassifier, "
                              "BoostRegressor or BoostRanker")
-    est._check_fitted()
-    return model_files.model_document(est.model_, name, getattr(est, "classes_", None),
-                                      params=est.get_params(deep=False))
+    return est._to_document()
 
 
 def estimator_from_parts(parts: model_files.ModelParts) -> Any:
@@ -39,7 +37,7 @@ def estimator_from_parts(parts: model_files.ModelParts) -> Any:
         raise ModelFileError("this model file holds an engine model (written by "
                              "boostlib.Model.save), not an estimator; read it with "
                              "boostlib.Model.load")
-    cls = _classes()[parts.estimator]
+    cls = CLASSES[parts.estimator]
     est = cls(**parts.params)
     model = Model.from_parts(parts)
     model.params = {**est.get_params(deep=False)}

@@ -17,10 +17,11 @@ from ..engine.callbacks import CallbackLike
 from ..engine.categorical import categorical_spec
 from ..engine.dataset import Dataset
 from ..engine.ensemble import Ensemble
-from ..engine.model import Model
+from ..booster.model import Model
 from ..engine.params import resolve
-from ..engine.training import train
+from ..booster.training import train
 from ..engine.validation import check_sample_weight, check_X, check_y, feature_names
+from ..io import model_files
 from ..plugin import checks, registry
 from .class_weights import check_class_weight, class_row_weights
 
@@ -62,6 +63,9 @@ def _renamed(func: Any, qualname: str) -> Any:
 
 
 class _BaseBoost(BaseEstimator):
+    #: Marks boostlib's estimators for :mod:`boostlib.export`, a layer below them, which
+    #: recognises a fitted estimator by this attribute and its ``model_``.
+    _boostlib_estimator = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -460,9 +464,23 @@ class _BaseBoost(BaseEstimator):
 
         See ``docs/model_files.md`` for the format; :func:`boostlib.load_model` reads it back.
         """
-        from .estimator_files import save_estimator
+        model_files.write(path, self._to_document())
+
+    def _to_document(self) -> Dict[str, Any]:
+        """The model-file document of the fitted estimator (plain JSON data): its model, class
+        name, parameters and a classifier's labels.
+
+        Raises
+        ------
+        ModelFileError
+            When part of the model cannot be written (an unregistered loss instance, class
+            labels that are not booleans, numbers or strings, a class other than
+            BoostClassifier, BoostRegressor or BoostRanker).
+        """
         self._check_fitted()
-        save_estimator(self, path)
+        return model_files.model_document(self.model_, type(self).__name__,
+                                          getattr(self, "classes_", None),
+                                          params=self.get_params(deep=False))
 
 
 class BoostRegressor(RegressorMixin, _BaseBoost):

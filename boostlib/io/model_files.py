@@ -9,21 +9,16 @@ shared nodes), finiteness and sorted bin borders. Every failure raises
 its registered plugin name through :mod:`boostlib.registry`).
 
 This module reads and writes models as their parts (:class:`ModelParts`): the engine's
-:class:`~boostlib.engine.model.Model` and the estimators build themselves from them, so it
+:class:`~boostlib.booster.model.Model` and the estimators build themselves from them, so it
 imports neither.
 """
 from __future__ import annotations
 
-import contextlib
-import errno
 import json
 import math
 import os
-import signal
-import stat
-import threading
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -34,6 +29,8 @@ from ..engine.ensemble import (MAX_RAW_BOUND, MAX_STATE_FACTOR, Ensemble, raw_bo
 from ..engine.params import DEFAULTS, MAX_N_JOBS, MAX_TREES, resolve
 from ..engine.random_streams import seed_sequence
 from ..engine.trees import GROW_POLICIES, TreeGroup, kind_of
+from .._version import __version__
+from .atomic import check_regular_target, write_atomically
 from ..plugin import registry
 
 __all__ = ["ModelFileError", "FORMAT", "FORMAT_VERSION", "ModelParts", "model_document",
@@ -823,7 +820,6 @@ def model_document(model: Any, estimator: Optional[str] = None,
         When part of the model cannot be written (an unregistered loss instance, class
         labels that are not booleans, numbers or strings).
     """
-    from .. import __version__
 
     if estimator is not None and estimator not in ESTIMATORS:
         raise ModelFileError(f"cannot save a {estimator}; expected one of {ESTIMATORS}")
@@ -954,102 +950,14 @@ def write(path: Any, doc: Dict[str, Any]) -> None:
         When the file cannot be created.
     """
     path = _path(path)
-    if os.path.lexists(path) and (os.path.islink(path)
-                                  or not stat.S_ISREG(os.lstat(path).st_mode)):
-        raise ModelFileError(f"cannot write model file {path!r}: it exists and is not a "
-                             "regular file (a symlink, device, FIFO or folder); boostlib "
-                             "only replaces regular files")
+    check_regular_target(path, "model file", ModelFileError)
     text = _encode(doc)
     try:        # every file written loads back: read it as load_model would, first
         parse(text.encode("utf-8"))
     except ModelFileError as exc:
         raise ModelFileError(f"cannot save the model: the file would not load back "
                              f"({exc})") from None
-    written = False
-    try:
-        with _sigint_deferred():
-            _write_atomically(path, text + "\n")
-            written = True
-    except KeyboardInterrupt:
-        if written:     # Ctrl-C during the write, delivered once it was complete
-            raise KeyboardInterrupt(f"interrupted after the model file {path!r} was "
-                                    "written completely") from None
-        raise
-
-
-@contextlib.contextmanager
-def _sigint_deferred() -> Iterator[None]:
-    """Hold SIGINT (Ctrl-C) back until the block ends, then act on it as the previous handler
-    would (by default: KeyboardInterrupt), so that a save is never left half done with its
-    temporary file behind. Python runs signal handlers in the main thread, so a save there
-    holds it back whichever thread the signal reaches; elsewhere nothing is held."""
-    old = signal.getsignal(signal.SIGINT)
-    if threading.current_thread() is not threading.main_thread() or old is None:
-        yield           # not the main thread, or a handler installed outside Python
-        return
-    received = []
-    signal.signal(signal.SIGINT, lambda signum, frame: received.append(frame))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, old)
-    if received and callable(old):
-        old(signal.SIGINT, received[0])
-    elif received and old == signal.SIG_DFL:
-        raise KeyboardInterrupt
-
-
-def _create_temporary(folder: str) -> Tuple[int, str]:
-    """Create a new, empty temporary file in ``folder``, opened for writing: ``(fd, path)``.
-
-    Unlike :func:`tempfile.mkstemp` (always mode 0600), the file is created with mode 0666
-    and the kernel applies the umask (and a default ACL of the folder, if any) exactly as it
-    does for ``open(path, "w")``. The umask is thus never read: reading it with
-    ``os.umask(0)`` and setting it back would change it for every thread for a moment, and
-    ``/proc/self/status`` exists on Linux only. ``O_EXCL`` with a random name makes the
-    file new (never an existing file or a symlink planted at that name).
-    """
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) \
-        | getattr(os, "O_BINARY", 0)
-    for _ in range(100):
-        tmp = os.path.join(folder, f".boostlib-model-{os.urandom(6).hex()}.tmp")
-        try:
-            return os.open(tmp, flags, 0o666), tmp
-        except FileExistsError:
-            continue
-    raise FileExistsError(errno.EEXIST, "no unused temporary file name found")
-
-
-def _write_atomically(path: str, text: str) -> None:
-    """Write ``text`` to a temporary file beside ``path``, flush it to disk, and rename it
-    over ``path``; on any failure the temporary file is removed.
-
-    The file gets the permissions a plain ``open(path, "w")`` would give it: those of the
-    file it replaces (as ``cp`` onto an existing file keeps them), else ``0666`` less the
-    umask (see :func:`_create_temporary`).
-    """
-    folder = os.path.dirname(os.path.abspath(path))
-    try:        # only the permission bits: never set-user-ID and the like
-        kept = stat.S_IMODE(os.stat(path).st_mode) & 0o777
-    except FileNotFoundError:
-        kept = None
-    try:
-        fd, tmp = _create_temporary(folder)
-    except OSError as exc:
-        raise type(exc)(exc.errno, f"cannot write model file {path!r}: "
-                                   f"{exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if kept is not None:
-            os.chmod(tmp, kept)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomically(path, (text + "\n").encode("utf-8"), "model file")
 
 
 def read(path: Any) -> ModelParts:

@@ -28,7 +28,7 @@ import numpy as np
 from .hookspecs import hookimpl
 
 __all__ = ["hookimpl", "Loss", "Sampler", "SampleResult", "UpdateRule", "Metric", "Context",
-           "Tree", "TrackedModel", "LINKS"]
+           "Tree", "TrackedModel", "LINKS", "METRIC_INPUTS"]
 
 #: The values of ``Loss.link``: how a loss's ``transform`` maps raw scores ``z`` to
 #: predictions: ``z`` itself, ``exp(z)``, ``sigmoid(z)``, or the row-wise softmax.
@@ -64,7 +64,7 @@ class Loss(ABC):
         :meth:`bind_groups` once per data set and uses the bound copy on that set's rows,
         so every other method can read ``self.group_ptr``.
     link : str or None
-        How :meth:`transform` maps raw scores to predictions, one of :data:`LINKS`:
+        How :meth:`transform` maps raw scores to predictions, one of ``LINKS``:
         ``"identity"``, ``"log"`` (``exp(raw)``: a log link), ``"logit"``
         (``sigmoid(raw)``) or ``"softmax"`` (row-wise, over ``n_outputs > 1`` outputs).
         Exporters (``boostlib.export.to_onnx``) read it to rebuild the transform.

@@ -40,6 +40,10 @@ from typing import Callable
 
 import pluggy
 
+__all__ = ["PROJECT_NAME", "hookspec", "hookimpl", "API_VERSION", "SUPPORTED_API_VERSIONS",
+           "API_VERSION_ATTRIBUTE", "boostlib_add_losses", "boostlib_add_samplers",
+           "boostlib_add_updates", "boostlib_add_metrics"]
+
 PROJECT_NAME = "boostlib"
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)

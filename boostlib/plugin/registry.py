@@ -3,7 +3,7 @@
 The plugin manager is built lazily, on the first lookup, so ``import boostlib`` stays fast.
 Built-in plugins are registered through the same hooks as third-party ones. Entry points
 are loaded one by one: one that fails to import, declares an unsupported API version
-(:data:`boostlib.hookspecs.SUPPORTED_API_VERSIONS`), implements a hook boostlib does not
+(``boostlib.hookspecs.SUPPORTED_API_VERSIONS``), implements a hook boostlib does not
 know, implements none, or returns an invalid mapping is reported once with a warning naming
 it and its distribution, and is left out (:func:`load_failures`). Set
 ``BOOSTLIB_DISABLE_PLUGIN_AUTOLOAD=1`` to skip entry points altogether.
@@ -23,7 +23,12 @@ from typing import Any, Callable
 
 import pluggy
 
+from .._version import __version__
 from . import api, hookspecs
+
+__all__ = ["BUILTIN_PLUGINS", "KINDS", "PluginError", "Entry", "check_api_version",
+           "autoload_disabled", "register_plugin", "unregister_plugin", "reset", "available",
+           "entries", "load_failures", "init_parameters", "create"]
 
 BUILTIN_PLUGINS = ("boostlib.builtin.losses", "boostlib.builtin.log_link",
                    "boostlib.builtin.quantile", "boostlib.builtin.samplers",
@@ -95,7 +100,6 @@ def _boostlib_version() -> str:
     try:
         return metadata.version("boostlib")
     except metadata.PackageNotFoundError:  # running from a source tree that is not installed
-        from .. import __version__
         return __version__
 
 
@@ -152,7 +156,7 @@ def check_api_version(plugin: Any, who: str) -> None:
     ------
     PluginError
         When the declared version is not an int or not in
-        :data:`boostlib.hookspecs.SUPPORTED_API_VERSIONS`.
+        ``boostlib.hookspecs.SUPPORTED_API_VERSIONS``.
     """
     attr = hookspecs.API_VERSION_ATTRIBUTE
     declared = getattr(plugin, attr, None)

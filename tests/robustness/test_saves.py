@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from boostlib import BoostClassifier, ModelFileError, load_model
-from boostlib.io import model_files
+from boostlib.io import atomic
 
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(200, 3))
@@ -27,14 +27,14 @@ def _leftovers(folder):
 @pytest.mark.parametrize("stage", ["write", "fsync", "replace"])
 def test_ctrl_c_during_a_save_waits_for_the_complete_file(tmp_path, monkeypatch, stage):
     path = tmp_path / "model.json"
-    real = {"write": model_files._create_temporary, "fsync": os.fsync, "replace": os.replace}
+    real = {"write": atomic._create_temporary, "fsync": os.fsync, "replace": os.replace}
 
     def interrupted(*args, **kwargs):
         os.kill(os.getpid(), signal.SIGINT)     # held back by the save until it is done
         return real[stage](*args, **kwargs)
 
-    target = {"write": (model_files, "_create_temporary"), "fsync": (model_files.os, "fsync"),
-              "replace": (model_files.os, "replace")}[stage]
+    target = {"write": (atomic, "_create_temporary"), "fsync": (atomic.os, "fsync"),
+              "replace": (atomic.os, "replace")}[stage]
     monkeypatch.setattr(*target, interrupted)
     with pytest.raises(KeyboardInterrupt, match="written completely"):
         MODEL.save_model(path)
@@ -47,7 +47,7 @@ def test_a_failed_write_leaves_no_temporary_file(tmp_path, monkeypatch):
     def full_disk(fd):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(model_files.os, "fsync", full_disk)
+    monkeypatch.setattr(atomic.os, "fsync", full_disk)
     with pytest.raises(OSError, match="No space left"):
         MODEL.save_model(tmp_path / "model.json")
     assert not (tmp_path / "model.json").exists()

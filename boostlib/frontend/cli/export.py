@@ -11,11 +11,11 @@ import os
 import sys
 from typing import Any
 
-from ..engine.model import Model
-from ..export import FORMATS, to_onnx
-from ..io import model_files
-from .cli import check_output
-from .estimator_files import estimator_from_parts
+from ...booster.model import Model
+from ...export import FORMATS, to_onnx
+from ...io import model_files
+from ..estimator_files import estimator_from_parts
+from .files import check_output, write_output
 
 _EXPORT_EPILOG = """examples:
   boostlib export higgs.json --format onnx                 # writes higgs.onnx
@@ -51,7 +51,7 @@ def default_output(model_path: str, fmt: str) -> str:
     return (root if ext.lower() == ".json" else model_path) + "." + fmt
 
 
-def _export(args: argparse.Namespace) -> int:
+def run_export(args: argparse.Namespace) -> int:
     output = args.output if args.output is not None else default_output(args.model,
                                                                         args.format)
     check_output(output, {"MODEL.json": args.model}, "model.onnx")
@@ -62,8 +62,7 @@ def _export(args: argparse.Namespace) -> int:
         print(f"boostlib: error: {exc}", file=sys.stderr)
         return 2
     data = onx.SerializeToString()
-    with open(output, "wb") as fh:
-        fh.write(data)
+    write_output(output, data, "ONNX file")
     outputs = ", ".join(o.name for o in onx.graph.output)
     n_features = onx.graph.input[0].type.tensor_type.shape.dim[1].dim_value
     print(f"{type(model).__name__} exported to {output} (ONNX, {len(data):,} bytes): input X "
@@ -89,4 +88,4 @@ def add_export(sub: Any) -> None:
                         help="type of the input and of the computation (default: float32)")
     export.add_argument("--raw", action="store_true",
                         help="output the raw scores only (raw_score)")
-    export.set_defaults(func=_export)
+    export.set_defaults(func=run_export)

@@ -9,10 +9,10 @@ import numpy as np
 from .._kernels._openmp import effective_n_threads
 from ..plugin import checks
 from ..io import model_files
-from .ensemble import Ensemble
-from .categorical import encode_like
-from .contributions import contributions
-from .validation import check_X
+from ..engine.ensemble import Ensemble
+from ..engine.categorical import encode_like
+from ..engine.contributions import contributions
+from ..engine.validation import check_X
 
 
 class Model:

@@ -10,19 +10,20 @@ from .._kernels._openmp import effective_n_threads
 from ..plugin import checks, registry
 from ..plugin.collective import LOCAL
 from ..plugin.registry import PluginError
-from .context import BoostingContext, EvalSet
-from .loop import run
-from .callbacks import Callback, CallbackLike, EarlyStopping, ProgressBar, as_callback
-from .dataset import Dataset
-from .evaluation import Evaluator, create_metrics
-from .ensemble import MAX_RAW_BOUND, Ensemble
+from ..engine.context import BoostingContext, EvalSet
+from ..engine.loop import run
+from ..engine.callbacks import (Callback, CallbackLike, EarlyStopping, ProgressBar,
+                                as_callback)
+from ..engine.dataset import Dataset
+from ..engine.evaluation import Evaluator, create_metrics
+from ..engine.ensemble import MAX_RAW_BOUND, Ensemble
 from .model import Model
-from .params import DEFAULT_MAX_LEAVES, MAX_TREES, min_data_per_group, resolve
-from .constraints import ColumnRules, interaction_groups, monotone_constraints
-from .random_streams import Streams, seed_sequence
-from .shard import Shard
+from ..engine.params import DEFAULT_MAX_LEAVES, MAX_TREES, min_data_per_group, resolve
+from ..engine.constraints import ColumnRules, interaction_groups, monotone_constraints
+from ..engine.random_streams import Streams, seed_sequence
+from ..engine.shard import Shard
 from . import continuation
-from .grower import GrowParams, TreeGrower
+from ..engine.grower import GrowParams, TreeGrower
 
 
 def default_loss(y: np.ndarray) -> str:
@@ -172,7 +173,7 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
         Training parameters, with the estimators' names and defaults (``n_estimators``,
         ``learning_rate``, ``max_depth``, ``grow_policy``, ``loss``, ``sampler``,
         ``update``, ...; see :class:`boostlib.BoostRegressor`). Without ``loss``: ``"logloss"``
-        for a 0/1 target, ``"mse"`` otherwise (see :func:`~boostlib.engine.training.default_loss`).
+        for a 0/1 target, ``"mse"`` otherwise (see :func:`~boostlib.booster.training.default_loss`).
     train_set : Dataset
         Training data with its target.
     valid_sets : sequence of Dataset, optional

@@ -15,10 +15,10 @@ from typing import Any, Dict, Mapping, Optional
 import numpy as np
 
 from ..io.model_files import plain
-from .dataset import Dataset
-from .ensemble import Ensemble
+from ..engine.dataset import Dataset
+from ..engine.ensemble import Ensemble
 from .model import Model
-from .random_streams import Streams
+from ..engine.random_streams import Streams
 
 
 def _loss_label(model: Model) -> str:

@@ -1,0 +1,269 @@
+"""``boostlib train``: a model file from a CSV, TSV or Parquet table, with its evaluation."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any, Dict, Optional
+
+import numpy as np
+
+from ...io.tables import read_table
+from ...plugin import registry
+from .columns import (MAX_CLASSES, MIN_CLASS_ROWS, TASK_RULE, categorical_parameter, class_index,
+                      column_list, column_name, feature_columns, fraction_option, listed,
+                      plural, query_sizes, read_target, run_lengths, show_value, split_queries,
+                      split_rows)
+from .files import check_data_name, check_output
+from .options import TASKS, add_data_options, add_estimator_options, estimator_classes
+
+
+_TASK_EPILOG = """task: with --task, the target is a class label (BoostClassifier: binary for two
+classes, softmax "multiclass" loss for more), a number (BoostRegressor) or, with --task
+ranking and --group QUERY_COLUMN, a relevance label, an integer >= 0 (BoostRanker,
+LambdaMART; evaluated by NDCG@10 and MAP@10). Without --task:
+  * text target: classification; 2 distinct values make it binary, 3 to {k} multiclass,
+    more are an error (pass --task classification to train anyway);
+  * numeric target with integer values only: binary classification with exactly 2
+    distinct values, multiclass with 3 to {k} distinct values each found in at least
+    {m} rows;
+  * any other numeric target (non-integer values, a single value, more than {k}
+    values, or a value in fewer than {m} rows): regression.
+The choice and its reason are printed on stderr, e.g.
+  boostlib: task: multiclass classification (3 classes), inferred because target
+  'species' is text with 3 distinct values (--task overrides)""".format(
+    k=MAX_CLASSES, m=MIN_CLASS_ROWS)
+
+_TRAIN_EPILOG = """examples:
+  boostlib train higgs.csv --target label --eval-fraction 0.2 --output higgs.json
+  boostlib train flowers.csv --target species      # 3 text labels: multiclass
+  boostlib train data.csv --target y --task regression --n-estimators 500 \\
+      --learning-rate 0.05 --sampler mvs --subsample 0.5
+  boostlib train data.csv --target y --update sglb \\
+      --update-params '{"diffusion_temperature": 1000}'
+  boostlib train houses.csv --target price --drop id --categorical zip   # zip: categorical
+  boostlib train queries.csv --target relevance --task ranking --group qid \\
+      --eval-fraction 0.2 --eval-metric ndcg@10
+
+DATA is a CSV/TSV file (.gz too) or Parquet (.parquet, .pq; needs pyarrow). Every column
+but the target and the --drop columns is a feature: numeric columns as numbers, text
+columns (and --categorical ones) as categorical features whose levels are their distinct
+values. Empty, NA, NaN, null, None and ? are missing values.
+
+""" + _TASK_EPILOG
+
+
+def evaluation(model: Any, X: Any, y: np.ndarray, group: Optional[np.ndarray] = None) -> str:
+    """Metrics of ``model`` on ``(X, y)``, as printed by ``train``.
+
+    Parameters
+    ----------
+    model : BoostClassifier, BoostRegressor or BoostRanker
+        A fitted estimator.
+    X : array-like of shape (n_rows, n_features)
+    y : ndarray of shape (n_rows,)
+        True labels (classifier), values (regressor) or relevance labels (ranker).
+    group : ndarray of int, optional
+        Query sizes (ranking).
+
+    Returns
+    -------
+    str
+        Binary classification: logloss, AUC (when both classes occur) and accuracy;
+        multiclass: multiclass logloss and accuracy; regression: RMSE, MAE and R^2;
+        ranking: NDCG@10 and MAP@10.
+    """
+    from ...engine.metrics import accuracy, logloss, multiclass_logloss, roc_auc
+
+    if group is not None:
+        score = model.predict(X)
+        return "  ".join(f"{name.upper()}@10 "
+                         f"{registry.create('metric', name, {'k': 10})(y, score, group=group):.4f}"
+                         for name in ("ndcg", "map"))
+    if hasattr(model, "classes_"):
+        proba = model.predict_proba(X)
+        if model.classes_.size > 2:
+            mlogloss = multiclass_logloss(class_index(model.classes_, y), proba)
+            return (f"multiclass logloss {mlogloss:.4f}  "
+                    f"accuracy {accuracy(y, model.predict(X)):.4f}")
+        p = proba[:, 1]
+        positive = y == model.classes_[1]
+        parts = [f"logloss {logloss(positive, p):.4f}"]
+        if 0 < positive.sum() < positive.size:
+            parts.append(f"AUC {roc_auc(positive, p):.4f}")
+        parts.append(f"accuracy {accuracy(y, model.predict(X)):.4f}")
+        return "  ".join(parts)
+    err = model.predict(X) - y
+    ss_tot = float(np.sum((y - y.mean()) ** 2))
+    r2 = 1.0 - float(np.sum(err ** 2)) / ss_tot if ss_tot > 0 else float("nan")
+    return (f"RMSE {float(np.sqrt(np.mean(err ** 2))):.6g}  MAE {float(np.mean(np.abs(err))):.6g}"
+            f"  R^2 {r2:.4f}")
+
+
+def _check_plugin_params(params: Dict[str, Any]) -> None:
+    """ValueError for ``--sampler-params`` that no sampler would receive."""
+    if params.get("sampler_params") and params.get("sampler") is None \
+            and params.get("subsample", 1.0) >= 1.0:
+        raise ValueError(f"--sampler-params {json.dumps(params['sampler_params'])!r} has no "
+                         "sampler to go to: without --sampler (or --subsample below 1) rows "
+                         "are not sampled; expected --sampler NAME too")
+
+
+def check_parameters(cls: type, params: Dict[str, Any], eval_fraction: float) -> None:
+    """Validate ``train``'s estimator parameters before the data is read, so that a bad
+    value fails at once, not after reading a large file.
+
+    Checks what needs no data: the values (``cls(**params)._check_params()``, as ``fit``
+    does first), the sampler and update rule with their parameters, the loss when
+    ``--loss`` names one, the ``--eval-metric`` names, ``--sampler-params`` without a
+    sampler, and ``--early-stopping-rounds`` without held-out rows. What depends on the
+    data (a loss that does not fit the task, a metric that does not fit the loss) is
+    checked by ``fit``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Naming the parameter (``with_option`` leads the message with its option).
+    """
+    from ...engine.evaluation import _create as create_metric
+    from ...engine.params import DEFAULTS, metric_specs
+
+    cls(**params)._check_params()
+    _check_plugin_params(params)
+    p = {**DEFAULTS, **params}
+    if p["sampler"] is not None or p["subsample"] < 1.0:
+        registry.create("sampler", "uniform" if p["sampler"] is None else p["sampler"],
+                        p["sampler_params"], subsample=p["subsample"])
+    registry.create("update", p["update"], p["update_params"])
+    if p["loss"] is not None:
+        registry.create("loss", p["loss"], p["loss_params"])
+    for metric in metric_specs(p["eval_metric"]):
+        try:
+            create_metric(metric)
+        except registry.PluginError as exc:
+            raise registry.PluginError(f"eval_metric: {exc}") from None
+    if p["early_stopping_rounds"] is not None and eval_fraction == 0:
+        raise ValueError(f"--early-stopping-rounds {p['early_stopping_rounds']} needs held-out "
+                         "rows to watch, but there are none; expected --eval-fraction F too "
+                         "(e.g. --eval-fraction 0.2 holds out 20% of the rows)")
+
+
+def run_train(args: argparse.Namespace) -> int:
+    check_data_name(args.data)
+    check_output(args.output, {"DATA": args.data}, "model.json")
+    categorical = list(dict.fromkeys(args.categorical or ()))
+    drop = list(dict.fromkeys(args.drop or ()))
+    if (args.task == "ranking") != (args.group is not None):
+        raise ValueError("--task ranking needs --group COLUMN (the query id of each row)"
+                         if args.group is None else
+                         f"--group {args.group!r} is for --task ranking; expected --task "
+                         "ranking with it, or no --group")
+    if args.group is not None and args.group == args.target:
+        raise ValueError(f"--group {args.group!r} is the --target column; expected the query "
+                         "id column")
+    classes = estimator_classes()
+    params = {name: getattr(args, name) for name in args.estimator_params
+              if hasattr(args, name)}
+    check_parameters(classes[TASKS.index(args.task) if args.task else 1], params,
+                     args.eval_fraction)
+    table = read_table(args.data, args.header, args.sep, categorical=categorical)
+    if args.group is not None and args.group not in table.columns:
+        raise ValueError(f"--group {args.group!r}: {table.path} has no column {args.group!r}; "
+                         f"expected a name among its columns {listed(table.names, 30)}")
+    names = feature_columns(table, args.target, drop + ([args.group] if args.group else []),
+                            categorical)
+    task, y, why = read_target(table, args.target, args.task)
+    sizes = query_sizes(table, args.group) if args.group is not None else None
+    X = table.features(names)
+    print(why, file=sys.stderr, flush=True)
+    cls = {"classification": classes[0], "regression": classes[1],
+           "ranking": classes[2]}[task]
+    params.update(categorical_parameter(cls, X, categorical, table.path))
+    model = cls(**params)
+    if task == "classification":
+        labels = [str(c) for c in np.unique(y).tolist()]
+        described = "classes " + ", ".join(labels[:10]) + \
+            (f" and {len(labels) - 10} more" if len(labels) > 10 else "")
+    elif task == "ranking":
+        described = f"{sizes.size} queries in column {args.group!r}"
+    else:
+        described = "numeric target"
+    print(f"{args.data}: {table.n_rows} rows, {X.shape[1]} features, target {args.target!r} "
+          f"-> {task} ({described})")
+    if X.categories:
+        shown = [f"{n!r} ({len(levels)} level{'s' if len(levels) != 1 else ''})"
+                 for n, levels in list(X.categories.items())[:10]]
+        more = len(X.categories) - len(shown)
+        print("categorical features: " + ", ".join(shown) + (f" and {more} more" if more else ""))
+    if drop:
+        print(f"dropped {plural(drop)}: {listed(drop, len(drop))}")
+    seed = getattr(args, "random_state", None)
+    fit_rows, eval_rows = (split_rows(table.n_rows, args.eval_fraction, seed) if sizes is None else
+                           split_queries(sizes, args.eval_fraction, seed))
+    if task == "classification" and eval_rows is not None:
+        unseen = np.setdiff1d(y[eval_rows], y[fit_rows])
+        if unseen.size:
+            raise ValueError(f"--eval-fraction {args.eval_fraction:g} holds out every row of "
+                             f"class {', '.join(show_value(c) for c in unseen[:5].tolist())}, so "
+                             "the model cannot learn it; expected each class in the training "
+                             "rows: use a smaller --eval-fraction or another --random-state")
+    eval_set = None if eval_rows is None else [(X.take(eval_rows), y[eval_rows])]
+    groups = {}
+    if sizes is not None:
+        query = np.repeat(np.arange(sizes.size), sizes)
+        groups["group"] = run_lengths(query[fit_rows])
+        if eval_rows is not None:
+            groups["eval_group"] = [run_lengths(query[eval_rows])]
+    start = time.perf_counter()
+    model.fit(X.take(fit_rows), y[fit_rows], eval_set=eval_set, **groups)
+    print(f"trained {cls.__name__} on {fit_rows.size} rows in "
+          f"{time.perf_counter() - start:.2f} s: {model.n_trees_} trees")
+    if eval_rows is None:
+        print(f"evaluation on the training rows: {evaluation(model, X, y, sizes)}")
+    else:
+        eval_group = groups["eval_group"][0] if sizes is not None else None
+        print(f"evaluation on {eval_rows.size} held-out rows: "
+              f"{evaluation(model, eval_set[0][0], eval_set[0][1], eval_group)}")
+    model.save_model(args.output)
+    print(f"model written to {args.output}")
+    return 0
+
+
+def add_train(sub: Any) -> None:
+    train = sub.add_parser(
+        "train", help="train a model on a CSV or Parquet file and write a model file",
+        description="Train a BoostClassifier (binary or multiclass), BoostRegressor or "
+                    "BoostRanker on DATA,\nprint its evaluation (binary: logloss, AUC and "
+                    "accuracy; multiclass: multiclass\nlogloss and accuracy; regression: RMSE, "
+                    "MAE and R^2; ranking: NDCG@10 and MAP@10)\nand write the model file.",
+        epilog=_TRAIN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    train.add_argument("data", metavar="DATA", help="training data (CSV, TSV or Parquet)")
+    train.add_argument("--target", required=True, metavar="COLUMN", type=column_name,
+                       help="name of the target column (its 0-based index without a header)")
+    train.add_argument("--output", "-o", default="model.json", metavar="MODEL.json",
+                       help="model file to write (default: model.json)")
+    train.add_argument("--task", choices=TASKS, default=None,
+                       help=f"default: inferred from the target and printed on stderr: "
+                            f"{TASK_RULE} (see 'task:' below)")
+    train.add_argument("--group", type=column_name, default=None, metavar="COLUMN",
+                       help="query id column for --task ranking (BoostRanker): the rows of a "
+                            "query are consecutive; not a feature. --eval-fraction then holds "
+                            "out whole queries")
+    train.add_argument("--eval-fraction", type=fraction_option, default=0.0, metavar="F",
+                       help="hold out this fraction of the rows (drawn with --random-state) "
+                            "for evaluation and early stopping (default: 0, evaluate on the "
+                            "training rows)")
+    train.add_argument("--categorical", "--categorical-features", dest="categorical",
+                       type=column_list, action="extend", default=None, metavar="COLS",
+                       help="comma-separated feature columns to treat as categorical even if "
+                            "they hold numbers (each distinct text is a level); text columns "
+                            "are categorical without it. Sets the estimator's "
+                            "categorical_features")
+    train.add_argument("--drop", type=column_list, action="extend", default=None,
+                       metavar="COLS",
+                       help="comma-separated columns to leave out of the features (e.g. an ID); "
+                            "'predict' ignores them too")
+    add_data_options(train)
+    train.set_defaults(func=run_train, estimator_params=add_estimator_options(train))
