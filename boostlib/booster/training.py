@@ -288,13 +288,15 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
     else:
         streams = continuation.streams(seed, init_model)
     n_rows = train_set.n_rows if shard is None else int(shard.n_rows)
-    grow = GrowParams(p["max_depth"], float(p["l2_regularization"]),
-                      int(p["min_samples_leaf"]), float(p["min_child_weight"]),
-                      float(p["cat_smooth"]), float(p["cat_l2"]),
-                      min_data_per_group(p["min_data_per_group"], n_rows),
-                      int(p["max_cat_threshold"]),
-                      int(DEFAULT_MAX_LEAVES if p["max_leaves"] is None else p["max_leaves"]),
-                      bool(p["prune_features"]))
+    grow = GrowParams(
+        max_depth=int(p["max_depth"]), l2_regularization=float(p["l2_regularization"]),
+        min_samples_leaf=int(p["min_samples_leaf"]),
+        min_child_weight=float(p["min_child_weight"]), cat_smooth=float(p["cat_smooth"]),
+        cat_l2=float(p["cat_l2"]),
+        min_data_per_group=min_data_per_group(p["min_data_per_group"], n_rows),
+        max_cat_threshold=int(p["max_cat_threshold"]),
+        max_leaves=int(DEFAULT_MAX_LEAVES if p["max_leaves"] is None else p["max_leaves"]),
+        prune_features=bool(p["prune_features"]))
     columns = ColumnRules(train_set.n_features, p["colsample_bytree"], p["colsample_bynode"],
                           interaction_groups(p["interaction_constraints"],
                                              train_set.n_features, train_set.feature_names),
