@@ -1,4 +1,5 @@
-"""The ``boostlib`` command's parser and entry point (:func:`main`)."""
+"""The ``boostlib`` command's parser and entry point
+(:func:`~boostlib.frontend.cli.command.main`)."""
 from __future__ import annotations
 
 import argparse
