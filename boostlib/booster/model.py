@@ -82,14 +82,15 @@ class Model:
         return effective_n_threads(self.params.get("n_jobs") if n_jobs is None else n_jobs)
 
     def _X(self, X: Any) -> np.ndarray:
-        """``X`` checked, with its categorical columns coded as in training."""
+        """``X`` checked, with its categorical columns coded as in training (0 rows are
+        allowed: they get 0 predictions)."""
         mapper = self.ensemble.bin_mapper
         shape = getattr(X, "shape", None)
         n_cols = shape[1] if shape is not None and len(shape) == 2 else None
         if mapper.categorical_.any() and n_cols == self.n_features:
-            X = encode_like(X, mapper.categorical_, mapper.levels_, check_X)
+            X = encode_like(X, mapper.categorical_, mapper.levels_, _rows)
         else:
-            X = check_X(X)
+            X = _rows(X)
         if X.shape[1] != self.n_features:
             raise ValueError(f"X has {X.shape[1]} features, but the model expects "
                              f"{self.n_features}")
@@ -342,3 +343,8 @@ class Model:
     def __repr__(self) -> str:
         return (f"<boostlib.Model: {self.n_trees} trees, {self.n_outputs} output(s), "
                 f"{self.n_features} features, loss {self.loss_spec.get('name')!r}>")
+
+
+def _rows(X: Any) -> np.ndarray:
+    """``X`` checked for prediction (:func:`check_X`, 0 rows allowed)."""
+    return check_X(X, allow_empty=True)

@@ -42,7 +42,7 @@ def is_sparse(X: Any) -> bool:
     return bool(sparse.issparse(X))
 
 
-def check_sparse_X(X: Any, name: str = "X") -> Any:
+def check_sparse_X(X: Any, name: str = "X", allow_empty: bool = False) -> Any:
     """Validate a ``scipy.sparse`` feature matrix and put it in the form binning reads.
 
     Parameters
@@ -50,6 +50,8 @@ def check_sparse_X(X: Any, name: str = "X") -> Any:
     X : scipy.sparse matrix or array of shape (n_rows, n_features)
     name : str, default "X"
         The parameter name used in error messages.
+    allow_empty : bool, default False
+        Accept 0 rows (prediction: 0 rows give 0 predictions).
 
     Returns
     -------
@@ -62,15 +64,16 @@ def check_sparse_X(X: Any, name: str = "X") -> Any:
     Raises
     ------
     ValueError
-        If ``X`` is not 2-D, has no rows or no columns, is complex or not numeric, or stores
-        NaN or infinite values (missing values in a sparse matrix are not supported).
+        If ``X`` is not 2-D, has no rows (unless ``allow_empty``) or no columns, is complex
+        or not numeric, or stores NaN or infinite values (missing values in a sparse matrix
+        are not supported).
     """
     ndim = len(X.shape)
     if ndim != 2:
         raise ValueError(f"{name}: expected a 2D sparse matrix, got a {ndim}D sparse array of "
                          f"shape {X.shape}")
     n_rows, n_features = X.shape
-    if n_rows == 0:
+    if n_rows == 0 and not allow_empty:
         raise ValueError(f"{name}: found array with 0 sample(s) (shape={X.shape}) while a "
                          "minimum of 1 is required.")
     if n_features == 0:
@@ -346,7 +349,7 @@ def transform_sparse(mapper: "BinMapper", X: Any, layout: str = "feature") -> np
     if layout not in ("feature", "row", "sparse"):
         raise ValueError(f"layout={layout!r} is invalid; expected 'feature', 'row' or "
                          "'sparse'")
-    X = check_sparse_X(X)
+    X = check_sparse_X(X, allow_empty=True)
     n_rows, n_features = X.shape
     if n_features != mapper.n_features:
         raise ValueError(f"X must have shape (n_rows, {mapper.n_features}), got {X.shape}")

@@ -68,16 +68,18 @@ def _frame_to_array(X: Any) -> np.ndarray:
         return np.asarray(X)
 
 
-def check_X(X: Any, name: str = "X") -> np.ndarray:
+def check_X(X: Any, name: str = "X", allow_empty: bool = False) -> np.ndarray:
     """``X`` as a 2-D float32 or float64 array; NaN allowed (missing), infinities rejected.
 
     float32 and float64 arrays are returned as they are, in any memory order (the binning
     kernels read both without a converted copy); anything else is converted to float64.
     A ``scipy.sparse`` matrix stays sparse (see
     ``boostlib.engine.sparse_binning.check_sparse_X``): it stands for ``X.toarray()``.
+    ``X`` needs at least one row unless ``allow_empty`` (prediction: 0 rows give 0
+    predictions).
     """
     if is_sparse(X):
-        return check_sparse_X(X, name)
+        return check_sparse_X(X, name, allow_empty)
     if hasattr(X, "toarray") or type(X).__module__.startswith("scipy.sparse"):
         raise TypeError(f"{name}: sparse input of type {type(X).__name__} is not supported; "
                         f"pass a scipy.sparse matrix or a dense array (e.g. {name}.toarray())")
@@ -99,7 +101,7 @@ def check_X(X: Any, name: str = "X") -> np.ndarray:
         kind = ValueError if isinstance(exc, OverflowError) else type(exc)
         raise kind(f"{name}: could not convert to float64 ({exc}); boostlib needs "
                    "numeric features") from exc
-    if arr.shape[0] == 0:
+    if arr.shape[0] == 0 and not allow_empty:
         raise ValueError(f"{name}: found array with 0 sample(s) (shape={arr.shape}) while a "
                          "minimum of 1 is required.")
     if arr.shape[1] == 0:

@@ -127,3 +127,49 @@ def test_huge_integers_are_numbers_or_named():
     assert np.isfinite(model.predict(X.astype(float))).all()
     with pytest.raises((ValueError, TypeError), match="X"):
         BoostRegressor(n_estimators=2).fit(np.array([[10 ** 400], [1]], dtype=object), [1, 2])
+
+
+def _zero_row_cases():
+    """(estimator, X) pairs covering arrays, frames with a categorical column, sparse
+    matrices, every tree kind, regression, two and three classes."""
+    pd = pytest.importorskip("pandas")
+    sparse = pytest.importorskip("scipy.sparse")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 3))
+    frame = pd.DataFrame({"a": X[:, 0], "b": X[:, 1],
+                          "c": pd.Categorical(rng.choice(list("pqr"), 120))})
+    three = np.digitize(X[:, 0], [-0.5, 0.5])
+    for policy in ("symmetric", "depthwise", "lossguide"):
+        params = dict(n_estimators=4, grow_policy=policy, random_state=0)
+        yield BoostRegressor(**params).fit(X, X[:, 1]), X
+        yield BoostClassifier(**params).fit(frame, X[:, 0] > 0), frame
+        yield BoostClassifier(**params).fit(X, three), X
+    yield BoostRegressor(n_estimators=4).fit(sparse.csr_matrix(X), X[:, 1]), \
+        sparse.csr_matrix(X)
+
+
+PREDICTIONS = ["predict", "predict_proba", "decision_function", "apply",
+               "predict_virtual_ensembles", "staged_predict", "staged_predict_proba",
+               "staged_decision_function"]
+
+
+def test_zero_rows_get_zero_predictions_of_every_method():
+    """0 rows to predict (a filter that kept none, an empty partition of a Dask collection)
+    give 0 predictions with the columns and type of any other prediction, from every
+    method; a fit still needs rows."""
+    for model, X in _zero_row_cases():
+        none, one = X[:0], X[:1]
+        for name in [m for m in PREDICTIONS if hasattr(model, m)]:
+            kwargs = {"n_members": 2} if name == "predict_virtual_ensembles" else {}
+            got, want = (getattr(model, name)(rows, **kwargs) for rows in (none, one))
+            if name.startswith("staged"):
+                got, want = list(got), list(want)
+                assert len(got) == len(want) == model.n_trees_
+                got, want = got[-1], want[-1]
+            assert got.shape == (0,) + want.shape[1:] and got.dtype == want.dtype, \
+                (type(model).__name__, name, got.shape, want.shape)
+        for kwargs in ({"pred_contrib": True}, {"iteration_range": (0, 2)}):
+            got, want = model.predict(none, **kwargs), model.predict(one, **kwargs)
+            assert got.shape == (0,) + want.shape[1:] and got.dtype == want.dtype
+    with pytest.raises(ValueError, match="X: found array with 0 sample"):
+        BoostRegressor(n_estimators=2).fit(np.zeros((0, 3)), np.zeros(0))
