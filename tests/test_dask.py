@@ -134,9 +134,9 @@ def test_categorical_dataframe(client):
 @pytest.mark.parametrize("chunks", [(4999, 1, 1, 999), (2, 5998), (100,) * 60, (6000,)])
 def test_uneven_empty_and_many_partitions(client, chunks):
     X, y = _data(n=6000, seed=4)
-    Xd = da.from_array(X, chunks=(chunks, 6))
     if len(chunks) == 2:            # an empty partition among them
-        Xd = da.concatenate([Xd[:0], Xd], axis=0)
+        chunks = (0,) + chunks
+    Xd = da.from_array(X, chunks=(chunks, 6))
     params = dict(n_estimators=10, grow_policy="symmetric", random_state=0)
     dask_model = DaskBoostRegressor(client=client, **params).fit(Xd, y)
     local = BoostRegressor(n_jobs=1, **params).fit(X, y)

@@ -2,7 +2,7 @@
 cluster on Dask arrays and DataFrames, predicting on them partition by partition."""
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -69,6 +69,8 @@ class _DaskBoost:
         names = feature_names(X)
         y = np.asarray(_in_memory(y))
         n_rows = y.shape[0]
+        if n_rows == 0:
+            raise ValueError("y has 0 entries: a fit needs at least 1 row of X and y")
         y_enc = self._encode_y(y, n_rows)
         w = self._class_weights(y_enc, check_sample_weight(_in_memory(sample_weight), n_rows))
         params = self._training_params()
@@ -114,44 +116,71 @@ class _DaskBoost:
             local.classes_ = self.classes_
         return local
 
-    def _map(self, method: Callable[[Any, Any], np.ndarray], X: Any, width: Optional[int],
-             dtype: Any = np.float64) -> Any:
+    def _map(self, method: Callable[[Any, Any], np.ndarray], X: Any) -> Any:
         """``method(local_estimator, part)`` on every partition of a Dask collection, lazily
-        (a Dask array of the results stacked in row order); in memory for anything else."""
+        (a Dask array of the results stacked in row order); in memory for anything else.
+
+        The result's columns and type are those ``method`` gives for 0 rows of ``X``'s
+        columns, computed here: a partition without rows gives 0 rows of them.
+        """
         local = self.to_local()
         if not is_dask(X):
             return method(local, X)
         import dask
         import dask.array as da
-        if not is_frame(X):
+        if is_frame(X):
+            empty, lengths = X._meta, [np.nan] * X.npartitions
+        else:
             X = X.rechunk({1: -1})          # whole rows per block
-        lengths = X.chunks[0] if not is_frame(X) else [np.nan] * X.npartitions
-        task = dask.delayed(method, pure=True)
+            empty, lengths = np.empty((0,) + X.shape[1:], dtype=X.dtype), X.chunks[0]
+        meta = method(local, empty)
+        task = dask.delayed(_on_partition, pure=True)
         local_ = dask.delayed(local, pure=True)
-        pieces = [da.from_delayed(task(local_, part),
-                                  shape=(n,) if width is None else (n, width), dtype=dtype)
-                  for part, n in zip(partitions(X), lengths)]
+        pieces = [da.from_delayed(task(method, local_, part, i), shape=(n,) + meta.shape[1:],
+                                  dtype=meta.dtype)
+                  for i, (part, n) in enumerate(zip(partitions(X), lengths))]
         return da.concatenate(pieces, axis=0)
+
+    def _staged(self, method: str, X: Any) -> Iterator[Any]:
+        """The steps of ``staged_<method>``: for a Dask collection, step ``k`` is ``method``
+        with ``iteration_range=(0, k + 1)`` (bit-identical), a Dask array."""
+        if not is_dask(X):
+            return getattr(super(), f"staged_{method}")(X)
+        self._check_fitted()
+        return (getattr(self, method)(X, iteration_range=(0, k + 1))
+                for k in range(self.n_trees_))
 
     def predict(self, X: Any, **kwargs: Any) -> Any:
         """Predictions (:meth:`boostlib.BoostRegressor.predict`,
         :meth:`boostlib.BoostClassifier.predict`): for a Dask collection, a Dask array
         computed partition by partition where the partitions are."""
-        dtype = getattr(getattr(self, "classes_", None), "dtype", np.float64)
-        return self._map(lambda est, part: est.predict(part, **kwargs), X,
-                         _width(self, "predict", kwargs), dtype)
+        return self._map(lambda est, part: est.predict(part, **kwargs), X)
+
+    def staged_predict(self, X: Any) -> Iterator[Any]:
+        """Predictions after each iteration (:meth:`boostlib.BoostRegressor.staged_predict`);
+        for a Dask collection, a generator of Dask arrays."""
+        return self._staged("predict", X)
+
+    def apply(self, X: Any) -> Any:
+        """The leaf of every row in every tree (:meth:`boostlib.BoostRegressor.apply`); a Dask
+        array for a Dask collection."""
+        return self._map(lambda est, part: est.apply(part), X)
+
+    def predict_virtual_ensembles(self, X: Any, n_members: int = 10) -> Any:
+        """Predictions of ``n_members`` models along the chain
+        (:meth:`boostlib.BoostRegressor.predict_virtual_ensembles`); a Dask array for a Dask
+        collection."""
+        return self._map(lambda est, part: est.predict_virtual_ensembles(part, n_members), X)
 
 
-def _width(est: Any, method: str, kwargs: Dict[str, Any]) -> Optional[int]:
-    """The number of columns of a prediction (None: one value per row)."""
-    K = est.model_.n_outputs
-    if kwargs.get("pred_contrib") or kwargs.get("pred_interactions"):
-        raise ValueError(f"{type(est).__name__}.{method}: SHAP values of Dask collections "
-                         "are not supported; use to_local().predict(X, pred_contrib=True) on "
-                         "partitions")
-    if method == "predict_proba":
-        return max(2, K)
-    return None if K == 1 or method == "predict" and hasattr(est, "classes_") else K
+def _on_partition(method: Callable[[Any, Any], np.ndarray], est: Any, part: Any,
+                  index: int) -> np.ndarray:
+    """``method(est, part)`` on partition ``index``; an error in the data names the
+    partition."""
+    try:
+        return method(est, part)
+    except (ValueError, TypeError) as exc:
+        raise type(exc)(f"partition {index} of X: {exc}") from exc
 
 
 class DaskBoostRegressor(_DaskBoost, BoostRegressor):
@@ -232,14 +261,24 @@ class DaskBoostClassifier(_DaskBoost, BoostClassifier):
     def predict_proba(self, X: Any, **kwargs: Any) -> Any:
         """Class probabilities (:meth:`boostlib.BoostClassifier.predict_proba`); a Dask
         array for a Dask collection."""
-        return self._map(lambda est, part: est.predict_proba(part, **kwargs), X,
-                         _width(self, "predict_proba", kwargs))
+        return self._map(lambda est, part: est.predict_proba(part, **kwargs), X)
 
     def decision_function(self, X: Any, **kwargs: Any) -> Any:
         """Raw scores (:meth:`boostlib.BoostClassifier.decision_function`); a Dask array for
         a Dask collection."""
-        return self._map(lambda est, part: est.decision_function(part, **kwargs), X,
-                         _width(self, "decision_function", kwargs))
+        return self._map(lambda est, part: est.decision_function(part, **kwargs), X)
+
+    def staged_predict_proba(self, X: Any) -> Iterator[Any]:
+        """Class probabilities after each iteration
+        (:meth:`boostlib.BoostClassifier.staged_predict_proba`); for a Dask collection, a
+        generator of Dask arrays."""
+        return self._staged("predict_proba", X)
+
+    def staged_decision_function(self, X: Any) -> Iterator[Any]:
+        """Raw scores after each iteration
+        (:meth:`boostlib.BoostClassifier.staged_decision_function`); for a Dask collection,
+        a generator of Dask arrays."""
+        return self._staged("decision_function", X)
 
 
 def _with(signature: Any, name: str, default: Any) -> Any:

@@ -1,0 +1,166 @@
+"""The Dask estimators used carelessly: collections with empty partitions (filters make them
+routinely), partitions whose dtypes differ from each other, and a worker that stops
+answering in the middle of a fit. Every case either gives what the local estimator gives
+on the same rows, or an error naming the column, the partition or the worker."""
+import numpy as np
+import pytest
+
+from optional_imports import importorskip
+
+boostlib_dask = importorskip("boostlib.dask")
+distributed = importorskip("distributed")
+dask = importorskip("dask")
+da = importorskip("dask.array")
+dd = importorskip("dask.dataframe")
+pd = importorskip("pandas")
+
+from boostlib import BoostClassifier, BoostRegressor  # noqa: E402
+
+DaskBoostClassifier = boostlib_dask.DaskBoostClassifier
+DaskBoostRegressor = boostlib_dask.DaskBoostRegressor
+
+N_ROWS = 1200
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, memory_limit=0) as cluster, \
+            distributed.Client(cluster) as c:
+        yield c
+
+
+def _frame(n=N_ROWS, seed=0):
+    """Numeric columns, a categorical one and the row number ``i`` (to filter on)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    return pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "c": X[:, 2],
+                         "k": pd.Categorical(rng.choice(list("pqrs"), n)),
+                         "i": np.arange(n, dtype=np.float64)})
+
+
+def _three_classes(frame):
+    score = frame["a"] + 0.5 * (frame["k"] == "p") + 0.3 * frame["b"] * frame["c"]
+    return np.digitize(score, [-0.5, 0.5])
+
+
+#: Which of four equal partitions keep their rows.
+LAYOUTS = {
+    "first empty": [False, True, True, True],
+    "last empty": [True, True, True, False],
+    "all but one empty": [False, False, True, False],
+    "empty between": [True, False, False, True],
+    "wholly empty": [False, False, False, False],
+}
+
+
+def _array_with(X, keep):
+    """``X``'s rows in the kept ones of four equal partitions, as a Dask array of four
+    partitions, the others empty (0 rows); and the rows kept."""
+    size = X.shape[0] // len(keep)
+    rows = np.concatenate([np.arange(j * size, (j + 1) * size) for j, k in enumerate(keep)
+                           if k] or [np.zeros(0, dtype=int)])
+    chunks = tuple(size if k else 0 for k in keep)
+    out = da.from_array(X[rows], chunks=(chunks, X.shape[1:]))
+    assert out.chunks[0] == chunks
+    return out, rows
+
+
+def _frame_with(frame, keep):
+    """``frame`` as a Dask DataFrame of four partitions, filtered so that the dropped ones
+    are empty; and the rows kept."""
+    size = len(frame) // len(keep)
+    ddf = dd.from_pandas(frame, npartitions=len(keep), sort=False)
+    wanted = np.concatenate([np.arange(j * size, (j + 1) * size) for j, k in enumerate(keep)
+                             if k] or [np.zeros(0)])
+    out = ddf[ddf["i"].isin(wanted.tolist())]
+    assert out.npartitions == len(keep)
+    assert out.map_partitions(len).compute().tolist() == [size if k else 0 for k in keep]
+    return out, wanted.astype(int)
+
+
+#: (method, keyword arguments)
+PREDICTIONS = [("predict", {}), ("predict_proba", {}), ("decision_function", {}),
+               ("predict", {"pred_contrib": True}),
+               ("predict_proba", {"iteration_range": (1, 3)}), ("apply", {}),
+               ("predict_virtual_ensembles", {"n_members": 2}), ("staged_predict", {}),
+               ("staged_predict_proba", {}), ("staged_decision_function", {})]
+
+
+def _check_every_prediction(model, collection, rows_in_memory):
+    """Every prediction method of ``model`` on ``collection`` gives a Dask array equal, bit
+    for bit and in shape and type, to the local estimator's on the same rows in memory."""
+    local = model.to_local()
+    for name, kwargs in PREDICTIONS:
+        got = getattr(model, name)(collection, **kwargs)
+        want = getattr(local, name)(rows_in_memory, **kwargs)
+        if name.startswith("staged"):
+            got, want = list(got), list(want)
+            assert len(got) == len(want) == model.n_trees_, name
+        else:
+            got, want = [got], [want]
+        assert all(isinstance(g, da.Array) for g in got), name
+        for g, w in zip(dask.compute(*got), want):
+            assert g.shape == w.shape and g.dtype == w.dtype, (name, g.shape, w.shape)
+            np.testing.assert_array_equal(g, w, err_msg=name)
+
+
+@pytest.fixture(scope="module")
+def fitted(client):
+    """A three-class model trained on a frame with a categorical column, and one on the same
+    rows as an array."""
+    frame = _frame()
+    y = _three_classes(frame)
+    params = dict(n_estimators=4, grow_policy="depthwise", random_state=0)
+    on_frame = DaskBoostClassifier(client=client, **params).fit(frame, y)
+    X = frame[["a", "b", "c"]].to_numpy()
+    on_array = DaskBoostClassifier(client=client, **params).fit(X, y)
+    return frame, on_frame, X, on_array
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_every_prediction_method_accepts_empty_partitions_of_arrays(fitted, layout):
+    _, _, X, model = fitted
+    collection, rows = _array_with(X, LAYOUTS[layout])
+    _check_every_prediction(model, collection, X[rows])
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_every_prediction_method_accepts_empty_partitions_of_frames(fitted, layout):
+    frame, model, _, _ = fitted
+    collection, rows = _frame_with(frame, LAYOUTS[layout])
+    _check_every_prediction(model, collection, frame.iloc[rows])
+
+
+def test_a_wholly_empty_collection_gets_empty_predictions_of_the_right_shape(fitted):
+    frame, model, _, _ = fitted
+    collection, _ = _frame_with(frame, LAYOUTS["wholly empty"])
+    assert model.predict(collection).compute().shape == (0,)
+    assert model.predict(collection).dtype == model.classes_.dtype
+    assert model.predict_proba(collection).compute().shape == (0, 3)
+    assert model.decision_function(collection).compute().shape == (0, 3)
+    assert model.apply(collection).compute().shape == (0, 4, 3)
+    assert model.apply(collection).dtype == np.int32
+
+
+@pytest.mark.parametrize("layout", [k for k in LAYOUTS if k != "wholly empty"])
+def test_fits_on_empty_partitions_equal_the_local_fit(client, layout):
+    frame = _frame(seed=1)
+    y = frame["a"].to_numpy() + (frame["k"] == "q") + 0.1 * frame["b"].to_numpy()
+    params = dict(n_estimators=8, grow_policy="symmetric", random_state=0)
+    for collection, rows in (_frame_with(frame, LAYOUTS[layout]),
+                             _array_with(frame[["a", "b"]].to_numpy(), LAYOUTS[layout])):
+        local_X = frame.iloc[rows] if hasattr(collection, "columns") else \
+            frame[["a", "b"]].to_numpy()[rows]
+        model = DaskBoostRegressor(client=client, **params).fit(collection, y[rows])
+        local = BoostRegressor(n_jobs=1, **params).fit(local_X, y[rows])
+        assert sum(model.dask_info_["rows"]) == rows.size
+        close = np.abs(model.predict(local_X) - local.predict(local_X)) <= 1e-6
+        assert close.mean() >= 0.99, layout
+
+
+@pytest.mark.parametrize("estimator", [DaskBoostRegressor, DaskBoostClassifier])
+def test_a_fit_on_no_rows_is_refused_by_name(client, estimator):
+    collection, _ = _frame_with(_frame(), LAYOUTS["wholly empty"])
+    with pytest.raises(ValueError, match="y has 0 entries.*at least 1 row"):
+        estimator(client=client, n_estimators=2).fit(collection, np.zeros(0))
