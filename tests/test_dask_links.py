@@ -3,6 +3,7 @@ process: arrays of any size cross both ways at once, bit for bit; a peer that fa
 or stops answering, or is out of step, raises ``CollectiveError`` naming what happened."""
 import socket
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -15,11 +16,15 @@ links = importorskip("boostlib.dask.links")
 FAIL, HEADER, READY, SocketLinks = links.FAIL, links.HEADER, links.READY, links.SocketLinks
 
 
+ADDRESSES = ["tcp://10.0.0.1:4001", "tcp://10.0.0.2:4002"]
+
+
 def _pair(timeout=5.0):
     a, b = socket.socketpair()
     for s in (a, b):
         s.setblocking(False)
-    return SocketLinks(0, {1: a}, timeout), SocketLinks(1, {0: b}, timeout)
+    return (SocketLinks(0, {1: a}, timeout, ADDRESSES),
+            SocketLinks(1, {0: b}, timeout, ADDRESSES))
 
 
 def _both(fa, fb):
@@ -64,7 +69,7 @@ def test_arrays_cross_both_ways_bit_for_bit(size, dtype):
 def test_ready_byte_then_data():
     a, b = _pair()
     b.socks[0].send(READY)
-    a.ready([1])
+    a.ready([1], time.monotonic() + 5.0)
     x = np.arange(5.0)
     got, _ = _both(lambda: a.exchange({1: x}, {1: x}, 0)[1].copy(),
                    lambda: b.exchange({0: x * 2}, {0: x}, 0))
@@ -75,7 +80,7 @@ def test_wrong_ready_byte_is_named():
     a, b = _pair()
     b.socks[0].send(b"X")
     with pytest.raises(CollectiveError, match="ready byte"):
-        a.ready([1])
+        a.ready([1], time.monotonic() + 5.0)
 
 
 def test_failure_message_reaches_the_peer():
@@ -88,14 +93,20 @@ def test_failure_message_reaches_the_peer():
 def test_closed_peer_fails_the_sum():
     a, b = _pair()
     b.close()
-    with pytest.raises(CollectiveError, match="connection to worker 1 closed"):
+    with pytest.raises(CollectiveError,
+                       match=r"connection to worker 1 \(tcp://10.0.0.2:4002\) closed"):
         a.exchange({1: np.zeros(3)}, {1: np.zeros(3)}, 0)
 
 
-def test_silent_peer_times_out():
+def test_silent_peer_times_out_and_is_named():
     a, _b = _pair(timeout=0.3)
-    with pytest.raises(CollectiveError, match=r"timed out after 0.3 s: workers \[1\]"):
+    with pytest.raises(CollectiveError, match=r"worker 0 \(tcp://10.0.0.1:4001\): worker 1 "
+                       r"\(tcp://10.0.0.2:4002\) stopped answering: no reply within "
+                       r"timeout=0.3 s"):
         a.exchange({1: np.zeros(3)}, {1: np.zeros(3)}, 0)
+    a, b = _pair(timeout=0.3)
+    with pytest.raises(CollectiveError, match="worker 1 .* stopped answering"):
+        a.ready([1], time.monotonic() + 0.3)
 
 
 def test_out_of_step_and_wrong_size_are_named():

@@ -30,8 +30,8 @@ from typing import Any, Dict, List, Tuple, Union
 import numpy as np
 
 from ..plugin.collective import Collective, CollectiveError
-from .links import (READY, MessageLinks, SocketLinks, detach, detachable, run_on_loop,
-                    try_on_loop)
+from .links import (LOOP_MARGIN, READY, MessageLinks, SocketLinks, detach, detachable,
+                    run_on_loop, try_on_loop, workers)
 
 #: The handler name every worker of a fit registers (see :func:`install`).
 HANDLER = "boostlib_collective"
@@ -128,50 +128,63 @@ class DaskCollective(Collective):
     # -- connecting ----------------------------------------------------------------------------
     def _connect(self) -> None:
         """Open a connection to every higher rank and wait for every lower one's; take the
-        sockets of plain TCP connections (all of them or none: the ends must agree)."""
-        links = run_on_loop(self._loop, self._open(), self._timeout + 30.0, self.rank)
+        sockets of plain TCP connections (all of them or none: the ends must agree). All of
+        it within one timeout: a peer that does not answer by then is named."""
+        deadline = time.monotonic() + self._timeout
+        links = run_on_loop(self._loop, self._open(deadline), self._timeout + LOOP_MARGIN,
+                            self.rank)
         raw = {p for p, link in links.items() if isinstance(link, socket.socket)}
         if raw and len(raw) < len(links):
             raise CollectiveError(f"worker {self.rank}: the workers' connections differ in "
                                   f"kind (plain TCP to workers {sorted(raw)} only); use one "
                                   "protocol for the whole cluster")
         if raw:
-            self._links = SocketLinks(self.rank, links, self._timeout)
-            self._links.ready([p for p in links if p < self.rank])
+            self._links = SocketLinks(self.rank, links, self._timeout, self._addresses)
+            self._links.ready([p for p in links if p < self.rank], deadline)
         else:
-            self._links = MessageLinks(self.rank, links, self._loop, self._timeout)
+            self._links = MessageLinks(self.rank, links, self._loop, self._timeout,
+                                       self._addresses)
 
-    async def _open(self) -> Dict[int, Any]:
+    async def _open(self, deadline: float) -> Dict[int, Any]:
+        """The connections to every peer, opened or accepted by ``deadline``
+        (``time.monotonic()``)."""
         from distributed.comm import connect
         links: Dict[int, Any] = {}
         for peer in range(self.rank + 1, self.n_workers):
-            comm = await asyncio.wait_for(
-                connect(self._addresses[peer], **self._connection_args), self._timeout)
-            raw = self._sockets and detachable(comm)
-            await comm.write({"op": HANDLER, "fit": self.fit, "rank": self.rank,
-                              "raw": raw, "reply": False})
+            try:
+                comm = await asyncio.wait_for(
+                    connect(self._addresses[peer], **self._connection_args), _left(deadline))
+                raw = self._sockets and detachable(comm)
+                await comm.write({"op": HANDLER, "fit": self.fit, "rank": self.rank,
+                                  "raw": raw, "reply": False})
+                if raw:
+                    # the peer answers once it has taken its end; only then is it safe to
+                    # take ours (Dask would otherwise read the peer's first array)
+                    ready = bytearray(1)
+                    await asyncio.wait_for(comm.stream.read_into(ready), _left(deadline))
+            except asyncio.TimeoutError:
+                raise self._silent([peer]) from None
             if raw:
-                # the peer answers once it has taken its end; only then is it safe to take
-                # ours (Dask would otherwise read the peer's first array)
-                ready = bytearray(1)
-                await asyncio.wait_for(comm.stream.read_into(ready), self._timeout)
                 comm = detach(comm)
                 comm.send(READY)
             links[peer] = comm
-        deadline = time.monotonic() + self._timeout
         box = _inbox(self._address, self.fit)
         while len(box.links) < self.rank:
             box.arrived.clear()
             if len(box.links) >= self.rank:
                 break
-            left = deadline - time.monotonic()
-            if left <= 0:
-                missing = sorted(set(range(self.rank)) - set(box.links))
-                raise CollectiveError(f"worker {self.rank}: workers {missing} did not connect "
-                                      f"within {self._timeout:g} s")
-            await asyncio.wait_for(box.arrived.wait(), left)
+            try:
+                await asyncio.wait_for(box.arrived.wait(), _left(deadline))
+            except asyncio.TimeoutError:
+                raise self._silent(set(range(self.rank)) - set(box.links)) from None
         links.update(box.links)
         return links
+
+    def _silent(self, peers: Any) -> CollectiveError:
+        """The error for peers that did not connect within the timeout."""
+        return CollectiveError(f"{workers([self.rank], self._addresses)}: "
+                               f"{workers(peers, self._addresses)} did not connect within "
+                               f"timeout={self._timeout:g} s: stopped answering, or busy")
 
     # -- the collective ------------------------------------------------------------------------
     def allreduce(self, array: np.ndarray) -> np.ndarray:
@@ -231,6 +244,11 @@ class DaskCollective(Collective):
                 box.closed.set()
         if self.n_workers > 1:
             try_on_loop(self._loop, forget())
+
+
+def _left(deadline: float) -> float:
+    """Seconds until ``deadline`` (``time.monotonic()``), 0 once it has passed."""
+    return max(0.0, deadline - time.monotonic())
 
 
 def _add_in_rank_order(got: Dict[int, np.ndarray], rank: int, own: np.ndarray) -> None:

@@ -22,6 +22,10 @@ from .worker import count_categories, fit_part
 #: Seconds between the driver's checks that every worker of a fit is still there.
 POLL_SECONDS = 0.5
 
+#: Seconds the driver waits, once the workers' tasks report only collective errors, for the
+#: error of the worker that failed first (it tells the others before it reports).
+GRACE_SECONDS = 2.0
+
 
 def fixed_seed(random_state: Any) -> int:
     """One int seed for every worker (``None`` or a generator drawn from once, here): the
@@ -172,7 +176,8 @@ def fit(client: Any, params: Dict[str, Any], X: Any, y: np.ndarray,
 def _wait(client: Any, futures: List[Any], addresses: List[str]) -> List[Dict[str, Any]]:
     """The training tasks' results: the first real error if one fails (the other workers
     stop at their next sum), and a :class:`CollectiveError` if a worker leaves the cluster
-    (the others' connections to it break)."""
+    (the others' connections to it break) or stops answering (the others' sums time out:
+    their error names it)."""
     from distributed import wait
     from distributed.client import FuturesCancelledError
     while True:
@@ -193,11 +198,13 @@ def _wait(client: Any, futures: List[Any], addresses: List[str]) -> List[Dict[st
                                   "its part of the data); the fit was stopped and the client "
                                   "remains usable: fit again on the workers left")
     if failed:
-        try:
-            wait(futures, timeout=30.0)
-        except TimeoutError:
-            pass
-        errors = [f.exception() for f in futures if f.status == "error"]
+        errors = [f.exception() for f in failed]
+        if all(isinstance(e, CollectiveError) for e in errors):
+            try:        # not for long: a worker that stopped answering never reports
+                wait(futures, timeout=GRACE_SECONDS)
+            except TimeoutError:
+                pass
+            errors = [f.exception() for f in futures if f.status == "error"]
         first = next((e for e in errors if not isinstance(e, CollectiveError)), errors[0])
         client.cancel(futures)
         raise first

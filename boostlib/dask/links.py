@@ -19,10 +19,11 @@ import select
 import socket
 import struct
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 import numpy as np
 
+from ..plugin.checks import attributed
 from ..plugin.collective import CollectiveError
 
 #: The header of an array sent over a socket: kind, step, number of bytes, and the array's
@@ -36,6 +37,43 @@ READY = b"R"
 
 #: Whether sockets send several buffers in one call (not on Windows).
 _SENDMSG = hasattr(socket.socket, "sendmsg")
+
+#: Seconds the training thread waits past the timeout for the worker's event loop to report
+#: (a backstop: the loop's own timers end a wait at the timeout).
+LOOP_MARGIN = 5.0
+
+
+def workers(ranks: Iterable[int], addresses: Sequence[str]) -> str:
+    """Words naming workers by rank and address: ``worker 1 (tcp://10.0.0.2:4001)``."""
+    ranks = sorted(ranks)
+    listed = ", ".join(f"{r} ({addresses[r]})" for r in ranks)
+    return f"worker{'s' if len(ranks) > 1 else ''} {listed}"
+
+
+class _Links:
+    """What both transports say when a peer stops answering or its connection closes.
+
+    These errors name the workers and what happened to them, so the plugin whose sum was
+    under way is not blamed for them.
+    """
+
+    rank: int
+    addresses: Sequence[str]
+    timeout: float
+
+    def silent(self, peers: Iterable[int]) -> CollectiveError:
+        """The error for peers that did not answer within the timeout."""
+        return attributed(CollectiveError(
+            f"{workers([self.rank], self.addresses)}: {workers(peers, self.addresses)} "
+            f"stopped answering: no reply within timeout={self.timeout:g} s"))
+
+    def lost(self, peer: int, exc: Optional[BaseException]) -> CollectiveError:
+        """The error for a peer whose connection closed."""
+        how = f" ({type(exc).__name__}: {exc})" if exc is not None else ""
+        return attributed(CollectiveError(
+            f"{workers([self.rank], self.addresses)}: the connection to "
+            f"{workers([peer], self.addresses)} closed during the fit{how}: it failed or left "
+            "the cluster"))
 
 
 def detachable(comm: Any) -> bool:
@@ -131,7 +169,7 @@ class _Incoming:
                 and self.got == self.like.nbytes)
 
 
-class SocketLinks:
+class SocketLinks(_Links):
     """The sockets of one worker to its peers, used by the training thread.
 
     Parameters
@@ -141,26 +179,30 @@ class SocketLinks:
         Peer rank -> non-blocking socket (from :func:`detach`).
     timeout : float
         Seconds an exchange may wait for the peers before it fails.
+    addresses : sequence of str
+        Every worker's address, by rank (for the errors).
     """
 
-    def __init__(self, rank: int, socks: Dict[int, socket.socket], timeout: float):
+    def __init__(self, rank: int, socks: Dict[int, socket.socket], timeout: float,
+                 addresses: Sequence[str]):
         self.rank = rank
         self.socks = dict(socks)
         self.timeout = timeout
+        self.addresses = addresses
         self._buffers: Dict[int, np.ndarray] = {}
 
-    def ready(self, peers: List[int]) -> None:
-        """Wait for the :data:`READY` byte of each of ``peers``: each has taken its end of
-        the connection from Dask, so this worker may send."""
+    def ready(self, peers: List[int], deadline: float) -> None:
+        """Wait until ``deadline`` (``time.monotonic()``) at most for the :data:`READY` byte
+        of each of ``peers``: each has taken its end of the connection from Dask, so this
+        worker may send."""
         for peer in peers:
             got = bytearray(1)
-            self._receive_into(peer, memoryview(got))
+            self._receive_into(peer, memoryview(got), deadline)
             if bytes(got) != READY:
                 raise CollectiveError(f"worker {self.rank}: worker {peer} began the fit "
                                       f"with {bytes(got)!r}, not the ready byte")
 
-    def _receive_into(self, peer: int, view: memoryview) -> None:
-        deadline = time.monotonic() + self.timeout
+    def _receive_into(self, peer: int, view: memoryview, deadline: float) -> None:
         got = 0
         while got < view.nbytes:
             self._wait([peer], [], deadline)
@@ -184,7 +226,7 @@ class SocketLinks:
                     except (BlockingIOError, InterruptedError):
                         pass
                     except OSError as exc:
-                        raise self._lost(p, exc) from exc
+                        raise self.lost(p, exc) from exc
             for p, into in receives.items():
                 while not into.done:
                     try:
@@ -212,9 +254,9 @@ class SocketLinks:
         except (BlockingIOError, InterruptedError):
             raise
         except OSError as exc:
-            raise self._lost(peer, exc) from exc
+            raise self.lost(peer, exc) from exc
         if n == 0:
-            raise self._lost(peer, None)
+            raise self.lost(peer, None)
         return n
 
     def _wait(self, reading: List[int], writing: List[int], deadline: float) -> None:
@@ -225,14 +267,7 @@ class SocketLinks:
                                     [self.socks[p] for p in writing], [], left)
             if r or w:
                 return
-        waiting = sorted(set(reading) | set(writing))
-        raise CollectiveError(f"worker {self.rank}: a sum timed out after {self.timeout:g} "
-                              f"s: workers {waiting} stopped answering")
-
-    def _lost(self, peer: int, exc: Optional[BaseException]) -> CollectiveError:
-        how = f" ({type(exc).__name__}: {exc})" if exc is not None else ""
-        return CollectiveError(f"worker {self.rank}: the connection to worker {peer} "
-                               f"closed during the fit{how}: it failed or left the cluster")
+        raise self.silent(set(reading) | set(writing))
 
     def fail(self, reason: str) -> None:
         """Tell every peer the fit failed (best effort): their next read raises."""
@@ -258,7 +293,7 @@ class SocketLinks:
                 pass
 
 
-class MessageLinks:
+class MessageLinks(_Links):
     """Dask connections of one worker to its peers, used on the worker's event loop.
 
     Parameters
@@ -268,32 +303,52 @@ class MessageLinks:
     loop : asyncio.AbstractEventLoop
         The worker's event loop.
     timeout : float
+    addresses : sequence of str
+        Every worker's address, by rank (for the errors).
     """
 
-    def __init__(self, rank: int, comms: Dict[int, Any], loop: Any, timeout: float):
+    def __init__(self, rank: int, comms: Dict[int, Any], loop: Any, timeout: float,
+                 addresses: Sequence[str]):
         self.rank = rank
         self.comms = dict(comms)
         self.loop = loop
         self.timeout = timeout
+        self.addresses = addresses
 
     def exchange(self, outgoing: Dict[int, np.ndarray], incoming: Dict[int, np.ndarray],
                  step: int) -> Dict[int, np.ndarray]:
         """As :meth:`SocketLinks.exchange`."""
-        async def both() -> List[Any]:
+        async def both() -> Dict[int, np.ndarray]:
             peers = sorted(outgoing)
-            return await asyncio.wait_for(asyncio.gather(
-                *(self._send(p, step, outgoing[p]) for p in peers),
-                *(self._receive(p, step) for p in peers)), self.timeout)
-        results = run_on_loop(self.loop, both(), self.timeout + 30.0, self.rank)
-        return dict(zip(sorted(outgoing), results[len(outgoing):]))
+            sends = {p: asyncio.ensure_future(self._send(p, step, outgoing[p])) for p in peers}
+            receives = {p: asyncio.ensure_future(self._receive(p, step)) for p in peers}
+            done, pending = await asyncio.wait([*sends.values(), *receives.values()],
+                                               timeout=self.timeout,
+                                               return_when=asyncio.FIRST_EXCEPTION)
+            for task in pending:
+                task.cancel()
+            for task in done:
+                if task.exception() is not None:
+                    raise task.exception()
+            if pending:
+                raise self.silent(p for p in peers
+                                  if sends[p] in pending or receives[p] in pending)
+            return {p: task.result() for p, task in receives.items()}
+        return run_on_loop(self.loop, both(), self.timeout + LOOP_MARGIN, self.rank)
 
     async def _send(self, peer: int, step: int, data: np.ndarray) -> None:
         from distributed.protocol import to_serialize
         # a copy: in one process the message is handed over by reference
-        await self.comms[peer].write({"step": step, "data": to_serialize(data.copy())})
+        try:
+            await self.comms[peer].write({"step": step, "data": to_serialize(data.copy())})
+        except OSError as exc:              # distributed's CommClosedError among them
+            raise self.lost(peer, exc) from exc
 
     async def _receive(self, peer: int, step: int) -> np.ndarray:
-        msg = await self.comms[peer].read()
+        try:
+            msg = await self.comms[peer].read()
+        except OSError as exc:
+            raise self.lost(peer, exc) from exc
         if "fail" in msg:
             raise CollectiveError(msg["fail"])
         if msg.get("step") != step:

@@ -1,10 +1,17 @@
 """The Dask estimators used carelessly: collections with empty partitions (filters make them
 routinely), partitions whose dtypes differ from each other, and a worker that stops
-answering in the middle of a fit. Every case either gives what the local estimator gives
-on the same rows, or an error naming the column, the partition or the worker."""
+answering in the middle of a fit (SIGSTOP: POSIX only). Every case either gives what the
+local estimator gives on the same rows, or an error naming the column, the partition or
+the worker."""
+import os
+import signal
+import threading
+import time
+
 import numpy as np
 import pytest
 
+from dask_faults import signal_when_training
 from optional_imports import importorskip
 
 boostlib_dask = importorskip("boostlib.dask")
@@ -164,3 +171,90 @@ def test_a_fit_on_no_rows_is_refused_by_name(client, estimator):
     collection, _ = _frame_with(_frame(), LAYOUTS["wholly empty"])
     with pytest.raises(ValueError, match="y has 0 entries.*at least 1 row"):
         estimator(client=client, n_estimators=2).fit(collection, np.zeros(0))
+
+
+# -- a worker that stops answering ------------------------------------------------------------
+@pytest.mark.skipif(not hasattr(signal, "SIGSTOP"), reason="needs SIGSTOP (POSIX)")
+def test_a_stopped_worker_fails_the_fit_within_the_timeout_and_is_named():
+    """A worker that stops answering without leaving the cluster (SIGSTOP, as a frozen VM
+    or an endless pause) fails the fit about ``timeout`` seconds after it stopped, with an
+    error naming its address; the client then trains again."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20000, 6))
+    y = (X[:, 0] + X[:, 1] * X[:, 2] > 0).astype(int)
+    timeout = 5.0
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, memory_limit=0) as cluster, \
+            distributed.Client(cluster) as c:
+        pids = c.run(os.getpid)
+        victim = sorted(pids)[1]
+        stopped = []
+        stopper = threading.Thread(target=signal_when_training, daemon=True,
+                                   args=(c, pids[victim], signal.SIGSTOP, 1.0, stopped))
+        stopper.start()
+        try:
+            with pytest.raises(boostlib_dask.CollectiveError) as info:
+                DaskBoostClassifier(client=c, n_estimators=100000, timeout=timeout).fit(
+                    da.from_array(X, chunks=(5000, 6)), da.from_array(y, chunks=5000))
+            took = time.perf_counter() - stopped[0]
+        finally:
+            stopper.join()
+            os.kill(pids[victim], signal.SIGCONT)
+        assert f"({victim}) stopped answering" in str(info.value)
+        assert f"timeout={timeout:g} s" in str(info.value)
+        assert "update rule" not in str(info.value)      # the sum's caller is not blamed
+        assert timeout - 1 <= took < timeout + 10, took
+        assert c.submit(lambda: 1 + 1, pure=False).result(timeout=30) == 2
+
+
+def _lonely_rank(fit, rank, addresses, timeout):
+    """Start a collective as worker ``rank`` of a fit whose other worker never starts."""
+    from boostlib.dask.collective import DaskCollective
+    start = time.perf_counter()
+    try:
+        DaskCollective(fit, rank, addresses, timeout)
+    except boostlib_dask.CollectiveError as exc:
+        return str(exc), time.perf_counter() - start
+    return "connected", time.perf_counter() - start
+
+
+def _lonely_sum(fit, addresses, timeout, sockets):
+    """Sum as worker 0 of a fit whose worker 1 accepts the connection but never sums."""
+    from boostlib.dask.collective import DaskCollective
+    collective = DaskCollective(fit, 0, addresses, timeout, sockets=sockets)
+    start = time.perf_counter()
+    try:
+        collective.allreduce(np.zeros(3))
+    except boostlib_dask.CollectiveError as exc:
+        return str(exc), time.perf_counter() - start
+    finally:
+        collective.close()
+    return "summed", time.perf_counter() - start
+
+
+@pytest.mark.parametrize("sockets", [True, False])
+def test_a_worker_that_never_sums_is_named_within_the_timeout(client, sockets):
+    """Over the training threads' sockets and over Dask messages alike."""
+    from boostlib.dask.collective import install
+    from boostlib.dask.parts import worker_addresses
+    addresses = worker_addresses(client)
+    client.run(install, workers=addresses)
+    message, took = client.submit(_lonely_sum, f"never-sums-{sockets}", addresses, 2.0,
+                                  sockets, workers=[addresses[0]], pure=False).result(60)
+    assert message == (f"worker 0 ({addresses[0]}): worker 1 ({addresses[1]}) stopped "
+                       "answering: no reply within timeout=2 s")
+    assert 2.0 <= took < 2.0 + 2.0, took
+
+
+def test_a_worker_that_never_connects_is_named_within_the_timeout(client):
+    """Connecting is bounded by one timeout in all, and the error names the worker that
+    never connected."""
+    from boostlib.dask.collective import install
+    from boostlib.dask.parts import worker_addresses
+    addresses = worker_addresses(client)
+    client.run(install, workers=addresses)
+    message, took = client.submit(_lonely_rank, "never-connects", 1, addresses, 2.0,
+                                  workers=[addresses[1]], pure=False).result(timeout=60)
+    assert f"worker 0 ({addresses[0]}) did not connect within timeout=2 s" in message
+    assert 2.0 <= took < 2.0 + 2.0, took
+
