@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 
@@ -109,14 +109,77 @@ class Parts:
 
 
 def persist(client: Any, X: Any) -> Parts:
-    """Compute the partitions of ``X`` on the workers and keep them there."""
+    """Compute the partitions of ``X`` on the workers and keep them there, once each is
+    checked to hold what ``X`` declares (:func:`check_partition`)."""
     from distributed import wait
     futures = client.compute(partitions(X))
     wait(futures)
-    lengths = np.array(client.gather(client.map(len, futures, pure=False)), dtype=np.int64)
+    columns, dtypes = (list(X.columns), list(X.dtypes)) if is_frame(X) else (None, [X.dtype])
+    lengths = np.array(client.gather(client.map(check_partition, futures, range(len(futures)),
+                                                columns=columns, dtypes=dtypes, pure=False)),
+                       dtype=np.int64)
     where = client.who_has(futures)
     owners = [sorted(where[f.key])[0] for f in futures]
     return Parts(futures, lengths, owners)
+
+
+def check_partition(part: Any, index: int, columns: Optional[List[Any]],
+                    dtypes: List[Any]) -> int:
+    """The rows of partition ``index`` of a collection, once it holds the ``columns`` (a
+    DataFrame's; None for an array) and ``dtypes`` the collection declares.
+
+    Numbers of another type stand for numbers (every feature becomes float64, as when the
+    partitions are concatenated): ints, unsigned ints and floats in a DataFrame's numeric
+    column, and booleans too in an array. Anything else must be the declared type, and a
+    categorical column must have the declared categories, in the same order (every worker
+    then codes them alike).
+
+    Raises
+    ------
+    ValueError
+        Naming the partition, the column and both types (or both lists of categories).
+    """
+    if columns is None:
+        why = _mismatch(part.dtype, dtypes[0], "biuf")
+        if why:
+            raise ValueError(f"X: partition {index} {why}, where the Dask array declares "
+                             f"{dtypes[0]}; give every partition the declared dtype")
+        return len(part)
+    if list(part.columns) != columns:
+        raise ValueError(f"X: partition {index} has the columns {list(part.columns)}, where "
+                         f"the DataFrame declares {columns}")
+    for column, found, declared in zip(columns, part.dtypes, dtypes):
+        why = _mismatch(found, declared, "iuf")
+        if why:
+            fix = (f"give every partition the declared categories, or make them unknown "
+                   f"(X[{column!r}].cat.as_unknown()) to have them coded alike in one pass"
+                   if str(declared) == "category" else
+                   f"give every partition the declared dtype (X.astype({{{column!r}: "
+                   f"'{declared}'}}) on the pieces X is built from)")
+            raise ValueError(f"X: column {column!r} of partition {index} {why}, where the "
+                             f"DataFrame declares {_described(declared)}; {fix}")
+    return len(part)
+
+
+def _mismatch(found: Any, declared: Any, numeric: str) -> str:
+    """What a partition's ``found`` dtype holds that the ``declared`` one does not ('' for
+    nothing; dtypes of the kinds ``numeric`` stand for each other)."""
+    kinds = (getattr(found, "kind", "O"), getattr(declared, "kind", "O"))
+    if kinds[0] in numeric and kinds[1] in numeric:
+        return ""
+    if str(found) == str(declared) == "category":
+        same = list(found.categories) == list(declared.categories)
+        return "" if same else f"has {_described(found)}"
+    return "" if found == declared else f"holds {found}"
+
+
+def _described(dtype: Any) -> str:
+    """A dtype in words, a categorical one by its first categories."""
+    if str(dtype) != "category":
+        return str(dtype)
+    labels = list(dtype.categories)
+    more = f" and {len(labels) - 10} more" if len(labels) > 10 else ""
+    return f"the categories {labels[:10]}{more}"
 
 
 def take(part: Any, rows: np.ndarray) -> Any:

@@ -258,3 +258,125 @@ def test_a_worker_that_never_connects_is_named_within_the_timeout(client):
     assert f"worker 0 ({addresses[0]}) did not connect within timeout=2 s" in message
     assert 2.0 <= took < 2.0 + 2.0, took
 
+
+# -- partitions whose dtypes differ -----------------------------------------------------------
+def _pieces(n_parts=4, n=400, seed=2):
+    rng = np.random.default_rng(seed)
+    return [pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n),
+                          "k": pd.Categorical(rng.choice(list("pqr"), n),
+                                              categories=list("pqr"))})
+            for _ in range(n_parts)]
+
+
+def _built_from(pieces):
+    """A Dask DataFrame whose partitions are ``pieces``, declaring the first one's dtypes
+    (as ``dd.from_map`` builds one from files or a database)."""
+    return dd.from_map(_same, pieces, meta=pieces[0].iloc[:0], enforce_metadata=False)
+
+
+def _same(piece):
+    return piece
+
+
+def _target(frame):
+    return (2 * frame["a"] + frame["b"] + (frame["k"].astype(str) == "p")).to_numpy()
+
+
+def test_numbers_of_other_types_in_some_partitions_give_the_local_model(client):
+    """ints, float32 and nullable ints where float64 is declared: every value becomes
+    float64 on the workers, as in the partitions' concatenation, which a local fit gets."""
+    pieces = _pieces()
+    pieces[1]["b"] = np.round(pieces[1]["b"] * 10).astype(np.int64)
+    pieces[2]["b"] = pieces[2]["b"].astype(np.float32)
+    pieces[3]["b"] = np.round(pieces[3]["b"] * 10).astype("Int64")
+    pieces[3].loc[5, "b"] = pd.NA
+    whole = pd.concat(pieces, ignore_index=True)
+    assert whole["b"].dtype.kind == "f"
+    y = _target(whole.fillna(0))
+    params = dict(n_estimators=10, grow_policy="depthwise", random_state=0)
+    model = DaskBoostRegressor(client=client, **params).fit(_built_from(pieces), y)
+    local = BoostRegressor(n_jobs=1, **params).fit(whole, y)
+    close = np.abs(model.predict(whole) - local.predict(whole)) <= 1e-6
+    assert close.mean() >= 0.99
+
+
+def _with_text(pieces):
+    pieces[2]["b"] = pieces[2]["b"].astype(str)
+    return ("column 'b' of partition 2 holds (str|string|object), where the DataFrame "
+            "declares float64")
+
+
+def _with_objects(pieces):
+    pieces[3]["b"] = pieces[3]["b"].astype(object)
+    # (Dask may convert an object column to strings: either is named)
+    return ("column 'b' of partition 3 holds (object|string), where the DataFrame declares "
+            "float64")
+
+
+def _with_booleans(pieces):
+    pieces[1]["b"] = pieces[1]["b"] > 0
+    return "column 'b' of partition 1 holds bool, where the DataFrame declares float64"
+
+
+def _with_other_categories(pieces):
+    pieces[2]["k"] = pieces[2]["k"].cat.set_categories(list("rs"))
+    return (r"column 'k' of partition 2 has the categories \['r', 's'\], where the DataFrame "
+            r"declares the categories \['p', 'q', 'r'\]")
+
+
+def _with_reordered_categories(pieces):
+    pieces[1]["k"] = pieces[1]["k"].cat.reorder_categories(list("rqp"))
+    return r"column 'k' of partition 1 has the categories \['r', 'q', 'p'\]"
+
+
+def _with_numbers_for_categories(pieces):
+    pieces[3]["k"] = pieces[3]["k"].cat.codes.astype(float)
+    return (r"column 'k' of partition 3 holds float64, where the DataFrame declares the "
+            r"categories \['p', 'q', 'r'\]")
+
+
+def _with_a_renamed_column(pieces):
+    pieces[1] = pieces[1].rename(columns={"b": "B"})
+    return r"partition 1 has the columns \['a', 'B', 'k'\], where the DataFrame declares"
+
+
+@pytest.mark.parametrize("spoil", [_with_text, _with_objects, _with_booleans,
+                                   _with_other_categories, _with_reordered_categories,
+                                   _with_numbers_for_categories, _with_a_renamed_column])
+def test_a_partition_of_other_dtypes_is_named_with_its_column(client, spoil):
+    pieces = _pieces()
+    y = _target(pd.concat(pieces, ignore_index=True))
+    expected = spoil(pieces)
+    with pytest.raises(ValueError, match=expected):
+        DaskBoostRegressor(client=client, n_estimators=2).fit(_built_from(pieces), y)
+
+
+def test_array_chunks_of_other_types(client):
+    """Numbers of any type stand for numbers in an array (as NumPy concatenates them);
+    text in a chunk of a float array names the chunk."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(900, 2))
+    y = X[:, 0] + X[:, 1]
+    blocks = [X[:300], (X[300:600] > 0), X[600:].astype(np.float32)]
+    params = dict(n_estimators=5, random_state=0)
+    Xd = da.concatenate([da.from_delayed(dask.delayed(b), shape=b.shape, dtype=np.float64)
+                         for b in blocks])
+    model = DaskBoostRegressor(client=client, **params).fit(Xd, y)
+    whole = np.concatenate(blocks)
+    local = BoostRegressor(n_jobs=1, **params).fit(whole, y)
+    assert np.mean(np.abs(model.predict(whole) - local.predict(whole)) <= 1e-6) >= 0.99
+    blocks[1] = blocks[1].astype(str)
+    Xd = da.concatenate([da.from_delayed(dask.delayed(b), shape=b.shape, dtype=np.float64)
+                         for b in blocks])
+    with pytest.raises(ValueError, match="X: partition 1 holds <U5, where the Dask array "
+                                         "declares float64"):
+        DaskBoostRegressor(client=client, n_estimators=2).fit(Xd, y)
+
+
+def test_a_prediction_names_the_partition_whose_data_is_wrong(client):
+    pieces = _pieces()
+    y = _target(pd.concat(pieces, ignore_index=True))
+    model = DaskBoostRegressor(client=client, n_estimators=2).fit(_built_from(pieces), y)
+    _with_objects(pieces)
+    with pytest.raises(ValueError, match="partition 3 of X: .*'b' \\((object|string)\\)"):
+        model.predict(_built_from(pieces)).compute()
