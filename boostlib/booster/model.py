@@ -7,6 +7,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 import numpy as np
 
 from .._kernels._openmp import effective_n_threads
+from .._messages import shown
 from ..plugin import checks
 from ..io import model_files
 from ..engine.ensemble import Ensemble
@@ -191,7 +192,8 @@ class Model:
         expected = (f"a pair (start, end) of ints with 0 <= start < end <= {n} (the model's "
                     f"n_trees), or None for the whole model" if n else
                     "None: the model has no trees")
-        raise ValueError(f"iteration_range={iteration_range!r} is invalid; expected {expected}")
+        raise ValueError(f"iteration_range={shown(iteration_range)} is invalid; "
+                         f"expected {expected}")
 
     def staged_predict(self, X: Any, *, raw: bool = False,
                        n_jobs: Optional[int] = None) -> Iterator[np.ndarray]:
@@ -278,7 +280,7 @@ class Model:
         :meth:`predict_virtual_ensembles`."""
         if isinstance(n_members, bool) or not isinstance(n_members, (int, np.integer)) \
                 or n_members < 1:
-            raise ValueError(f"n_members={n_members!r} is invalid; expected an int >= 1")
+            raise ValueError(f"n_members={shown(n_members)} is invalid; expected an int >= 1")
         end = self.n_trees
         period = end // (2 * int(n_members))
         if period == 0:

@@ -14,6 +14,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .._messages import listing, shown
 from .sparse_binning import is_sparse, reject_categorical
 
 #: The largest category code (about a million levels).
@@ -37,7 +38,7 @@ def categorical_spec(spec: Any) -> List[Any]:
     or a TypeError naming the parameter."""
     if isinstance(spec, (str, bytes, dict)) or not hasattr(spec, "__iter__") \
             or getattr(spec, "ndim", 1) != 1:
-        raise TypeError(f"categorical_features={spec!r} is invalid; expected 'auto', None, a "
+        raise TypeError(f"categorical_features={shown(spec)} is invalid; expected 'auto', None, a "
                         "list of column names or indices, or a boolean mask")
     return list(spec)
 
@@ -76,20 +77,20 @@ def categorical_mask(X: Any, spec: Any, n_features: int,
         for v in items:
             if isinstance(v, str):
                 if names is None or v not in set(names):
-                    raise ValueError(f"categorical_features: no column named {v!r}"
+                    raise ValueError(f"categorical_features: no column named {shown(v)}"
                                      + ("" if names is None else
-                                        f"; columns: {', '.join(map(str, names[:20]))}"))
+                                        f"; expected a name among the columns {listing(names)}"))
                 mask[list(names).index(v)] = True
             elif isinstance(v, (int, np.integer)) and -n_features <= v < n_features:
                 mask[int(v)] = True
             else:
-                raise ValueError(f"categorical_features: {v!r} is not a column name or an "
+                raise ValueError(f"categorical_features: {shown(v)} is not a column name or an "
                                  f"index in [0, {n_features})")
     missed = auto & ~mask
     if missed.any():
         j = int(np.argmax(missed))
         label = names[j] if names is not None else j
-        raise ValueError(f"column {label!r} holds labels (text or category) but is not in "
+        raise ValueError(f"column {shown(label)} holds labels (text or category) but is not in "
                          "categorical_features; declare it categorical or encode it as numbers")
     return mask
 
@@ -104,7 +105,7 @@ def check_codes(values: np.ndarray, label: Any) -> None:
         x = v[np.argmax(bad)]
         why = ("more levels than supported" if x > MAX_CODE and x == np.floor(x)
                else "negative" if x < 0 else "not an integer")
-        raise ValueError(f"categorical feature {label!r} (categorical_features): value "
+        raise ValueError(f"categorical feature {shown(label)} (categorical_features): value "
                          f"{float(x)!r} is {why}; categorical columns of numeric arrays hold "
                          f"integer codes in [0, {MAX_CODE}] (NaN: missing)")
 
@@ -166,7 +167,7 @@ def encode(X: Any, mask: np.ndarray, to_numeric: Any) -> Tuple[np.ndarray, List[
         if col in table_cats or (dtype is not None and _label_column(dtype)):
             out[:, j], levels[j] = _levels_of(column, table_cats.get(col))
             if len(levels[j]) > MAX_CODE + 1:
-                raise ValueError(f"categorical feature {col!r} has {len(levels[j])} levels: "
+                raise ValueError(f"categorical feature {shown(col)} has {len(levels[j])} levels: "
                                  f"more levels than supported (at most {MAX_CODE + 1})")
         else:                               # a numeric column declared categorical: codes
             out[:, j] = np.asarray(column, dtype=np.float64)
@@ -179,7 +180,7 @@ def translate(codes: np.ndarray, levels: Levels, target: Levels, label: Any) -> 
     ``target``: NaN, i.e. missing). Without levels on either side the codes stay."""
     if levels is None or target is None or list(levels) == list(target):
         if levels is not None and target is None:
-            raise ValueError(f"categorical feature {label!r}: the model was trained on codes, "
+            raise ValueError(f"categorical feature {shown(label)}: the model was trained on codes, "
                              "not labels; pass the same codes")
         return codes
     index = {v: i for i, v in enumerate(target)}

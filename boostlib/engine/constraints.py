@@ -24,20 +24,23 @@ from typing import Any, List, Optional, Sequence
 
 import numpy as np
 
+from .._messages import listing, shown
+
 
 def _feature_index(key: Any, names: Optional[np.ndarray], n_features: int, what: str) -> int:
     """The column of a feature given by name or index."""
     if isinstance(key, str):
         if names is None:
-            raise ValueError(f"{what} names feature {key!r}, but the data has no feature "
+            raise ValueError(f"{what} names feature {shown(key)}, but the data has no feature "
                              "names; use column indices")
         hits = np.flatnonzero(names == key)
         if hits.size == 0:
-            raise ValueError(f"{what} names feature {key!r}, which the data does not have")
+            raise ValueError(f"{what} names feature {shown(key)}, which the data does not have; "
+                             f"expected a name among {listing(names)}")
         return int(hits[0])
     if isinstance(key, (bool, np.bool_)) or not isinstance(key, (int, np.integer)) \
             or not 0 <= key < n_features:
-        raise ValueError(f"{what}: {key!r} is not a feature name or a column index in "
+        raise ValueError(f"{what}: {shown(key)} is not a feature name or a column index in "
                          f"[0, {n_features})")
     return int(key)
 
@@ -62,12 +65,12 @@ def monotone_constraints(spec: Any, n_features: int, names: Optional[np.ndarray]
         values = (list(np.asarray(spec).tolist()) if isinstance(spec, (list, tuple, np.ndarray))
                   and np.ndim(spec) == 1 else None)
         if values is None or len(values) != n_features:
-            raise ValueError(f"monotonic_cst={spec!r} is invalid; expected one of -1, 0, 1 "
+            raise ValueError(f"monotonic_cst={shown(spec)} is invalid; expected one of -1, 0, 1 "
                              f"per feature ({n_features}) or a dict by feature name/index")
         items = list(enumerate(values))
     for j, v in items:
         if isinstance(v, (bool, np.bool_)) or v not in (-1, 0, 1):
-            raise ValueError(f"monotonic_cst: {v!r} for feature {j} is invalid; expected -1 "
+            raise ValueError(f"monotonic_cst: {shown(v)} for feature {j} is invalid; expected -1 "
                              "(decreasing), 0 (none) or 1 (increasing)")
         if v and categorical[j]:
             raise ValueError(f"monotonic_cst: feature {j} is categorical; only numeric "
@@ -83,13 +86,13 @@ def interaction_groups(spec: Any, n_features: int,
     if spec is None:
         return None
     if isinstance(spec, (str, dict)) or not isinstance(spec, (list, tuple)) or not spec:
-        raise ValueError(f"interaction_constraints={spec!r} is invalid; expected a non-empty "
+        raise ValueError(f"interaction_constraints={shown(spec)} is invalid; expected a non-empty "
                          "list of lists of feature names or indices")
     groups = []
     for group in spec:
         if isinstance(group, (str, dict)) or not isinstance(group, (list, tuple, set)) \
                 or not group:
-            raise ValueError(f"interaction_constraints: {group!r} is not a non-empty list of "
+            raise ValueError(f"interaction_constraints: {shown(group)} is not a non-empty list of "
                              "features")
         groups.append(frozenset(_feature_index(k, names, n_features,
                                                "interaction_constraints") for k in group))

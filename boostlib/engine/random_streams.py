@@ -6,22 +6,24 @@ from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
+from .._messages import shown
+
 
 def seed_sequence(random_state: Any) -> np.random.SeedSequence:
     """The root SeedSequence of a fit: from an int, a numpy Generator/RandomState, or None."""
     if random_state is None:
         return np.random.SeedSequence()
     if isinstance(random_state, (bool, np.bool_)):
-        raise ValueError(f"random_state={random_state!r} is invalid")
+        raise ValueError(f"random_state={shown(random_state)} is invalid")
     if isinstance(random_state, (int, np.integer)):
         if random_state < 0:
-            raise ValueError(f"random_state={random_state!r} is invalid; expected an int >= 0")
+            raise ValueError(f"random_state={shown(random_state)} is invalid; expected an int >= 0")
         return np.random.SeedSequence(int(random_state))
     if isinstance(random_state, np.random.Generator):
         return np.random.SeedSequence(int(random_state.integers(2 ** 63)))
     if isinstance(random_state, np.random.RandomState):
         return np.random.SeedSequence(int(random_state.randint(2 ** 31)))
-    raise ValueError(f"random_state={random_state!r} is invalid; expected None, an int, or a "
+    raise ValueError(f"random_state={shown(random_state)} is invalid; expected None, an int, or a "
                      "numpy Generator / RandomState")
 
 

@@ -9,6 +9,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from .._compat import DataConversionWarning
+from .._messages import shown
 from .sparse_binning import check_sparse_X, is_sparse
 
 
@@ -176,7 +177,7 @@ def check_group(group: Any, n_rows: int, what: str = "group") -> Optional[np.nda
         if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
             raise ValueError(f"{what} must hold whole numbers (query sizes)")
     if np.any(arr < 1):
-        raise ValueError(f"{what} holds a query size below 1 ({arr.min()!r}); every query "
+        raise ValueError(f"{what} holds a query size below 1 ({shown(arr.min())}); every query "
                          "needs at least one row")
     sizes = arr.astype(np.int64)
     if int(sizes.sum()) != n_rows:
@@ -190,7 +191,7 @@ def check_number(name: str, value: Any, low: float, high: float = np.inf, *,
     """Raise ValueError/TypeError unless ``low <= value <= high`` (``low < value`` if open)."""
     kind = numbers.Integral if integer else numbers.Real
     if isinstance(value, bool) or not isinstance(value, kind):
-        raise TypeError(f"{name}={value!r} is invalid; expected "
+        raise TypeError(f"{name}={shown(value)} is invalid; expected "
                         f"{'an int' if integer else 'a number'}")
     try:
         number = float(value)
@@ -200,11 +201,11 @@ def check_number(name: str, value: Any, low: float, high: float = np.inf, *,
         and math.isfinite(number)
     if not ok:
         lo = "(" if low_open else "["
-        raise ValueError(f"{name}={value!r} is invalid; expected a value in "
+        raise ValueError(f"{name}={shown(value)} is invalid; expected a value in "
                          f"{lo}{low}, {high}]")
 
 
 def check_choice(name: str, value: Any, choices: Tuple[str, ...]) -> None:
     """Raise ValueError unless ``value`` is one of ``choices``."""
     if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name}={value!r} is invalid; expected one of {list(choices)}")
+        raise ValueError(f"{name}={shown(value)} is invalid; expected one of {list(choices)}")

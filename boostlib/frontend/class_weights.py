@@ -8,6 +8,8 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
+from .._messages import shown
+
 
 def _plain_label(label: Any) -> Any:
     """A numpy scalar label as the Python value it equals (for dict lookups)."""
@@ -27,7 +29,7 @@ def check_class_weight(value: Any) -> None:
         return
     if isinstance(value, str):
         if value != "balanced":
-            raise ValueError(f"class_weight={value!r} is invalid; expected None, 'balanced' "
+            raise ValueError(f"class_weight={shown(value)} is invalid; expected None, 'balanced' "
                              "or a dict {class label: weight}")
         return
     if not isinstance(value, Mapping):
@@ -37,7 +39,7 @@ def check_class_weight(value: Any) -> None:
         ok = isinstance(weight, Real) and not isinstance(weight, (bool, np.bool_)) \
             and math.isfinite(float(weight)) and float(weight) > 0
         if not ok:
-            raise ValueError(f"class_weight[{label!r}]={weight!r} is invalid; expected a "
+            raise ValueError(f"class_weight[{shown(label)}]={shown(weight)} is invalid; expected a "
                              "finite number > 0")
 
 
@@ -78,8 +80,8 @@ def class_row_weights(value: Any, classes: np.ndarray, y_index: np.ndarray
     position = {_plain_label(c): k for k, c in enumerate(classes.tolist())}
     unknown = [label for label in value if _plain_label(label) not in position]
     if unknown:
-        raise ValueError(f"class_weight names label(s) {unknown[:5]!r} that are not classes "
-                         f"of y; the classes are {classes[:10].tolist()!r}")
+        raise ValueError(f"class_weight names label(s) {shown(unknown[:5])} that are not "
+                         f"classes of y; the classes are {shown(classes[:10])}")
     per_class = np.ones(n_classes)
     for label, weight in value.items():
         per_class[position[_plain_label(label)]] = float(weight)

@@ -13,6 +13,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .._compat import BaseEstimator, ClassifierMixin, NotFittedError, RegressorMixin, HAS_SKLEARN
+from .._messages import shown
 from ..engine.callbacks import CallbackLike
 from ..engine.categorical import categorical_spec
 from ..engine.dataset import Dataset
@@ -151,7 +152,7 @@ class _BaseBoost(BaseEstimator):
     def _check_params(self) -> None:
         resolve(self._training_params())
         if not isinstance(self.warm_start, (bool, np.bool_)):
-            raise ValueError(f"warm_start={self.warm_start!r} is invalid; expected True or "
+            raise ValueError(f"warm_start={shown(self.warm_start)} is invalid; expected True or "
                              "False")
 
     def _check_fitted(self) -> None:
@@ -266,8 +267,8 @@ class _BaseBoost(BaseEstimator):
                              "warm_start=False to fit a new model)")
         for name in _FIXED_WHEN_WARM:
             if name in model.params and not _same(model.params[name], getattr(self, name)):
-                raise ValueError(f"{name}={getattr(self, name)!r} differs from the fitted "
-                                 f"model's {name}={model.params[name]!r}; warm_start=True "
+                raise ValueError(f"{name}={shown(getattr(self, name))} differs from the fitted "
+                                 f"model's {name}={shown(model.params[name])}; warm_start=True "
                                  f"adds trees to that model, whose {name} cannot change: "
                                  "set it back, or warm_start=False to fit a new model")
         return model
@@ -949,7 +950,7 @@ def _check_label_types(y: Any) -> None:
     kinds = set()
     for i, v in enumerate(values):
         if v is None or (isinstance(v, (float, np.floating)) and v != v):
-            raise ValueError(f"y: class label {i} is missing ({v!r}); every row needs a label")
+            raise ValueError(f"y: class label {i} is missing ({shown(v)}); every row needs a label")
         kinds.add("text" if isinstance(v, (str, bytes, np.str_, np.bytes_)) else
                   "number" if isinstance(v, (int, float, np.number)) else type(v).__name__)
     if len(kinds) > 1:

@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 import pluggy
 
+from .._messages import shown
 from .._version import __version__
 from . import api, hookspecs
 
@@ -435,18 +436,18 @@ def create(kind: str, spec: Any, params: Mapping[str, Any] | None = None,
             raise PluginError(f"{kind}_params must be empty when {kind} is an instance")
         return spec
     if not isinstance(spec, str):
-        raise PluginError(f"{kind}={spec!r} is invalid; expected a registered name or an "
+        raise PluginError(f"{kind}={shown(spec)} is invalid; expected a registered name or an "
                           f"instance of boostlib.api.{interface.__name__}")
     table = _get()["tables"][kind]
     if spec not in table:
-        raise PluginError(f"{kind}={spec!r} is not registered; available: "
+        raise PluginError(f"{kind}={shown(spec)} is not registered; available: "
                           f"{', '.join(sorted(table)) or '(none)'}")
     entry = table[spec]
     try:
         obj = entry.factory(**params, **extra)
     except TypeError as exc:
         raise PluginError(f"{kind} {spec!r} (from {entry.provider}) rejected its parameters "
-                          f"{sorted({**params, **extra})}: {exc}") from exc
+                          f"{shown(sorted({**params, **extra}))}: {exc}") from exc
     if not isinstance(obj, interface):
         raise PluginError(f"{kind} {spec!r} (from {entry.provider}) returned "
                           f"{type(obj).__name__}, not a boostlib.api.{interface.__name__}")
