@@ -89,19 +89,13 @@ def check_X(X: Any, name: str = "X", allow_empty: bool = False) -> np.ndarray:
         arr = _frame_to_array(X)
     else:
         arr = np.asarray(X)
-    if np.iscomplexobj(arr):
-        raise ValueError(f"{name}: Complex data not supported")
     if arr.ndim != 2:
         raise ValueError(f"{name}: expected a 2D array, got a {arr.ndim}D array instead. "
                          "Reshape your data either using X.reshape(-1, 1) if your data has a "
                          "single feature or X.reshape(1, -1) if it contains a single sample")
-    try:
-        if arr.dtype not in (np.float32, np.float64):
-            arr = np.asarray(arr, dtype=np.float64)
-    except (TypeError, ValueError, OverflowError) as exc:
-        kind = ValueError if isinstance(exc, OverflowError) else type(exc)
-        raise kind(f"{name}: could not convert to float64 ({exc}); boostlib needs "
-                   "numeric features") from exc
+    if arr.dtype not in (np.float32, np.float64):
+        arr = as_float64(arr, name, "numbers (the text columns of a DataFrame are "
+                         "categorical features)")
     if arr.shape[0] == 0 and not allow_empty:
         raise ValueError(f"{name}: found array with 0 sample(s) (shape={arr.shape}) while a "
                          "minimum of 1 is required.")
@@ -114,6 +108,62 @@ def check_X(X: Any, name: str = "X", allow_empty: bool = False) -> np.ndarray:
     return arr
 
 
+#: Values that numpy converts to float64 without a word, but changed: text (``"1"`` read as
+#: 1.0), complex numbers (their imaginary part dropped), dates and durations (``NaT``
+#: becoming -9.2e18).
+_CHANGED_BY_FLOAT = (str, bytes, np.complexfloating, np.datetime64, np.timedelta64)
+_KIND_NAMES = {"U": "text", "S": "bytes", "c": "complex numbers", "M": "dates",
+               "m": "durations"}
+
+
+def _changed_by_float(arr: np.ndarray) -> Optional[Any]:
+    """The first value of ``arr`` that float64 would change without a word (the dtype of
+    an empty array of such values), None when there is none."""
+    kind = arr.dtype.kind
+    if kind == "O":
+        return next((v for v in arr.flat if isinstance(v, _CHANGED_BY_FLOAT)), None)
+    if kind not in _KIND_NAMES:
+        return None
+    return arr.flat[0] if arr.size else arr.dtype
+
+
+def _not_real_message(name: str, found: Any, expected: str) -> str:
+    """The message for a value (or dtype) ``found`` in ``name`` that is not a real number."""
+    dtype = found if isinstance(found, np.dtype) else np.asarray(found).dtype
+    what = _KIND_NAMES[dtype.kind]
+    if not isinstance(found, np.dtype):
+        what += f", such as {str(found) if dtype.kind in 'mM' else shown(found)}"
+    if dtype.kind == "c":
+        return (f"{name}: Complex data not supported: {name} holds {what}; expected "
+                f"{expected}, not complex numbers (their imaginary parts would be lost)")
+    if dtype.kind in "mM":
+        return (f"{name} holds {what} ({dtype}); expected {expected}: convert them to "
+                "numbers first, e.g. to seconds since a reference time, with NaN for NaT")
+    return f"{name} holds {what}; expected {expected}: convert the text to numbers first"
+
+
+def as_float64(arr: np.ndarray, name: str, expected: str) -> np.ndarray:
+    """``arr`` as float64, or an error naming ``name`` and what was ``expected`` (a noun).
+
+    Raises
+    ------
+    ValueError
+        For text, complex numbers, dates and durations, which numpy would convert without
+        a word but changed, and for values beyond float64's range.
+    TypeError
+        For objects that are not numbers (e.g. a dict).
+    """
+    found = _changed_by_float(arr)
+    if found is not None:
+        raise ValueError(_not_real_message(name, found, expected))
+    try:
+        return np.asarray(arr, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError) as exc:
+        kind = ValueError if isinstance(exc, OverflowError) else type(exc)
+        raise kind(f"{name}: could not convert to float64 ({exc}); expected {expected}"
+                   ) from exc
+
+
 def _has_infinity(arr: np.ndarray) -> bool:
     """Whether the 2-D ``arr`` holds +-inf, tested a slice of rows at a time: a mask as large
     as ``arr`` would cost more to allocate (and fault in) than the test itself."""
@@ -122,7 +172,9 @@ def _has_infinity(arr: np.ndarray) -> bool:
 
 
 def check_y(y: Any, n_rows: int, numeric: bool = True) -> np.ndarray:
-    """``y`` as a 1-D array of ``n_rows`` entries (a column vector is raveled with a warning)."""
+    """``y`` as a 1-D array of ``n_rows`` entries (a column vector is raveled with a warning):
+    float64 when ``numeric``, else class labels as they are (complex numbers, dates and
+    durations refused; floats finite)."""
     if y is None:
         raise ValueError("this estimator requires y to be passed, but the target y is None")
     arr = np.asarray(y)
@@ -134,11 +186,10 @@ def check_y(y: Any, n_rows: int, numeric: bool = True) -> np.ndarray:
         raise ValueError(f"y: expected a 1D array, got shape {arr.shape}")
     if arr.shape[0] != n_rows:
         raise ValueError(f"y has {arr.shape[0]} entries but X has {n_rows} rows")
-    if numeric or arr.dtype.kind in "fc":
-        try:
-            num = np.asarray(arr, dtype=np.float64)
-        except (TypeError, ValueError, OverflowError) as exc:
-            raise ValueError(f"y: could not convert to float64 ({exc})") from exc
+    if not numeric and arr.dtype.kind in "cmM":
+        raise ValueError(_not_real_message("y", _changed_by_float(arr), "class labels"))
+    if numeric or arr.dtype.kind == "f":
+        num = as_float64(arr, "y", "numbers")
         if np.isnan(num).any():
             raise ValueError("Input y contains NaN")
         if np.isinf(num).any():
@@ -152,7 +203,7 @@ def check_sample_weight(sample_weight: Any, n_rows: int) -> Optional[np.ndarray]
     """``sample_weight`` as float64 of shape (n_rows,), finite and >= 0, or None."""
     if sample_weight is None:
         return None
-    w = np.asarray(sample_weight, dtype=np.float64)
+    w = as_float64(np.asarray(sample_weight), "sample_weight", "numbers")
     if w.ndim == 0:
         w = np.full(n_rows, float(w))
     if w.shape != (n_rows,):

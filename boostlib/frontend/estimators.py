@@ -935,10 +935,20 @@ BoostClassifier.__init__.__signature__ = _signature_with(  # type: ignore[attr-d
     _BaseBoost.__init__, "class_weight", None)
 
 
+#: The class labels a model file holds (``classes_`` is saved with the model).
+_LABEL_TYPES = "booleans, integers, floats or strings"
+
+
 def _check_label_types(y: Any) -> None:
-    """Refuse class labels that are missing (None, NaN) or mix text with numbers: NumPy would
-    turn ``["a", 1]`` into the strings ``"a"`` and ``"1"`` and predict ``"1"`` for ``1``."""
-    if getattr(getattr(y, "dtype", None), "kind", "O") != "O":
+    """Refuse class labels that are missing (None, NaN), mix text with numbers, or that a
+    model file cannot hold. NumPy would turn ``["a", 1]`` into the strings ``"a"`` and
+    ``"1"`` (and predict ``"1"`` for ``1``), and ``[1, 2**63]`` into floats; bytes and other
+    objects would fit and then fail to save."""
+    dtype = getattr(y, "dtype", None)
+    if getattr(dtype, "kind", "O") == "S":
+        raise TypeError(f"y: class labels of dtype {dtype} are bytes; expected "
+                        f"{_LABEL_TYPES} (what a model file holds): decode them to str")
+    if getattr(dtype, "kind", "O") != "O":
         return                                  # an array or Series of one non-object type
     values = getattr(y, "array", y)             # a pandas Series: its values
     try:
@@ -947,15 +957,32 @@ def _check_label_types(y: Any) -> None:
         return                                  # not iterable: check_y reports it
     if len(values) and isinstance(values[0], (list, tuple, np.ndarray)):
         return                                  # 2-D: check_y reports the shape
-    kinds = set()
+    kinds, has_float, beyond_float = set(), False, None
     for i, v in enumerate(values):
         if v is None or (isinstance(v, (float, np.floating)) and v != v):
-            raise ValueError(f"y: class label {i} is missing ({shown(v)}); every row needs a label")
-        kinds.add("text" if isinstance(v, (str, bytes, np.str_, np.bytes_)) else
-                  "number" if isinstance(v, (int, float, np.number)) else type(v).__name__)
+            raise ValueError(f"y: class label {i} is missing ({shown(v)}); every row needs "
+                             "a label")
+        if isinstance(v, str):
+            kinds.add("text")
+        elif isinstance(v, (bool, int, float, np.bool_, np.integer, np.floating)):
+            kinds.add("number")
+            has_float = has_float or isinstance(v, (float, np.floating))
+            if isinstance(v, (int, np.integer)) and not -2 ** 63 <= int(v) < 2 ** 63:
+                raise ValueError(f"y: class label {i} ({int(v)}) is beyond the int64 range; "
+                                 "expected integers from -2**63 to 2**63 - 1 (larger ones "
+                                 "would become inexact floats): write such labels as strings")
+            if isinstance(v, (int, np.integer)) and abs(int(v)) > 2 ** 53:
+                beyond_float = beyond_float or (i, int(v))
+        else:
+            raise TypeError(f"y: class label {i} is a {type(v).__name__} ({shown(v)}); "
+                            f"expected {_LABEL_TYPES} (what a model file holds)")
     if len(kinds) > 1:
         raise TypeError(f"y: class labels mix {' and '.join(sorted(kinds))} values; use one "
                         "type (e.g. all str)")
+    if has_float and beyond_float is not None:
+        raise ValueError(f"y: class label {beyond_float[0]} ({beyond_float[1]}) has more "
+                         "digits than a float holds, and other labels are floats, so labels "
+                         "would merge; expected integers only, or strings")
 
 
 def _pairs(eval_set: Any) -> List[Tuple[Any, Any]]:

@@ -1,13 +1,17 @@
 """Hostile training data: every input either trains a model that predicts finite values and
 whose file loads back bit-identically, or is refused by an error naming the input (``X``,
 ``y``, ``sample_weight``, ``eval_set``) and what is wrong with it."""
+from decimal import Decimal
+
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from optional_imports import importorskip
 
-from boostlib import BoostClassifier, BoostRegressor, load_model
+from boostlib import BoostClassifier, BoostRegressor, Dataset, load_model
 
 from .budget import DEFAULT_EXAMPLES
 
@@ -132,8 +136,8 @@ def test_huge_integers_are_numbers_or_named():
 def _zero_row_cases():
     """(estimator, X) pairs covering arrays, frames with a categorical column, sparse
     matrices, every tree kind, regression, two and three classes."""
-    pd = pytest.importorskip("pandas")
-    sparse = pytest.importorskip("scipy.sparse")
+    pd = importorskip("pandas")
+    sparse = importorskip("scipy.sparse")
     rng = np.random.default_rng(0)
     X = rng.normal(size=(120, 3))
     frame = pd.DataFrame({"a": X[:, 0], "b": X[:, 1],
@@ -173,3 +177,81 @@ def test_zero_rows_get_zero_predictions_of_every_method():
             assert got.shape == (0,) + want.shape[1:] and got.dtype == want.dtype
     with pytest.raises(ValueError, match="X: found array with 0 sample"):
         BoostRegressor(n_estimators=2).fit(np.zeros((0, 3)), np.zeros(0))
+
+
+_X = np.random.default_rng(1).normal(size=(20, 2))
+_Y = np.arange(20) % 2
+_DATES = np.arange(40).astype("datetime64[D]").reshape(20, 2)
+_DATES[0, 0] = np.datetime64("NaT")
+
+
+@pytest.mark.parametrize("fit, match", [
+    (lambda: BoostRegressor().fit(_DATES, _Y), "X holds dates, such as NaT"),
+    (lambda: BoostRegressor().fit(_DATES - _DATES[1, 1], _Y), "X holds durations"),
+    (lambda: BoostRegressor().fit(_X.astype(str), _Y), "X holds text"),
+    (lambda: BoostRegressor().fit(np.array([[2.0, "1"]] * 20, dtype=object), _Y),
+     "X holds text, such as '1'"),
+    (lambda: BoostRegressor().fit(_X, _DATES[:, 1]), "y holds dates"),
+    (lambda: BoostRegressor().fit(_X, _Y + 1j), "y: Complex data not supported"),
+    (lambda: BoostClassifier().fit(_X, _Y + 1j), "y: Complex data not supported"),
+    (lambda: BoostClassifier().fit(_X, _DATES[:, 1] - _DATES[:, 1] + _Y.astype("m8[s]")),
+     "y holds durations"),
+    (lambda: BoostRegressor().fit(_X, _Y.astype(str)), "y holds text, such as '0'"),
+    (lambda: BoostRegressor().fit(_X, _Y, sample_weight=np.ones(20) + 0.5j),
+     "sample_weight: Complex data not supported"),
+    (lambda: BoostRegressor().fit(_X, _Y, sample_weight=np.ones(20).astype(str)),
+     "sample_weight holds text"),
+    (lambda: BoostRegressor().fit(_X, _Y, sample_weight=np.array(["1"] * 20, dtype=object)),
+     "sample_weight holds text"),
+    (lambda: BoostRegressor().fit(_X, _Y, sample_weight=_DATES[:, 1]),
+     "sample_weight holds dates"),
+    (lambda: BoostRegressor().fit(_X, _Y, eval_set=[(_DATES, _Y)]),
+     r"eval_set\[0\] X holds dates"),
+    (lambda: BoostRegressor().fit(_X, _Y, eval_set=[(_X, _Y + 1j)]),
+     r"eval_set\[0\]: y: Complex data"),
+    (lambda: BoostRegressor().fit(_X, _Y, eval_set=[(_X, _Y)],
+                                  eval_sample_weight=[np.ones(20).astype(str)]),
+     r"eval_sample_weight\[0\]: sample_weight holds text"),
+    (lambda: Dataset(_DATES, _Y), "X holds dates"),
+    (lambda: Dataset(_X, _Y + 1j), "y: Complex data not supported"),
+    (lambda: Dataset(_X, _Y, sample_weight=np.ones(20).astype(str)), "sample_weight holds text"),
+])
+def test_values_numpy_would_change_without_a_word_are_refused_by_name(fit, match):
+    # numpy takes text, complex numbers (dropping the imaginary part, with a warning at
+    # most) and dates (NaT as -9.2e18) as float64
+    with pytest.raises(ValueError, match=match):
+        fit()
+
+
+@pytest.mark.parametrize("dtype, match", [("datetime64[ns]", "datetime64"),
+                                          ("timedelta64[ns]", "timedelta64"),
+                                          ("complex128", "complex128")])
+def test_date_and_complex_frame_columns_are_named(dtype, match):
+    frame = pd.DataFrame({"a": _X[:, 0], "when": np.arange(20).astype(dtype)})
+    with pytest.raises(ValueError, match=f"non-numeric column 'when' \\({match}"):
+        BoostRegressor().fit(frame, _Y)
+
+
+@pytest.mark.parametrize("labels, error, match", [
+    ([1, 2 ** 63], ValueError, r"class label 1 \(9223372036854775808\) is beyond the int64"),
+    (np.array([1, 2 ** 64], dtype=object), ValueError, "beyond the int64 range"),
+    ([2 ** 60, 2 ** 60 + 1, 1.0, 1.0], ValueError, "more digits than a float holds"),
+    (np.array([b"a", b"b"]), TypeError, "bytes"),
+    (np.array([b"a", b"b"], dtype=object), TypeError, "class label 0 is a bytes"),
+    ([Decimal(1), Decimal(2)], TypeError, "class label 0 is a Decimal"),
+])
+def test_labels_a_model_file_cannot_hold_are_refused_at_fit(labels, error, match):
+    y = [labels[i % len(labels)] for i in range(20)] if isinstance(labels, list) \
+        else np.resize(labels, 20)
+    with pytest.raises(error, match=match):
+        BoostClassifier(n_estimators=2).fit(_X, y)
+
+
+def test_int64_labels_at_the_limits_fit_and_load_back(tmp_path):
+    y = [-2 ** 63, 2 ** 63 - 1] * 10
+    model = BoostClassifier(n_estimators=2).fit(_X, y)
+    assert model.classes_.tolist() == [-2 ** 63, 2 ** 63 - 1]
+    model.save_model(tmp_path / "model.json")
+    again = load_model(tmp_path / "model.json")
+    assert again.classes_.tolist() == [-2 ** 63, 2 ** 63 - 1]
+    np.testing.assert_array_equal(again.predict(_X), model.predict(_X))
