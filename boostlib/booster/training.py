@@ -18,7 +18,8 @@ from ..engine.dataset import Dataset
 from ..engine.evaluation import Evaluator, create_metrics
 from ..engine.ensemble import MAX_RAW_BOUND, Ensemble
 from .model import Model
-from ..engine.params import DEFAULT_MAX_LEAVES, MAX_TREES, min_data_per_group, resolve
+from ..engine.params import (DEFAULT_MAX_LEAVES, MAX_TREES, check_orphaned_params,
+                             min_data_per_group, resolve)
 from ..engine.constraints import ColumnRules, interaction_groups, monotone_constraints
 from ..engine.random_streams import Streams, seed_sequence
 from ..engine.shard import Shard
@@ -211,6 +212,7 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
     if init_model is not None:
         params = continuation.inherit_params(params, init_model)
     p = resolve(params)
+    check_orphaned_params(p)
     if not isinstance(train_set, Dataset):
         raise TypeError(f"train_set={train_set!r} is invalid; expected a boostlib.Dataset")
     if train_set.y is None:

@@ -6,6 +6,7 @@ from typing import Any, Dict, List, Mapping
 
 import numpy as np
 
+from .._messages import shown
 from ..plugin.api import Metric
 from .trees import GROW_POLICIES
 from .trees.base import MAX_DEPTH
@@ -146,5 +147,31 @@ def resolve(params: Mapping[str, Any]) -> Dict[str, Any]:
     for name in ("loss_params", "sampler_params", "update_params"):
         value = p[name]
         if value is not None and not isinstance(value, dict):
-            raise TypeError(f"{name}={value!r} is invalid; expected a dict or None")
+            raise TypeError(f"{name}={shown(value)} is invalid; expected a dict or None")
     return p
+
+
+def check_orphaned_params(p: Mapping[str, Any]) -> None:
+    """Refuse parameter dicts that no component would receive: ``sampler_params`` (non-empty)
+    with ``sampler=None`` and ``subsample=1``, where rows are not sampled. (``loss_params``
+    and ``update_params`` always reach their component, which refuses unknown keys; so do
+    ``sampler_params`` given with a sampler.)
+
+    Separate from :func:`resolve`, which the model-file loader also runs: files written
+    before this check may hold such dicts, and they still load.
+
+    Parameters
+    ----------
+    p : mapping
+        Resolved parameters (:func:`resolve`).
+
+    Raises
+    ------
+    ValueError
+        Naming ``sampler_params`` and what it needs.
+    """
+    if p["sampler_params"] and p["sampler"] is None and p["subsample"] >= 1.0:
+        raise ValueError(f"sampler_params={shown(p['sampler_params'])} has no sampler to go "
+                         "to: with sampler=None and subsample=1.0 rows are not sampled; "
+                         "expected sampler=NAME too (or subsample below 1, which samples "
+                         "with 'uniform')")

@@ -19,7 +19,7 @@ from ..engine.categorical import categorical_spec
 from ..engine.dataset import Dataset
 from ..engine.ensemble import Ensemble
 from ..booster.model import Model
-from ..engine.params import resolve
+from ..engine.params import check_orphaned_params, resolve
 from ..booster.training import train
 from ..engine.validation import check_sample_weight, check_X, check_y, feature_names
 from ..io import model_files
@@ -150,7 +150,7 @@ class _BaseBoost(BaseEstimator):
         return params
 
     def _check_params(self) -> None:
-        resolve(self._training_params())
+        check_orphaned_params(resolve(self._training_params()))
         if not isinstance(self.warm_start, (bool, np.bool_)):
             raise ValueError(f"warm_start={shown(self.warm_start)} is invalid; expected True or "
                              "False")
@@ -568,7 +568,9 @@ class BoostRegressor(RegressorMixin, _BaseBoost):
     sampler_params : dict, optional
         Keyword arguments of the sampler, e.g. ``{"leaf_values": "all"}`` (leaf values on
         every row, the sample choosing only the structure, as CatBoost does), GOSS's
-        ``top_rate``, ``other_rate``, ``score`` and ``warmup``, MVS's ``mvs_reg``.
+        ``top_rate``, ``other_rate``, ``score`` and ``warmup``, MVS's ``mvs_reg``. Given
+        without a sampler (``sampler=None`` and ``subsample=1``), non-empty ones are an
+        error: no sampler would receive them.
     update : str or UpdateRule, default "sgb"
         The update rule (what one iteration does): a registered name or an instance of
         :class:`boostlib.api.UpdateRule`.

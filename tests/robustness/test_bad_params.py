@@ -1,6 +1,7 @@
 """Hostile training parameters: every value is either used as documented (the model trains,
 predicts finite values and its file loads back bit-identically) or refused by an error that
 names the parameter."""
+import json
 import math
 
 import numpy as np
@@ -8,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from boostlib import BoostClassifier, BoostRegressor, load_model
+from boostlib import BoostClassifier, BoostRegressor, Dataset, load_model, train
 
 from .budget import DEFAULT_EXAMPLES
 
@@ -83,3 +84,34 @@ def test_known_bad_values_name_the_parameter(tmp_path, name, value):
     with pytest.raises((ValueError, TypeError)) as info:
         BoostClassifier(n_estimators=2, random_state=0, **params).fit(X, Y)
     assert name.replace("_params", "") in str(info.value)
+
+
+@pytest.mark.parametrize("fit", [
+    lambda params: BoostClassifier(n_estimators=2, **params).fit(X, Y),
+    lambda params: BoostRegressor(n_estimators=2, **params).fit(X, Y * 1.0),
+    lambda params: train({"n_estimators": 2, **params}, Dataset(X, Y)),
+])
+@pytest.mark.parametrize("sampler_params", [{"nope": 1}, {"leaf_values": "all"}])
+def test_sampler_params_without_a_sampler_are_refused(fit, sampler_params):
+    # no sampler would receive them (they were silently ignored, unknown keys too)
+    with pytest.raises(ValueError, match=r"sampler_params=\{'\w+': .*\} has no sampler"):
+        fit({"sampler_params": sampler_params})
+    fit({"sampler_params": {}})                 # nothing to receive: accepted
+
+
+def test_sampler_params_with_subsample_go_to_the_uniform_sampler():
+    with pytest.raises(ValueError, match="sampler 'uniform'.*nope"):
+        BoostRegressor(n_estimators=2, subsample=0.5, sampler_params={"nope": 1}).fit(X, Y)
+    BoostRegressor(n_estimators=2, subsample=0.5, sampler_params={"leaf_values": "all"}
+                   ).fit(X, Y)
+
+
+def test_a_model_file_with_sampler_params_and_no_sampler_still_loads(tmp_path):
+    # such files were written before the parameters were refused
+    model = BoostRegressor(n_estimators=2, random_state=0).fit(X, Y * 1.0)
+    path = tmp_path / "model.json"
+    model.save_model(path)
+    doc = json.loads(path.read_text())
+    doc["params"]["sampler_params"] = {"leaf_values": "all"}
+    path.write_text(json.dumps(doc))
+    np.testing.assert_array_equal(load_model(path).predict(X), model.predict(X))

@@ -129,8 +129,8 @@ def check_parameters(cls: type, params: Dict[str, Any], eval_fraction: float) ->
     from ...engine.evaluation import _create as create_metric
     from ...engine.params import DEFAULTS, metric_specs
 
+    _check_plugin_params(params)        # first: its message names the options
     cls(**params)._check_params()
-    _check_plugin_params(params)
     p = {**DEFAULTS, **params}
     if p["sampler"] is not None or p["subsample"] < 1.0:
         registry.create("sampler", "uniform" if p["sampler"] is None else p["sampler"],
