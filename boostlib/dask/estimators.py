@@ -84,7 +84,7 @@ class _DaskBoost:
                                             float(self.timeout))
         model.params = {**model.params, "loss": self.loss, "loss_params": self.loss_params,
                         "n_estimators": self.n_estimators}
-        self._set_model(model)
+        self._set_model(model, self._classes_of_fit())
         return self
 
     def _memory_valid(self, eval_set: Any, eval_sample_weight: Any
@@ -109,11 +109,9 @@ class _DaskBoost:
         """The fitted model as the local estimator (:class:`boostlib.BoostClassifier` or
         :class:`boostlib.BoostRegressor`), with the same parameters: it predicts on
         in-memory data, saves and loads like any model, and continues with ``warm_start``."""
-        self._check_fitted()
+        fitted = self._state()
         local = self._local_class(**self._local_params())
-        local._set_model(self.model_)
-        if hasattr(self, "classes_"):
-            local.classes_ = self.classes_
+        local._set_model(fitted.model, fitted.classes)
         return local
 
     def _map(self, method: Callable[[Any, Any], np.ndarray], X: Any) -> Any:
@@ -253,7 +251,6 @@ class DaskBoostClassifier(_DaskBoost, BoostClassifier):
         self._fitting_classes = None
         try:
             self._dask_fit(X, y, sample_weight, eval_set, eval_sample_weight)
-            self.classes_ = self._fitting_classes
         finally:
             del self._fitting_classes
         return self

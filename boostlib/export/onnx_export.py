@@ -231,7 +231,7 @@ def onnx_input(model: Any, X: Any, *, dtype: Any = "float32") -> np.ndarray:
     if isinstance(model, Model):
         arr = engine._X(X)
     else:
-        arr = model._check_predict_X(X)
+        arr = model._check_predict_X(model._state(), X)
     if hasattr(arr, "toarray"):            # scipy.sparse: the graph reads dense rows
         arr = arr.toarray()
     return np.ascontiguousarray(arr, dtype=dt)

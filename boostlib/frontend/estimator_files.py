@@ -41,9 +41,7 @@ def estimator_from_parts(parts: model_files.ModelParts) -> Any:
     est = cls(**parts.params)
     model = Model.from_parts(parts)
     model.params = {**est.get_params(deep=False)}
-    est._set_model(model)
-    if parts.classes is not None:
-        est.classes_ = parts.classes
+    est._set_model(model, parts.classes)
     return est
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import inspect
 import types
 import warnings
+from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -61,6 +62,20 @@ def _renamed(func: Any, qualname: str) -> Any:
     copy.__annotations__ = dict(func.__annotations__)
     copy.__qualname__ = qualname
     return copy
+
+
+@dataclass(frozen=True)
+class _Fitted:
+    """What a fit gives and predictions read: the model (with its feature names, categories
+    and loss) and a classifier's labels.
+
+    A fit builds a new one and installs it at its end with one assignment, and each
+    prediction reads it once: a prediction running while another thread refits uses the
+    old fit or the new one, never parts of both.
+    """
+
+    model: Model
+    classes: Optional[np.ndarray] = None
 
 
 class _BaseBoost(BaseEstimator):
@@ -155,32 +170,69 @@ class _BaseBoost(BaseEstimator):
             raise ValueError(f"warm_start={shown(self.warm_start)} is invalid; expected True or "
                              "False")
 
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "model_"):
+    def _state(self) -> _Fitted:
+        """The fitted state (read it once per call: a refit replaces it as a whole)."""
+        fitted = self.__dict__.get("_fitted")
+        if fitted is None:
             raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet; "
                                  "call 'fit' first")
+        return fitted
 
-    def _check_predict_X(self, X: Any) -> np.ndarray:
-        self._check_fitted()
+    def __sklearn_is_fitted__(self) -> bool:
+        return "_fitted" in self.__dict__
+
+    @property
+    def model_(self) -> Model:
+        """The trained model (what :func:`boostlib.train` returns)."""
+        return self._state().model
+
+    @property
+    def evals_result_(self) -> Dict[str, Dict[str, List[float]]]:
+        """The loss and metrics of every iteration, by data set (``model_.evals_result``)."""
+        return self._state().model.evals_result
+
+    @property
+    def best_iteration_(self) -> Optional[int]:
+        """The best iteration (``model_.best_iteration``)."""
+        return self._state().model.best_iteration
+
+    @property
+    def n_features_in_(self) -> int:
+        """The number of features seen in fit."""
+        return self._state().model.n_features
+
+    @property
+    def feature_names_in_(self) -> np.ndarray:
+        """The column names seen in fit (only when ``X`` was a DataFrame with string column
+        names; otherwise the attribute is absent, as scikit-learn's)."""
+        names = self._state().model.feature_names
+        if names is None:
+            raise AttributeError(f"{type(self).__name__} was fitted on X without string "
+                                 "column names, so it has no feature_names_in_")
+        return names
+
+    def _check_predict_X(self, fitted: _Fitted, X: Any) -> np.ndarray:
+        """``X`` checked against the fitted model ``fitted``, as its ``_X`` codes it."""
+        model = fitted.model
         names = feature_names(X)
-        fitted = getattr(self, "feature_names_in_", None)
-        if fitted is not None and names is not None and not np.array_equal(names, fitted):
+        seen = model.feature_names
+        if seen is not None and names is not None and not np.array_equal(names, seen):
             raise ValueError("The feature names should match those that were passed during "
-                             f"fit: expected {list(fitted)}, got {list(names)}")
-        if fitted is not None and names is None:
+                             f"fit: expected {list(seen)}, got {list(names)}")
+        if seen is not None and names is None:
             warnings.warn(f"X does not have valid feature names, but {type(self).__name__} "
                           "was fitted with feature names", UserWarning, stacklevel=3)
-        if fitted is None and names is not None:
+        if seen is None and names is not None:
             warnings.warn(f"X has feature names, but {type(self).__name__} was fitted without "
                           "feature names", UserWarning, stacklevel=3)
         n_cols = _n_columns(X)
-        if n_cols is not None and n_cols != self.n_features_in_:
+        if n_cols is not None and n_cols != model.n_features:
             raise ValueError(f"X has {n_cols} features, but {type(self).__name__} is "
-                             f"expecting {self.n_features_in_} features as input")
-        X = self.model_._X(X)
-        if X.shape[1] != self.n_features_in_:
+                             f"expecting {model.n_features} features as input")
+        X = model._X(X)
+        if X.shape[1] != model.n_features:
             raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
-                             f"expecting {self.n_features_in_} features as input")
+                             f"expecting {model.n_features} features as input")
         return X
 
     # -- fitting -------------------------------------------------------------------------------
@@ -246,13 +298,13 @@ class _BaseBoost(BaseEstimator):
         # the model records the estimator's own parameters (its loss as the user gave it)
         model.params = {**model.params, "loss": self.loss, "loss_params": self.loss_params,
                         "n_estimators": self.n_estimators}
-        self._set_model(model)
+        self._set_model(model, self._classes_of_fit())
         return self
 
     def _continues(self) -> bool:
         """Whether :meth:`fit` continues the fitted model (``warm_start``)."""
         return isinstance(self.warm_start, (bool, np.bool_)) and bool(self.warm_start) \
-            and hasattr(self, "model_")
+            and self.__sklearn_is_fitted__()
 
     def _warm_model(self) -> Optional[Model]:
         """The model a ``warm_start`` fit continues (None: a new fit), checked against this
@@ -289,16 +341,14 @@ class _BaseBoost(BaseEstimator):
             return X, spec
         return check_X(X), spec
 
-    def _set_model(self, model: Model) -> None:
-        """Install a trained model and the attributes derived from it."""
-        self.model_ = model
-        self.evals_result_ = model.evals_result
-        self.best_iteration_ = model.best_iteration
-        self.n_features_in_ = model.n_features
-        if model.feature_names is not None:
-            self.feature_names_in_ = model.feature_names
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
+    def _set_model(self, model: Model, classes: Optional[np.ndarray] = None) -> None:
+        """Install a trained model (and a classifier's labels), replacing the fitted state
+        with one assignment."""
+        self._fitted = _Fitted(model, classes)
+
+    def _classes_of_fit(self) -> Optional[np.ndarray]:
+        """The class labels of the fit under way (None: not a classifier)."""
+        return None
 
     def _loss_choice(self) -> Tuple[Any, Optional[Dict[str, Any]]]:
         """The loss (name or instance) and its parameters for this fit."""
@@ -307,14 +357,12 @@ class _BaseBoost(BaseEstimator):
     @property
     def ensemble_(self) -> Ensemble:
         """The trees, coefficients, bias and borders of ``model_``."""
-        self._check_fitted()
-        return self.model_.ensemble
+        return self._state().model.ensemble
 
     @property
     def loss_(self) -> Any:
         """The fitted loss of ``model_``."""
-        self._check_fitted()
-        return self.model_.loss
+        return self._state().model.loss
 
     def _check_loss(self, loss) -> None:
         if loss.is_classification:
@@ -369,27 +417,27 @@ class _BaseBoost(BaseEstimator):
         return out
 
     # -- prediction ------------------------------------------------------------------------------
-    def _raw_predict(self, X: Any,
+    def _raw_predict(self, fitted: _Fitted, X: Any,
                      iteration_range: Optional[Tuple[int, int]] = None) -> np.ndarray:
-        X = self._check_predict_X(X)
-        return self.model_.predict(X, raw=True, iteration_range=iteration_range,
-                                   n_jobs=self.n_jobs)
+        X = self._check_predict_X(fitted, X)
+        return fitted.model.predict(X, raw=True, iteration_range=iteration_range,
+                                    n_jobs=self.n_jobs)
 
-    def _explained(self, X: Any, iteration_range: Optional[Tuple[int, int]],
+    def _explained(self, fitted: _Fitted, X: Any, iteration_range: Optional[Tuple[int, int]],
                    pred_contrib: bool, pred_interactions: bool) -> Optional[np.ndarray]:
         """SHAP values or interaction values when asked for (see
         :meth:`boostlib.Model.predict`), else None."""
         if not (pred_contrib or pred_interactions):
             return None
-        X = self._check_predict_X(X)
-        return self.model_.predict(X, iteration_range=iteration_range, n_jobs=self.n_jobs,
-                                   pred_contrib=pred_contrib,
-                                   pred_interactions=pred_interactions)
+        X = self._check_predict_X(fitted, X)
+        return fitted.model.predict(X, iteration_range=iteration_range, n_jobs=self.n_jobs,
+                                    pred_contrib=pred_contrib,
+                                    pred_interactions=pred_interactions)
 
-    def _staged_raw(self, X: Any) -> Iterator[np.ndarray]:
+    def _staged_raw(self, fitted: _Fitted, X: Any) -> Iterator[np.ndarray]:
         """The raw scores after each iteration (``X`` checked and binned now)."""
-        X = self._check_predict_X(X)
-        return self.model_.staged_predict(X, raw=True, n_jobs=self.n_jobs)
+        X = self._check_predict_X(fitted, X)
+        return fitted.model.staged_predict(X, raw=True, n_jobs=self.n_jobs)
 
     def staged_predict(self, X: Any) -> Iterator[np.ndarray]:
         """Predictions after each boosting iteration, as a generator.
@@ -415,7 +463,8 @@ class _BaseBoost(BaseEstimator):
         generator of ndarray
             One array per iteration, shaped as :meth:`predict` returns.
         """
-        return (checks.response(self.loss_, raw) for raw in self._staged_raw(X))
+        fitted = self._state()
+        return (checks.response(fitted.model.loss, raw) for raw in self._staged_raw(fitted, X))
 
     def apply(self, X: Any) -> np.ndarray:
         """The leaf each sample reaches in each tree.
@@ -433,31 +482,27 @@ class _BaseBoost(BaseEstimator):
             right at level ``l``), the leaf's node id for depthwise and lossguide trees (0 is
             the root; not every id is a leaf). See :meth:`boostlib.Model.apply`.
         """
-        return self._leaves(X)
-
-    def _leaves(self, X: Any) -> np.ndarray:
-        X = self._check_predict_X(X)
-        return self.model_.apply(X, n_jobs=self.n_jobs)
+        fitted = self._state()
+        return fitted.model.apply(self._check_predict_X(fitted, X), n_jobs=self.n_jobs)
 
     @property
     def n_trees_(self) -> int:
         """Number of trees in the model (AGBM adds two per iteration; with K classes each
         counts once though it holds one tree per class)."""
-        self._check_fitted()
-        return self.model_.n_trees
+        return self._state().model.n_trees
 
     @property
     def feature_importances_(self) -> np.ndarray:
         """Total split gain per feature, normalised to sum to 1."""
-        self._check_fitted()
-        return self.model_.feature_importances()
+        return self._state().model.feature_importances()
 
     # -- virtual ensembles -----------------------------------------------------------------------
     def _virtual(self, X: Any, n_members: int, raw: bool = False) -> np.ndarray:
         """The members of ``predict_virtual_ensembles`` (see
         :meth:`boostlib.Model.virtual_ensemble_ends`)."""
-        X = self._check_predict_X(X)
-        return self.model_.predict_virtual_ensembles(X, n_members, raw=raw, n_jobs=self.n_jobs)
+        fitted = self._state()
+        return fitted.model.predict_virtual_ensembles(self._check_predict_X(fitted, X),
+                                                      n_members, raw=raw, n_jobs=self.n_jobs)
 
     # -- model files ---------------------------------------------------------------------------
     def save_model(self, path: Any) -> None:
@@ -478,9 +523,8 @@ class _BaseBoost(BaseEstimator):
             labels that are not booleans, numbers or strings, a class other than
             BoostClassifier, BoostRegressor or BoostRanker).
         """
-        self._check_fitted()
-        return model_files.model_document(self.model_, type(self).__name__,
-                                          getattr(self, "classes_", None),
+        fitted = self._state()
+        return model_files.model_document(fitted.model, type(self).__name__, fitted.classes,
                                           params=self.get_params(deep=False))
 
 
@@ -648,11 +692,11 @@ class BoostRegressor(RegressorMixin, _BaseBoost):
         -------
         ndarray of shape (n_samples,)
         """
-        explained = self._explained(X, iteration_range, pred_contrib, pred_interactions)
+        fitted = self._state()
+        explained = self._explained(fitted, X, iteration_range, pred_contrib, pred_interactions)
         if explained is not None:
             return explained
-        raw = self._raw_predict(X, iteration_range)
-        return checks.response(self.loss_, raw)
+        return checks.response(fitted.model.loss, self._raw_predict(fitted, X, iteration_range))
 
     def predict_virtual_ensembles(self, X: Any, n_members: int = 10) -> np.ndarray:
         """Predictions of ``n_members`` models taken along the training chain.
@@ -764,12 +808,20 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
         self._fitting_classes = self.classes_ if self._continues() else None
         try:
             super().fit(X, y, sample_weight, eval_set, eval_sample_weight, callbacks)
-            self.classes_ = self._fitting_classes
         finally:
             del self._fitting_classes
         return self
 
     fit.__doc__ = _BaseBoost.fit.__doc__
+
+    def _classes_of_fit(self) -> Optional[np.ndarray]:
+        return self._fitting_classes
+
+    @property
+    def classes_(self) -> np.ndarray:
+        """The class labels, sorted (``classes_[1]`` is the positive class of a binary
+        problem)."""
+        return self._state().classes
 
     def _check_loss(self, loss) -> None:
         if not loss.is_classification:
@@ -798,7 +850,7 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
         -------
         ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
-        return self._raw_predict(X, iteration_range)
+        return self._raw_predict(self._state(), X, iteration_range)
 
     def predict_proba(self, X: Any, *,
                       iteration_range: Optional[Tuple[int, int]] = None) -> np.ndarray:
@@ -815,15 +867,16 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
         -------
         ndarray of shape (n_samples, n_classes)
         """
-        return self._proba(self._raw_predict(X, iteration_range))
+        fitted = self._state()
+        return self._proba(fitted, self._raw_predict(fitted, X, iteration_range))
 
-    def _proba(self, raw: np.ndarray) -> np.ndarray:
-        p = checks.response(self.loss_, raw)
+    def _proba(self, fitted: _Fitted, raw: np.ndarray) -> np.ndarray:
+        p = checks.response(fitted.model.loss, raw)
         return np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
 
-    def _labels(self, raw: np.ndarray) -> np.ndarray:
+    def _labels(self, fitted: _Fitted, raw: np.ndarray) -> np.ndarray:
         index = (raw > 0).astype(np.intp) if raw.ndim == 1 else np.argmax(raw, axis=1)
-        return self.classes_[index]
+        return fitted.classes[index]
 
     def staged_decision_function(self, X: Any) -> Iterator[np.ndarray]:
         """Raw scores after each boosting iteration, as a generator.
@@ -840,7 +893,7 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
         generator of ndarray
             One array per iteration, shaped as :meth:`decision_function` returns.
         """
-        return self._staged_raw(X)
+        return self._staged_raw(self._state(), X)
 
     def staged_predict_proba(self, X: Any) -> Iterator[np.ndarray]:
         """Class probabilities after each boosting iteration, as a generator.
@@ -857,7 +910,8 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
         generator of ndarray
             One (n_samples, n_classes) array per iteration.
         """
-        return (self._proba(raw) for raw in self._staged_raw(X))
+        fitted = self._state()
+        return (self._proba(fitted, raw) for raw in self._staged_raw(fitted, X))
 
     def staged_predict(self, X: Any) -> Iterator[np.ndarray]:
         """Predicted labels after each boosting iteration, as a generator.
@@ -873,7 +927,8 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
         generator of ndarray
             One (n_samples,) array of labels per iteration.
         """
-        return (self._labels(raw) for raw in self._staged_raw(X))
+        fitted = self._state()
+        return (self._labels(fitted, raw) for raw in self._staged_raw(fitted, X))
 
     def predict_virtual_ensembles(self, X: Any, n_members: int = 10) -> np.ndarray:
         """Class probabilities under ``n_members`` models taken along the chain.
@@ -912,10 +967,11 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
         -------
         ndarray of shape (n_samples,)
         """
-        explained = self._explained(X, iteration_range, pred_contrib, pred_interactions)
+        fitted = self._state()
+        explained = self._explained(fitted, X, iteration_range, pred_contrib, pred_interactions)
         if explained is not None:
             return explained
-        return self._labels(self._raw_predict(X, iteration_range))
+        return self._labels(fitted, self._raw_predict(fitted, X, iteration_range))
 
 
 #: The parameters of every estimator (those of ``_BaseBoost.__init__``).
@@ -1066,8 +1122,8 @@ class BoostRanker(_BaseBoost):
         -------
         ndarray of shape (n_samples,)
         """
-        explained = self._explained(X, iteration_range, pred_contrib, pred_interactions)
+        fitted = self._state()
+        explained = self._explained(fitted, X, iteration_range, pred_contrib, pred_interactions)
         if explained is not None:
             return explained
-        raw = self._raw_predict(X, iteration_range)
-        return checks.response(self.loss_, raw)
+        return checks.response(fitted.model.loss, self._raw_predict(fitted, X, iteration_range))

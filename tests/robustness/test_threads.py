@@ -1,5 +1,6 @@
 """Threads: models are shared read-only between threads (prediction releases the GIL), and
 fits in concurrent threads give exactly the models they give one at a time."""
+import sys
 import threading
 
 import numpy as np
@@ -60,3 +61,41 @@ def test_concurrent_fits_equal_sequential_ones(params):
     expected = [fit(i) for i in range(3)]
     for want, got in zip(expected, _run_in_threads(fit, 3)):
         np.testing.assert_array_equal(got, want)
+
+
+def test_predictions_during_refits_come_from_one_fit_or_the_other():
+    # A refit that changes the number of classes swaps every fitted attribute at once: a
+    # prediction running meanwhile reads the old fit or the new one, never a mix (it was
+    # seen giving shape (n, 4) with rows summing to 2: new raw scores, old binary link).
+    four = Y + 2 * (np.nan_to_num(X[:, 1]) > 0)
+    targets = [Y, four]
+
+    def model():
+        return BoostClassifier(n_estimators=3, max_depth=2, random_state=0, n_jobs=1)
+
+    expected = [model().fit(X, y) for y in targets]
+    proba = [m.predict_proba(X) for m in expected]
+    labels = [m.predict(X) for m in expected]
+    shared = model().fit(X, Y)
+    refits_done = threading.Event()
+    mixed = []
+
+    def work(i):
+        if i == 0:                                  # refit, alternating the class count
+            for k in range(40):
+                shared.fit(X, targets[(k + 1) % 2])
+            refits_done.set()
+            return
+        while not refits_done.is_set():
+            got = shared.predict_proba(X) if i % 2 else shared.predict(X)
+            want = proba if i % 2 else labels
+            if not any(got.shape == w.shape and np.array_equal(got, w) for w in want):
+                mixed.append(got)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)                     # switch threads often
+    try:
+        _run_in_threads(work, 4)
+    finally:
+        sys.setswitchinterval(interval)
+    assert not mixed, f"{len(mixed)} predictions mixed two fits, e.g. {mixed[0][:2]}"
