@@ -172,6 +172,30 @@ class Table:
                              "for a missing value)")
 
 
+def identifier_columns(X: NamedMatrix) -> List[str]:
+    """The categorical columns of ``X`` with a different value in every row that has one
+    (one level per row, two rows or more): identifiers such as ids or names, which as
+    features fit the training rows and carry nothing over to new ones.
+
+    Parameters
+    ----------
+    X : NamedMatrix
+        As :meth:`Table.features` returns it.
+
+    Returns
+    -------
+    list of str
+        In column order.
+    """
+    out = []
+    for j, name in enumerate(X.columns):
+        if name in X.categories:
+            present = int(np.count_nonzero(~np.isnan(X.values[:, j])))
+            if present >= 2 and len(X.categories[name]) == present:
+                out.append(name)
+    return out
+
+
 def _listing(names: Sequence[str], limit: int = 10) -> str:
     shown = ", ".join(repr(n) for n in names[:limit])
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")

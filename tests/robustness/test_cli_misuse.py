@@ -453,3 +453,22 @@ def test_random_option_values_are_accepted_or_named(files, option, value):
         lines = err.strip().splitlines()
         assert code == 2 and "Traceback" not in err, (argv, err)
         assert lines and lines[-1].startswith(ERROR_PREFIXES), (argv, err)
+
+
+def test_identifier_columns_are_warned_of_with_the_drop_that_removes_them(tmp_path):
+    # a text column with a different value in every row became a categorical feature of one
+    # level per row without a word
+    rng = np.random.default_rng(0)
+    rows = [f"{i % 2},{rng.normal():.3f},user-{i:03d},{'xyz'[i % 3]}" for i in range(40)]
+    data = tmp_path / "ids.csv"
+    data.write_text("y,a,user id,city\n" + "\n".join(rows) + "\n")
+    code, out, err = run(["train", data, "--target", "y", "-o", tmp_path / "m.json", *FAST])
+    assert code == 0, err
+    warning = [line for line in err.splitlines() if line.startswith("boostlib: warning: ")]
+    assert len(warning) == 1, err
+    assert_names(warning[0], ["column 'user id' has a different value in every row",
+                              "--drop 'user id'"])
+    assert "city" not in warning[0]
+    code, out, err = run(["train", data, "--target", "y", "-o", tmp_path / "m.json", *FAST,
+                          "--drop", "user id"])
+    assert code == 0 and "warning" not in err, err

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 import time
 from typing import Any, Dict, Optional
 
 import numpy as np
 
-from ...io.tables import read_table
+from ...io.tables import identifier_columns, read_table
 from ...plugin import registry
 from .columns import (MAX_CLASSES, MIN_CLASS_ROWS, TASK_RULE, categorical_parameter, class_index,
                       column_list, column_name, feature_columns, fraction_option, listed,
@@ -196,6 +197,14 @@ def run_train(args: argparse.Namespace) -> int:
                  for n, levels in list(X.categories.items())[:10]]
         more = len(X.categories) - len(shown)
         print("categorical features: " + ", ".join(shown) + (f" and {more} more" if more else ""))
+    ids = identifier_columns(X)
+    if ids:
+        one = len(ids) == 1
+        print(f"boostlib: warning: {plural(ids)} {listed(ids)} {'has' if one else 'have'} a "
+              "different value in every row, like an identifier: as a categorical feature "
+              f"{'it' if one else 'each'} fits the training rows and tells nothing about new "
+              f"ones; --drop {shlex.quote(','.join(ids))} leaves {'it' if one else 'them'} out",
+              file=sys.stderr)
     if drop:
         print(f"dropped {plural(drop)}: {listed(drop, len(drop))}")
     seed = getattr(args, "random_state", None)
