@@ -19,6 +19,7 @@ from ..engine.dataset import Dataset
 from ..engine.ensemble import Ensemble
 from .model import Model
 from ..engine.random_streams import Streams
+from ..engine.validation import check_columns
 
 
 def _loss_label(model: Model) -> str:
@@ -107,11 +108,9 @@ def check_compatible(init_model: Model, train_set: Dataset, loss_spec: Dict[str,
     if train_set.n_features != init_model.n_features:
         raise ValueError(f"train_set has {train_set.n_features} features; init_model was "
                          f"trained on {init_model.n_features}")
-    old_names, new_names = init_model.feature_names, train_set.feature_names
-    if old_names is not None and new_names is not None and \
-            list(old_names) != list(new_names):
-        raise ValueError(f"the feature names of train_set ({list(new_names)[:5]}...) differ "
-                         f"from init_model's ({list(old_names)[:5]}...)")
+    check_columns(init_model.feature_names, train_set.feature_names,
+                  "the feature names of train_set differ from init_model's: train_set",
+                  "in init_model")
     mapper = init_model.ensemble.bin_mapper
     if not np.array_equal(np.asarray(mapper.categorical_, dtype=bool),
                           np.asarray(train_set.categorical, dtype=bool)):

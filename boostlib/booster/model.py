@@ -2,6 +2,7 @@
 the response scale, saved to and loaded from model files."""
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
@@ -13,7 +14,7 @@ from ..io import model_files
 from ..engine.ensemble import Ensemble
 from ..engine.categorical import encode_like
 from ..engine.contributions import contributions
-from ..engine.validation import check_X
+from ..engine.validation import AT_FIT, check_columns, check_X, feature_names
 
 
 class Model:
@@ -83,15 +84,17 @@ class Model:
         return effective_n_threads(self.params.get("n_jobs") if n_jobs is None else n_jobs)
 
     def _X(self, X: Any) -> np.ndarray:
-        """``X`` checked, with its categorical columns coded as in training (0 rows are
-        allowed: they get 0 predictions)."""
+        """``X`` checked, its column names (if any) against the model's, with its categorical
+        columns coded as in training; it may have no rows (predictions are empty then)."""
+        check_columns(self.feature_names, feature_names(X), AT_FIT, "at fit")
         mapper = self.ensemble.bin_mapper
         shape = getattr(X, "shape", None)
         n_cols = shape[1] if shape is not None and len(shape) == 2 else None
+        check = partial(check_X, min_rows=0)
         if mapper.categorical_.any() and n_cols == self.n_features:
-            X = encode_like(X, mapper.categorical_, mapper.levels_, _rows)
+            X = encode_like(X, mapper.categorical_, mapper.levels_, check)
         else:
-            X = _rows(X)
+            X = check(X)
         if X.shape[1] != self.n_features:
             raise ValueError(f"X has {X.shape[1]} features, but the model expects "
                              f"{self.n_features}")
@@ -345,8 +348,3 @@ class Model:
     def __repr__(self) -> str:
         return (f"<boostlib.Model: {self.n_trees} trees, {self.n_outputs} output(s), "
                 f"{self.n_features} features, loss {self.loss_spec.get('name')!r}>")
-
-
-def _rows(X: Any) -> np.ndarray:
-    """``X`` checked for prediction (:func:`check_X`, 0 rows allowed)."""
-    return check_X(X, allow_empty=True)

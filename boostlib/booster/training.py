@@ -23,6 +23,7 @@ from ..engine.params import (DEFAULT_MAX_LEAVES, MAX_TREES, check_orphaned_param
 from ..engine.constraints import ColumnRules, interaction_groups, monotone_constraints
 from ..engine.random_streams import Streams, seed_sequence
 from ..engine.shard import Shard
+from ..engine.validation import check_columns
 from . import continuation
 from ..engine.grower import GrowParams, TreeGrower
 
@@ -232,6 +233,8 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
         if ds.n_features != train_set.n_features:
             raise ValueError(f"validation set {name!r} has {ds.n_features} features, the "
                              f"training set {train_set.n_features}")
+        check_columns(train_set.feature_names, ds.feature_names, f"validation set {name!r}",
+                      "in the training set")
     callback_list = _callbacks(p, callbacks)
     n_threads = effective_n_threads(p["n_jobs"])
     seed = seed_sequence(p["random_state"])

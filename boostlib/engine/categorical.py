@@ -120,7 +120,7 @@ def _levels_of(column: Any, table_levels: Levels) -> Tuple[np.ndarray, List[Any]
         codes[codes < 0] = np.nan
         return codes, list(cat.categories)
     values = np.asarray(column, dtype=object)
-    present = np.array([not _missing(v) for v in values], dtype=bool)
+    present = np.array([not is_missing(v) for v in values], dtype=bool)
     levels = sorted({v for v in values[present]}, key=lambda v: (str(type(v)), v))
     index = {v: i for i, v in enumerate(levels)}
     codes = np.full(values.size, np.nan)
@@ -128,7 +128,9 @@ def _levels_of(column: Any, table_levels: Levels) -> Tuple[np.ndarray, List[Any]
     return codes, levels
 
 
-def _missing(v: Any) -> bool:
+def is_missing(v: Any) -> bool:
+    """Whether a label ``v`` is missing: None, NaN, pandas' ``NA`` (or anything that is not
+    equal to itself)."""
     if v is None:
         return True
     try:

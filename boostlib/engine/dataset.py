@@ -8,8 +8,8 @@ import numpy as np
 from .binning import BinMapper
 from .categorical import categorical_mask, encode, translate
 from .random_streams import stream_rng
-from .validation import (check_distinct, check_group, check_sample_weight, check_X,
-                         check_y,
+from .validation import (check_distinct, check_group, check_rows, check_sample_weight,
+                         check_X, check_y,
                          feature_names as _frame_names)
 
 
@@ -65,6 +65,7 @@ class Dataset:
         mask = (reference.categorical if isinstance(reference, Dataset) else
                 categorical_mask(X, categorical_features, n_cols, names))
         self.X, self.levels = encode(X, mask, check_X)
+        check_rows(self.X.shape)                # also a frame of categorical columns only
         self.categorical = mask
         n_rows, n_features = self.X.shape
         self.y = None if y is None else check_y(y, n_rows)

@@ -42,7 +42,7 @@ def is_sparse(X: Any) -> bool:
     return bool(sparse.issparse(X))
 
 
-def check_sparse_X(X: Any, name: str = "X", allow_empty: bool = False) -> Any:
+def check_sparse_X(X: Any, name: str = "X", min_rows: int = 1) -> Any:
     """Validate a ``scipy.sparse`` feature matrix and put it in the form binning reads.
 
     Parameters
@@ -50,8 +50,8 @@ def check_sparse_X(X: Any, name: str = "X", allow_empty: bool = False) -> Any:
     X : scipy.sparse matrix or array of shape (n_rows, n_features)
     name : str, default "X"
         The parameter name used in error messages.
-    allow_empty : bool, default False
-        Accept 0 rows (prediction: 0 rows give 0 predictions).
+    min_rows : int, default 1
+        The fewest rows accepted (0 for predictions, which are empty then).
 
     Returns
     -------
@@ -64,18 +64,18 @@ def check_sparse_X(X: Any, name: str = "X", allow_empty: bool = False) -> Any:
     Raises
     ------
     ValueError
-        If ``X`` is not 2-D, has no rows (unless ``allow_empty``) or no columns, is complex
-        or not numeric, or stores NaN or infinite values (missing values in a sparse matrix
-        are not supported).
+        If ``X`` is not 2-D, has fewer than ``min_rows`` rows or no columns, is complex or
+        not numeric, or stores
+        NaN or infinite values (missing values in a sparse matrix are not supported).
     """
     ndim = len(X.shape)
     if ndim != 2:
         raise ValueError(f"{name}: expected a 2D sparse matrix, got a {ndim}D sparse array of "
                          f"shape {X.shape}")
     n_rows, n_features = X.shape
-    if n_rows == 0 and not allow_empty:
-        raise ValueError(f"{name}: found array with 0 sample(s) (shape={X.shape}) while a "
-                         "minimum of 1 is required.")
+    if n_rows < min_rows:
+        raise ValueError(f"{name}: found array with {n_rows} sample(s) (shape={X.shape}) while "
+                         f"a minimum of {min_rows} is required.")
     if n_features == 0:
         raise ValueError(f"{name}: found array with 0 feature(s) (shape={X.shape}) while a "
                          "minimum of 1 is required.")
@@ -349,7 +349,7 @@ def transform_sparse(mapper: "BinMapper", X: Any, layout: str = "feature") -> np
     if layout not in ("feature", "row", "sparse"):
         raise ValueError(f"layout={layout!r} is invalid; expected 'feature', 'row' or "
                          "'sparse'")
-    X = check_sparse_X(X, allow_empty=True)
+    X = check_sparse_X(X, min_rows=0)        # no rows: an empty prediction
     n_rows, n_features = X.shape
     if n_features != mapper.n_features:
         raise ValueError(f"X must have shape (n_rows, {mapper.n_features}), got {X.shape}")

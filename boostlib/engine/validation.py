@@ -9,7 +9,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from .._compat import DataConversionWarning
-from .._messages import shown
+from .._messages import listing, shown
 from .sparse_binning import check_sparse_X, is_sparse
 
 
@@ -29,9 +29,8 @@ def check_distinct(names: np.ndarray, what: str) -> np.ndarray:
     matched by name, at prediction and in categorical_features)."""
     unique, counts = np.unique(names.astype(str), return_counts=True)
     if unique.size != names.size:
-        dup = unique[counts > 1][:5].tolist()
-        raise ValueError(f"{what} repeat {dup}; expected distinct names (columns are "
-                         "matched by name): rename them")
+        raise ValueError(f"{what} repeat {listing(unique[counts > 1], 5)}; expected distinct "
+                         "names (columns are matched by name): rename them")
     return names
 
 
@@ -69,18 +68,18 @@ def _frame_to_array(X: Any) -> np.ndarray:
         return np.asarray(X)
 
 
-def check_X(X: Any, name: str = "X", allow_empty: bool = False) -> np.ndarray:
+def check_X(X: Any, name: str = "X", min_rows: int = 1) -> np.ndarray:
     """``X`` as a 2-D float32 or float64 array; NaN allowed (missing), infinities rejected.
 
     float32 and float64 arrays are returned as they are, in any memory order (the binning
     kernels read both without a converted copy); anything else is converted to float64.
     A ``scipy.sparse`` matrix stays sparse (see
     ``boostlib.engine.sparse_binning.check_sparse_X``): it stands for ``X.toarray()``.
-    ``X`` needs at least one row unless ``allow_empty`` (prediction: 0 rows give 0
-    predictions).
+    Fewer than ``min_rows`` rows (0 for predictions, which are empty then) or no column
+    are an error.
     """
     if is_sparse(X):
-        return check_sparse_X(X, name, allow_empty)
+        return check_sparse_X(X, name, min_rows)
     if hasattr(X, "toarray") or type(X).__module__.startswith("scipy.sparse"):
         raise TypeError(f"{name}: sparse input of type {type(X).__name__} is not supported; "
                         f"pass a scipy.sparse matrix or a dense array (e.g. {name}.toarray())")
@@ -96,9 +95,7 @@ def check_X(X: Any, name: str = "X", allow_empty: bool = False) -> np.ndarray:
     if arr.dtype not in (np.float32, np.float64):
         arr = as_float64(arr, name, "numbers (the text columns of a DataFrame are "
                          "categorical features)")
-    if arr.shape[0] == 0 and not allow_empty:
-        raise ValueError(f"{name}: found array with 0 sample(s) (shape={arr.shape}) while a "
-                         "minimum of 1 is required.")
+    check_rows(arr.shape, name, min_rows)
     if arr.shape[1] == 0:
         raise ValueError(f"{name}: found array with 0 feature(s) (shape={arr.shape}) while a "
                          "minimum of 1 is required.")
@@ -162,6 +159,49 @@ def as_float64(arr: np.ndarray, name: str, expected: str) -> np.ndarray:
         kind = ValueError if isinstance(exc, OverflowError) else type(exc)
         raise kind(f"{name}: could not convert to float64 ({exc}); expected {expected}"
                    ) from exc
+
+
+def check_rows(shape: Tuple[int, ...], name: str = "X", min_rows: int = 1) -> None:
+    """ValueError (in scikit-learn's words) for data of ``shape`` with fewer than
+    ``min_rows`` rows."""
+    if shape[0] < min_rows:
+        raise ValueError(f"{name}: found array with {shape[0]} sample(s) (shape={shape}) while "
+                         f"a minimum of {min_rows} is required.")
+
+
+def column_differences(expected: np.ndarray, got: np.ndarray, where: str) -> Optional[str]:
+    """How the column names ``got`` differ from ``expected``, the names seen ``where`` (e.g.
+    ``"at fit"``), naming the columns that differ; None when they are equal, in order."""
+    if np.array_equal(expected, got):
+        return None
+    known, given = set(expected), set(got)
+    missing = [n for n in expected if n not in given]
+    unseen = [n for n in got if n not in known]
+    if missing and unseen:
+        return f"lacks {listing(missing)} and has {listing(unseen)}, unseen {where}"
+    if missing:
+        return f"lacks {listing(missing)}"
+    if unseen:
+        return f"has {listing(unseen)}, unseen {where}"
+    j = int(np.argmax(np.asarray(expected) != np.asarray(got)))
+    return (f"has the columns seen {where} in another order: column {j} is {shown(got[j])}, "
+            f"{where} {shown(expected[j])}")
+
+
+#: How a prediction's message about its columns starts (scikit-learn's words).
+AT_FIT = "The feature names should match those that were passed during fit: X"
+
+
+def check_columns(expected: Optional[np.ndarray], got: Optional[np.ndarray], what: str,
+                  where: str) -> None:
+    """ValueError ``"<what> <differences>"`` (:func:`column_differences`) when the column
+    names ``got`` differ from ``expected``, those seen ``where``; nothing when either is
+    unknown (None)."""
+    if expected is None or got is None:
+        return
+    differences = column_differences(expected, got, where)
+    if differences:
+        raise ValueError(f"{what} {differences}")
 
 
 def _has_infinity(arr: np.ndarray) -> bool:

@@ -8,7 +8,7 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from .._messages import shown
+from .._messages import listing, shown
 
 
 def _plain_label(label: Any) -> Any:
@@ -80,8 +80,8 @@ def class_row_weights(value: Any, classes: np.ndarray, y_index: np.ndarray
     position = {_plain_label(c): k for k, c in enumerate(classes.tolist())}
     unknown = [label for label in value if _plain_label(label) not in position]
     if unknown:
-        raise ValueError(f"class_weight names label(s) {shown(unknown[:5])} that are not "
-                         f"classes of y; the classes are {shown(classes[:10])}")
+        raise ValueError(f"class_weight names label(s) {listing(unknown, 5)} that are not "
+                         f"classes of y; the classes are {listing(classes)}")
     per_class = np.ones(n_classes)
     for label, weight in value.items():
         per_class[position[_plain_label(label)]] = float(weight)

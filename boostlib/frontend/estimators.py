@@ -14,15 +14,16 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .._compat import BaseEstimator, ClassifierMixin, NotFittedError, RegressorMixin, HAS_SKLEARN
-from .._messages import shown
+from .._messages import listing, shown
 from ..engine.callbacks import CallbackLike
-from ..engine.categorical import categorical_spec
+from ..engine.categorical import categorical_spec, is_missing
 from ..engine.dataset import Dataset
 from ..engine.ensemble import Ensemble
 from ..booster.model import Model
 from ..engine.params import check_orphaned_params, resolve
 from ..booster.training import train
-from ..engine.validation import check_sample_weight, check_X, check_y, feature_names
+from ..engine.validation import (AT_FIT, check_columns, check_rows, check_sample_weight,
+                                 check_X, check_y, feature_names)
 from ..io import model_files
 from ..plugin import checks, registry
 from .class_weights import check_class_weight, class_row_weights
@@ -216,9 +217,7 @@ class _BaseBoost(BaseEstimator):
         model = fitted.model
         names = feature_names(X)
         seen = model.feature_names
-        if seen is not None and names is not None and not np.array_equal(names, seen):
-            raise ValueError("The feature names should match those that were passed during "
-                             f"fit: expected {list(seen)}, got {list(names)}")
+        check_columns(seen, names, AT_FIT, "at fit")
         if seen is not None and names is None:
             warnings.warn(f"X does not have valid feature names, but {type(self).__name__} "
                           "was fitted with feature names", UserWarning, stacklevel=3)
@@ -338,6 +337,7 @@ class _BaseBoost(BaseEstimator):
         if not (spec is None or isinstance(spec, str) and spec == "auto"):
             spec = categorical_spec(spec)
         if hasattr(X, "columns") and (spec is None or spec == "auto" or len(spec)):
+            check_rows(X.shape)                 # before y, whose classes it would empty
             return X, spec
         return check_X(X), spec
 
@@ -393,6 +393,8 @@ class _BaseBoost(BaseEstimator):
                              f"eval_set pair ({len(eval_set)})")
         out = []
         for i, ((Xe, ye), we, ge) in enumerate(zip(eval_set, weights, groups)):
+            check_columns(train_set.feature_names, feature_names(Xe), f"eval_set[{i}] X",
+                          "in the training X")
             if not hasattr(Xe, "columns"):
                 Xe = check_X(Xe, f"eval_set[{i}] X")
             n_cols = _n_columns(Xe)
@@ -727,9 +729,11 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
 
     Parameters are those of :class:`BoostRegressor`, plus ``class_weight``; ``loss`` must be
     a classification loss. By default it is ``"logloss"`` for two classes and
-    ``"multiclass"`` (softmax cross-entropy, one raw score per class) for more. Labels may
-    be any values that sort; ``classes_`` holds them in order (``classes_[1]`` is the
-    positive class of a binary problem).
+    ``"multiclass"`` (softmax cross-entropy, one raw score per class) for more. Labels are
+    booleans, integers (within int64), floats or strings, of one kind (what a model file
+    holds); ``classes_`` holds them in order (``classes_[1]`` is the positive class of a
+    binary problem). More than 50 numeric classes with fewer than 10 rows each on average
+    give a warning: such a ``y`` is usually a quantity, for :class:`BoostRegressor`.
 
     Parameters
     ----------
@@ -784,14 +788,16 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
             except TypeError as exc:
                 raise TypeError(f"y: class labels must be mutually comparable ({exc})") from None
             if classes.size < 2:
-                raise ValueError(f"BoostClassifier needs at least two classes in y; got 1 "
-                                 f"class ({classes.tolist()})")
+                raise ValueError(f"BoostClassifier needs at least two classes in y; got "
+                                 f"{classes.size} class{'' if classes.size == 1 else 'es'} "
+                                 f"({listing(classes)})")
+            _warn_if_a_quantity(classes, n_rows)
             self._fitting_classes = classes
         enc = np.clip(np.searchsorted(classes, y), 0, classes.size - 1)
         if not np.all(classes[enc] == y):
-            unseen = np.unique(y[classes[enc] != y])[:5].tolist()
-            raise ValueError(f"y contains labels not seen in the training data ({unseen}); "
-                             f"expected {classes[:10].tolist()}")
+            unseen = np.unique(y[classes[enc] != y])
+            raise ValueError(f"y contains labels not seen in the training data "
+                             f"({listing(unseen, 5)}); expected {listing(classes)}")
         return enc.astype(np.float64)
 
     def _loss_choice(self) -> Tuple[Any, Optional[Dict[str, Any]]]:
@@ -993,6 +999,24 @@ BoostClassifier.__init__.__signature__ = _signature_with(  # type: ignore[attr-d
     _BaseBoost.__init__, "class_weight", None)
 
 
+#: More numeric classes than this, with fewer than ``ROWS_PER_CLASS`` rows per class on
+#: average, look like a quantity given to the classifier: it warns.
+MANY_CLASSES = 50
+ROWS_PER_CLASS = 10
+
+
+def _warn_if_a_quantity(classes: np.ndarray, n_rows: int) -> None:
+    """A UserWarning when numeric labels are so many, for the rows, that ``y`` is likely a
+    quantity to predict (an integer-valued target), not class labels: the classifier would
+    fit one tree per class in every iteration."""
+    if classes.dtype.kind in "iuf" and classes.size > MANY_CLASSES \
+            and n_rows < ROWS_PER_CLASS * classes.size:
+        warnings.warn(f"y has {classes.size} classes in {n_rows} rows ({n_rows / classes.size:.1f} "
+                      "per class), all numbers: BoostClassifier fits one tree per class in "
+                      "every iteration; if y is a quantity to predict rather than labels, use "
+                      "BoostRegressor", UserWarning, stacklevel=2)
+
+
 #: The class labels a model file holds (``classes_`` is saved with the model).
 _LABEL_TYPES = "booleans, integers, floats or strings"
 
@@ -1017,7 +1041,7 @@ def _check_label_types(y: Any) -> None:
         return                                  # 2-D: check_y reports the shape
     kinds, has_float, beyond_float = set(), False, None
     for i, v in enumerate(values):
-        if v is None or (isinstance(v, (float, np.floating)) and v != v):
+        if is_missing(v):
             raise ValueError(f"y: class label {i} is missing ({shown(v)}); every row needs "
                              "a label")
         if isinstance(v, str):
