@@ -51,10 +51,13 @@ def check_numeric_columns(X: Any, name: str = "X") -> None:
         return
     listed = ", ".join(f"{col!r} ({_dtype_label(dt)})" for col, dt in bad[:10])
     more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
+    dates = any(getattr(dt, "kind", "O") in "mM" for _, dt in bad)
     raise ValueError(f"{name}: non-numeric column{'s' if len(bad) > 1 else ''} {listed}{more}: "
-                     "numeric features must be numbers; declare label columns in "
-                     "categorical_features (category, object and string columns are "
-                     "categorical by default)")
+                     "numeric features must be numbers; "
+                     + ("convert dates and durations to numbers first (e.g. seconds since a "
+                        "reference time, with NaN for NaT); " if dates else "")
+                     + "declare label columns in categorical_features (category, object and "
+                     "string columns are categorical by default)")
 
 
 def _frame_to_array(X: Any) -> np.ndarray:
@@ -93,8 +96,8 @@ def check_X(X: Any, name: str = "X", min_rows: int = 1) -> np.ndarray:
                          "Reshape your data either using X.reshape(-1, 1) if your data has a "
                          "single feature or X.reshape(1, -1) if it contains a single sample")
     if arr.dtype not in (np.float32, np.float64):
-        arr = as_float64(arr, name, "numbers (the text columns of a DataFrame are "
-                         "categorical features)")
+        arr = as_float64(arr, name, "numbers", " (a DataFrame's text columns are categorical "
+                         "features)")
     check_rows(arr.shape, name, min_rows)
     if arr.shape[1] == 0:
         raise ValueError(f"{name}: found array with 0 feature(s) (shape={arr.shape}) while a "
@@ -124,8 +127,9 @@ def _changed_by_float(arr: np.ndarray) -> Optional[Any]:
     return arr.flat[0] if arr.size else arr.dtype
 
 
-def _not_real_message(name: str, found: Any, expected: str) -> str:
-    """The message for a value (or dtype) ``found`` in ``name`` that is not a real number."""
+def _not_real_message(name: str, found: Any, expected: str, text_hint: str = "") -> str:
+    """The message for a value (or dtype) ``found`` in ``name`` that is not a real number
+    (``text_hint`` ends the one for text)."""
     dtype = found if isinstance(found, np.dtype) else np.asarray(found).dtype
     what = _KIND_NAMES[dtype.kind]
     if not isinstance(found, np.dtype):
@@ -136,11 +140,13 @@ def _not_real_message(name: str, found: Any, expected: str) -> str:
     if dtype.kind in "mM":
         return (f"{name} holds {what} ({dtype}); expected {expected}: convert them to "
                 "numbers first, e.g. to seconds since a reference time, with NaN for NaT")
-    return f"{name} holds {what}; expected {expected}: convert the text to numbers first"
+    return (f"{name} holds {what}; expected {expected}: convert the text to numbers "
+            f"first{text_hint}")
 
 
-def as_float64(arr: np.ndarray, name: str, expected: str) -> np.ndarray:
-    """``arr`` as float64, or an error naming ``name`` and what was ``expected`` (a noun).
+def as_float64(arr: np.ndarray, name: str, expected: str, text_hint: str = "") -> np.ndarray:
+    """``arr`` as float64, or an error naming ``name`` and what was ``expected`` (a noun;
+    ``text_hint`` ends the message for text).
 
     Raises
     ------
@@ -152,7 +158,7 @@ def as_float64(arr: np.ndarray, name: str, expected: str) -> np.ndarray:
     """
     found = _changed_by_float(arr)
     if found is not None:
-        raise ValueError(_not_real_message(name, found, expected))
+        raise ValueError(_not_real_message(name, found, expected, text_hint))
     try:
         return np.asarray(arr, dtype=np.float64)
     except (TypeError, ValueError, OverflowError) as exc:
