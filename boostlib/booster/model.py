@@ -110,7 +110,9 @@ class Model:
         Parameters
         ----------
         X : array-like of shape (n_rows, n_features)
-            NaN marks a missing value; float32 is read without a float64 copy.
+            NaN marks a missing value; float32 is read without a float64 copy. A DataFrame's
+            string column names must be the model's ``feature_names`` (when it has them), in
+            their order; an array is taken by position. With no rows, the result is empty.
         raw : bool, default False
             Raw scores instead of the response scale.
         iteration_range : tuple of (int, int), optional
@@ -148,8 +150,9 @@ class Model:
         Raises
         ------
         ValueError
-            For an ``iteration_range`` that is not such a pair, or both ``pred_contrib``
-            and ``pred_interactions``; a
+            For columns named otherwise than the model's features (the message names those
+            that differ), an ``iteration_range`` that is not such a pair, or both
+            ``pred_contrib`` and ``pred_interactions``; a
             :class:`~boostlib.engine.contributions.MissingCovers` error for SHAP values of
             a model read from a file older than format 4.
         """

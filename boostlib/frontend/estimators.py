@@ -180,6 +180,7 @@ class _BaseBoost(BaseEstimator):
         return fitted
 
     def __sklearn_is_fitted__(self) -> bool:
+        """Whether a fit has run (what scikit-learn's ``check_is_fitted`` asks)."""
         return "_fitted" in self.__dict__
 
     @property
