@@ -10,8 +10,8 @@ ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 
 # layer of each top-level folder or module; a module may import only equal or lower layers.
 # The public alias modules (boostlib.api, ...) sit in the layer of the module they re-export.
-LAYERS = {"_kernels": 0, "_compat": 0, "_version": 0, "_messages": 0, "plugin": 1, "api": 1, "hookspecs": 1,
-          "registry": 1, "builtin": 2, "engine": 2, "callbacks": 2, "io": 3,
+LAYERS = {"_kernels": 0, "_compat": 0, "_version": 0, "_messages": 0, "plugin": 1, "api": 1,
+          "hookspecs": 1, "registry": 1, "builtin": 2, "engine": 2, "callbacks": 2, "io": 3,
           "booster": 4, "datasets": 4, "explain": 5, "export": 5, "frontend": 6, "plotting": 6,
           "testing": 6, "dask": 7, "__main__": 7}
 
