@@ -144,9 +144,8 @@ class _DaskBoost:
         with ``iteration_range=(0, k + 1)`` (bit-identical), a Dask array."""
         if not is_dask(X):
             return getattr(super(), f"staged_{method}")(X)
-        self._check_fitted()
-        return (getattr(self, method)(X, iteration_range=(0, k + 1))
-                for k in range(self.n_trees_))
+        n_trees = self._state().model.n_trees
+        return (getattr(self, method)(X, iteration_range=(0, k + 1)) for k in range(n_trees))
 
     def predict(self, X: Any, **kwargs: Any) -> Any:
         """Predictions (:meth:`boostlib.BoostRegressor.predict`,
