@@ -18,6 +18,8 @@ from boostlib.frontend.estimator_files import (dumps, estimator_from_dict, estim
                                                loads)
 from boostlib.io.model_files import FORMAT_VERSION
 
+from model_documents import encode, tree_blocks, tree_lists
+
 
 def _data(n=300, d=4, seed=0):
     rng = np.random.default_rng(seed)
@@ -254,10 +256,14 @@ def _doc(policy="depthwise", cls=BoostClassifier):
     return estimator_to_dict(_fit(cls, grow_policy=policy, n_estimators=3))
 
 
-def _edit(policy, change):
-    doc = copy.deepcopy(_doc(policy))
+def _edit(policy, change, version=FORMAT_VERSION):
+    """The document of a small model, changed by ``change`` with its trees' arrays as JSON
+    arrays, as a file of ``version`` (4: arrays; 5: binary blocks)."""
+    doc = tree_lists(copy.deepcopy(_doc(policy)))
+    if version == 4:
+        doc["format_version"] = 4
     change(doc)
-    return doc
+    return doc if version == 4 else tree_blocks(doc)
 
 
 def _set_tree(key, index, value, tree=0):
@@ -349,11 +355,58 @@ HOSTILE = {
 }
 
 
+#: the cases that binary blocks cannot hold (an int32 block has no booleans, text or 10**30)
+ARRAYS_ONLY = {"bool as int", "value as text", "huge integer"}
+
+
+@pytest.mark.parametrize("version", [4, 5])
 @pytest.mark.parametrize("case", sorted(HOSTILE))
-def test_hostile_documents_are_refused(case):
+def test_hostile_documents_are_refused(case, version):
+    if version == 5 and case in ARRAYS_ONLY:
+        pytest.skip("binary blocks cannot hold this value")
     change, match = HOSTILE[case]
     with pytest.raises(ModelFileError, match=match):
-        loads(json.dumps(_edit("depthwise", change)))
+        loads(json.dumps(_edit("depthwise", change, version)))
+
+
+def _set_block(key, value):
+    def change(doc):
+        doc["model"]["trees"][0][key] = value
+    return change
+
+
+def _spoil(key, text):
+    """The first characters of the first tree's block ``key`` replaced by ``text``."""
+    def change(doc):
+        tree = doc["model"]["trees"][0]
+        tree[key] = text + tree[key][len(text):]
+    return change
+
+
+HOSTILE_BLOCKS = {
+    "array for a block": (_set_block("gain", [0.0, 1.0]), r"gain: expected a binary block"),
+    "length": (_set_block("value", "AAAAAAA"), "multiple of 4 characters, got 7"),
+    "partial entry": (_set_block("value", "AAAAAAA="),
+                      "5 bytes are not a whole number of <f8 entries"),
+    "one entry short": (_set_block("left", encode([-1, -1], "left")),
+                        r"left: has 2 entries; expected \d+, one per node"),
+    "not base64": (_spoil("value", "*"), "not a valid base64 block"),
+    "not ascii": (_spoil("value", "é"), "not a valid base64 block"),
+    "padding inside": (_spoil("bin", "AA=="), "not a valid base64 block"),
+    "a set of 7 words": (_set_block("cat_sets", encode([0] * 7, "cat_sets")),
+                         "7 words; a category set is 8 words"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_BLOCKS))
+def test_hostile_blocks_are_refused(case):
+    """Binary blocks (format 5) are checked before they are decoded: a string of base64 of
+    the field's type and the tree's size."""
+    change, match = HOSTILE_BLOCKS[case]
+    doc = copy.deepcopy(_doc("depthwise"))
+    change(doc)
+    with pytest.raises(ModelFileError, match=match):
+        loads(json.dumps(doc))
 
 
 def test_oblivious_tree_shapes():

@@ -8,12 +8,18 @@ shared nodes), finiteness and sorted bin borders. Every failure raises
 :class:`ModelFileError`; loading never executes code from the file (a loss is re-created by
 its registered plugin name through :mod:`boostlib.registry`).
 
+From format 5 on, the trees' arrays are binary blocks (little-endian, base64) of a fixed
+type per field: a block's number of entries follows from its length, so every size is checked
+before anything is decoded, and a file costs its reader a small multiple of its size.
+
 This module reads and writes models as their parts (:class:`ModelParts`): the engine's
 :class:`~boostlib.booster.model.Model` and the estimators build themselves from them, so it
 imports neither.
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import math
 import os
@@ -40,8 +46,11 @@ __all__ = ["ModelFileError", "FORMAT", "FORMAT_VERSION", "ModelParts", "model_do
 FORMAT = "boostlib-model"
 #: Version written. 2: vector outputs (``model.n_outputs``, a bias per output, a tree per
 #: output in every term), any number of classes, bare engine models (``estimator`` null).
-#: 3: categorical features. 4: the trees' covers (``cover``, read by SHAP values).
-FORMAT_VERSION = 4
+#: 3: categorical features. 4: the trees' covers (``cover``, read by SHAP values). 5: the
+#: trees' arrays as binary blocks.
+FORMAT_VERSION = 5
+#: The first version whose trees' arrays are binary blocks.
+BLOCKS_VERSION = 5
 #: Largest number of outputs (classes) accepted from a file.
 MAX_OUTPUTS = 1 << 16
 #: Border-table entries (``n_features * (max_bins - 1)``) always accepted; beyond it the
@@ -143,6 +152,11 @@ def _int_array(value: Any, path: str, low: int, high: int) -> np.ndarray:
         arr = np.array(items, dtype=np.int64)
     except OverflowError:
         raise _fail(path, f"integers must be in [{low}, {high}]") from None
+    return _in_range(arr, path, low, high)
+
+
+def _in_range(arr: np.ndarray, path: str, low: int, high: int) -> np.ndarray:
+    """``arr``, whose entries must lie in ``[low, high]``."""
     out = (arr < low) | (arr > high)
     if out.any():
         k = int(np.argmax(out))
@@ -160,10 +174,58 @@ def _float_array(value: Any, path: str) -> np.ndarray:
         arr = np.array(items, dtype=np.float64)
     except OverflowError:
         raise _fail(path, "numbers must be finite") from None
+    return _finite(arr, path)
+
+
+def _finite(arr: np.ndarray, path: str) -> np.ndarray:
+    """``arr``, whose entries must be finite."""
     bad = ~np.isfinite(arr)
     if bad.any():
         raise _fail(f"{path}[{int(np.argmax(bad))}]", "expected a finite number")
     return arr
+
+
+# -- binary blocks (format 5) ------------------------------------------------------------------
+def _block(arr: Any, dtype: str) -> str:
+    """``arr`` as a binary block: its entries as ``dtype`` (a little-endian numpy type
+    string), base64-encoded. The cast must be safe (a TypeError otherwise): no value is
+    ever wrapped around."""
+    data = np.ascontiguousarray(np.asarray(arr).astype(dtype, casting="safe", copy=False))
+    return base64.b64encode(data).decode("ascii")
+
+
+def _block_size(value: Any, path: str, dtype: np.dtype) -> int:
+    """The number of ``dtype`` entries in the binary block ``value``, from its length alone:
+    nothing is decoded."""
+    if type(value) is not str:
+        raise _fail(path, f"expected a binary block (a base64 string), got {_kind(value)}")
+    chars = len(value)
+    if chars % 4:
+        raise _fail(path, f"a binary block has a multiple of 4 characters, got {chars}")
+    n_bytes = chars // 4 * 3 - value.endswith("=") - value.endswith("==")
+    if n_bytes % dtype.itemsize:
+        raise _fail(path, f"{n_bytes} bytes are not a whole number of {dtype.str} entries")
+    return n_bytes // dtype.itemsize
+
+
+def _read_block(value: Any, path: str, dtype: np.dtype, size: int, expected: str
+                ) -> np.ndarray:
+    """The binary block ``value`` as an array of ``size`` entries of ``dtype`` (native byte
+    order); its size is checked before it is decoded (``expected``: why it is ``size``)."""
+    n = _block_size(value, path, dtype)
+    if n != size:
+        raise _fail(path, f"has {n} entries; {expected}")
+    return _decode_block(value, path, dtype)
+
+
+def _decode_block(value: str, path: str, dtype: np.dtype) -> np.ndarray:
+    """A binary block whose size was checked, as an array of ``dtype`` in native byte
+    order."""
+    try:
+        data = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise _fail(path, f"not a valid base64 block ({exc})") from None
+    return np.frombuffer(data, dtype=dtype).astype(dtype.newbyteorder("="))
 
 
 def _json_value(value: Any, path: str, depth: int = 0) -> Any:
@@ -258,8 +320,9 @@ def _encode(doc: Dict[str, Any]) -> str:
 
 
 # -- the ensemble ------------------------------------------------------------------------------
-def _tree_to_dict(tree: Any) -> Dict[str, list]:
-    return kind_of(tree.policy).to_document(tree)
+def _tree_to_dict(tree: Any) -> Dict[str, str]:
+    kind = kind_of(tree.policy)
+    return {k: _block(v, kind.field_dtypes[k]) for k, v in kind.to_document(tree).items()}
 
 
 def _term_to_dict(term: Any) -> Dict[str, Any]:
@@ -377,15 +440,88 @@ def _read_bins(bins: Any, n_features: int) -> BinMapper:
 
 class _Reader:
     """The typed readers a tree kind validates its trees with
-    (:meth:`boostlib.engine.trees.TreeKind.from_document`); each raises
-    :class:`ModelFileError` naming the field."""
+    (:meth:`boostlib.engine.trees.TreeKind.from_document`), for files of format 1 to 4,
+    whose trees' arrays are JSON arrays; each raises :class:`ModelFileError` naming the
+    field. Every size is checked before an array is built.
+
+    Parameters
+    ----------
+    dtypes : mapping of str to str
+        The tree kind's ``field_dtypes`` (what :class:`_BlockReader` decodes).
+    """
 
     MAX_BINS = MAX_BINS
     check_keys = staticmethod(_check_keys)
-    int_array = staticmethod(_int_array)
-    float_array = staticmethod(_float_array)
-    list_of = staticmethod(_list)
     fail = staticmethod(_fail)
+
+    def __init__(self, dtypes: Mapping[str, str]):
+        self.dtypes = {k: np.dtype(v) for k, v in dtypes.items()}
+
+    def length(self, tree: Dict[str, Any], field: str, path: str) -> int:
+        """The number of entries of ``tree[field]``, without building it."""
+        return len(_list(tree[field], f"{path}.{field}"))
+
+    def _sized(self, tree: Dict[str, Any], field: str, path: str, size: int,
+               expected: str) -> Any:
+        n = self.length(tree, field, path)
+        if n != size:
+            raise _fail(f"{path}.{field}", f"has {n} entries; {expected}")
+        return tree[field]
+
+    def ints(self, tree: Dict[str, Any], field: str, path: str, size: int, expected: str,
+             low: int, high: int) -> np.ndarray:
+        """``tree[field]``: ``size`` integers in ``[low, high]`` (``expected``: why ``size``
+        of them)."""
+        return _int_array(self._sized(tree, field, path, size, expected), f"{path}.{field}",
+                          low, high)
+
+    def floats(self, tree: Dict[str, Any], field: str, path: str, size: int,
+               expected: str) -> np.ndarray:
+        """``tree[field]``: ``size`` finite numbers as float64."""
+        return _float_array(self._sized(tree, field, path, size, expected),
+                            f"{path}.{field}")
+
+    def sets(self, tree: Dict[str, Any], path: str) -> np.ndarray:
+        """``tree["cat_sets"]`` (none when absent) as uint32 of shape (n_sets, 8)."""
+        where = f"{path}.cat_sets"
+        rows = _list(tree.get("cat_sets", []), where)
+        sets = np.zeros((len(rows), 8), dtype=np.uint32)
+        for i, row in enumerate(rows):
+            words = _int_array(_list(row, f"{where}[{i}]", 8), f"{where}[{i}]", 0, 2**32 - 1)
+            if words.size != 8:
+                raise _fail(f"{where}[{i}]", "a category set is 8 words of 32 bits")
+            sets[i] = words
+        return sets
+
+
+class _BlockReader(_Reader):
+    """:class:`_Reader` for files of format 5 on, whose trees' arrays are binary blocks of
+    the types ``dtypes`` gives."""
+
+    def length(self, tree: Dict[str, Any], field: str, path: str) -> int:
+        return _block_size(tree[field], f"{path}.{field}", self.dtypes[field])
+
+    def ints(self, tree: Dict[str, Any], field: str, path: str, size: int, expected: str,
+             low: int, high: int) -> np.ndarray:
+        where = f"{path}.{field}"
+        return _in_range(_read_block(tree[field], where, self.dtypes[field], size, expected),
+                         where, low, high)
+
+    def floats(self, tree: Dict[str, Any], field: str, path: str, size: int,
+               expected: str) -> np.ndarray:
+        where = f"{path}.{field}"
+        return _finite(_read_block(tree[field], where, self.dtypes[field], size, expected)
+                       .astype(np.float64, copy=False), where)
+
+    def sets(self, tree: Dict[str, Any], path: str) -> np.ndarray:
+        if "cat_sets" not in tree:
+            return np.zeros((0, 8), dtype=np.uint32)
+        where, dtype = f"{path}.cat_sets", self.dtypes["cat_sets"]
+        n = _block_size(tree["cat_sets"], where, dtype)
+        if n % 8:
+            raise _fail(where, f"has {n} words; a category set is 8 words of 32 bits")
+        words = _decode_block(tree["cat_sets"], where, dtype)
+        return words.astype(np.uint32, copy=False).reshape(-1, 8)
 
 
 def ensemble_from_dict(bins: Any, model: Any, n_features: int, version: int = FORMAT_VERSION
@@ -430,8 +566,10 @@ def ensemble_from_dict(bins: Any, model: Any, n_features: int, version: int = FO
     n_borders = mapper.n_bins_nonmissing_.astype(np.int64) - 1
     kind = kind_of(policy)
 
+    reader = (_BlockReader if version >= BLOCKS_VERSION else _Reader)(kind.field_dtypes)
+
     def read(value: Any, path: str, n_borders: np.ndarray) -> Any:
-        return kind.from_document(value, path, n_borders, _Reader)
+        return kind.from_document(value, path, n_borders, reader)
 
     def term(value: Any, path: str) -> Any:
         if n_outputs == 1:

@@ -36,13 +36,10 @@ def read_cover(value: Any, path: str, reader: Any, size: int) -> Optional[np.nda
     4, or trees continued from them), else ``size`` finite counts >= 0."""
     if "cover" not in value:
         return None
-    r = reader
-    cover = r.float_array(r.list_of(value["cover"], f"{path}.cover", size), f"{path}.cover")
-    if cover.size != size:
-        raise r.fail(f"{path}.cover", f"has {cover.size} entries, expected {size} (one per "
-                                      "entry of value)")
+    cover = reader.floats(value, "cover", path, size, f"expected {size}, one per entry of "
+                                                      "value")
     if np.any(cover < 0):
-        raise r.fail(f"{path}.cover[{int(np.argmax(cover < 0))}]", "covers are >= 0")
+        raise reader.fail(f"{path}.cover[{int(np.argmax(cover < 0))}]", "covers are >= 0")
     return cover
 
 
@@ -50,21 +47,13 @@ def read_cat_sets(value: Any, path: str, reader: Any, bins: np.ndarray,
                   nan_right: np.ndarray, split: np.ndarray) -> np.ndarray:
     """The ``cat_sets`` of a tree read from a model file (absent before format 3), checked
     against the categorical splits that name them."""
-    r = reader
-    rows = r.list_of(value.get("cat_sets", []), f"{path}.cat_sets")
-    sets = np.zeros((len(rows), 8), dtype=np.uint32)
-    for i, row in enumerate(rows):
-        where = f"{path}.cat_sets[{i}]"
-        words = r.int_array(r.list_of(row, where, 8), where, 0, 2**32 - 1)
-        if words.size != 8:
-            raise r.fail(where, "a category set is 8 words of 32 bits")
-        sets[i] = words
+    sets = reader.sets(value, path)
     cat = split & (nan_right == CAT_SPLIT)
-    bad = cat & ((bins < 0) | (bins >= len(rows)))
+    bad = cat & ((bins < 0) | (bins >= sets.shape[0]))
     if bad.any():
         k = int(np.argmax(bad))
-        raise r.fail(f"{path}.bin[{k}]", f"categorical split names set {int(bins[k])}; the "
-                                         f"tree has {len(rows)}")
+        raise reader.fail(f"{path}.bin[{k}]", f"categorical split names set {int(bins[k])}; "
+                                              f"the tree has {sets.shape[0]}")
     return sets
 
 
@@ -84,6 +73,9 @@ class TreeKind(ABC):
         The dataclass of one fitted tree (its array fields, ``gain`` and ``value`` included).
     fields : tuple of str
         The tree's array fields, in model-file order.
+    field_dtypes : dict of str to str
+        The type of each field's binary block in model files (format 5 on): its numpy type
+        string, little-endian.
     packed_feature : str
         The array of :meth:`pack`'s result that holds split features (-1 at leaves).
     walks_unfitted_rows : bool
@@ -94,6 +86,7 @@ class TreeKind(ABC):
     name: str = ""
     tree_class: Optional[type] = None
     fields: Tuple[str, ...] = ()
+    field_dtypes: Dict[str, str] = {}
     packed_feature: str = "feature"
     walks_unfitted_rows: bool = False
 
@@ -167,10 +160,10 @@ class TreeKind(ABC):
         ``nan_right``), or, at a categorical split (``nan_right == 2``), when its bin is not
         in the set ``cat_sets[bin]`` (also returned)."""
 
-    def to_document(self, tree: Any) -> Dict[str, list]:
-        """The tree as model-file JSON data: its ``fields`` as lists (``cover`` only when the
-        tree has one)."""
-        return {k: np.asarray(getattr(tree, k)).tolist() for k in self.fields
+    def to_document(self, tree: Any) -> Dict[str, np.ndarray]:
+        """The tree's ``fields`` as arrays, in model-file order (``cover`` only when the tree
+        has one); a model file stores each as a binary block of its ``field_dtypes``."""
+        return {k: np.asarray(getattr(tree, k)) for k in self.fields
                 if getattr(tree, k) is not None}
 
     def document_keys(self, value: Any) -> Tuple[str, ...]:
@@ -198,10 +191,12 @@ class TreeKind(ABC):
     def from_document(self, value: Any, path: str, n_borders: np.ndarray, reader: Any) -> Any:
         """Validate a tree read from a model file and build it.
 
-        ``reader`` is the model-file reader (:mod:`boostlib.io.model_files`), whose typed
-        readers (``check_keys``, ``int_array``, ``float_array``, ``list_of``, ``fail``)
-        raise its error naming ``path``; the kind checks shapes, index ranges, its
-        structure, bins within each feature's borders and non-negative gains.
+        ``reader`` is the model-file reader of the file's format version
+        (:mod:`boostlib.io.model_files`), whose typed readers (``check_keys``, ``length``:
+        a field's number of entries, ``ints``, ``floats``, ``sets``, ``fail``) check every
+        size before building an array and raise its error naming ``path``; the kind checks
+        shapes, index ranges, its structure, bins within each feature's borders and
+        non-negative gains.
         """
 
     @staticmethod

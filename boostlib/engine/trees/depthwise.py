@@ -61,6 +61,9 @@ class DepthwiseKind(TreeKind):
     packed_feature = "feature"
     fields = ("feature", "bin", "nan_right", "left", "right", "gain", "value", "cat_sets",
               "cover")
+    field_dtypes = {"feature": "<i4", "bin": "<i4", "nan_right": "|u1", "left": "<i4",
+                    "right": "<i4", "gain": "<f8", "value": "<f8", "cat_sets": "<u4",
+                    "cover": "<f8"}
     walks_unfitted_rows = True
 
     def grow(self, grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray,
@@ -215,22 +218,19 @@ class DepthwiseKind(TreeKind):
                       reader: Any) -> DepthwiseTree:
         r = reader
         r.check_keys(value, self.document_keys(value), path)
-        n = len(r.list_of(value["value"], f"{path}.value"))
+        n = r.length(value, "value", path)
         if n == 0:
             raise r.fail(f"{path}.value", "a tree needs at least one node")
+        per = f"expected {n}, one per node"
         arrays = {
-            "feature": r.int_array(value["feature"], f"{path}.feature", -1, n_borders.size - 1),
-            "bin": r.int_array(value["bin"], f"{path}.bin", 0, r.MAX_BINS),
-            "nan_right": r.int_array(value["nan_right"], f"{path}.nan_right", 0, CAT_SPLIT),
-            "left": r.int_array(value["left"], f"{path}.left", -1, n - 1),
-            "right": r.int_array(value["right"], f"{path}.right", -1, n - 1),
-            "gain": r.float_array(value["gain"], f"{path}.gain"),
-            "value": r.float_array(value["value"], f"{path}.value"),
+            "feature": r.ints(value, "feature", path, n, per, -1, n_borders.size - 1),
+            "bin": r.ints(value, "bin", path, n, per, 0, r.MAX_BINS),
+            "nan_right": r.ints(value, "nan_right", path, n, per, 0, CAT_SPLIT),
+            "left": r.ints(value, "left", path, n, per, -1, n - 1),
+            "right": r.ints(value, "right", path, n, per, -1, n - 1),
+            "gain": r.floats(value, "gain", path, n, per),
+            "value": r.floats(value, "value", path, n, per),
         }
-        for name, arr in arrays.items():
-            if arr.size != n:
-                raise r.fail(f"{path}.{name}", f"has {arr.size} entries, expected {n} (one "
-                                               "per node)")
         split = arrays["left"] >= 0
         cat_sets = read_cat_sets(value, path, reader, arrays["bin"], arrays["nan_right"],
                                  split)

@@ -57,6 +57,8 @@ class SymmetricKind(TreeKind):
     tree_class = ObliviousTree
     packed_feature = "split_feature"
     fields = ("feature", "bin", "nan_right", "gain", "value", "cat_sets", "cover")
+    field_dtypes = {"feature": "<i4", "bin": "<i4", "nan_right": "|u1", "gain": "<f8",
+                    "value": "<f8", "cat_sets": "<u4", "cover": "<f8"}
 
     def grow(self, grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray,
              noise_std: float, split_rng: Any, prepared: Any = None):
@@ -200,25 +202,21 @@ class SymmetricKind(TreeKind):
                       reader: Any) -> ObliviousTree:
         r = reader
         r.check_keys(value, self.document_keys(value), path)
-        depth = len(r.list_of(value["feature"], f"{path}.feature", MAX_DEPTH))
-        feature = r.int_array(value["feature"], f"{path}.feature", 0, n_borders.size - 1)
-        bins = r.int_array(value["bin"], f"{path}.bin", 0, r.MAX_BINS)
-        nan_right = r.int_array(value["nan_right"], f"{path}.nan_right", 0, CAT_SPLIT)
-        gain = r.float_array(value["gain"], f"{path}.gain")
-        for name, arr in (("bin", bins), ("nan_right", nan_right), ("gain", gain)):
-            if arr.size != depth:
-                raise r.fail(f"{path}.{name}", f"has {arr.size} entries, expected {depth} "
-                                               "(one per level)")
+        depth = r.length(value, "feature", path)
+        if depth > MAX_DEPTH:
+            raise r.fail(f"{path}.feature", f"has {depth} entries, at most {MAX_DEPTH} allowed")
+        per = f"expected {depth}, one per level"
+        feature = r.ints(value, "feature", path, depth, per, 0, n_borders.size - 1)
+        bins = r.ints(value, "bin", path, depth, per, 0, r.MAX_BINS)
+        nan_right = r.ints(value, "nan_right", path, depth, per, 0, CAT_SPLIT)
+        gain = r.floats(value, "gain", path, depth, per)
         cat_sets = read_cat_sets(value, path, reader, bins, nan_right, np.ones(depth, bool))
         for problem in (bins_in_range(bins, feature, n_borders, nan_right != CAT_SPLIT),
                         gains_non_negative(gain)):
             if problem is not None:
                 raise r.fail(f"{path}.{problem[0]}", problem[1])
-        leaves = r.float_array(r.list_of(value["value"], f"{path}.value", 1 << depth),
-                               f"{path}.value")
-        if leaves.size != 1 << depth:
-            raise r.fail(f"{path}.value", f"has {leaves.size} entries; a tree of depth "
-                                          f"{depth} has {1 << depth} leaves")
+        leaves = r.floats(value, "value", path, 1 << depth,
+                          f"a tree of depth {depth} has {1 << depth} leaves")
         return ObliviousTree(feature=feature.astype(np.int32), bin=bins.astype(np.int32),
                              nan_right=nan_right.astype(np.uint8), gain=gain, value=leaves,
                              cat_sets=cat_sets,
