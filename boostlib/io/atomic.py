@@ -15,7 +15,7 @@ import os
 import signal
 import stat
 import threading
-from typing import Iterator, Tuple, Type
+from typing import BinaryIO, Callable, Iterator, Tuple, Type, Union
 
 
 def check_regular_target(path: str, what: str, error: Type[Exception] = ValueError) -> None:
@@ -71,7 +71,8 @@ def _create_temporary(folder: str, kind: str) -> Tuple[int, str]:
     raise FileExistsError(errno.EEXIST, "no unused temporary file name found")
 
 
-def write_atomically(path: str, data: bytes, what: str) -> None:
+def write_atomically(path: str, data: Union[bytes, Callable[[BinaryIO], None]],
+                     what: str) -> None:
     """Write ``data`` to ``path`` whole or not at all.
 
     A temporary file beside ``path`` is written, flushed to disk and renamed over ``path``;
@@ -85,7 +86,9 @@ def write_atomically(path: str, data: bytes, what: str) -> None:
     ----------
     path : str
         The file to write; check it with :func:`check_regular_target` first.
-    data : bytes
+    data : bytes or callable
+        The bytes, or a function that writes them to the open binary file (to stream what
+        is not held whole in memory); what it raises fails the write.
     what : str
         What the file is, for messages (``"model file"``, ``"predictions file"``).
 
@@ -108,7 +111,7 @@ def write_atomically(path: str, data: bytes, what: str) -> None:
         raise
 
 
-def _replace(path: str, data: bytes, what: str) -> None:
+def _replace(path: str, data: Union[bytes, Callable[[BinaryIO], None]], what: str) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     try:        # only the permission bits: never set-user-ID and the like
         kept = stat.S_IMODE(os.stat(path).st_mode) & 0o777
@@ -121,7 +124,10 @@ def _replace(path: str, data: bytes, what: str) -> None:
                                    f"{exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            if callable(data):
+                data(fh)
+            else:
+                fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         if kept is not None:

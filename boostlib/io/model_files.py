@@ -275,15 +275,21 @@ def _no_duplicates(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
 def _check_size(data: Any) -> None:
     """Refuse text beyond the budgets, before parsing it: its length, and upper bounds of
     the number of values (separators and openers) and of arrays and objects (openers)."""
-    if len(data) > MAX_FILE_BYTES:
-        raise ModelFileError(f"invalid model file: {len(data)} bytes, more than "
-                             f"MAX_FILE_BYTES = {MAX_FILE_BYTES}")
     if isinstance(data, str):
         containers = data.count("[") + data.count("{")
         values = data.count(",") + containers
     else:
         containers = data.count(b"[") + data.count(b"{")
         values = data.count(b",") + containers
+    _check_counts(len(data), values, containers)
+
+
+def _check_counts(size: int, values: int, containers: int) -> None:
+    """Refuse a file of ``size`` bytes, up to ``values`` values and ``containers`` arrays
+    and objects beyond the budgets."""
+    if size > MAX_FILE_BYTES:
+        raise ModelFileError(f"invalid model file: {size} bytes, more than "
+                             f"MAX_FILE_BYTES = {MAX_FILE_BYTES}")
     if containers > MAX_JSON_CONTAINERS:
         raise ModelFileError(f"invalid model file: up to {containers} arrays and objects, "
                              f"more than MAX_JSON_CONTAINERS = {MAX_JSON_CONTAINERS}")
@@ -1079,9 +1085,11 @@ def write(path: Any, doc: Dict[str, Any]) -> None:
     Raises
     ------
     ModelFileError
-        When the document cannot be encoded, or would not load back (it is validated
-        exactly as :func:`read` validates a file, before anything is written), or when
-        ``path`` exists and is not a regular file (a symlink, device, FIFO or folder).
+        When the document cannot be encoded, or would not load back, or when ``path``
+        exists and is not a regular file (a symlink, device, FIFO or folder). The document
+        is validated as :func:`read` validates a file's before anything is written (JSON
+        text reads back as the same plain data), and the text's size and counts as it is
+        written, before the file replaces ``path``.
     TypeError
         When ``path`` is not a path (an int would be taken for a file descriptor).
     OSError
@@ -1089,13 +1097,44 @@ def write(path: Any, doc: Dict[str, Any]) -> None:
     """
     path = _path(path)
     check_regular_target(path, "model file", ModelFileError)
-    text = _encode(doc)
-    try:        # every file written loads back: read it as load_model would, first
-        parse(text.encode("utf-8"))
+    try:        # every file written loads back: validated as read() validates a file's
+        document_parts(doc)
     except ModelFileError as exc:
         raise ModelFileError(f"cannot save the model: the file would not load back "
                              f"({exc})") from None
-    write_atomically(path, (text + "\n").encode("utf-8"), "model file")
+    write_atomically(path, lambda fh: _dump(doc, fh), "model file")
+
+
+class _CountingFile:
+    """A binary file that JSON text is written to, counting what :func:`_check_size` counts
+    in it."""
+
+    def __init__(self, fh: Any):
+        self.fh, self.size, self.values, self.containers = fh, 0, 0, 0
+
+    def write(self, text: str) -> None:
+        self.fh.write(text.encode("ascii"))     # json escapes every other character
+        self.size += len(text)
+        containers = text.count("[") + text.count("{")
+        self.containers += containers
+        self.values += text.count(",") + containers
+
+
+def _dump(doc: Dict[str, Any], fh: Any) -> None:
+    """Write ``doc``'s JSON text (:func:`encode`'s, and a newline) to the binary file ``fh``,
+    streamed: the text is never held whole in memory. A text beyond the reader's budgets
+    (:func:`_check_size`) is refused once written, before the file replaces anything."""
+    counted = _CountingFile(fh)
+    try:
+        json.dump(doc, counted, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        raise ModelFileError(f"cannot write the model file: {exc}") from exc
+    counted.write("\n")
+    try:
+        _check_counts(counted.size, counted.values, counted.containers)
+    except ModelFileError as exc:
+        raise ModelFileError(f"cannot save the model: the file would not load back "
+                             f"({exc})") from None
 
 
 def read(path: Any) -> ModelParts:
