@@ -60,6 +60,9 @@ MAX_EMPTY_TABLE = 1 << 22
 MAX_NESTING = 32
 #: Longest class label string (characters) accepted from a file.
 MAX_LABEL_CHARS = 10_000
+#: Bytes the array of a file's class labels may always take (beyond, at most 16 times the
+#: labels' text: a fixed-width string type costs its width for every label).
+MAX_LABEL_TABLE = 1 << 20
 #: Largest model file read (bytes).
 MAX_FILE_BYTES = 1 << 30
 #: Most JSON values (numbers, strings, ...) and most arrays and objects a file may hold,
@@ -550,14 +553,13 @@ def ensemble_from_dict(bins: Any, model: Any, n_features: int, version: int = FO
     ModelFileError
         On any inconsistency, naming the offending field.
     """
-    mapper = _read_bins(bins, n_features)
     keys = ("grow_policy", "bias", "coefficients", "scale_history", "trees")
     _check_keys(model, keys + (("n_outputs",) if version >= 2 else ()), "model")
+    n_outputs = _read_n_outputs(model, version)
     policy = _str(model["grow_policy"], "model.grow_policy")
     if policy not in GROW_POLICIES:
         raise _fail("model.grow_policy", f"{policy!r} is not one of {list(GROW_POLICIES)}")
-    n_outputs = _int(model["n_outputs"], "model.n_outputs", 1, MAX_OUTPUTS) \
-        if version >= 2 else 1
+    mapper = _read_bins(bins, n_features)
     if n_outputs == 1:
         bias = np.array([_float(model["bias"], "model.bias")])
     else:
@@ -601,6 +603,15 @@ def ensemble_from_dict(bins: Any, model: Any, n_features: int, version: int = FO
         ensemble.add(tree, c)
     ensemble.scale_history = history
     return ensemble
+
+
+def _read_n_outputs(model: Any, version: int) -> int:
+    """``model.n_outputs`` (version 1 files have none: one output)."""
+    if version < 2:
+        return 1
+    if not isinstance(model, dict):
+        raise _fail("model", f"expected an object, got {_kind(model)}")
+    return _int(_field(model, "n_outputs", "model"), "model.n_outputs", 1, MAX_OUTPUTS)
 
 
 def _read_scale_history(value: Any, n_trees: int, bounds: np.ndarray
@@ -819,7 +830,12 @@ def _classes_to_dict(classes: np.ndarray) -> Dict[str, Any]:
     return {"dtype": classes.dtype.str, "values": values}
 
 
-def _read_classes(spec: Any, version: int) -> np.ndarray:
+def _read_classes(spec: Any, n_outputs: int) -> np.ndarray:
+    """The class labels of a model of ``n_outputs`` outputs: two with one output, else one
+    per output. Their count is checked before anything is built, and the array of their
+    type (``count * itemsize`` bytes: 40,000 for a label typed ``<U10000``, however short)
+    may take at most :data:`MAX_LABEL_TABLE` bytes or 16 times the labels' text, so that
+    its memory stays in proportion to the file."""
     path = "classes"
     _check_keys(spec, ("dtype", "values"), path)
     dtype_str = _str(spec["dtype"], f"{path}.dtype")
@@ -827,17 +843,26 @@ def _read_classes(spec: Any, version: int) -> np.ndarray:
         | {f"{e}f{s}" for e in "<>" for s in "248"}
     if dtype_str not in allowed and not _is_unicode_dtype(dtype_str):
         raise _fail(f"{path}.dtype", f"{dtype_str!r} is not a supported label type")
-    values = _list(spec["values"], f"{path}.values", 2 if version == 1 else MAX_OUTPUTS)
-    if len(values) < 2 or (version == 1 and len(values) != 2):
-        raise _fail(f"{path}.values", "a binary classifier has exactly two classes"
-                    if version == 1 else "a classifier has at least two classes")
+    values = _list(spec["values"], f"{path}.values")
+    expected = 2 if n_outputs == 1 else n_outputs
+    if len(values) != expected:
+        raise _fail(path, f"{len(values)} classes for a model of "
+                          + ("one output (a binary classifier has exactly two)"
+                             if n_outputs == 1 else f"{n_outputs} outputs"))
+    dtype = np.dtype(dtype_str)
     kinds = {"b": (bool,), "i": (int,), "u": (int,), "f": (int, float), "U": (str,),
-             "O": (str,)}[np.dtype(dtype_str).kind]
+             "O": (str,)}[dtype.kind]
     for i, v in enumerate(values):
         if type(v) not in kinds:
             raise _fail(f"{path}.values[{i}]", f"{_kind(v)} does not match dtype {dtype_str}")
+    if dtype.kind == "U":
+        text = sum(len(v) + 3 for v in values)       # in the file: quotes and a comma
+        if len(values) * dtype.itemsize > max(MAX_LABEL_TABLE, 16 * text):
+            raise _fail(f"{path}.dtype", f"{len(values)} labels of type {dtype_str} would "
+                                         f"take {len(values) * dtype.itemsize} bytes, more "
+                                         f"than 16 times their {text} characters of text")
     try:
-        classes = np.array(values, dtype=np.dtype(dtype_str))
+        classes = np.array(values, dtype=dtype)
     except (OverflowError, ValueError):
         raise _fail(f"{path}.values", f"does not fit dtype {dtype_str}") from None
     if classes.tolist() != values or any(a >= b for a, b in zip(values, values[1:])):
@@ -1024,9 +1049,17 @@ def document_parts(doc: Any) -> ModelParts:
                                  "classification loss, which does not fit the estimator")
     n_features = _int(doc["n_features"], "n_features", 1, 2 ** 31 - 1)
     names = _read_names(doc["feature_names"], n_features)
+    n_outputs = _read_n_outputs(doc["model"], version)
+    try:
+        loss_outputs = int(loss.n_outputs)
+    except (TypeError, ValueError) as exc:
+        raise _fail("loss", f"the loss does not say its number of outputs: {exc}") from None
+    if loss_outputs != n_outputs:
+        raise _fail("model.n_outputs", f"{n_outputs} output(s), but the loss "
+                                       f"{loss_spec['name']!r} has {loss_outputs}")
     if estimator is not None and classifier == (doc["classes"] is None):
         raise _fail("classes", "a classifier needs its classes, a regressor has none")
-    classes = None if doc["classes"] is None else _read_classes(doc["classes"], version)
+    classes = None if doc["classes"] is None else _read_classes(doc["classes"], n_outputs)
     weights = params.get("class_weight")
     if weights is not None and not classifier:
         raise _fail("params.class_weight", "only a BoostClassifier has class weights")
@@ -1036,18 +1069,6 @@ def document_parts(doc: Any) -> ModelParts:
             raise _fail("params.class_weight", f"label(s) {unknown[:5]!r} are not among the "
                                                "classes")
     ensemble = ensemble_from_dict(doc["bins"], doc["model"], n_features, version)
-    try:
-        loss_outputs = int(loss.n_outputs)
-    except (TypeError, ValueError) as exc:
-        raise _fail("loss", f"the loss does not say its number of outputs: {exc}") from None
-    if loss_outputs != ensemble.n_outputs:
-        raise _fail("model.n_outputs", f"{ensemble.n_outputs} output(s), but the loss "
-                                       f"{loss_spec['name']!r} has {loss_outputs}")
-    if classes is not None and ensemble.n_outputs > 1 and classes.size != ensemble.n_outputs:
-        raise _fail("classes", f"{classes.size} classes for a model of "
-                               f"{ensemble.n_outputs} outputs")
-    if classes is not None and ensemble.n_outputs == 1 and classes.size != 2:
-        raise _fail("classes", f"{classes.size} classes for a model of one output")
     best, curves = _read_training(doc["training"])
     return ModelParts(estimator, params, loss, loss_spec, n_features, names, classes,
                       ensemble, curves, best, version)

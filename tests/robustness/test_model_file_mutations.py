@@ -815,7 +815,10 @@ _CHILD = textwrap.dedent("""
         result.update(outcome="failed", message=f"{type(exc).__name__}: {str(exc)[:300]}",
                       traceback=traceback.format_exc()[-2000:])
     result["seconds"] = round(time.perf_counter() - start, 3)
-    result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    # VmHWM: this process's own peak (ru_maxrss counts the parent's, inherited at fork)
+    with open("/proc/self/status") as fh:
+        peak = next(int(line.split()[1]) for line in fh if line.startswith("VmHWM:"))
+    result["peak_rss_mb"] = peak // 1024
     print(json.dumps(result))
 """)
 
@@ -897,13 +900,15 @@ def _chain(depth: int) -> Callable[[Dict[str, Any]], None]:
     return change
 
 
-def _many_outputs(k: int) -> Callable[[Dict[str, Any]], None]:
-    """A multiclass model of ``k`` classes: 4 terms of ``k`` single-leaf trees."""
+def _many_outputs(k: int, terms: int = 4, labels: Optional[Dict[str, Any]] = None
+                  ) -> Callable[[Dict[str, Any]], None]:
+    """A multiclass model of ``k`` classes: ``terms`` terms of ``k`` single-leaf trees, its
+    labels ``labels`` (default: the integers ``0 .. k-1``)."""
     def change(doc: Dict[str, Any]) -> None:
         doc["loss"]["params"]["n_classes"] = k
-        doc["classes"] = {"dtype": "<i8", "values": list(range(k))}
-        doc["model"].update(n_outputs=k, bias=[0.0] * k, coefficients=[0.1] * 4,
-                            trees=[{"outputs": [_LEAF] * k}] * 4)
+        doc["classes"] = labels or {"dtype": "<i8", "values": list(range(k))}
+        doc["model"].update(n_outputs=k, bias=[0.0] * k, coefficients=[0.1] * terms,
+                            trees=[{"outputs": [_LEAF] * k}] * terms)
     return change
 
 
@@ -957,6 +962,42 @@ def test_very_many_outputs(tmp_path):
     (a 34 MB file)."""
     assert_refused_or_sound(load_isolated(_edited("three_strings_depthwise",
                                                   _many_outputs(65_536)), tmp_path))
+
+
+def _wide_labels(n: int) -> Dict[str, Any]:
+    """``n`` labels of 5 characters (``"00000"``, ...) typed ``<U10000``: as an array of that
+    type they take 40,000 bytes each."""
+    return {"dtype": "<U10000", "values": [f"{i:05d}" for i in range(n)]}
+
+
+def _bounded_memory(result: Dict[str, Any], base: Dict[str, Any]) -> None:
+    """The load took at most 20 times the file's size beyond the load of a base document."""
+    assert result["peak_rss_mb"] <= base["peak_rss_mb"] + 20 * result["file_mb"] + 16, \
+        (result, base)
+
+
+def test_class_labels_are_counted_before_they_are_built(tmp_path):
+    """65,536 labels typed ``<U10000`` (a 0.6 MB list; 2.6 GB as an array of that type) in
+    the file of a model of three outputs: refused for their count before the array is
+    built, in memory bounded by the file's size."""
+    base = load_isolated(base_documents()["three_strings_depthwise"], tmp_path)
+    labels = _wide_labels(65_536)
+    result = load_isolated(_edited("three_strings_depthwise",
+                                   lambda doc: doc.update(classes=labels)), tmp_path)
+    assert result["outcome"] == "refused" and "65536 classes for a model of 3 outputs" in \
+        result["message"], result
+    _bounded_memory(result, base)
+
+
+def test_class_labels_wider_than_their_text_are_refused(tmp_path):
+    """4,096 labels of 5 characters typed ``<U10000`` for a model of 4,096 outputs: as that
+    type they would take 164 MB, 300 times their text in the file; refused before the
+    array is built (at most 1 MiB, or 16 times the labels' text)."""
+    base = load_isolated(base_documents()["three_strings_depthwise"], tmp_path)
+    result = load_isolated(_edited("three_strings_depthwise", _many_outputs(
+        4096, 1, _wide_labels(4096))), tmp_path)
+    assert result["outcome"] == "refused" and "classes.dtype" in result["message"], result
+    _bounded_memory(result, base)
 
 
 def test_very_deep_depthwise_chain_is_refused(tmp_path):
