@@ -23,6 +23,7 @@ import binascii
 import json
 import math
 import os
+import stat
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
@@ -301,20 +302,24 @@ def _check_counts(size: int, values: int, containers: int) -> None:
                              f"MAX_JSON_VALUES = {MAX_JSON_VALUES}")
 
 
-def _parse(data: Any) -> Any:
-    if isinstance(data, (bytes, bytearray, str)):
-        _check_size(data)
-    if isinstance(data, (bytes, bytearray)):
-        try:
-            data = bytes(data).decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ModelFileError(f"invalid model file: not UTF-8 text ({exc})") from None
-    if not isinstance(data, str):
+def _text(data: Any) -> str:
+    """A file's text (bytes: UTF-8), within the budgets (:func:`_check_size`)."""
+    if not isinstance(data, (bytes, bytearray, str)):
         raise ModelFileError(f"invalid model file: expected JSON text, got "
                              f"{type(data).__name__}")
+    _check_size(data)
+    if isinstance(data, str):
+        return data
     try:
-        return json.loads(data, parse_constant=_no_constant,
-                          object_pairs_hook=_no_duplicates)
+        return bytes(data).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ModelFileError(f"invalid model file: not UTF-8 text ({exc})") from None
+
+
+def _loads(text: str) -> Any:
+    """The JSON document of ``text`` (no duplicate keys, NaN or infinities)."""
+    try:
+        return json.loads(text, parse_constant=_no_constant, object_pairs_hook=_no_duplicates)
     except RecursionError:
         raise ModelFileError("invalid model file: JSON nested too deeply") from None
     except ValueError as exc:  # JSONDecodeError, duplicates, constants, huge integers
@@ -1087,7 +1092,7 @@ def parse(data: Any) -> ModelParts:
     ModelFileError
         For anything that is not a valid model file.
     """
-    return document_parts(_parse(data))
+    return document_parts(_loads(_text(data)))
 
 
 def _path(path: Any) -> str:
@@ -1158,6 +1163,21 @@ def _dump(doc: Dict[str, Any], fh: Any) -> None:
                              f"({exc})") from None
 
 
+def _read_bytes(fh: Any) -> bytes:
+    """The bytes of an open file, at most ``MAX_FILE_BYTES + 1`` (more is refused by the size
+    check). A regular file is read into a buffer of its size (a larger one is refused
+    unread); a buffer of the limit's size, 1 GiB, is allocated only for a file without a
+    size (a pipe, a device) or one that grew meanwhile."""
+    info = os.fstat(fh.fileno())
+    if not stat.S_ISREG(info.st_mode):
+        return fh.read(MAX_FILE_BYTES + 1)
+    _check_counts(info.st_size, 0, 0)
+    data = fh.read(info.st_size + 1)
+    if len(data) <= info.st_size:
+        return data
+    return data + fh.read(MAX_FILE_BYTES + 1 - len(data))
+
+
 def read(path: Any) -> ModelParts:
     """Read and validate the model file at ``path``.
 
@@ -1170,8 +1190,12 @@ def read(path: Any) -> ModelParts:
     path = _path(path)
     try:
         with open(path, "rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)     # more is refused by the size check
+            data = _read_bytes(fh)
     except OSError as exc:
         raise ModelFileError(f"cannot read model file {os.fspath(path)!r}: "
                              f"{exc.strerror or exc}") from exc
-    return parse(data)
+    text = _text(data)
+    del data                    # the bytes, the text and the document are held in turn
+    doc = _loads(text)
+    del text
+    return document_parts(doc)

@@ -16,13 +16,16 @@ arrays as JSON arrays, not binary blocks). They are trained once per session
   dropped or truncated; values copied over others or nested shallowly or very deeply; and
   whole fields (every leaf value, every scale factor, ...) filled with an extreme or
   scaled. Paths are drawn field by field (:func:`field_groups`), so small fields are
-  mutated as often as the large ones;
+  mutated as often as the large ones. The trees' binary blocks are mutated as strings, or
+  (half the time) as the arrays they hold, written back as blocks where they can
+  (:func:`_as_blocks`);
 * **bytes**: the serialized file truncated, with bits flipped, bytes inserted or deleted
   (invalid UTF-8, surrogates, a BOM), or re-encoded as UTF-16.
 
 The property (:func:`check_model_file`): reading a mutated file from text, bytes or a file
-(``loads``, ``load_model``, ``Model.load`` for a file that names no estimator) either
-raises :class:`boostlib.ModelFileError` and nothing else, or gives a model that
+(``loads``, ``load_model``, ``Model.load`` for a file that names no estimator) allocates at
+most 20 times the file's size plus 4 MiB (:func:`_read_measured`), and either raises
+:class:`boostlib.ModelFileError` and nothing else, or gives a model that
 
 * predicts (``predict``, ``predict_proba``, ``decision_function``,
   ``predict_virtual_ensembles`` when it has a scale history and enough trees, a DataFrame
@@ -44,6 +47,7 @@ cost of each is printed (``pytest -s``).
 """
 from __future__ import annotations
 
+import base64
 import copy
 import functools
 import json
@@ -54,6 +58,7 @@ import sys
 import tempfile
 import textwrap
 import time
+import tracemalloc
 import warnings
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -67,7 +72,7 @@ from boostlib import (BoostClassifier, BoostRegressor, Dataset, Model, ModelFile
 from boostlib.frontend.estimator_files import dumps, estimator_from_parts, loads
 from boostlib.io import model_files
 
-from model_documents import encode, with_lists
+from model_documents import FIELD_DTYPES, encode, tree_lists, with_lists
 
 from .budget import DEFAULT_EXAMPLES, NIGHTLY_EXAMPLES
 
@@ -335,6 +340,40 @@ def _read(data: Any, path: Optional[str]) -> Any:
     return _from_parts(model_files.read(path))
 
 
+#: A load may allocate at most this many times the file's size ...
+LOAD_MEMORY_FACTOR = 20
+#: ... plus this many bytes: the lookup table of a categorical feature takes a byte per
+#: code up to its largest (up to 1 MiB, from a few bytes of file), and a first load fills
+#: caches. Over 2,000 mutated files the largest excess was 5 KB, the median peak 4.6 times
+#: the file's size.
+LOAD_MEMORY_CONSTANT = 4 << 20
+
+
+def _read_measured(data: Any, path: Optional[str]) -> Any:
+    """:func:`_read`, checking that reading, validating and building the model (or refusing
+    the file) allocates at most ``LOAD_MEMORY_FACTOR`` times the file's size plus
+    ``LOAD_MEMORY_CONSTANT`` at its peak (tracemalloc counts Python objects and numpy
+    arrays)."""
+    if path is not None:             # the file is written first: only the load is measured
+        with open(path, "wb") as fh:
+            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+    tracing = tracemalloc.is_tracing()
+    if not tracing:
+        tracemalloc.start()
+    tracemalloc.reset_peak()
+    start = tracemalloc.get_traced_memory()[0]
+    try:
+        parts = model_files.parse(data) if path is None else model_files.read(path)
+        return _from_parts(parts)
+    finally:
+        peak = tracemalloc.get_traced_memory()[1] - start
+        if not tracing:
+            tracemalloc.stop()
+        size = len(data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data)
+        assert peak <= LOAD_MEMORY_FACTOR * size + LOAD_MEMORY_CONSTANT, \
+            f"loading a file of {size} bytes allocated {peak} bytes at its peak"
+
+
 def _read_again(data: Any, path: Optional[str], engine: bool) -> Any:
     """The second load, through the public functions themselves."""
     if path is None:
@@ -361,7 +400,7 @@ def check_model_file(data: Any, path: Optional[str] = None) -> Optional[Dict[str
     Returns None when the file is refused, else the loaded model's outputs.
     """
     try:
-        obj = _read(data, path)
+        obj = _read_measured(data, path)
     except ModelFileError:
         return None
     first = model_outputs(obj)
@@ -677,6 +716,42 @@ def _mutate(draw: Callable, edit: _Edit, ops: List[str], name: str) -> None:
             items.extend(json.loads(json.dumps(items)) * draw(st.integers(1, 3)))
 
 
+def _as_blocks(doc: Any) -> None:
+    """Write the trees' arrays of a document mutated in list form (:func:`tree_lists`) back
+    as binary blocks, where a block can hold them: every number, integers wrapped around
+    into the field's type as the bytes of a hostile file would hold them; anything else
+    (text, null, nested arrays, ...) is left as the mutation made it."""
+    model = doc.get("model") if isinstance(doc, dict) else None
+    terms = model.get("trees") if isinstance(model, dict) else None
+    for term in terms if isinstance(terms, list) else []:
+        outputs = term.get("outputs") if isinstance(term, dict) else None
+        for tree in outputs if isinstance(outputs, list) else [term]:
+            for field, values in list(tree.items()) if isinstance(tree, dict) else []:
+                if field in FIELD_DTYPES and isinstance(values, list):
+                    block = _wrapped_block(values, field)
+                    tree[field] = values if block is None else block
+
+
+def _wrapped_block(values: list, field: str) -> Optional[str]:
+    """The block of ``values`` (``cat_sets``: rows of words) in ``field``'s type, integers
+    wrapped around; None when a block cannot hold them."""
+    if field == "cat_sets":
+        if not all(type(row) is list for row in values):
+            return None
+        values = [word for row in values for word in row]
+    if not all(type(v) in (bool, int, float) for v in values):
+        return None
+    dtype = np.dtype(FIELD_DTYPES[field])
+    try:
+        if dtype.kind == "f":
+            arr = np.array(values, dtype=np.float64)
+        else:
+            arr = np.array([int(v) % (1 << 64) for v in values], dtype=np.uint64).astype(dtype)
+    except (OverflowError, ValueError):      # 10**400 as a float, NaN as an integer
+        return None
+    return base64.b64encode(arr.astype(dtype).tobytes()).decode("ascii")
+
+
 _INSERTS = [b"\xff", b"\x80", b"\xc3", b"\xc0\xaf", b"\xed\xa0\x80", b"\xf4\x90\x80\x80",
             b"\xef\xbb\xbf", b"\x00", b"{", b"}", b"[", b"]", b",", b":", b'"', b"\\",
             b"\\u", b"-", b"0", b"e", b".", b" ", b"\n", b"null", b"NaN", b"1e999"]
@@ -713,10 +788,14 @@ def mutated_files(draw: Callable) -> Tuple[str, Any, str]:
     ``"bytes"`` load from memory, ``"file"`` through a file on disk."""
     docs = base_documents()
     name = draw(st.sampled_from(sorted(docs)))
-    edit = _Edit(json.loads(docs[name]))
+    doc = json.loads(docs[name])
+    entries = doc["format_version"] == 5 and draw(st.booleans())
+    edit = _Edit(tree_lists(doc) if entries else doc)
     subtle = draw(st.sampled_from([True, True, False]))
     for _ in range(draw(st.integers(1, 3) if subtle else st.integers(0, 4))):
         _mutate(draw, edit, _SUBTLE_OPS if subtle else _OPS, name)
+    if entries:
+        _as_blocks(edit.doc)
     try:
         text = edit.text()
     except (ValueError, RecursionError):             # a value json.dumps cannot write
@@ -1063,3 +1142,11 @@ def _check_scale_history(name: str, pairs: Any, bias: Optional[float], zero: boo
     outputs = check_model_file(json.dumps(doc))
     assert time.perf_counter() - start < 30.0
     assert outputs is None or "virtual" in outputs
+
+
+# -- memory of a load --------------------------------------------------------------------------
+def test_a_small_file_is_read_into_a_buffer_of_its_size(tmp_path):
+    """A file of a few kilobytes is read without a buffer of the size limit (1 GiB), which
+    an address-space limit (``ulimit -v``) would turn into a MemoryError."""
+    path = str(tmp_path / "model.json")
+    check_model_file(base_documents()["binary_symmetric"], path)      # measures the load
