@@ -250,6 +250,16 @@ def bins_in_range(bins: np.ndarray, feature: np.ndarray, n_borders: np.ndarray,
     return None
 
 
+def bins_below(bins: np.ndarray, cat: np.ndarray, high: int) -> Optional[Tuple[str, str]]:
+    """The bins of every entry but the categorical splits (``cat``: their bins index the
+    tree's sets, which :func:`read_cat_sets` checks) lie in ``[0, high]``."""
+    over = ~cat & (bins > high)
+    if over.any():
+        k = int(np.argmax(over))
+        return f"bin[{k}]", f"{int(bins[k])} is out of range [0, {high}]"
+    return None
+
+
 def gains_non_negative(gain: np.ndarray) -> Optional[Tuple[str, str]]:
     negative = gain < 0
     if negative.any():

@@ -10,8 +10,8 @@ import numpy as np
 from ..._kernels import _partition, _predictor, _splitting
 from ..constraints import bounded_value, child_bounds
 from . import compiled
-from .base import (MAX_DEPTH, CAT_SPLIT, TreeKind, bins_in_range, gains_non_negative,
-                   level_nodes, no_sets, read_cat_sets, read_cover)
+from .base import (MAX_DEPTH, CAT_SPLIT, TreeKind, bins_below, bins_in_range,
+                   gains_non_negative, level_nodes, no_sets, read_cat_sets, read_cover)
 
 
 @dataclass
@@ -224,7 +224,7 @@ class DepthwiseKind(TreeKind):
         per = f"expected {n}, one per node"
         arrays = {
             "feature": r.ints(value, "feature", path, n, per, -1, n_borders.size - 1),
-            "bin": r.ints(value, "bin", path, n, per, 0, r.MAX_BINS),
+            "bin": r.ints(value, "bin", path, n, per, 0, max(r.MAX_BINS, n - 1)),
             "nan_right": r.ints(value, "nan_right", path, n, per, 0, CAT_SPLIT),
             "left": r.ints(value, "left", path, n, per, -1, n - 1),
             "right": r.ints(value, "right", path, n, per, -1, n - 1),
@@ -234,7 +234,9 @@ class DepthwiseKind(TreeKind):
         split = arrays["left"] >= 0
         cat_sets = read_cat_sets(value, path, reader, arrays["bin"], arrays["nan_right"],
                                  split)
-        for problem in (_structure(arrays), gains_non_negative(arrays["gain"]),
+        cat = split & (arrays["nan_right"] == CAT_SPLIT)
+        for problem in (bins_below(arrays["bin"], cat, r.MAX_BINS), _structure(arrays),
+                        gains_non_negative(arrays["gain"]),
                         bins_in_range(arrays["bin"], arrays["feature"], n_borders,
                                       split & (arrays["nan_right"] != CAT_SPLIT))):
             if problem is not None:
