@@ -18,7 +18,7 @@ from ..engine.dataset import Dataset
 from ..engine.evaluation import Evaluator, create_metrics
 from ..engine.ensemble import MAX_RAW_BOUND, Ensemble
 from .model import Model
-from ..engine.params import (DEFAULT_MAX_LEAVES, MAX_TREES, check_orphaned_params,
+from ..engine.params import (DEFAULT_MAX_LEAVES, check_model_size, check_orphaned_params,
                              min_data_per_group, resolve)
 from ..engine.constraints import ColumnRules, interaction_groups, monotone_constraints
 from ..engine.random_streams import Streams, seed_sequence
@@ -255,12 +255,10 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
         continuation.check_compatible(init_model, train_set,
                                       _loss_spec(spec, loss, p["loss_params"]), n_outputs)
     metrics = create_metrics(p["eval_metric"], n_outputs, bool(loss.is_classification))
-    n_before = 0 if init_model is None else init_model.n_trees
-    if (n_before + p["n_estimators"]) * n_outputs > MAX_TREES:
-        raise ValueError(f"n_estimators={p['n_estimators']} with {n_outputs} outputs would "
-                         f"give {(n_before + p['n_estimators']) * n_outputs} trees"
-                         + (f" (init_model has {n_before})" if n_before else "")
-                         + f"; a model holds at most MAX_TREES = {MAX_TREES}")
+    n_rows = train_set.n_rows if shard is None else int(shard.n_rows)
+    update = registry.create("update", p["update"], p["update_params"])
+    check_model_size(p, n_outputs, n_rows, bool(np.any(train_set.categorical)), update,
+                     None if init_model is None else init_model.ensemble)
     w = train_set.sample_weight
 
     if shard is not None:
@@ -292,7 +290,6 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
         streams = Streams(seed, rank=collective.rank)
     else:
         streams = continuation.streams(seed, init_model)
-    n_rows = train_set.n_rows if shard is None else int(shard.n_rows)
     grow = GrowParams(
         max_depth=int(p["max_depth"]), l2_regularization=float(p["l2_regularization"]),
         min_samples_leaf=int(p["min_samples_leaf"]),
@@ -319,7 +316,6 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
         sampler_spec = "uniform" if p["sampler"] is None else p["sampler"]
         sampler = registry.create("sampler", sampler_spec, p["sampler_params"],
                                   subsample=p["subsample"])
-    update = registry.create("update", p["update"], p["update_params"])
     ctx = BoostingContext(X_binned, y, w, train_loss, sampler, grower, ensemble, seed,
                           p["learning_rate"], p["n_estimators"], p["leaf_estimation"],
                           p["random_strength"], evals, n_threads, streams=streams,

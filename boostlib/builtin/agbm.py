@@ -146,6 +146,7 @@ class AGBM(_Momentum):
     """
 
     name = "agbm"
+    trees_per_iteration = 2
     #: Sign of the carried error in ``c``: +1 is the paper's (error feedback: ``h`` tracks
     #: the accumulated residuals, property A2); the paper's published code uses -1. Only for
     #: experiments (``benchmarks/agbm_figure2.py``); not a user parameter.

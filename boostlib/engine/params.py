@@ -2,13 +2,13 @@
 :func:`boostlib.train` and the estimators, which take the same names)."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping
+from typing import Any, Dict, List, Mapping, Optional
 
 import numpy as np
 
 from .._messages import shown
 from ..plugin.api import Metric
-from .trees import GROW_POLICIES
+from .trees import GROW_POLICIES, TreeGroup, kind_of
 from .trees.base import MAX_DEPTH
 from .validation import check_choice, check_number
 
@@ -21,6 +21,11 @@ MAX_SYMMETRIC_DEPTH = 16
 #: Most scalar trees a model may hold (every output's tree counts): the bound model files
 #: enforce, so every model training gives can be saved and loaded back.
 MAX_TREES = 500_000
+#: Most bytes the trees of a model may take in a model file (their arrays, as the file's
+#: binary blocks hold them before base64): what training's parameters allow is checked
+#: against it at the start, so that every model fits a model file (at most 1 GiB: the
+#: trees' 853 MiB of base64 at this bound, with room for the rest; see docs/reliability.md).
+MAX_TREE_BYTES = 640 << 20
 
 #: Most leaves of a leaf-wise tree (``max_leaves``; LightGBM's bound on ``num_leaves``).
 MAX_LEAVES = 131_072
@@ -175,3 +180,70 @@ def check_orphaned_params(p: Mapping[str, Any]) -> None:
                          "to: with sampler=None and subsample=1.0 rows are not sampled; "
                          "expected sampler=NAME too (or subsample below 1, which samples "
                          "with 'uniform')")
+
+
+def check_model_size(p: Mapping[str, Any], n_outputs: int, n_rows: int, categorical: bool,
+                     update: Any, init_ensemble: Optional[Any] = None) -> None:
+    """Refuse, before training starts, parameters that allow a model larger than a model
+    file holds: more than :data:`MAX_TREES` trees, or trees of more than
+    :data:`MAX_TREE_BYTES`, counting every tree at the largest size the parameters allow.
+
+    Parameters
+    ----------
+    p : mapping
+        The parameters, as :func:`resolve` gives them.
+    n_outputs : int
+        The loss's number of outputs (each term has a tree per output).
+    n_rows : int
+        Training rows: a depthwise or leaf-wise tree has at most one leaf per
+        ``min_samples_leaf`` of them.
+    categorical : bool
+        Whether the data has categorical features (a categorical split stores a set).
+    update : UpdateRule
+        The update rule; an iteration adds at most its ``trees_per_iteration`` terms.
+    init_ensemble : Ensemble, optional
+        The model training continues (``init_model``), whose trees count as they are.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameters, what they allow and the limit.
+    """
+    per_iteration = int(getattr(update, "trees_per_iteration", 1))
+    n_new = p["n_estimators"] * per_iteration * n_outputs
+    before = [] if init_ensemble is None else [
+        s for t in init_ensemble.trees for s in (t.trees if isinstance(t, TreeGroup) else [t])]
+    given = f"n_estimators={p['n_estimators']}" \
+        + (f" x {per_iteration} trees per iteration (update rule "
+           f"{getattr(update, 'name', '') or type(update).__name__!r})"
+           if per_iteration > 1 else "") \
+        + (f" x {n_outputs} outputs" if n_outputs > 1 else "")
+    if len(before) + n_new > MAX_TREES:
+        raise ValueError(f"{given} would give {len(before) + n_new} trees"
+                         + (f" (init_model has {len(before)})" if before else "")
+                         + f"; a model holds at most MAX_TREES = {MAX_TREES}: lower "
+                           "n_estimators")
+    policy, depth = p["grow_policy"], p["max_depth"]
+    kind = kind_of(policy)
+    msl = p["min_samples_leaf"]
+    leaves = min(1 << depth, max(1, n_rows // msl))      # a leaf holds min_samples_leaf rows
+    shape = f"max_depth={depth}: {1 << depth} leaves"
+    advice = "n_estimators or max_depth"
+    if policy != "symmetric":
+        max_leaves = p["max_leaves"] or DEFAULT_MAX_LEAVES
+        if policy == "lossguide":
+            leaves = min(leaves, max_leaves)
+        shape = (f"max_leaves={max_leaves}, " if policy == "lossguide" else "") \
+            + f"max_depth={depth}, min_samples_leaf={msl} of {n_rows} rows: up to " \
+              f"{leaves} leaves"
+        advice = ("n_estimators, max_leaves or max_depth" if policy == "lossguide" else
+                  "n_estimators or max_depth") + ", or raise min_samples_leaf"
+    per_tree = kind.max_tree_bytes(depth, leaves, categorical)
+    total = sum(kind_of(t.policy).tree_bytes(t) for t in before) + n_new * per_tree
+    if total > MAX_TREE_BYTES:
+        raise ValueError(f"{given} {policy} trees ({shape}, {per_tree / 2**20:.3g} MiB each) "
+                         f"could take {total / 2**20:.4g} MiB"
+                         + (" with init_model's trees" if before else "")
+                         + ", more than a model file "
+                         f"holds (MAX_TREE_BYTES = {MAX_TREE_BYTES >> 20} MiB of trees): "
+                         f"lower {advice}")

@@ -415,6 +415,9 @@ class UpdateRule(ABC):
     """
 
     name: ClassVar[str] = ""
+    #: The most trees one iteration adds to the model (AGBM: 2). Training checks the
+    #: model-size limits for ``n_estimators`` iterations of that many at the start.
+    trees_per_iteration: ClassVar[int] = 1
 
     def begin(self, ctx: Context) -> None:
         """Called once before the first iteration (reset per-fit state here). A continued

@@ -166,6 +166,21 @@ class TreeKind(ABC):
         return {k: np.asarray(getattr(tree, k)) for k in self.fields
                 if getattr(tree, k) is not None}
 
+    def field_bytes(self, fields: Tuple[str, ...]) -> int:
+        """Bytes one entry of each of ``fields`` takes in a model file's blocks."""
+        return sum(np.dtype(self.field_dtypes[k]).itemsize for k in fields)
+
+    def tree_bytes(self, tree: Any) -> int:
+        """Bytes ``tree``'s arrays take in a model file's blocks (before base64)."""
+        return sum(a.size * np.dtype(self.field_dtypes[k]).itemsize
+                   for k, a in self.to_document(tree).items())
+
+    @abstractmethod
+    def max_tree_bytes(self, max_depth: int, max_leaves: int, categorical: bool) -> int:
+        """The most bytes one tree of at most ``max_depth`` levels and ``max_leaves``
+        leaves can take in a model file's blocks (:meth:`tree_bytes`); ``categorical``:
+        whether it may have categorical splits (each stores a set of 8 words)."""
+
     def document_keys(self, value: Any) -> Tuple[str, ...]:
         """The fields a tree document must have (``cat_sets`` only from format 3 on; ``cover``
         only from format 4 on, and not for trees continued from older files)."""

@@ -186,6 +186,14 @@ class DepthwiseKind(TreeKind):
     def split_mask(self, tree: DepthwiseTree) -> np.ndarray:
         return tree.left >= 0
 
+    def max_tree_bytes(self, max_depth: int, max_leaves: int, categorical: bool) -> int:
+        """A tree of ``L = min(2**max_depth, max_leaves)`` leaves has ``2 L - 1`` nodes, of
+        which ``L - 1`` split."""
+        leaves = min(1 << max_depth, max_leaves)
+        node = self.field_bytes(tuple(k for k in self.fields if k != "cat_sets"))
+        split_set = 8 * self.field_bytes(("cat_sets",)) if categorical else 0
+        return (2 * leaves - 1) * node + (leaves - 1) * split_set
+
     def leaf_mask(self, tree: DepthwiseTree) -> np.ndarray:
         return tree.left < 0
 

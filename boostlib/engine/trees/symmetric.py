@@ -149,6 +149,14 @@ class SymmetricKind(TreeKind):
     def split_mask(self, tree: ObliviousTree) -> np.ndarray:
         return tree.feature >= 0
 
+    def max_tree_bytes(self, max_depth: int, max_leaves: int, categorical: bool) -> int:
+        """Every level's split, and the ``2**max_depth`` leaves' values and covers (the
+        leaf table is dense: ``max_leaves`` does not bound it)."""
+        level = self.field_bytes(("feature", "bin", "nan_right", "gain"))
+        if categorical:
+            level += 8 * self.field_bytes(("cat_sets",))
+        return max_depth * level + (1 << max_depth) * self.field_bytes(("value", "cover"))
+
     def leaf_mask(self, tree: ObliviousTree) -> np.ndarray:
         return np.ones(tree.value.size, dtype=bool)
 
