@@ -154,7 +154,9 @@ def test_unregistered_sampler_instance_is_stored_by_its_name():
         name = "halves_for_test"
 
     model = _fit(sampler=Halves(subsample=0.5))
-    loaded = loads(dumps(model))
+    with pytest.warns(UserWarning, match="names the sampler 'halves_for_test', which is not "
+                                         "installed"):
+        loaded = loads(dumps(model))
     assert loaded.sampler == "halves_for_test"
     assert np.array_equal(loaded.predict_proba(X_TEST), model.predict_proba(X_TEST))
 

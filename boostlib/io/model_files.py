@@ -24,6 +24,7 @@ import json
 import math
 import os
 import stat
+import warnings
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
@@ -785,7 +786,11 @@ def _read_params(params: Any) -> Dict[str, Any]:
                                                    "column names, indices or booleans")
     for key in _PLUGIN_KINDS:
         if params.get(key) is not None:
-            _str(params[key], f"params.{key}")
+            name = _str(params[key], f"params.{key}")
+            if name not in registry.available(key):     # prediction does not need it
+                warnings.warn("the model file names the " + _not_installed(
+                    key, name, f" (params.{key}): the model predicts, but refitting it needs "
+                               "it"), UserWarning, stacklevel=2)
     n_jobs = params.get("n_jobs")
     if n_jobs is not None:
         _int(n_jobs, "params.n_jobs", -MAX_N_JOBS, MAX_N_JOBS)
@@ -805,6 +810,17 @@ def _read_params(params: Any) -> Dict[str, Any]:
     return params
 
 
+_PLUGIN_NOUNS = {"loss": ("loss", "losses"), "sampler": ("sampler", "samplers"),
+                 "update": ("update rule", "update rules")}
+
+
+def _not_installed(kind: str, name: str, why: str = "") -> str:
+    """``"<kind> '<name>', which is not installed<why>; available <kinds>: ..."``."""
+    noun, plural = _PLUGIN_NOUNS[kind]
+    return (f"{noun} {name!r}, which is not installed{why}; available {plural}: "
+            f"{', '.join(registry.available(kind))}")
+
+
 def _read_loss(spec: Any) -> Tuple[Any, Dict[str, Any]]:
     _check_keys(spec, ("name", "params"), "loss")
     name = _str(spec["name"], "loss.name")
@@ -812,9 +828,7 @@ def _read_loss(spec: Any) -> Tuple[Any, Dict[str, Any]]:
     if not isinstance(params, dict):
         raise _fail("loss.params", f"expected an object, got {_kind(params)}")
     if name not in registry.available("loss"):
-        raise ModelFileError(f"the model file needs the loss {name!r}, which is not "
-                             f"installed; available losses: "
-                             f"{', '.join(registry.available('loss'))}")
+        raise ModelFileError(f"the model file needs the {_not_installed('loss', name)}")
     params = _json_value(params, "loss.params")
     try:
         loss = registry.create("loss", name, params)
@@ -1047,8 +1061,8 @@ def document_parts(doc: Any) -> ModelParts:
     version = _read_header(doc)
     estimator = doc["estimator"]
     classifier = estimator == "BoostClassifier"
-    params = _read_params(doc["params"])
-    loss, loss_spec = _read_loss(doc["loss"])
+    loss, loss_spec = _read_loss(doc["loss"])      # before params, which only warn of
+    params = _read_params(doc["params"])            # plugins that are not installed
     if estimator is not None and bool(loss.is_classification) != classifier:
         raise _fail("loss.name", f"{loss_spec['name']!r} is {'not ' if classifier else ''}a "
                                  "classification loss, which does not fit the estimator")

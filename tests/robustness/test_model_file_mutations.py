@@ -1144,6 +1144,23 @@ def _check_scale_history(name: str, pairs: Any, bias: Optional[float], zero: boo
     assert outputs is None or "virtual" in outputs
 
 
+# -- plugins a file names ----------------------------------------------------------------------
+@pytest.mark.parametrize("field, name, noun", [("sampler", "no_such_sampler", "sampler"),
+                                               ("update", "sgbx", "update rule"),
+                                               ("loss", "mse2", "loss")])
+def test_files_naming_plugins_that_are_not_installed_say_so(field, name, noun):
+    """A sampler, update rule or training loss in ``params`` that is not installed: the
+    file loads (prediction needs none of them) with a warning naming it and the installed
+    ones, since refitting the model would need it."""
+    text = _edited("regressor_depthwise", lambda doc: doc["params"].update({field: name}))
+    with pytest.warns(UserWarning, match=rf"names the {noun} '{name}', which is not "
+                                         rf"installed \(params\.{field}\): the model "
+                                         rf"predicts, but refitting it needs it; available "
+                                         rf"{noun}"):
+        est = loads(text)
+    assert est.get_params()[field] == name
+
+
 # -- memory of a load --------------------------------------------------------------------------
 def test_a_small_file_is_read_into_a_buffer_of_its_size(tmp_path):
     """A file of a few kilobytes is read without a buffer of the size limit (1 GiB), which
