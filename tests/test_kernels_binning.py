@@ -42,12 +42,13 @@ def borders_and_values(draw, max_features=3, max_rows=300):
     return max_bins, borders, X
 
 
-def _table(borders, max_bins, padding):
-    width = max(1, max_bins - 1)
-    table = np.full((len(borders), width), padding)
-    for f, b in enumerate(borders):
-        table[f, :b.size] = b
-    return table, np.array([b.size for b in borders], dtype=np.int32)
+def _table(borders, padding):
+    """The kernel's arguments for ``borders``: every feature's borders one after the other,
+    each followed by a ``padding`` value (never read), their starts and their counts."""
+    flat = np.concatenate([np.append(b, padding) for b in borders] + [np.empty(0)])
+    sizes = np.array([b.size for b in borders], dtype=np.int32)
+    starts = np.concatenate([[0], np.cumsum(sizes + 1)[:-1]]).astype(np.intp)
+    return flat, starts, sizes
 
 
 @KERNEL_SETTINGS
@@ -64,13 +65,13 @@ def test_map_to_bins_matches_searchsorted(data, n_threads, order, padding):
         wide[:, ::2] = X
         X = wide[:, ::2]
     # The padding beyond n_borders[f] must never be read, whatever it holds.
-    table, n_borders = _table(borders, max_bins, padding)
+    table = _table(borders, padding)
     out = np.full((X.shape[1], X.shape[0]), 77, dtype=np.uint8)
-    _binning.map_to_bins(X, table, n_borders, max_bins, out, n_threads)
+    _binning.map_to_bins(X, *table, max_bins, out, n_threads)
     np.testing.assert_array_equal(out, expected)
     # Row-major output through a transposed view.
     out_rows = np.full((X.shape[0], X.shape[1]), 77, dtype=np.uint8)
-    _binning.map_to_bins(X, table, n_borders, max_bins, out_rows.T, n_threads)
+    _binning.map_to_bins(X, *table, max_bins, out_rows.T, n_threads)
     np.testing.assert_array_equal(out_rows, expected.T)
 
 
@@ -82,9 +83,8 @@ def test_map_to_bins_scalar_rule_on_every_border():
     for t in borders[0]:
         vals += [t, np.nextafter(t, np.inf), np.nextafter(t, -np.inf)]
     X = np.array(vals + [np.nan, -np.inf, np.inf])[:, None]
-    table, n_borders = _table(borders, 255, np.inf)
     out = np.empty((1, X.shape[0]), dtype=np.uint8)
-    _binning.map_to_bins(X, table, n_borders, 255, out, 2)
+    _binning.map_to_bins(X, *_table(borders, np.inf), 255, out, 2)
     for i, x in enumerate(X[:, 0]):
         assert out[0, i] == ref.bin_of_value(x, borders[0], 255), x
 
@@ -93,22 +93,23 @@ def test_map_to_bins_scalar_rule_on_every_border():
 def test_map_to_bins_no_borders_and_single_row(max_bins):
     X = np.array([[np.nan, 3.0, -1.0]])          # 1 row, one feature per case
     borders = [np.empty(0), np.empty(0), np.array([-1.0])]
-    table, n_borders = _table(borders, max_bins, np.inf)
     out = np.empty((3, 1), dtype=np.uint8)
-    _binning.map_to_bins(X, table, n_borders, max_bins, out, 1)
+    _binning.map_to_bins(X, *_table(borders, np.inf), max_bins, out, 1)
     np.testing.assert_array_equal(out[:, 0], [max_bins, 0, 0])
 
 
 def test_map_to_bins_rejects_bad_arguments():
     X = np.zeros((4, 2))
-    table, n_borders = _table([np.array([0.0]), np.array([1.0])], 3, np.inf)
-    with pytest.raises(ValueError):
-        _binning.map_to_bins(X, table, n_borders, 3, np.empty((4, 2), np.uint8), 1)
-    with pytest.raises(ValueError):
-        _binning.map_to_bins(X, table, np.array([0, 3], np.int32), 3,
-                             np.empty((2, 4), np.uint8), 1)
-    with pytest.raises(ValueError):
-        _binning.map_to_bins(X, table[:1], n_borders, 3, np.empty((2, 4), np.uint8), 1)
+    flat, starts, n_borders = _table([np.array([0.0]), np.array([1.0])], np.inf)
+    out = np.empty((2, 4), np.uint8)
+    with pytest.raises(ValueError):         # out of the wrong shape
+        _binning.map_to_bins(X, flat, starts, n_borders, 3, np.empty((4, 2), np.uint8), 1)
+    with pytest.raises(ValueError):         # more borders than max_bins - 1
+        _binning.map_to_bins(X, flat, starts, np.array([0, 3], np.int32), 3, out, 1)
+    with pytest.raises(ValueError):         # borders past the table's end
+        _binning.map_to_bins(X, flat[:2], starts, n_borders, 3, out, 1)
+    with pytest.raises(ValueError):         # a start for one feature only
+        _binning.map_to_bins(X, flat, starts[:1], n_borders, 3, out, 1)
 
 
 # --------------------------------------------------------------------------------------------

@@ -333,7 +333,7 @@ HOSTILE = {
                    "split gains add up"),
     "unsorted borders": (_unsorted, "strictly increasing"),
     "too many borders": (lambda d: d["bins"].update(max_bins=2), r"at most 1 allowed"),
-    "huge table": (_many_features, "would allocate a table"),
+    "many features": (_many_features, "far more than the 0 borders"),
     "wrong classes": (lambda d: d["classes"].update(values=[0, 0]), "distinct labels"),
     "label type": (lambda d: d["classes"].update(dtype="<U99999999"), "not a supported"),
     "regression loss": (lambda d: d["loss"].update(name="mse"), "not a classification"),

@@ -27,22 +27,25 @@ cdef uint64_t SIGN = (<uint64_t>1) << 63
 cdef uint64_t EXP_ALL = <uint64_t>0x7FF0000000000000     # NaN: above this, sign cleared
 
 
-def map_to_bins(const real_t[:, :] X, const double[:, ::1] borders,
-                const idx_t[::1] n_borders, int missing_bin,
+def map_to_bins(const real_t[:, :] X, const double[::1] borders,
+                const Py_ssize_t[::1] starts, const idx_t[::1] n_borders, int missing_bin,
                 bin_t[:, :] out, int n_threads):
     """Bin every value of ``X``.
 
     Parameters
     ----------
     X : IN float32 or float64 array of shape (n_rows, n_features), any memory order.
-    borders : IN float64 array of shape (n_features, max_bins - 1); row ``f`` holds the
-        ``n_borders[f]`` increasing borders of feature ``f`` (the rest is padding).
+    borders : IN float64 array: every feature's increasing borders, feature ``f``'s the
+        ``n_borders[f]`` values from ``starts[f]`` on (sized by the borders, not by
+        ``n_features * (max_bins - 1)``).
+    starts : IN intp array of shape (n_features,).
     n_borders : IN int32 array of shape (n_features,).
     missing_bin : the bin of NaN values (== max_bins).
     out : OUT uint8 array of shape (n_features, n_rows) (any strides: pass the transpose of
         a C-ordered (n_rows, n_features) array for row-major output).
         ``out[f, i]`` is the number of borders of feature ``f`` strictly below ``X[i, f]``
-        (so ``x <= borders[f, b]`` exactly when its bin is ``<= b``), or ``missing_bin``.
+        (so ``x <= borders[starts[f] + b]`` exactly when its bin is ``<= b``), or
+        ``missing_bin``.
     n_threads : number of OpenMP threads (parallel over blocks of rows).
     """
     cdef Py_ssize_t n_rows = X.shape[0]
@@ -51,20 +54,22 @@ def map_to_bins(const real_t[:, :] X, const double[:, ::1] borders,
     cdef Py_ssize_t blk, f
     if out.shape[0] != n_features or out.shape[1] != n_rows:
         raise ValueError("out must have shape (n_features, n_rows)")
-    if borders.shape[0] != n_features or n_borders.shape[0] != n_features:
-        raise ValueError("borders and n_borders must have one row per feature")
+    if starts.shape[0] != n_features or n_borders.shape[0] != n_features:
+        raise ValueError("starts and n_borders must have one entry per feature")
     for f in range(n_features):
-        if not 0 <= n_borders[f] <= borders.shape[1] or n_borders[f] > missing_bin - 1:
-            raise ValueError("n_borders out of range")
+        if not (0 <= n_borders[f] <= missing_bin - 1 and 0 <= starts[f]
+                and starts[f] + n_borders[f] <= borders.shape[0]):
+            raise ValueError("n_borders or starts out of range")
     if n_rows == 0 or n_features == 0:
         return
     cdef const char* x0 = <const char*> &X[0, 0]
     cdef bin_t* o0 = &out[0, 0]
+    cdef const double* b0 = &borders[0] if borders.shape[0] else NULL
     with nogil:
         for blk in prange(n_blocks, schedule="static", num_threads=n_threads):
             for f in range(n_features):
                 _bin_block(<const real_t*>(x0 + f * X.strides[1]), X.strides[0], blk * BLOCK,
-                           block_stop(blk, BLOCK, n_rows), &borders[f, 0], n_borders[f],
+                           block_stop(blk, BLOCK, n_rows), b0 + starts[f], n_borders[f],
                            missing_bin, o0 + f * out.strides[0], out.strides[1])
 
 

@@ -217,23 +217,44 @@ class BinMapper:
         return self
 
     def set_borders(self, borders: List[np.ndarray]) -> "BinMapper":
-        """Install borders (from :meth:`fit` or a model file) and build the kernel tables."""
+        """Install borders (from :meth:`fit` or a model file) and build the kernel's table:
+        every feature's borders one after the other, so that it takes memory in proportion
+        to the borders, not to the features times ``max_bins`` (a wide sparse matrix has
+        many features of no border)."""
         width = max(1, self.max_bins - 1)
-        table = np.full((len(borders), width), np.inf)
-        for f, b in enumerate(borders):
-            b = np.asarray(b, dtype=np.float64)
-            if b.ndim != 1 or b.size > width or (b.size > 1 and np.any(np.diff(b) <= 0)):
-                raise ValueError(f"borders of feature {f} must be at most {width} increasing "
-                                 "numbers")
-            table[f, :b.size] = b
-        self.borders_ = [np.asarray(b, dtype=np.float64) for b in borders]
-        self._table = table
-        self.n_bins_nonmissing_ = np.array([b.size + 1 for b in self.borders_], dtype=np.int32)
-        return self.set_categories([None] * len(borders), np.zeros(len(borders), bool))
+        borders = [np.asarray(b, dtype=np.float64) for b in borders]
+        n = len(borders)
+        not_1d = [f for f, b in enumerate(borders) if b.ndim != 1]
+        if not_1d:
+            raise ValueError(f"borders of feature {not_1d[0]} must be at most {width} "
+                             "increasing numbers")
+        sizes = np.fromiter(map(len, borders), dtype=np.intp, count=n)
+        flat = np.concatenate(borders + [np.zeros(1)])
+        ends = np.cumsum(sizes)
+        # each feature's neighbours must increase (checked for all features at once)
+        same = np.ones(max(flat.size - 2, 0), dtype=bool)
+        same[ends[(ends > 0) & (ends < flat.size - 1)] - 1] = False
+        bad = sizes > width
+        bad[np.searchsorted(ends, np.flatnonzero((np.diff(flat[:-1]) <= 0) & same),
+                            side="right")] = True
+        if bad.any():
+            raise ValueError(f"borders of feature {int(np.argmax(bad))} must be at most "
+                             f"{width} increasing numbers")
+        self.borders_ = borders
+        self._flat, self._starts = flat, ends - sizes
+        self._n_borders = sizes.astype(np.int32)
+        self.n_bins_nonmissing_ = self._n_borders + 1
+        return self.set_categories([None] * n, np.zeros(n, bool))
 
     @property
     def n_features(self) -> int:
         return len(self.borders_)
+
+    def border_table(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(flat, starts, n_borders)``: every feature's borders one after the other (float64,
+        then one padding entry), feature ``f``'s the ``n_borders[f]`` (int32) from
+        ``starts[f]`` (intp) on: what the binning kernel reads."""
+        return self._flat, self._starts, self._n_borders
 
     def transform(self, X: np.ndarray, n_threads: int = 1, layout: str = "feature") -> np.ndarray:
         """Binned copy of ``X`` (float32 or float64, shape (n_rows, n_features)).
@@ -256,13 +277,13 @@ class BinMapper:
         X = _as_real(X)
         if X.ndim != 2 or X.shape[1] != self.n_features:
             raise ValueError(f"X must have shape (n_rows, {self.n_features})")
-        n_borders = self.n_bins_nonmissing_ - 1
+        tables = self.border_table() + (self.missing_bin,)
         if layout == "feature":
             out = np.empty((X.shape[1], X.shape[0]), dtype=np.uint8)
-            _binning.map_to_bins(X, self._table, n_borders, self.missing_bin, out, n_threads)
+            _binning.map_to_bins(X, *tables, out, n_threads)
         elif layout == "row":
             out = np.empty((X.shape[0], X.shape[1]), dtype=np.uint8)
-            _binning.map_to_bins(X, self._table, n_borders, self.missing_bin, out.T, n_threads)
+            _binning.map_to_bins(X, *tables, out.T, n_threads)
         else:
             raise ValueError(f"layout={layout!r} is invalid; expected 'feature' or 'row'")
         by_feature = out if layout == "feature" else out.T
@@ -288,7 +309,12 @@ class BinMapper:
     def zero_bins(self) -> np.ndarray:
         """Each feature's bin of the value 0.0 (of code 0 for categorical features): where
         sparse input leaves its rows, the default of exclusive feature bundling."""
-        return self.transform(np.zeros((1, self.n_features)))[:, 0]
+        # (a numeric feature's bin of x: its borders below x; counted for all at once)
+        below = np.concatenate([[0], np.cumsum(self._flat[:-1] < 0.0)])
+        out = (below[self._starts + self._n_borders] - below[self._starts]).astype(np.uint8)
+        for f in np.flatnonzero(self.categorical_):
+            out[f] = self._category_bins(np.zeros(1), f)[0]
+        return out
 
     def category_labels(self, feature: int, bins: np.ndarray) -> List[str]:
         """Labels of the binned values ``bins`` of a categorical feature: its levels (or

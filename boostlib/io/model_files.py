@@ -55,8 +55,9 @@ FORMAT_VERSION = 5
 BLOCKS_VERSION = 5
 #: Largest number of outputs (classes) accepted from a file.
 MAX_OUTPUTS = 1 << 16
-#: Border-table entries (``n_features * (max_bins - 1)``) always accepted; beyond it the
-#: table may be at most 16 times the number of borders in the file.
+#: ``n_features * (max_bins - 1)`` always accepted; beyond it, at most 16 times the number
+#: of borders in the file: every feature costs the loader time and memory, with borders or
+#: without (a file of 4 million features without borders, 13 MB, took 76 s and 1.5 GB).
 MAX_EMPTY_TABLE = 1 << 22
 #: Deepest nesting of lists and objects accepted inside parameter values.
 MAX_NESTING = 32
@@ -438,8 +439,8 @@ def _read_bins(bins: Any, n_features: int) -> BinMapper:
                                        f"{n_features}")
     n_values = sum(len(b) for b in borders if type(b) is list)
     if n_features * (max_bins - 1) > max(MAX_EMPTY_TABLE, 16 * n_values):
-        raise _fail(path, f"{n_features} features x {max_bins - 1} borders would allocate a "
-                          f"table far larger than the {n_values} borders in the file")
+        raise _fail(path, f"{n_features} features x {max_bins - 1} borders is far more than "
+                          f"the {n_values} borders in the file")
     arrays = []
     for f, b in enumerate(borders):
         where = f"{path}.borders[{f}]"
