@@ -124,8 +124,8 @@ def test_level_split_orders_categories_by_the_level_totals():
         hf[b] = rng.normal(b - 2.5, 1, c).sum(), c * 0.5, c
     params = np.array([10.0, 10.0, 10.0, 32.0])
     hist = np.ascontiguousarray(hf[None])
-    gain_sum = np.zeros((1, 2, 256))
-    n_valid = np.zeros((1, 2, 256), np.int32)
+    gain_sum = np.zeros((6, 2))
+    n_valid = np.zeros((6, 2), np.int32)
     f, size, d, gain = _splitting.find_split_level(
         hist, np.zeros(1, np.int32), np.array([0, 6], np.int32), np.array([5], np.int32),
         np.ones(1, np.uint8), params, 1.0, 1, 1e-3, np.empty((0, 256)), gain_sum, n_valid, 1)

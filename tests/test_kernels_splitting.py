@@ -39,16 +39,24 @@ def node_split(hist, nbnm, mb, l2, msl, mcw, noise=None, n_threads=1):
 
 def level_split(hist, slots, nbnm, mb, l2, msl, mcw, noise=None, n_threads=1):
     """Kernel ``find_split_level`` on dense histograms; returns (result, gain_sum,
-    n_valid)."""
+    n_valid), the last two as dense (n_features, 2, n_bins) arrays (the kernel's are in the
+    histogram's layout; NaN and -7 where a feature has no such bin)."""
     hist = np.ascontiguousarray(hist)
     n_features, n_bins = hist.shape[1], hist.shape[2]
-    gain_sum = np.full((n_features, 2, n_bins), np.nan)
-    n_valid = np.full((n_features, 2, n_bins), -7, dtype=np.int32)
+    offsets = ref.hist_offsets(nbnm)
+    flat_gain = np.full((offsets[-1], 2), np.nan)
+    flat_valid = np.full((offsets[-1], 2), -7, dtype=np.int32)
     res = _splitting.find_split_level(ref.compact_hist(hist, nbnm, mb),
-                                      np.asarray(slots, np.int32), ref.hist_offsets(nbnm),
+                                      np.asarray(slots, np.int32), offsets,
                                       np.asarray(nbnm, np.int32), NO_CATS, CAT_PARAMS, l2, msl,
                                       mcw, no_noise(n_bins) if noise is None else noise,
-                                      gain_sum, n_valid, n_threads)
+                                      flat_gain, flat_valid, n_threads)
+    gain_sum = np.full((n_features, 2, n_bins), np.nan)
+    n_valid = np.full((n_features, 2, n_bins), -7, dtype=np.int32)
+    for f in range(n_features):
+        k = int(offsets[f + 1] - offsets[f])
+        gain_sum[f, :, :k] = flat_gain[offsets[f]:offsets[f + 1]].T
+        n_valid[f, :, :k] = flat_valid[offsets[f]:offsets[f + 1]].T
     return res, gain_sum, n_valid
 
 

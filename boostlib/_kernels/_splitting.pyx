@@ -831,8 +831,8 @@ def find_split_level(const double[:, :, ::1] hist, const idx_t[::1] slots,
                      const idx_t[::1] offsets, const idx_t[::1] n_bins_nonmissing,
                      const unsigned char[::1] is_cat, const double[::1] cat_params,
                      double l2, double min_samples_leaf, double min_child_weight,
-                     const double[:, ::1] noise, double[:, :, ::1] gain_sum,
-                     idx_t[:, :, ::1] n_valid, int n_threads,
+                     const double[:, ::1] noise, double[:, ::1] gain_sum,
+                     idx_t[:, ::1] n_valid, int n_threads,
                      const unsigned char[::1] allowed=None):
     """Best split shared by all leaves of a level (symmetric / oblivious trees).
 
@@ -848,11 +848,12 @@ def find_split_level(const double[:, :, ::1] hist, const idx_t[::1] slots,
     slots : IN int32: the histogram slots of the leaves that take part.
     offsets, n_bins_nonmissing, is_cat, cat_params, l2, min_samples_leaf,
     min_child_weight : as in :func:`find_split_nodes`.
-    noise : IN (n_features, n_bins) score noise (by bin; by set size - 1 for categorical
-        features), or an array with 0 rows for none.
-    gain_sum : OUT (n_features, 2, n_bins) summed gain per candidate (axis 1: nan_right,
-        or the direction of a categorical candidate; axis 2: bin, or set size - 1).
-    n_valid : OUT (n_features, 2, n_bins) number of leaves where the candidate is valid.
+    noise : IN (n_features, >= max bins) score noise (by bin; by set size - 1 for
+        categorical features), or an array with 0 rows for none.
+    gain_sum : OUT (offsets[-1], 2) summed gain per candidate, in the histogram's layout:
+        feature ``f``'s candidates at rows ``offsets[f] + b`` (``b``: the bin, or the set
+        size - 1), axis 1 nan_right (or the direction of a categorical candidate).
+    n_valid : OUT (offsets[-1], 2) number of leaves where the candidate is valid.
     n_threads : OpenMP threads (parallel over features).
     allowed : IN uint8 (n_features,), optional
         Which features the level may split on (column sampling); default all.
@@ -863,7 +864,6 @@ def find_split_level(const double[:, :, ::1] hist, const idx_t[::1] slots,
         for a categorical feature, (bin, nan_right) = (set size, direction).
     """
     cdef Py_ssize_t n_features = n_bins_nonmissing.shape[0]
-    cdef Py_ssize_t n_bins = gain_sum.shape[2]
     cdef Py_ssize_t n_leaves = slots.shape[0]
     cdef Py_ssize_t n_ch = hist.shape[2]
     cdef bint use_noise = noise.shape[0] > 0
@@ -884,15 +884,15 @@ def find_split_level(const double[:, :, ::1] hist, const idx_t[::1] slots,
     if not 2 <= n_ch <= 3:
         raise ValueError("hist must have 2 or 3 channels")
     _check_layout(hist.shape[1], offsets, n_bins_nonmissing, is_cat, n_features)
-    if gain_sum.shape[0] != n_features or gain_sum.shape[1] != 2:
-        raise ValueError("gain_sum must have shape (n_features, 2, n_bins)")
-    if n_valid.shape[0] != n_features or n_valid.shape[1] != 2 or n_valid.shape[2] != n_bins:
-        raise ValueError("n_valid must have shape (n_features, 2, n_bins)")
-    if use_noise and (noise.shape[0] != n_features or noise.shape[1] < n_bins):
+    if gain_sum.shape[0] != hist.shape[1] or gain_sum.shape[1] != 2:
+        raise ValueError("gain_sum must have shape (offsets[-1], 2)")
+    if n_valid.shape[0] != hist.shape[1] or n_valid.shape[1] != 2:
+        raise ValueError("n_valid must have shape (offsets[-1], 2)")
+    if use_noise and noise.shape[0] != n_features:
         raise ValueError("noise must have shape (n_features, n_bins)")
     for f in range(n_features):
-        if n_bins_nonmissing[f] + 1 > n_bins:
-            raise ValueError("gain_sum needs a column per bin")
+        if use_noise and n_bins_nonmissing[f] + 1 > noise.shape[1]:
+            raise ValueError("noise needs a column per bin")
     for k in range(n_leaves):
         if not (0 <= slots[k] < hist.shape[0]):
             raise ValueError("slot out of range")
@@ -900,17 +900,17 @@ def find_split_level(const double[:, :, ::1] hist, const idx_t[::1] slots,
     if use_mask and allowed.shape[0] != n_features:
         raise ValueError("allowed must have one entry per feature")
     if n_leaves == 0:
-        gain_sum[:, :, :] = 0.0
-        n_valid[:, :, :] = 0
+        gain_sum[:, :] = 0.0
+        n_valid[:, :] = 0
         return -1, -1, 0, 0.0
     with nogil:
         for f in prange(n_features, schedule="static", num_threads=n_threads):
             nb = n_bins_nonmissing[f]
             off = offsets[f]
-            for d in range(2):
-                for b in range(n_bins):
-                    gain_sum[f, d, b] = 0.0
-                    n_valid[f, d, b] = 0
+            for b in range(off, off + nb + 1):
+                for d in range(2):
+                    gain_sum[b, d] = 0.0
+                    n_valid[b, d] = 0
             if use_mask and not allowed[f]:
                 continue
             if any_cat and is_cat[f]:
@@ -943,9 +943,9 @@ def find_split_level(const double[:, :, ::1] hist, const idx_t[::1] slots,
                             cl = cl + hf[b * n_ch + cc]
                             if _valid(cl, C - cl, hl, H - hl, lam, min_samples_leaf,
                                       min_child_weight):
-                                gain_sum[f, d, i] += (gl * gl / (hl + lam) + (G - gl) * (G - gl)
-                                                      / (H - hl + lam) - parent)
-                                n_valid[f, d, i] += 1
+                                gain_sum[off + i, d] += (gl * gl / (hl + lam) + (G - gl)
+                                                         * (G - gl) / (H - hl + lam) - parent)
+                                n_valid[off + i, d] += 1
                 free(order)
                 free(stats)
                 continue
@@ -977,9 +977,9 @@ def find_split_level(const double[:, :, ::1] hist, const idx_t[::1] slots,
                             CL = cl + cm
                         elif no_miss:
                             # No missing rows in this leaf: both directions are the same.
-                            if n_valid[f, 0, b] > nv_before:
-                                gain_sum[f, 1, b] += last_gain
-                                n_valid[f, 1, b] += 1
+                            if n_valid[off + b, 0] > nv_before:
+                                gain_sum[off + b, 1] += last_gain
+                                n_valid[off + b, 1] += 1
                             continue
                         else:
                             GL = gl
@@ -989,21 +989,22 @@ def find_split_level(const double[:, :, ::1] hist, const idx_t[::1] slots,
                         HR = H - HL
                         CR = C - CL
                         if d == 0:
-                            nv_before = n_valid[f, 0, b]
+                            nv_before = n_valid[off + b, 0]
                         if _valid(CL, CR, HL, HR, l2, min_samples_leaf, min_child_weight):
                             last_gain = (GL * GL / (HL + l2) + GR * GR / (HR + l2) - parent)
-                            gain_sum[f, d, b] += last_gain
-                            n_valid[f, d, b] += 1
+                            gain_sum[off + b, d] += last_gain
+                            n_valid[off + b, d] += 1
     best_f = -1
     best_b = -1
     best_d = 0
     best_score = 0.0
     for f in range(n_features):
+        off = offsets[f]
         for b in range(n_bins_nonmissing[f] + 1):
             for d in range(2):
-                if n_valid[f, d, b] == 0 or not gain_sum[f, d, b] > 0.0:
+                if n_valid[off + b, d] == 0 or not gain_sum[off + b, d] > 0.0:
                     continue
-                score = gain_sum[f, d, b] + noise[f, b] if use_noise else gain_sum[f, d, b]
+                score = gain_sum[off + b, d] + noise[f, b] if use_noise else gain_sum[off + b, d]
                 if best_f < 0 or score > best_score:
                     best_f = f
                     best_b = b
@@ -1011,9 +1012,10 @@ def find_split_level(const double[:, :, ::1] hist, const idx_t[::1] slots,
                     best_score = score
     if best_f < 0:
         return -1, -1, 0, 0.0
+    off = offsets[best_f]
     if any_cat and is_cat[best_f]:
-        return best_f, best_b + 1, best_d, gain_sum[best_f, best_d, best_b]
-    return best_f, best_b, best_d, gain_sum[best_f, best_d, best_b]
+        return best_f, best_b + 1, best_d, gain_sum[off + best_b, best_d]
+    return best_f, best_b, best_d, gain_sum[off + best_b, best_d]
 
 
 def category_left_set(const double[:, :, ::1] hist, const idx_t[::1] slots, Py_ssize_t offset,

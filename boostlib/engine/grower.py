@@ -196,10 +196,9 @@ class TreeGrower:
         #: histogram columns (features, or bundles of them)
         self.n_hist_columns = int(self.hist_offsets.size - 1)
         self._column_pool = np.empty(0)
-        if policy == "symmetric":       # the level search's work space
-            self._gain_sum = np.empty((n_features, 2, self.n_bins))
-            self._n_valid = np.empty((n_features, 2, self.n_bins), dtype=np.int32)
-        self._scratch = np.empty((n_features, 4))
+        if policy == "symmetric":       # the level search's work space, a pair per bin
+            self._gain_sum = np.empty((int(self.offsets[-1]), 2))
+            self._n_valid = np.empty((int(self.offsets[-1]), 2), dtype=np.int32)
         self._no_noise = np.empty((0, self.n_bins))
         self._no_noise3 = np.empty((0, n_features, self.n_bins))
         self._no_rows = np.empty(0, dtype=np.int32)
