@@ -26,6 +26,7 @@ from ..engine.shard import Shard
 from ..engine.validation import check_columns
 from . import continuation
 from ..engine.grower import GrowParams, TreeGrower
+from ..engine.working_features import working_features
 
 
 def default_loss(y: np.ndarray) -> str:
@@ -303,14 +304,19 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
                           interaction_groups(p["interaction_constraints"],
                                              train_set.n_features, train_set.feature_names),
                           streams.get("columns"))
-    grower = TreeGrower(X_binned, mapper.n_bins_nonmissing_,
+    monotone = monotone_constraints(p["monotonic_cst"], train_set.n_features,
+                                    train_set.feature_names, mapper.categorical_)
+    # the grower works on the features that can split, and only on them
+    work = working_features(X_binned, mapper.n_bins_nonmissing_, grow.min_samples_leaf,
+                            mapper.categorical_, collective.distributed)
+    grower = TreeGrower(work.select(X_binned), work.take(mapper.n_bins_nonmissing_),
                         mapper.missing_bin, p["grow_policy"], grow, n_threads,
-                        mapper.categorical_, default_bins=mapper.zero_bins(),
-                        monotone=monotone_constraints(p["monotonic_cst"], train_set.n_features,
-                                                      train_set.feature_names,
-                                                      mapper.categorical_),
-                        column_rules=columns if columns.active else None,
-                        collective=collective)
+                        work.take(mapper.categorical_),
+                        default_bins=work.take(mapper.zero_bins()),
+                        monotone=work.take(monotone),
+                        column_rules=columns.restrict(work.original) if columns.active
+                        else None,
+                        collective=collective, features=work)
     sampler = None
     if p["sampler"] is not None or p["subsample"] < 1.0:
         sampler_spec = "uniform" if p["sampler"] is None else p["sampler"]

@@ -110,6 +110,11 @@ class ColumnRules:
     colsample_bytree, colsample_bynode : float in (0, 1]
     groups : interaction groups (:func:`interaction_groups`) or None.
     rng : the fit's ``"columns"`` random stream (needed when sampling).
+
+    Attributes
+    ----------
+    features : ndarray of intp or None
+        The features the trees split on, when not all of them (see :meth:`restrict`).
     """
 
     def __init__(self, n_features: int, colsample_bytree: float = 1.0,
@@ -121,6 +126,22 @@ class ColumnRules:
         self.groups = groups
         self.rng = rng
         self._tree = np.ones(n_features, dtype=bool)
+        self.features: Optional[np.ndarray] = None
+
+    def restrict(self, features: np.ndarray) -> "ColumnRules":
+        """Make these the rules of trees that split only on ``features`` (ascending indices:
+        a fit's working features, :mod:`boostlib.engine.working_features`): masks then hold
+        an entry per feature of ``features``, and the paths given to :meth:`masks` name
+        features by their position there. Samples are still drawn among all
+        ``n_features`` features, so every feature is drawn as in a fit on all of them.
+        Returns ``self``."""
+        features = np.asarray(features, dtype=np.intp)
+        self.features = None if features.size == self.n_features else features
+        return self
+
+    def _working(self, per_feature: np.ndarray) -> np.ndarray:
+        """The working features' entries of ``per_feature`` (last axis)."""
+        return per_feature if self.features is None else per_feature[..., self.features]
 
     @property
     def active(self) -> bool:
@@ -134,11 +155,11 @@ class ColumnRules:
         return self.bynode < 1.0 or self.groups is not None
 
     def tree_skipped(self) -> Optional[np.ndarray]:
-        """uint8 (n_features,): 1 for the features this tree's column sample left out
-        (None: none was drawn)."""
+        """uint8 (n_features,), or one entry per feature of ``features``: 1 for the
+        features this tree's column sample left out (None: none was drawn)."""
         if self.bytree >= 1.0:
             return None
-        return (~self._tree).astype(np.uint8)
+        return self._working(~self._tree).astype(np.uint8)
 
     def _draw(self, pool: np.ndarray, fraction: float) -> np.ndarray:
         k = max(1, int(round(fraction * pool.size)))
@@ -152,12 +173,15 @@ class ColumnRules:
             self._tree[self._draw(np.arange(self.n_features), self.bytree)] = True
 
     def masks(self, paths: Sequence[frozenset]) -> Optional[np.ndarray]:
-        """uint8 (len(paths), n_features): the features each node may split on, given the
-        features used on its path (None: all, no rule is active)."""
+        """uint8 (len(paths), n_features), or an entry per feature of ``features``:
+        the features each node may split on, given the features used on its path (None:
+        all, no rule is active)."""
         if not self.active:
             return None
         out = np.zeros((len(paths), self.n_features), dtype=np.uint8)
         for j, path in enumerate(paths):
+            if self.features is not None:
+                path = frozenset(self.features[list(path)].tolist())
             allowed = self._tree.copy()
             if self.groups is not None and path:
                 ok = np.zeros(self.n_features, dtype=bool)
@@ -171,10 +195,10 @@ class ColumnRules:
                 if pool.size:
                     allowed[self._draw(pool, self.bynode)] = True
             out[j] = allowed
-        return out
+        return np.ascontiguousarray(self._working(out))
 
     def level_mask(self) -> Optional[np.ndarray]:
-        """uint8 (n_features,): the features a symmetric tree's level may split on."""
+        """The features a symmetric tree's level may split on (as :meth:`masks`)."""
         masks = self.masks([frozenset()])
         return None if masks is None else np.ascontiguousarray(masks[0])
 

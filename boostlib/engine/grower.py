@@ -26,6 +26,7 @@ from .leaves import leaf_values
 from .row_entries import RowEntries, plan_entries
 from .trees import kind_of
 from .trees.base import subtree_sums
+from .working_features import WorkingFeatures
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,8 @@ class TreeGrower:
     X_binned : ndarray of uint8, shape (n_features, n_rows), or SparseBinned
         Feature-major binned training data (see :class:`boostlib.engine.binning.BinMapper`);
         sparse input stays a :class:`~boostlib.engine.sparse_binned.SparseBinned`, read a
-        few features at a time (:meth:`columns`).
+        few features at a time (:meth:`columns`). Its features are the working features
+        of ``features``, and so are those of the per-feature arguments below.
     n_bins_nonmissing : ndarray of int32, shape (n_features,)
     missing_bin : int
     policy : {"symmetric", "depthwise", "lossguide"}
@@ -99,6 +101,12 @@ class TreeGrower:
         In a distributed fit, sums this worker's histograms and leaf sums with the other
         workers' before anything is decided from them, so that every worker grows the same
         tree from its own rows (default: one machine).
+    features : WorkingFeatures, optional
+        The training matrix's features that ``X_binned`` holds
+        (:mod:`boostlib.engine.working_features`; default: it holds every feature). Trees
+        are grown on these and name the training matrix's features once grown: :meth:`grow`
+        returns such trees, and :meth:`apply`, :meth:`add_values` and
+        :meth:`enforce_monotone` take them.
 
     Notes
     -----
@@ -116,8 +124,13 @@ class TreeGrower:
                  default_bins: Optional[np.ndarray] = None,
                  monotone: Optional[np.ndarray] = None,
                  column_rules: Optional[ColumnRules] = None,
-                 collective: Collective = LOCAL):
+                 collective: Collective = LOCAL,
+                 features: Optional[WorkingFeatures] = None):
         self.kind = kind_of(policy)
+        self.features = WorkingFeatures.every(X_binned.shape[0]) if features is None \
+            else features
+        if self.features.original.size != X_binned.shape[0]:
+            raise ValueError("features must name one feature per row of X_binned")
         self.collective = collective
         #: int8 per feature (-1, 0, +1), or None: monotone constraints
         self.monotone = None if monotone is None else np.ascontiguousarray(monotone, np.int8)
@@ -352,10 +365,18 @@ class TreeGrower:
         """Whether every fitted row's hessian is 1 (its count is then its hessian)."""
         return bool(h.size) and h[0] == 1.0 and bool(np.all(h == 1.0))
 
-    def _noise(self, rng, std):
-        if std > 0.0:
-            return rng.normal(0.0, std, size=(self.X.shape[0], self.n_bins))
-        return self._no_noise
+    def _noise(self, rng, std, n_nodes=None):
+        """Split-score noise of std ``std``: ``(n_features, n_bins)`` values (a level of a
+        symmetric tree), or ``(n_nodes, n_features, n_bins)``; no rows when ``std`` is 0.
+        The values are drawn for every feature of the training matrix, so the working
+        features get the draws of a fit on every feature."""
+        if not std > 0.0:
+            return self._no_noise if n_nodes is None else self._no_noise3
+        shape = (self.features.n_features, self.n_bins)
+        draws = rng.normal(0.0, std, size=shape if n_nodes is None else (n_nodes,) + shape)
+        if self.features.every_feature:
+            return draws
+        return np.take(draws, self.features.original, axis=draws.ndim - 2)
 
     def _valid(self, left, right):
         p = self.params
@@ -446,6 +467,7 @@ class TreeGrower:
         self._kept_sums = None
         tree, node, group, bounds = self.kind.grow(self, rows, g, h, split_noise_std,
                                                    split_rng, prepared)
+        self.features.original_tree(tree)
         if value_rows is not None:
             node, lg, h = self.apply(tree, rows_v), g_v, h_v
         self._set_values(tree, node, lg, h, group, leaf_noise_scale, leaf_rng, bounds)
@@ -459,6 +481,7 @@ class TreeGrower:
         """Put a tree's leaf values back within its monotone constraints after they were
         changed (e.g. by leaf renewal): clipped to the intervals of its growth, or, for a
         symmetric tree, projected again (see :mod:`boostlib.engine.constraints`)."""
+        tree = self.features.working_tree(tree)
         bounds = getattr(tree, "value_bounds", None)
         if bounds is not None:
             leaves = np.flatnonzero(self.kind.leaf_mask(tree))
@@ -477,14 +500,14 @@ class TreeGrower:
         already known (the rows the tree was grown on): a depthwise tree then walks only the
         others.
         """
-        return self.kind.apply(self, tree, rows, known)
+        return self.kind.apply(self, self.features.working_tree(tree), rows, known)
 
     def add_values(self, tree, coefficient: float, raw: np.ndarray,
                    known: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> None:
         """``raw += coefficient * tree(x)`` on every training row of a depthwise tree, in one
         row-major walk (``known`` as in :meth:`apply`: those rows are not walked); ``raw``
         ends bit-identical to adding the values of the leaves :meth:`apply` gives."""
-        self.kind.add_values(self, tree, coefficient, raw, known)
+        self.kind.add_values(self, self.features.working_tree(tree), coefficient, raw, known)
 
     def keep_node_sums(self, node: np.ndarray, g: np.ndarray, h: np.ndarray,
                        sums: np.ndarray, values: Optional[np.ndarray] = None) -> None:

@@ -73,6 +73,16 @@ class SparseBinned:
         """Non-default rows per feature."""
         return np.diff(self.indptr)
 
+    def subset(self, features: np.ndarray) -> "SparseBinned":
+        """The matrix of ``features`` alone (ascending indices), in their order."""
+        features = np.asarray(features, dtype=np.intp)
+        lo, n = self.indptr[features], np.diff(self.indptr)[features]
+        indptr = np.concatenate([[0], np.cumsum(n)])
+        # each kept entry's position: its feature's first, plus its rank among them
+        at = np.repeat(lo - indptr[:-1], n) + np.arange(indptr[-1])
+        return SparseBinned(self.n_rows, self.default[features], indptr, self.rows[at],
+                            self.bins[at])
+
     def columns(self, features: Sequence[int]) -> np.ndarray:
         """The dense uint8 ``(len(features), n_rows)`` rows of ``features``."""
         features = np.asarray(features, dtype=np.intp)

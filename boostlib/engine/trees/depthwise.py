@@ -85,8 +85,7 @@ class DepthwiseKind(TreeKind):
         rules = NodeRules(grower)
         for depth in range(p.max_depth):
             k = len(level_nodes)
-            noise = (split_rng.normal(0.0, noise_std, size=(k, grower.X.shape[0], grower.n_bins))
-                     if noise_std > 0.0 else grower._no_noise3)
+            noise = grower._noise(split_rng, noise_std, k)
             best = np.empty((k, 7))
             _splitting.find_split_nodes(
                 hist, np.asarray(level_slots, dtype=np.int32), grower.offsets, grower.nbnm,

@@ -146,8 +146,7 @@ class LossguideKind(DepthwiseKind):
             return
         k = len(candidates)
         n_features = grower.X.shape[0]
-        noise = (split_rng.normal(0.0, noise_std, size=(k, n_features, grower.n_bins))
-                 if noise_std > 0.0 else grower._no_noise3)
+        noise = grower._noise(split_rng, noise_std, k)
         best = np.empty((k, 7))
         per_feature = np.empty((k, n_features, 4))
         args = rules.search_args([leaf.node for leaf in candidates])
