@@ -8,8 +8,8 @@ columns. Then, in one process and in this order, it measures:
 * ``binning: borders``: ``BinMapper().fit(X)`` on the sparse matrix;
 * ``binning: binned matrix``: ``BinMapper.transform(X, layout="engine")`` (what training
   keeps: a ``SparseBinned``, each feature's bin of 0.0 and the rows that differ);
-* ``fit``: ``BoostClassifier(grow_policy="depthwise", n_estimators=--trees).fit(X, y)``
-  (it bins again, then trains);
+* ``fit``: ``BoostClassifier(grow_policy=..., n_estimators=--trees).fit(X, y)`` for each
+  policy of ``--grow-policy`` (it bins again, then trains);
 * with ``--lightgbm``, LightGBM's ``Dataset.construct()`` and ``lgb.train`` on the same
   CSR matrix, with the same number of trees and a matching tree size.
 
@@ -20,17 +20,21 @@ sampling period may be missed), minus the RSS at the start of the phase. Without
 script falls back to tracemalloc (numpy and Python allocations only, not the kernels'
 malloc) and says so.
 
-Training keeps the binned matrix sparse and builds histograms over bundles of mutually
-exclusive features (``engine/bundling.py``), so memory follows the stored values and the
-number of bundles, not ``rows * features`` (a dense uint8 copy would be 2 GB at the default
-size, the float matrix 16 GB).
+Training keeps the binned matrix sparse, drops the columns no split can use
+(``engine/working_features.py``) and builds histograms over bundles of mutually exclusive
+features (``engine/bundling.py``), so memory follows the stored values and the number of
+bundles, not ``rows * features`` (a dense uint8 copy would be 2 GB at the default size, the
+float matrix 16 GB).
 
 Usage::
 
     python benchmarks/bench_sparse.py [--rows 100000] [--features 20000] [--density 0.001]
                                       [--trees 10] [--threads 2] [--lightgbm]
+                                      [--grow-policy depthwise[,symmetric,lossguide]]
 
-A smoke run: ``python benchmarks/bench_sparse.py --rows 10000 --features 2000``.
+A smoke run: ``python benchmarks/bench_sparse.py --rows 10000 --features 2000``. The wide
+shape of issue 54 (2,000 rows, a million columns, 40,000 stored values):
+``--rows 2000 --features 1000000 --density 0.00002``.
 """
 from __future__ import annotations
 
@@ -143,6 +147,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--sample-ms", type=float, default=5.0,
                     help="RSS sampling period in milliseconds (default 5)")
+    ap.add_argument("--grow-policy", default="depthwise",
+                    help="comma-separated grow policies to fit (default depthwise)")
     ap.add_argument("--lightgbm", action="store_true",
                     help="also measure LightGBM on the same CSR matrix (if installed)")
     args = ap.parse_args(argv)
@@ -162,13 +168,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     binned = measure("boostlib binning: binned matrix",
                      lambda: mapper.transform(X, args.threads, "engine"), period, results)
     del binned
-    clf = BoostClassifier(grow_policy="depthwise", n_estimators=args.trees,
-                          max_depth=args.depth, random_state=0, n_jobs=args.threads)
-    measure(f"boostlib fit ({args.trees} depthwise trees, bins included)",
-            lambda: clf.fit(X, y), period, results)
-    proba = clf.predict_proba(X)[:, 1]
-    print(f"boostlib training accuracy {np.mean((proba > 0.5) == y):.4f}", file=sys.stderr)
-    del clf
+    for policy in args.grow_policy.split(","):
+        clf = BoostClassifier(grow_policy=policy, n_estimators=args.trees,
+                              max_depth=args.depth, random_state=0, n_jobs=args.threads)
+        measure(f"boostlib fit ({args.trees} {policy} trees, bins included)",
+                lambda: clf.fit(X, y), period, results)
+        proba = clf.predict_proba(X)[:, 1]
+        print(f"boostlib {policy} training accuracy {np.mean((proba > 0.5) == y):.4f}",
+              file=sys.stderr)
+        del clf
 
     if args.lightgbm:
         try:
