@@ -79,7 +79,7 @@ def test_balanced_is_the_equivalent_sample_weight_bit_for_bit(y, policy):
 
 
 def test_balanced_formula_is_scikit_learns():
-    from boostlib.frontend.class_weights import class_row_weights
+    from boostlib.engine.class_weights import class_row_weights
 
     classes, index = np.unique(Y_MULTI, return_inverse=True)
     rows = class_row_weights("balanced", classes, index.astype(float))

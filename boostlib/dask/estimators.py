@@ -7,8 +7,8 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 import numpy as np
 
 from ..engine.validation import check_sample_weight, feature_names
-from ..frontend.estimators import (BoostClassifier, BoostRegressor, _BaseBoost, _pairs,
-                                   _signature_with)
+from ..engine.params import Parameter
+from ..frontend.estimators import BoostClassifier, BoostRegressor, _pairs
 from ..plugin import registry
 from . import driver
 from .parts import as_collection, is_dask, is_frame, partitions, worker_addresses
@@ -31,32 +31,37 @@ def _in_memory(values: Any) -> Any:
     return values.compute() if is_dask(values) else values
 
 
+def _check_timeout(name: str, value: Any) -> None:
+    if not (isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0):
+        raise ValueError(f"{name}={value!r} is invalid; expected a number of seconds > 0")
+
+
+#: The parameters the Dask estimators add to the local ones'.
+DASK_PARAMETERS = (
+    Parameter("client", None, "distributed.Client",
+              "The cluster to train on (default: the current default client).",
+              None, None, scope="estimator"),
+    Parameter("timeout", 300.0, "float", """\
+Seconds a worker waits for the others at one step of the fit before the fit fails with
+:class:`boostlib.plugin.collective.CollectiveError` (the bound on how long a worker that stops
+answering can stall a fit).""", _check_timeout, None, scope="estimator"),
+)
+
+
 class _DaskBoost:
     """What the Dask estimators add to the local ones (a mixin before them)."""
 
     _local_class: type = BoostRegressor
 
-    def _training_params(self) -> Dict[str, Any]:
-        params = super()._training_params()       # type: ignore[misc]
-        params.pop("client")
-        params.pop("timeout")
-        return params
-
     def _local_params(self) -> Dict[str, Any]:
-        params = self.get_params(deep=False)
-        params.pop("client")
-        params.pop("timeout")
-        return params
+        return {p.name: getattr(self, p.name)
+                for p in self._local_class._parameters}   # type: ignore[attr-defined]
 
     def _check_dask(self) -> None:
         if self.warm_start:
             raise ValueError(f"warm_start={self.warm_start!r}: {type(self).__name__} does not "
                              "continue a fit; fit a new model, or continue it locally "
                              "(to_local())")
-        if not (isinstance(self.timeout, (int, float)) and not isinstance(self.timeout, bool)
-                and self.timeout > 0):
-            raise ValueError(f"timeout={self.timeout!r} is invalid; expected a number of "
-                             "seconds > 0")
 
     def _dask_fit(self, X: Any, y: Any, sample_weight: Any, eval_set: Any,
                   eval_sample_weight: Any):
@@ -188,12 +193,7 @@ class DaskBoostRegressor(_DaskBoost, BoostRegressor):
 
     Parameters
     ----------
-    client : distributed.Client, optional
-        The cluster to train on (default: the current default client).
-    timeout : float, default 300
-        Seconds a worker waits for the others at one step of the fit before the fit fails
-        with :class:`boostlib.plugin.collective.CollectiveError` (the bound on how long a
-        worker that stops answering can stall a fit).
+    {parameters}
 
     Notes
     -----
@@ -203,11 +203,7 @@ class DaskBoostRegressor(_DaskBoost, BoostRegressor):
     """
 
     _local_class = BoostRegressor
-
-    def __init__(self, *, client: Any = None, timeout: float = 300.0, **params: Any):
-        super().__init__(**params)
-        self.client = client
-        self.timeout = timeout
+    _parameters = BoostRegressor._parameters + DASK_PARAMETERS
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None,
             eval_set: Optional[Sequence[Tuple[Any, Any]]] = None,
@@ -221,26 +217,16 @@ class DaskBoostClassifier(_DaskBoost, BoostClassifier):
     """:class:`boostlib.BoostClassifier` trained across a Dask cluster.
 
     Parameters are those of :class:`boostlib.BoostClassifier` (``warm_start`` must stay
-    False), plus ``client`` and ``timeout``.
+    False), plus ``client`` and ``timeout``; ``class_weight="balanced"`` counts the classes
+    of the whole target.
 
     Parameters
     ----------
-    client : distributed.Client, optional
-        The cluster to train on (default: the current default client).
-    timeout : float, default 300
-        As for :class:`DaskBoostRegressor`.
-    class_weight : None, "balanced" or dict
-        As for :class:`boostlib.BoostClassifier` (``"balanced"`` counts the classes of the
-        whole target).
+    {parameters}
     """
 
     _local_class = BoostClassifier
-
-    def __init__(self, *, client: Any = None, timeout: float = 300.0,
-                 class_weight: Any = None, **params: Any):
-        super().__init__(class_weight=class_weight, **params)
-        self.client = client
-        self.timeout = timeout
+    _parameters = BoostClassifier._parameters + DASK_PARAMETERS
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None,
             eval_set: Optional[Sequence[Tuple[Any, Any]]] = None,
@@ -275,18 +261,3 @@ class DaskBoostClassifier(_DaskBoost, BoostClassifier):
         (:meth:`boostlib.BoostClassifier.staged_decision_function`); for a Dask collection,
         a generator of Dask arrays."""
         return self._staged("decision_function", X)
-
-
-def _with(signature: Any, name: str, default: Any) -> Any:
-    """``signature`` with one more keyword-only parameter, last (for scikit-learn's
-    ``get_params``, as the local classifier's ``class_weight``)."""
-    import inspect
-    extra = inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
-                              annotation="Any")
-    return signature.replace(parameters=[*signature.parameters.values(), extra])
-
-
-DaskBoostRegressor.__init__.__signature__ = _with(  # type: ignore[attr-defined]
-    _signature_with(_BaseBoost.__init__, "client", None), "timeout", 300.0)
-DaskBoostClassifier.__init__.__signature__ = _with(  # type: ignore[attr-defined]
-    DaskBoostRegressor.__init__.__signature__, "class_weight", None)

@@ -2,11 +2,16 @@
 :func:`boostlib.train` and the estimators, which take the same names)."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional
+import json
+import re
+import textwrap
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
 from .._messages import shown
+from .class_weights import check_class_weight
 from ..plugin.api import Metric
 from .trees import GROW_POLICIES, TreeGroup, kind_of
 from .trees.base import MAX_DEPTH
@@ -32,23 +37,6 @@ MAX_LEAVES = 131_072
 
 #: ``max_leaves`` of leaf-wise trees when the parameter is None (LightGBM's ``num_leaves``).
 DEFAULT_MAX_LEAVES = 31
-
-#: Every training parameter with its default (the estimators' constructor defaults).
-DEFAULTS: Dict[str, Any] = {
-    "n_estimators": 100, "learning_rate": 0.1, "max_depth": 6, "grow_policy": "symmetric",
-    "max_leaves": None, "prune_features": False, "max_bins": 255,
-    "min_samples_bin": 1, "monotonic_cst": None, "interaction_constraints": None,
-    "colsample_bytree": 1.0, "colsample_bynode": 1.0, "l2_regularization": 1.0,
-    "min_samples_leaf": 1,
-    "min_child_weight": 1e-3, "cat_smooth": 10.0, "cat_l2": 10.0,
-    "min_data_per_group": None, "max_cat_threshold": 32,
-    "leaf_estimation": "newton", "random_strength": 0.0,
-    "loss": None, "loss_params": None, "sampler": None, "subsample": 1.0,
-    "sampler_params": None, "update": "sgb", "update_params": None,
-    "early_stopping_rounds": None, "eval_metric": None, "random_state": None, "n_jobs": None,
-    "verbose": 0,
-}
-
 
 def metric_specs(value: Any) -> List[Any]:
     """``eval_metric`` as a list of metric names and :class:`~boostlib.api.Metric` instances
@@ -79,6 +67,329 @@ def min_data_per_group(value: Any, n_rows: int) -> int:
     return int(min(200, max(10, round(n_rows / 200))))
 
 
+#: ``cli`` values of :class:`Parameter`: how ``boostlib train`` reads an option's text.
+#: ``"int"``, ``"float"``: a number; ``"bool"``: true/false, yes/no, 1/0; ``"name"``: a
+#: registered plugin's name; ``"choice"``: one of the type's ``{...}`` values; ``"object"``:
+#: a JSON object; ``"names"``: comma-separated names; ``"value"``: a JSON value, else the
+#: text itself.
+OPTION_KINDS = ("int", "float", "bool", "name", "choice", "object", "names", "value")
+
+#: ``scope`` values of :class:`Parameter`: ``"train"`` for :func:`boostlib.train` and
+#: every estimator, ``"estimator"`` for the estimators only, ``"classifier"`` for
+#: :class:`boostlib.BoostClassifier` only.
+SCOPES = ("train", "estimator", "classifier")
+
+_HINTS = {"int": int, "float": float, "bool": bool, "dict": Dict[str, Any]}
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One parameter, declared once: the estimators' signatures and docstrings,
+    :func:`resolve`, the command line's options and the documentation's list derive from
+    it.
+
+    Attributes
+    ----------
+    name : str
+    default : object
+    type : str
+        Its numpydoc type, without the default (``"int"``, ``'{"newton", "gradient"}'``).
+    doc : str
+        Its numpydoc description (reStructuredText; the first sentence is the command
+        line's help unless ``cli_help`` is given).
+    check : callable, optional
+        ``check(name, value)`` raises ValueError or TypeError naming the parameter, its value
+        and what was expected. Checks between parameters are :func:`resolve`'s.
+    cli : str or None
+        How ``boostlib train`` reads the option's text (one of :data:`OPTION_KINDS`), or None
+        for a parameter that is not an option (set otherwise, or meaningless for one run).
+    cli_help : str, optional
+        The option's help when the description speaks of the Python API.
+    scope : str
+        Who takes it (one of :data:`SCOPES`).
+    """
+
+    name: str
+    default: Any
+    type: str
+    doc: str
+    check: Optional[Callable[[str, Any], None]] = None
+    cli: Optional[str] = "value"
+    cli_help: Optional[str] = None
+    scope: str = "train"
+
+    def __post_init__(self) -> None:
+        if self.cli is not None and self.cli not in OPTION_KINDS:
+            raise ValueError(f"parameter {self.name!r}: cli={self.cli!r}; expected one of "
+                             f"{OPTION_KINDS} or None")
+        if self.scope not in SCOPES:
+            raise ValueError(f"parameter {self.name!r}: scope={self.scope!r}; expected one "
+                             f"of {SCOPES}")
+
+    @property
+    def choices(self) -> Optional[Tuple[str, ...]]:
+        """The values of a ``{"a", "b"}`` type, else None."""
+        match = re.match(r"\{([^}]*)\}", self.type)
+        return tuple(re.findall(r'"([^"]+)"', match.group(1))) if match else None
+
+    @property
+    def type_line(self) -> str:
+        """The numpydoc type line: the type and the default."""
+        if self.default is None:
+            return f"{self.type}, optional"
+        shown = f'"{self.default}"' if isinstance(self.default, str) else repr(self.default)
+        return f"{self.type}, default {shown}"
+
+    @property
+    def annotation(self) -> Any:
+        """The type hint of the estimators' signatures."""
+        hint = str if self.choices else _HINTS.get(self.type, Any)
+        return Optional[hint] if self.default is None and hint is not Any else hint
+
+    def numpydoc(self, indent: int = 4, width: int = 92) -> str:
+        """The parameter's entry in a numpydoc ``Parameters`` section."""
+        body = textwrap.fill(" ".join(self.doc.split()), width=width - indent - 4,
+                             break_long_words=False, break_on_hyphens=False)
+        return f"{' ' * indent}{self.name} : {self.type_line}\n" \
+            + textwrap.indent(body, " " * (indent + 4)) + "\n"
+
+    @property
+    def help(self) -> str:
+        """The command line's help: ``cli_help``, else the description's first sentence
+        (the whole of a short description of choices, which says what each does), in plain
+        text, with the default."""
+        text = self.cli_help
+        if text is None:
+            text = " ".join(self.doc.replace("``", "").split())
+            text = re.sub(r":\w+:`~?([^`]+)`", r"\1", text)    # :class:`boostlib.api.Metric`
+            if not (self.choices and len(text) <= 200):
+                text = re.split(r"(?<=\.)\s", text, maxsplit=1)[0]
+        text = text.rstrip(".")
+        if self.name != "loss" and "default" not in text:
+            shown = "none" if self.default is None else json.dumps(self.default)
+            text = f"{text} (default: {shown})"
+        return text
+
+
+def _number(low: float, high: float = np.inf, *, integer: bool = False,
+            low_open: bool = False, optional: bool = False) -> Callable[[str, Any], None]:
+    def check(name: str, value: Any) -> None:
+        if not (optional and value is None):
+            check_number(name, value, low, high, integer=integer, low_open=low_open)
+    return check
+
+
+def _choice(choices: Tuple[str, ...]) -> Callable[[str, Any], None]:
+    return lambda name, value: check_choice(name, value, choices)
+
+
+def _boolean(name: str, value: Any) -> None:
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name}={value!r} is invalid; expected True or False")
+
+
+def _dict_or_none(name: str, value: Any) -> None:
+    if value is not None and not isinstance(value, dict):
+        raise TypeError(f"{name}={shown(value)} is invalid; expected a dict or None")
+
+
+def _n_jobs(name: str, value: Any) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(
+            value, (int, np.integer)) or value == 0 or abs(value) > MAX_N_JOBS):
+        raise ValueError(f"{name}={value!r} is invalid; expected None or a non-zero integer "
+                         f"in [-{MAX_N_JOBS}, {MAX_N_JOBS}] (negative: all cores but some)")
+
+
+def _verbose(name: str, value: Any) -> None:
+    if value is not True:
+        check_number(name, value, 0, integer=True)
+
+
+def _plugin_help(kind: str) -> str:
+    label = "update rule" if kind == "update" else kind
+    return f"registered {label} name (see 'boostlib plugins')"
+
+
+def _params_help(kind: str) -> str:
+    return f"the {kind}'s parameters as a JSON object, e.g. '{{\"name\": value}}'"
+
+
+#: Every training parameter, in the estimators' order.
+PARAMETERS: Tuple[Parameter, ...] = (
+    Parameter("n_estimators", 100, "int", "Number of boosting iterations.",
+              _number(1, MAX_TREES, integer=True), "int"),
+    Parameter("learning_rate", 0.1, "float", "Step size (the coefficient of each SGB tree).",
+              _number(0.0, low_open=True), "float"),
+    Parameter("max_depth", 6, "int", f"""\
+Maximum tree depth: 1 to {MAX_DEPTH}, and at most {MAX_SYMMETRIC_DEPTH} for symmetric trees (a
+symmetric tree of depth d has 2**d leaves). For leaf-wise trees, a cap on the depth of any
+leaf.""", _number(1, MAX_DEPTH, integer=True), "int"),
+    Parameter("grow_policy", "symmetric", '{"symmetric", "depthwise", "lossguide"}', """\
+Oblivious trees (one split per level, CatBoost-style), per-node splits level by level, or
+leaf-wise trees (LightGBM's: the leaf whose split gains most is split next, up to
+``max_leaves`` leaves).""", _choice(GROW_POLICIES), "choice"),
+    Parameter("max_leaves", None, "int", f"""\
+Leaves of a leaf-wise tree (``grow_policy="lossguide"`` only; 2 to {MAX_LEAVES}, default
+{DEFAULT_MAX_LEAVES}, LightGBM's ``num_leaves``).""",
+              _number(2, MAX_LEAVES, integer=True, optional=True), "int"),
+    Parameter("prune_features", False, "bool", """\
+Leaf-wise trees only: a feature with no split of positive gain in a leaf is not searched
+again in that leaf's subtree, as LightGBM does. Faster, and on small data a regulariser;
+the trees are then not the exact greedy ones (a child can have a gainful split on a feature
+its parent had none on).""", _boolean, "bool"),
+    Parameter("max_bins", 255, "int",
+              "Bins per feature for non-missing values (2 to 255); NaN has its own bin.",
+              _number(2, 255, integer=True), "int"),
+    Parameter("min_samples_bin", 1, "int", """\
+Fewest of the binning sample's values in a bin of a numeric feature (LightGBM's
+``min_data_in_bin``, 3 there): rarer values share a bin with their neighbours. 1 gives every
+distinct value its own bin, up to ``max_bins``.""", _number(1, integer=True), "int"),
+    Parameter("monotonic_cst", None, "array-like of {-1, 0, 1} or dict", """\
+Monotone constraints (scikit-learn's name): per feature, or a dict by feature name or index;
+1: predictions never decrease as the feature grows, -1: never increase. Numeric features
+only; see ``docs/training_controls.md``.""", None, "value"),
+    Parameter("interaction_constraints", None, "list of lists", """\
+Groups of features (names or indices) that may appear together on a path from the root
+(XGBoost's semantics; depthwise and leaf-wise trees).""", None, "value"),
+    Parameter("colsample_bytree", 1.0, "float", """\
+Fraction of the features drawn for each tree, from the ``"columns"`` random stream.""",
+              _number(0.0, 1.0, low_open=True), "float"),
+    Parameter("colsample_bynode", 1.0, "float", """\
+Fraction of a tree's features drawn for each node (each level of a symmetric tree), from the
+``"columns"`` random stream.""", _number(0.0, 1.0, low_open=True), "float"),
+    Parameter("l2_regularization", 1.0, "float",
+              "``lambda`` in the gain ``G^2/(H+lambda)`` and in the leaves ``-G/(H+lambda)``.",
+              _number(0.0), "float"),
+    Parameter("min_samples_leaf", 1, "int", "Minimum rows in a child of a split.",
+              _number(1, integer=True), "int"),
+    Parameter("min_child_weight", 1e-3, "float", "Minimum hessian sum in a child of a split.",
+              _number(0.0), "float"),
+    Parameter("categorical_features", "auto",
+              '"auto", list of str or int, or boolean mask', """\
+The categorical features. ``"auto"``: a DataFrame's category, object and string columns. A
+numeric array's categorical columns hold integer codes ``0 .. 2**20 - 1`` (NaN: missing). A
+split on a categorical feature sends a set of categories left (see ``docs/categorical.md``);
+categories unseen in training count as missing.""", None, None, scope="estimator"),
+    Parameter("cat_smooth", 10.0, "float", """\
+Added to a category's hessian sum when categories are ordered by ``G / (H + cat_smooth)``
+(shrinks rare categories toward 0).""", _number(0.0), "float"),
+    Parameter("cat_l2", 10.0, "float", "Extra ``l2`` in the gains of categorical splits.",
+              _number(0.0), "float"),
+    Parameter("min_data_per_group", None, "int", """\
+Rows a category needs in a node to be placed by its own statistics; rarer ones follow the
+right child. Default: 0.5% of the training rows, at least 10 and at most 200 (smaller values
+let set splits overfit many-level columns).""", _number(1, integer=True, optional=True),
+              "int"),
+    Parameter("max_cat_threshold", 32, "int",
+              "At most this many categories go left in one split.",
+              _number(1, 255, integer=True), "int"),
+    Parameter("leaf_estimation", "newton", '{"newton", "gradient"}', """\
+``"newton"``: leaves ``-G/(H+l2)``. ``"gradient"``: hessians replaced by the row weights,
+leaves ``-G/(W+l2)`` (the SGLB paper's leaf averaging).""", _choice(LEAF_ESTIMATIONS),
+              "choice"),
+    Parameter("random_strength", 0.0, "float", """\
+Gaussian noise on split scores: std ``random_strength * RMS(g) / (1 + e^{t lr}/N)`` at
+iteration ``t`` (CatBoost's schedule, SGLB supplement B).""", _number(0.0), "float"),
+    Parameter("loss", None, "str or Loss", """\
+A registered loss name or an instance of :class:`boostlib.api.Loss`. ``None``: ``"mse"`` for
+:class:`~boostlib.BoostRegressor`, ``"logloss"`` for two classes and ``"multiclass"`` (softmax
+cross-entropy, one raw score per class) for more for :class:`~boostlib.BoostClassifier`,
+``"lambdarank"`` for :class:`~boostlib.BoostRanker`. See ``boostlib plugins`` for the registered
+losses (``"sla"``, ``"poisson"``, ...).""", None, "name",
+              _plugin_help("loss") + ", default: logloss for two classes, multiclass for "
+              "more, mse for regression"),
+    Parameter("loss_params", None, "dict", """\
+Keyword arguments of the loss, e.g. ``{"scale": 0.1}`` for ``"sla"``.""", _dict_or_none,
+              "object", _params_help("loss")),
+    Parameter("sampler", None, "str or Sampler", """\
+Row sampler: ``"uniform"`` (Bernoulli, weight 1), ``"goss"`` (LightGBM's gradient-based
+one-side sampling), ``"mvs"`` (CatBoost's Minimal Variance Sampling), a registered plugin's
+name or an instance. With ``None`` and ``subsample < 1``, ``"uniform"`` is used. See
+``docs/samplers.md``.""", None, "name", _plugin_help("sampler")),
+    Parameter("subsample", 1.0, "float", """\
+Fraction of rows each tree is fitted on, in (0, 1]; 1 means no sampling (the same model as
+``sampler=None``). Ignored when ``sampler`` is an instance.""",
+              _number(0.0, 1.0, low_open=True), "float"),
+    Parameter("sampler_params", None, "dict", """\
+Keyword arguments of the sampler, e.g. ``{"leaf_values": "all"}`` (leaf values on every row,
+the sample choosing only the structure, as CatBoost does), GOSS's ``top_rate``,
+``other_rate``, ``score`` and ``warmup``, MVS's ``mvs_reg``. Given without a sampler
+(``sampler=None`` and ``subsample=1``), non-empty ones are an error: no sampler would receive
+them.""", _dict_or_none, "object",
+              _params_help("sampler")),
+    Parameter("update", "sgb", "str or UpdateRule", """\
+The update rule (what one iteration does): a registered name or an instance of
+:class:`boostlib.api.UpdateRule`.""", None, "name", _plugin_help("update")),
+    Parameter("update_params", None, "dict", "Keyword arguments of the update rule.",
+              _dict_or_none, "object", _params_help("update")),
+    Parameter("early_stopping_rounds", None, "int", """\
+Stop when the primary score (the first ``eval_metric``, else the loss) on the last eval set
+has not improved for this many iterations; the model is truncated to the best iteration.""",
+              _number(1, integer=True, optional=True), "int",
+              "stop when the score on the held-out rows (needs --eval-fraction) has not "
+              "improved for N iterations, and keep the model of the best iteration"),
+    Parameter("eval_metric", None, "str, Metric or list of them", """\
+Evaluation metrics recorded on every eval set after every iteration, in ``evals_result_``
+(registered names such as ``"auc"``, ``"rmse"``, ``"multi_logloss"``: see ``boostlib
+plugins``; or :class:`boostlib.api.Metric` instances). The first one drives early stopping
+and ``best_iteration_``.""", lambda name, value: metric_specs(value), "names",
+              "comma-separated registered metric names (see 'boostlib plugins'), e.g. auc or "
+              "auc,logloss, recorded on the --eval-fraction rows every iteration; the first "
+              "one drives --early-stopping-rounds"),
+    Parameter("random_state", None, "int, numpy Generator or RandomState", """\
+Seeds every random stream; the same value gives bit-identical models whatever ``n_jobs``.
+``None`` (the default) draws a fresh seed from the operating system on every fit, so fits
+that use randomness (a ``sampler`` or ``subsample < 1``, ``random_strength > 0``,
+``update="sglb"``, binning more than 200,000 rows) are **not reproducible**: pass an int for
+the same model every time.""", None, "int",
+              "seed of every random stream and of the --eval-fraction rows: the same N gives "
+              "the same model, bit for bit. Without it, a fit that uses randomness (a sampler "
+              "or --subsample below 1, --random-strength, --update sglb, more than 200,000 "
+              "rows to bin) differs from run to run, and the held-out rows are drawn with "
+              "seed 0"),
+    Parameter("n_jobs", None, "int", """\
+Threads for the kernels (None: all cores; negative counts back from all cores). In a process
+forked after boostlib was imported, one thread (with a warning): OpenMP threads hang after a
+fork; see ``docs/estimators.md``.""", _n_jobs, "int"),
+    Parameter("verbose", 0, "bool or int", """\
+``True``: show the progress of the fit on stderr with the current losses and metrics (a tqdm
+bar when tqdm is installed, otherwise a log line every tenth of the iterations); an int
+``N > 0``: a log line every ``N`` iterations.""", _verbose, "value"),
+    Parameter("warm_start", False, "bool", """\
+Let ``fit`` on a fitted estimator add iterations to its model instead of fitting a new one
+(scikit-learn's warm start): ``fit`` again with a larger ``n_estimators`` runs ``n_estimators
+- model_.n_iterations`` more iterations, whose trees are appended to the model's (started
+from its raw scores, binned with its borders); the same ``n_estimators`` fits nothing, a
+smaller one is an error. ``loss``, ``loss_params``, ``grow_policy``, ``max_bins`` and
+``min_samples_bin`` cannot change (an error names the one that did); other changed
+parameters apply to the new trees. With the same data and parameters, fitting ``n`` then
+``n + m`` iterations gives the model a fit of ``n + m`` gives (bit for bit for
+``update="sgb"``, also with sampling and an int ``random_state``). See
+``docs/training_controls.md`` for the update rules with state and ``evals_result_``.""",
+              _boolean, None, scope="estimator"),
+    Parameter("class_weight", None, '"balanced" or dict', """\
+Weights of the classes, multiplying ``sample_weight`` (both given: their product), as
+scikit-learn and LightGBM do. ``"balanced"``: ``n_samples / (n_classes * np.bincount(y))``,
+counted on the ``y`` of each fit (scikit-learn's ``compute_sample_weight("balanced", y)``).
+A dict ``{label: weight}`` keyed by the original labels (as in ``classes_``); classes left
+out weigh 1; weights are finite and > 0. ``None`` (the default): every class weighs 1.
+Validation sets (``eval_set``) are not reweighted (LightGBM's choice): pass
+``eval_sample_weight`` for that. See ``docs/training_controls.md``.""",
+              lambda name, value: check_class_weight(value), None, scope="classifier"),
+)
+
+#: The parameters of :func:`boostlib.train` (those of scope ``"train"``).
+TRAINING: Tuple[Parameter, ...] = tuple(p for p in PARAMETERS if p.scope == "train")
+
+#: Every training parameter with its default (what :func:`resolve` fills in).
+DEFAULTS: Dict[str, Any] = {p.name: p.default for p in TRAINING}
+
+
+def parameters_of(*scopes: str) -> Tuple[Parameter, ...]:
+    """The parameters of the given scopes (:data:`SCOPES`), in table order."""
+    return tuple(p for p in PARAMETERS if p.scope in scopes)
+
+
 def resolve(params: Mapping[str, Any]) -> Dict[str, Any]:
     """``params`` over the defaults, validated.
 
@@ -96,63 +407,28 @@ def resolve(params: Mapping[str, Any]) -> Dict[str, Any]:
         raise ValueError(f"unknown training parameter(s) {unknown}; expected names among "
                          f"{sorted(DEFAULTS)}")
     p = {**DEFAULTS, **params}
-    check_number("n_estimators", p["n_estimators"], 1, MAX_TREES, integer=True)
-    check_number("learning_rate", p["learning_rate"], 0.0, low_open=True)
-    check_number("max_depth", p["max_depth"], 1, MAX_DEPTH, integer=True)
-    check_choice("grow_policy", p["grow_policy"], GROW_POLICIES)
+    for parameter in TRAINING:
+        if parameter.check is not None:
+            parameter.check(parameter.name, p[parameter.name])
     if p["grow_policy"] == "symmetric" and p["max_depth"] > MAX_SYMMETRIC_DEPTH:
         raise ValueError(f"max_depth={p['max_depth']!r} is too deep for symmetric trees; "
                          f"expected at most {MAX_SYMMETRIC_DEPTH} (a symmetric tree of depth d "
                          "has 2**d leaves)")
-    if p["max_leaves"] is not None:
-        if p["grow_policy"] != "lossguide":
-            raise ValueError(f"max_leaves={p['max_leaves']!r} is for grow_policy='lossguide' "
-                             f"(leaf-wise trees); grow_policy={p['grow_policy']!r} trees are "
-                             "limited by max_depth: leave max_leaves=None")
-        check_number("max_leaves", p["max_leaves"], 2, MAX_LEAVES, integer=True)
-    if not isinstance(p["prune_features"], (bool, np.bool_)):
-        raise ValueError(f"prune_features={p['prune_features']!r} is invalid; expected True or "
-                        "False")
+    if p["max_leaves"] is not None and p["grow_policy"] != "lossguide":
+        raise ValueError(f"max_leaves={p['max_leaves']!r} is for grow_policy='lossguide' "
+                         f"(leaf-wise trees); grow_policy={p['grow_policy']!r} trees are "
+                         "limited by max_depth: leave max_leaves=None")
     if p["prune_features"] and p["grow_policy"] != "lossguide":
         raise ValueError(f"prune_features=True is for grow_policy='lossguide' (leaf-wise "
                          f"trees); grow_policy={p['grow_policy']!r} trees search every "
                          "feature in every node: leave prune_features=False")
-    check_number("max_bins", p["max_bins"], 2, 255, integer=True)
-    check_number("min_samples_bin", p["min_samples_bin"], 1, integer=True)
-    check_number("colsample_bytree", p["colsample_bytree"], 0.0, 1.0, low_open=True)
-    check_number("colsample_bynode", p["colsample_bynode"], 0.0, 1.0, low_open=True)
     if p["interaction_constraints"] is not None and p["grow_policy"] == "symmetric":
         raise ValueError("interaction_constraints need grow_policy='depthwise' or "
                          "'lossguide': a symmetric tree shares each level's split among all "
                          "its leaves, so every path uses the same features")
-    check_number("l2_regularization", p["l2_regularization"], 0.0)
-    check_number("min_samples_leaf", p["min_samples_leaf"], 1, integer=True)
-    check_number("min_child_weight", p["min_child_weight"], 0.0)
     if p["l2_regularization"] == 0 and p["min_child_weight"] == 0:
         raise ValueError("l2_regularization and min_child_weight cannot both be 0 (leaf "
                          "values -G/(H+l2) would divide by zero)")
-    check_number("cat_smooth", p["cat_smooth"], 0.0)
-    check_number("cat_l2", p["cat_l2"], 0.0)
-    if p["min_data_per_group"] is not None:
-        check_number("min_data_per_group", p["min_data_per_group"], 1, integer=True)
-    check_number("max_cat_threshold", p["max_cat_threshold"], 1, 255, integer=True)
-    check_choice("leaf_estimation", p["leaf_estimation"], LEAF_ESTIMATIONS)
-    check_number("random_strength", p["random_strength"], 0.0)
-    check_number("subsample", p["subsample"], 0.0, 1.0, low_open=True)
-    if p["early_stopping_rounds"] is not None:
-        check_number("early_stopping_rounds", p["early_stopping_rounds"], 1, integer=True)
-    if p["verbose"] is not True:
-        check_number("verbose", p["verbose"], 0, integer=True)
-    metric_specs(p["eval_metric"])
-    n_jobs = p["n_jobs"]
-    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(
-            n_jobs, (int, np.integer)) or n_jobs == 0 or abs(n_jobs) > MAX_N_JOBS):
-        raise ValueError(f"n_jobs={n_jobs!r} is invalid; expected None or a non-zero integer "
-                         f"in [-{MAX_N_JOBS}, {MAX_N_JOBS}] (negative: all cores but some)")
-    for name in ("loss_params", "sampler_params", "update_params"):
-        value = p[name]
-        if value is not None and not isinstance(value, dict):
-            raise TypeError(f"{name}={shown(value)} is invalid; expected a dict or None")
     return p
 
 

@@ -5,8 +5,6 @@ the trained :class:`boostlib.Model` is ``model_``.
 """
 from __future__ import annotations
 
-import inspect
-import types
 import warnings
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
@@ -20,13 +18,14 @@ from ..engine.categorical import categorical_spec, is_missing
 from ..engine.dataset import Dataset
 from ..engine.ensemble import Ensemble
 from ..booster.model import Model
-from ..engine.params import check_orphaned_params, resolve
+from ..engine.params import Parameter, check_orphaned_params, parameters_of, resolve
 from ..booster.training import train
 from ..engine.validation import (AT_FIT, check_columns, check_rows, check_sample_weight,
                                  check_X, check_y, feature_names)
 from ..io import model_files
 from ..plugin import checks, registry
-from .class_weights import check_class_weight, class_row_weights
+from ..engine.class_weights import class_row_weights
+from .estimator_params import document, make_init, renamed
 
 
 def _n_columns(X: Any) -> Optional[int]:
@@ -48,23 +47,6 @@ def _same(a: Any, b: Any) -> bool:
         return False
 
 
-def _renamed(func: Any, qualname: str) -> Any:
-    """A copy of ``func`` whose qualified name, which Python's own argument errors print, is
-    ``qualname`` (so ``BoostClassifier(foo=1)`` names ``BoostClassifier.__init__``, not the
-    private base class)."""
-    code = func.__code__
-    if hasattr(code, "co_qualname"):        # 3.11+: errors read the code's qualname
-        code = code.replace(co_qualname=qualname)
-    copy = types.FunctionType(code, func.__globals__, func.__name__, func.__defaults__,
-                              func.__closure__)
-    copy.__kwdefaults__ = func.__kwdefaults__
-    copy.__dict__.update(func.__dict__)
-    copy.__doc__, copy.__module__ = func.__doc__, func.__module__
-    copy.__annotations__ = dict(func.__annotations__)
-    copy.__qualname__ = qualname
-    return copy
-
-
 @dataclass(frozen=True)
 class _Fitted:
     """What a fit gives and predictions read: the model (with its feature names, categories
@@ -84,67 +66,18 @@ class _BaseBoost(BaseEstimator):
     #: recognises a fitted estimator by this attribute and its ``model_``.
     _boostlib_estimator = True
 
+    #: The estimator's parameters, from the table (its signature and docstring follow them).
+    _parameters: Tuple[Parameter, ...] = parameters_of("train", "estimator")
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        for name in ("__init__", "fit"):
-            if name not in cls.__dict__:
-                setattr(cls, name, _renamed(getattr(cls, name), f"{cls.__name__}.{name}"))
+        if "__init__" not in cls.__dict__:
+            cls.__init__ = make_init(cls._parameters, cls.__name__)   # type: ignore[misc]
+        if "fit" not in cls.__dict__:
+            cls.fit = renamed(cls.fit, f"{cls.__name__}.fit")          # type: ignore[misc]
+        cls.__doc__ = document(cls.__doc__, cls._parameters)
 
     _default_loss = "mse"
-
-    def __init__(self, *, n_estimators: int = 100, learning_rate: float = 0.1,
-                 max_depth: int = 6, grow_policy: str = "symmetric",
-                 max_leaves: Optional[int] = None, prune_features: bool = False,
-                 max_bins: int = 255, min_samples_bin: int = 1,
-                 monotonic_cst: Any = None, interaction_constraints: Any = None,
-                 colsample_bytree: float = 1.0, colsample_bynode: float = 1.0,
-                 l2_regularization: float = 1.0, min_samples_leaf: int = 1,
-                 min_child_weight: float = 1e-3, categorical_features: Any = "auto",
-                 cat_smooth: float = 10.0, cat_l2: float = 10.0,
-                 min_data_per_group: Optional[int] = None, max_cat_threshold: int = 32,
-                 leaf_estimation: str = "newton",
-                 random_strength: float = 0.0, loss: Any = None,
-                 loss_params: Optional[Dict[str, Any]] = None, sampler: Any = None,
-                 subsample: float = 1.0, sampler_params: Optional[Dict[str, Any]] = None,
-                 update: Any = "sgb", update_params: Optional[Dict[str, Any]] = None,
-                 early_stopping_rounds: Optional[int] = None, eval_metric: Any = None,
-                 random_state: Any = None, n_jobs: Optional[int] = None, verbose: Any = 0,
-                 warm_start: bool = False):
-        self.n_estimators = n_estimators
-        self.learning_rate = learning_rate
-        self.max_depth = max_depth
-        self.max_leaves = max_leaves
-        self.prune_features = prune_features
-        self.monotonic_cst = monotonic_cst
-        self.interaction_constraints = interaction_constraints
-        self.colsample_bytree = colsample_bytree
-        self.colsample_bynode = colsample_bynode
-        self.grow_policy = grow_policy
-        self.max_bins = max_bins
-        self.min_samples_bin = min_samples_bin
-        self.l2_regularization = l2_regularization
-        self.min_samples_leaf = min_samples_leaf
-        self.min_child_weight = min_child_weight
-        self.categorical_features = categorical_features
-        self.cat_smooth = cat_smooth
-        self.cat_l2 = cat_l2
-        self.min_data_per_group = min_data_per_group
-        self.max_cat_threshold = max_cat_threshold
-        self.leaf_estimation = leaf_estimation
-        self.random_strength = random_strength
-        self.loss = loss
-        self.loss_params = loss_params
-        self.sampler = sampler
-        self.subsample = subsample
-        self.sampler_params = sampler_params
-        self.update = update
-        self.update_params = update_params
-        self.early_stopping_rounds = early_stopping_rounds
-        self.eval_metric = eval_metric
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
-        self.warm_start = warm_start
 
     # -- scikit-learn tags ---------------------------------------------------------------------
     if HAS_SKLEARN:
@@ -156,20 +89,15 @@ class _BaseBoost(BaseEstimator):
 
     # -- validation ----------------------------------------------------------------------------
     def _training_params(self) -> Dict[str, Any]:
-        """The parameters of :func:`boostlib.train` (all but ``categorical_features``, which
-        belongs to the :class:`~boostlib.Dataset`, and the estimators' own ``warm_start`` and
-        ``class_weight``)."""
-        params = self.get_params(deep=False)
-        params.pop("categorical_features")
-        params.pop("warm_start", None)
-        params.pop("class_weight", None)
-        return params
+        """The parameters of :func:`boostlib.train` (all but the estimators' own, such as
+        ``categorical_features``, which belongs to the :class:`~boostlib.Dataset`)."""
+        return {p.name: getattr(self, p.name) for p in self._parameters if p.scope == "train"}
 
     def _check_params(self) -> None:
         check_orphaned_params(resolve(self._training_params()))
-        if not isinstance(self.warm_start, (bool, np.bool_)):
-            raise ValueError(f"warm_start={shown(self.warm_start)} is invalid; expected True or "
-                             "False")
+        for p in self._parameters:
+            if p.scope != "train" and p.check is not None:
+                p.check(p.name, getattr(self, p.name))
 
     def _state(self) -> _Fitted:
         """The fitted state (read it once per call: a refit replaces it as a whole)."""
@@ -536,129 +464,7 @@ class BoostRegressor(RegressorMixin, _BaseBoost):
 
     Parameters
     ----------
-    n_estimators : int, default 100
-        Number of boosting iterations.
-    learning_rate : float, default 0.1
-        Step size (the coefficient of each SGB tree).
-    max_depth : int, default 6
-        Maximum tree depth: 1 to 30, and at most 16 for symmetric trees (a symmetric tree
-        of depth d has 2**d leaves). For leaf-wise trees, a cap on the depth of any leaf.
-    grow_policy : {"symmetric", "depthwise", "lossguide"}, default "symmetric"
-        Oblivious trees (one split per level, CatBoost-style), per-node splits level by
-        level, or leaf-wise trees (LightGBM's: the leaf whose split gains most is split
-        next, up to ``max_leaves`` leaves).
-    max_leaves : int, optional
-        Leaves of a leaf-wise tree (``grow_policy="lossguide"`` only; 2 to 131072, default
-        31, LightGBM's ``num_leaves``).
-    prune_features : bool, default False
-        Leaf-wise trees only: a feature with no split of positive gain in a leaf is not
-        searched again in that leaf's subtree, as LightGBM does. Faster, and on small data
-        a regulariser; the trees are then not the exact greedy ones (a child can have a
-        gainful split on a feature its parent had none on).
-    max_bins : int, default 255
-        Bins per feature for non-missing values (2 to 255); NaN has its own bin.
-    min_samples_bin : int, default 1
-        Fewest of the binning sample's values in a bin of a numeric feature (LightGBM's
-        ``min_data_in_bin``, 3 there): rarer values share a bin with their neighbours. 1
-        gives every distinct value its own bin, up to ``max_bins``.
-    monotonic_cst : array-like of {-1, 0, 1} or dict, optional
-        Monotone constraints (scikit-learn's name): per feature, or a dict by feature name
-        or index; 1: predictions never decrease as the feature grows, -1: never increase.
-        Numeric features only; see ``docs/training_controls.md``.
-    interaction_constraints : list of lists, optional
-        Groups of features (names or indices) that may appear together on a path from the
-        root (XGBoost's semantics; depthwise and leaf-wise trees).
-    colsample_bytree, colsample_bynode : float, default 1.0
-        Fraction of the features drawn for each tree, and of those for each node (each level
-        of a symmetric tree), from the ``"columns"`` random stream.
-    l2_regularization : float, default 1.0
-        ``lambda`` in the gain ``G^2/(H+lambda)`` and in the leaves ``-G/(H+lambda)``.
-    min_samples_leaf : int, default 1
-        Minimum rows in a child of a split.
-    min_child_weight : float, default 1e-3
-        Minimum hessian sum in a child of a split.
-    categorical_features : "auto", list of str or int, or boolean mask, default "auto"
-        The categorical features. ``"auto"``: a DataFrame's category, object and string
-        columns. A numeric array's categorical columns hold integer codes ``0 .. 2**20 - 1``
-        (NaN: missing). A split on a categorical feature sends a set of categories left
-        (see ``docs/categorical.md``); categories unseen in training count as missing.
-    cat_smooth : float, default 10.0
-        Added to a category's hessian sum when categories are ordered by ``G / (H +
-        cat_smooth)`` (shrinks rare categories toward 0).
-    cat_l2 : float, default 10.0
-        Extra ``l2`` in the gains of categorical splits.
-    min_data_per_group : int, optional
-        Rows a category needs in a node to be placed by its own statistics; rarer ones
-        follow the right child. Default: 0.5% of the training rows, at least 10 and at most
-        200 (smaller values let set splits overfit many-level columns).
-    max_cat_threshold : int, default 32
-        At most this many categories go left in one split.
-    leaf_estimation : {"newton", "gradient"}, default "newton"
-        ``"newton"``: leaves ``-G/(H+l2)``. ``"gradient"``: hessians replaced by the row
-        weights, leaves ``-G/(W+l2)`` (the SGLB paper's leaf averaging).
-    random_strength : float, default 0.0
-        Gaussian noise on split scores: std ``random_strength * RMS(g) / (1 + e^{t lr}/N)``
-        at iteration ``t`` (CatBoost's schedule, SGLB supplement B).
-    loss : str or Loss, default "mse"
-        A registered loss name (``"mse"``; ``"logloss"``, ``"sla"`` and ``"multiclass"`` for
-        the classifier) or an instance of :class:`boostlib.api.Loss`.
-    loss_params : dict, optional
-        Keyword arguments of the loss, e.g. ``{"scale": 0.1}`` for ``"sla"``.
-    sampler : str or Sampler, optional
-        Row sampler: ``"uniform"`` (Bernoulli, weight 1), ``"goss"`` (LightGBM's
-        gradient-based one-side sampling), ``"mvs"`` (CatBoost's Minimal Variance
-        Sampling), a registered plugin's name or an instance. With ``None`` and
-        ``subsample < 1``, ``"uniform"`` is used. See ``docs/samplers.md``.
-    subsample : float, default 1.0
-        Fraction of rows each tree is fitted on, in (0, 1]; 1 means no sampling (the same
-        model as ``sampler=None``). Ignored when ``sampler`` is an instance.
-    sampler_params : dict, optional
-        Keyword arguments of the sampler, e.g. ``{"leaf_values": "all"}`` (leaf values on
-        every row, the sample choosing only the structure, as CatBoost does), GOSS's
-        ``top_rate``, ``other_rate``, ``score`` and ``warmup``, MVS's ``mvs_reg``. Given
-        without a sampler (``sampler=None`` and ``subsample=1``), non-empty ones are an
-        error: no sampler would receive them.
-    update : str or UpdateRule, default "sgb"
-        The update rule (what one iteration does): a registered name or an instance of
-        :class:`boostlib.api.UpdateRule`.
-    update_params : dict, optional
-        Keyword arguments of the update rule.
-    early_stopping_rounds : int, optional
-        Stop when the primary score (the first ``eval_metric``, else the loss) on the last
-        eval set has not improved for this many iterations; the model is truncated to the
-        best iteration.
-    eval_metric : str, Metric or list of them, optional
-        Evaluation metrics recorded on every eval set after every iteration, in
-        ``evals_result_`` (registered names such as ``"auc"``, ``"rmse"``,
-        ``"multi_logloss"``: see ``boostlib plugins``; or :class:`boostlib.api.Metric`
-        instances). The first one drives early stopping and ``best_iteration_``.
-    random_state : int, numpy Generator or RandomState, optional
-        Seeds every random stream; the same value gives bit-identical models whatever
-        ``n_jobs``. ``None`` (the default) draws a fresh seed from the operating system on
-        every fit, so fits that use randomness (a ``sampler`` or ``subsample < 1``,
-        ``random_strength > 0``, ``update="sglb"``, binning more than 200,000 rows) are
-        **not reproducible**: pass an int for the same model every time.
-    n_jobs : int, optional
-        Threads for the kernels (None: all cores; negative counts back from all cores).
-        In a process forked after boostlib was imported, one thread (with a warning):
-        OpenMP threads hang after a fork; see ``docs/estimators.md``.
-    verbose : bool or int, default 0
-        ``True``: show the progress of the fit on stderr with the current losses and metrics
-        (a tqdm bar when tqdm is installed, otherwise a log line every tenth of the
-        iterations); an int ``N > 0``: a log line every ``N`` iterations.
-    warm_start : bool, default False
-        Let ``fit`` on a fitted estimator add iterations to its model instead of fitting a
-        new one (scikit-learn's warm start): ``fit`` again with a larger ``n_estimators``
-        runs ``n_estimators - model_.n_iterations`` more iterations, whose trees are
-        appended to the model's (started from its raw scores, binned with its borders);
-        the same ``n_estimators`` fits nothing, a smaller one is an error. ``loss``,
-        ``loss_params``, ``grow_policy``, ``max_bins`` and ``min_samples_bin`` cannot
-        change (an error names the one that did); other changed parameters apply to the
-        new trees. With the same data and parameters, fitting ``n`` then ``n + m``
-        iterations gives the model a fit of ``n + m`` gives (bit for bit for
-        ``update="sgb"``, also with sampling and an int ``random_state``). See
-        ``docs/training_controls.md`` for the update rules with state and
-        ``evals_result_``.
+    {parameters}
 
     Attributes
     ----------
@@ -738,15 +544,7 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
 
     Parameters
     ----------
-    class_weight : "balanced" or dict, optional
-        Weights of the classes, multiplying ``sample_weight`` (both given: their product),
-        as scikit-learn and LightGBM do. ``"balanced"``: ``n_samples / (n_classes *
-        np.bincount(y))``, counted on the ``y`` of each fit (scikit-learn's
-        ``compute_sample_weight("balanced", y)``). A dict ``{label: weight}`` keyed by the
-        original labels (as in ``classes_``); classes left out weigh 1; weights are finite
-        and > 0. ``None`` (the default): every class weighs 1. Validation sets
-        (``eval_set``) are not reweighted (LightGBM's choice): pass ``eval_sample_weight``
-        for that. See ``docs/training_controls.md``.
+    {parameters}
 
     Attributes
     ----------
@@ -754,18 +552,7 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
     """
 
     _default_loss = "logloss"
-
-    def __init__(self, *, class_weight: Any = None, **params: Any):
-        unknown = sorted(set(params) - _BASE_PARAMETERS)
-        if unknown:             # as Python words it, naming this class, not the base
-            raise TypeError(f"BoostClassifier.__init__() got an unexpected keyword argument "
-                            f"{unknown[0]!r}")
-        super().__init__(**params)
-        self.class_weight = class_weight
-
-    def _check_params(self) -> None:
-        super()._check_params()
-        check_class_weight(self.class_weight)
+    _parameters = parameters_of("train", "estimator", "classifier")
 
     def _class_weights(self, y_enc: np.ndarray,
                        sample_weight: Optional[np.ndarray]) -> Optional[np.ndarray]:
@@ -981,25 +768,6 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
         return self._labels(fitted, self._raw_predict(fitted, X, iteration_range))
 
 
-#: The parameters of every estimator (those of ``_BaseBoost.__init__``).
-_BASE_PARAMETERS = frozenset(name for name in inspect.signature(_BaseBoost.__init__).parameters
-                             if name != "self")
-
-
-def _signature_with(function: Any, name: str, default: Any) -> inspect.Signature:
-    """``function``'s signature with one more keyword-only parameter, last: what
-    scikit-learn's ``get_params`` and ``clone`` read for an ``__init__`` that passes the
-    shared parameters on as ``**params``."""
-    signature = inspect.signature(function)
-    extra = inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
-                              annotation="Any")
-    return signature.replace(parameters=[*signature.parameters.values(), extra])
-
-
-BoostClassifier.__init__.__signature__ = _signature_with(  # type: ignore[attr-defined]
-    _BaseBoost.__init__, "class_weight", None)
-
-
 #: More numeric classes than this, with fewer than ``ROWS_PER_CLASS`` rows per class on
 #: average, look like a quantity given to the classifier: it warns.
 MANY_CLASSES = 50
@@ -1092,6 +860,10 @@ class BoostRanker(_BaseBoost):
     documents by them, descending). Evaluate with ``eval_metric="ndcg@10"`` or ``"map@5"``.
 
     Any regression loss also works (pointwise ranking); a classification loss does not.
+
+    Parameters
+    ----------
+    {parameters}
     """
 
     _default_loss = "lambdarank"

@@ -34,7 +34,7 @@ from ..engine.binning import MAX_BINS, BinMapper
 from ..engine.categorical import MAX_CODE
 from ..engine.ensemble import (MAX_RAW_BOUND, MAX_STATE_FACTOR, Ensemble, raw_bounds,
                                unrecoverable_state)
-from ..engine.params import DEFAULTS, MAX_N_JOBS, MAX_TREES, resolve
+from ..engine.params import DEFAULTS, MAX_N_JOBS, MAX_TREES, parameters_of, resolve
 from ..engine.random_streams import seed_sequence
 from ..engine.trees import GROW_POLICIES, TreeGroup, kind_of
 from .._version import __version__
@@ -946,7 +946,7 @@ def _read_training(spec: Any) -> Tuple[Optional[int], Dict[str, Dict[str, List[f
 ESTIMATORS = ("BoostClassifier", "BoostRegressor", "BoostRanker")
 #: The estimators' parameters that are not training parameters (``DEFAULTS``); a
 #: classifier's ``class_weight`` dict is stored as ``[[label, weight], ...]``.
-ESTIMATOR_PARAMETERS = ("categorical_features", "warm_start", "class_weight")
+ESTIMATOR_PARAMETERS = tuple(p.name for p in parameters_of("estimator", "classifier"))
 
 
 @dataclass
