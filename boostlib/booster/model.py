@@ -13,6 +13,7 @@ from ..plugin import checks
 from ..io import model_files
 from ..engine.ensemble import Ensemble
 from ..engine.categorical import encode_like
+from ..engine.frames import as_frame
 from ..engine.contributions import contributions
 from ..engine.validation import AT_FIT, check_columns, check_X, feature_names
 
@@ -86,6 +87,7 @@ class Model:
     def _X(self, X: Any) -> np.ndarray:
         """``X`` checked, its column names (if any) against the model's, with its categorical
         columns coded as in training; it may have no rows (predictions are empty then)."""
+        X = as_frame(X)
         check_columns(self.feature_names, feature_names(X), AT_FIT, "at fit")
         mapper = self.ensemble.bin_mapper
         shape = getattr(X, "shape", None)

@@ -7,6 +7,7 @@ import numpy as np
 
 from .binning import BinMapper
 from .categorical import categorical_mask, encode, translate
+from .frames import as_frame
 from .random_streams import stream_rng
 from .validation import (check_distinct, check_group, check_rows, check_sample_weight,
                          check_X, check_y,
@@ -59,6 +60,7 @@ class Dataset:
                  feature_names: Optional[Sequence[str]] = None,
                  reference: Optional["Dataset"] = None, categorical_features: Any = "auto",
                  group: Any = None):
+        X = as_frame(X)
         names = _frame_names(X)
         shape = getattr(X, "shape", None)
         n_cols = shape[1] if shape is not None and len(shape) == 2 else np.shape(X)[-1]

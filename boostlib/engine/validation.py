@@ -10,6 +10,7 @@ import numpy as np
 
 from .._compat import DataConversionWarning
 from .._messages import listing, shown
+from .frames import NamedMatrix
 from .sparse_binning import check_sparse_X, is_sparse
 
 
@@ -86,7 +87,9 @@ def check_X(X: Any, name: str = "X", min_rows: int = 1) -> np.ndarray:
     if hasattr(X, "toarray") or type(X).__module__.startswith("scipy.sparse"):
         raise TypeError(f"{name}: sparse input of type {type(X).__name__} is not supported; "
                         f"pass a scipy.sparse matrix or a dense array (e.g. {name}.toarray())")
-    if hasattr(X, "dtypes") and hasattr(X, "columns"):
+    if isinstance(X, NamedMatrix):
+        arr = X.values
+    elif hasattr(X, "dtypes") and hasattr(X, "columns"):
         check_numeric_columns(X, name)
         arr = _frame_to_array(X)
     else:

@@ -17,6 +17,7 @@ from ..engine.callbacks import CallbackLike
 from ..engine.categorical import categorical_spec, is_missing
 from ..engine.dataset import Dataset
 from ..engine.ensemble import Ensemble
+from ..engine.frames import as_frame
 from ..booster.model import Model
 from ..engine.params import Parameter, check_orphaned_params, parameters_of, resolve
 from ..booster.training import train
@@ -144,6 +145,7 @@ class _BaseBoost(BaseEstimator):
     def _check_predict_X(self, fitted: _Fitted, X: Any) -> np.ndarray:
         """``X`` checked against the fitted model ``fitted``, as its ``_X`` codes it."""
         model = fitted.model
+        X = as_frame(X)
         names = feature_names(X)
         seen = model.feature_names
         check_columns(seen, names, AT_FIT, "at fit")
@@ -208,6 +210,7 @@ class _BaseBoost(BaseEstimator):
         init_model = self._warm_model()
         if init_model is not None and init_model.n_iterations == self.n_estimators:
             return self             # nothing to add (scikit-learn's GradientBoosting)
+        X = as_frame(X)
         names = feature_names(X)
         X, categorical = self._features(X)
         y_enc = self._encode_y(y, X.shape[0])
@@ -322,6 +325,7 @@ class _BaseBoost(BaseEstimator):
                              f"eval_set pair ({len(eval_set)})")
         out = []
         for i, ((Xe, ye), we, ge) in enumerate(zip(eval_set, weights, groups)):
+            Xe = as_frame(Xe, f"eval_set[{i}] X")
             check_columns(train_set.feature_names, feature_names(Xe), f"eval_set[{i}] X",
                           "in the training X")
             if not hasattr(Xe, "columns"):

@@ -20,70 +20,17 @@ import re
 import stat
 import zlib
 from dataclasses import dataclass
-from typing import Any, Collection, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Collection, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
+
+from ..engine.frames import NamedMatrix
 
 #: Fields read as a missing value (NaN), in numeric and categorical columns alike, compared
 #: case-insensitively.
 MISSING_TOKENS = frozenset({"", "na", "nan", "n/a", "null", "none", "?"})
 HEADER_CHOICES = ("auto", "yes", "no")
 PARQUET_SUFFIXES = (".parquet", ".pq")
-
-
-class NamedMatrix:
-    """A float64 matrix with column names, accepted by the estimators like a DataFrame.
-
-    The estimators read ``columns`` (kept as ``feature_names_in_``), ``dtypes``,
-    ``to_numpy`` and ``categories``, so models trained from a file remember their feature
-    names, and the levels of their categorical features, without pandas.
-
-    Parameters
-    ----------
-    values : ndarray of shape (n_rows, n_columns)
-        Numbers, and in categorical columns the codes ``0 .. K-1`` of their levels (NaN =
-        missing).
-    columns : sequence of str
-    categories : mapping of str to sequence of str, optional
-        The levels of each categorical column, by name: code ``i`` stands for
-        ``categories[name][i]``. Numeric columns have no entry.
-
-    Attributes
-    ----------
-    categories : dict of str to list of str
-    """
-
-    def __init__(self, values: np.ndarray, columns: Sequence[str],
-                 categories: Optional[Mapping[str, Sequence[str]]] = None):
-        self.values = np.ascontiguousarray(values, dtype=np.float64)
-        self.columns = list(columns)
-        self.dtypes = [self.values.dtype] * len(self.columns)
-        self.categories: Dict[str, List[str]] = {
-            name: list(levels) for name, levels in (categories or {}).items()}
-        unknown = [name for name in self.categories if name not in self.columns]
-        if unknown:
-            raise ValueError(f"categories name column{'s' if len(unknown) > 1 else ''} "
-                             f"{_listing(unknown)} that the matrix does not have; expected "
-                             f"names among its columns {_listing(self.columns)}")
-
-    @property
-    def shape(self):
-        """``(n_rows, n_columns)``."""
-        return self.values.shape
-
-    def __len__(self) -> int:
-        return self.values.shape[0]
-
-    def to_numpy(self, dtype: Any = None, na_value: Any = None) -> np.ndarray:
-        """The values (``na_value`` is accepted for pandas compatibility; NaN stays NaN)."""
-        return self.values if dtype is None else self.values.astype(dtype, copy=False)
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        return self.to_numpy(dtype)
-
-    def take(self, rows: np.ndarray) -> "NamedMatrix":
-        """The given rows, same columns and categories (every level is kept)."""
-        return NamedMatrix(self.values[rows], self.columns, self.categories)
 
 
 @dataclass
