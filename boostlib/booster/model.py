@@ -15,7 +15,8 @@ from ..engine.ensemble import Ensemble
 from ..engine.categorical import encode_like
 from ..engine.frames import as_frame
 from ..engine.contributions import contributions
-from ..engine.validation import AT_FIT, check_columns, check_X, feature_names
+from ..engine.validation import (AT_FIT, check_columns, check_init_score, check_X,
+                                 feature_names, offsets)
 
 
 class Model:
@@ -106,7 +107,7 @@ class Model:
     def predict(self, X: Any, *, raw: bool = False,
                 iteration_range: Optional[Tuple[int, int]] = None,
                 n_jobs: Optional[int] = None, pred_contrib: bool = False,
-                pred_interactions: bool = False) -> np.ndarray:
+                pred_interactions: bool = False, init_score: Any = None) -> np.ndarray:
         """Predictions for the rows of ``X``.
 
         Parameters
@@ -140,6 +141,10 @@ class Model:
             ``[:, i, j]`` (``i != j``) holds half the interaction of features ``i`` and
             ``j``, ``[:, i, i]`` feature ``i``'s main effect, ``[:, -1, -1]`` the expected
             raw score; row ``i`` sums to feature ``i``'s SHAP value.
+        init_score : array-like of shape (n_rows,) or (n_rows, n_outputs), optional
+            Offsets added to the raw scores, before the response (for a model trained with
+            offsets, the rows' own: ``log(exposure)``, another model's raw scores). SHAP
+            values explain the model's part only, so they do not take it.
 
         Returns
         -------
@@ -159,6 +164,10 @@ class Model:
             a model read from a file older than format 4.
         """
         if pred_contrib or pred_interactions:
+            if init_score is not None:
+                raise ValueError("init_score does not apply to pred_contrib or "
+                                 "pred_interactions: SHAP values explain the model's raw "
+                                 "score, whose sum they are, without the offsets")
             return self._contributions(X, bool(pred_interactions), iteration_range, n_jobs,
                                        both=bool(pred_contrib and pred_interactions))
         if iteration_range is None:
@@ -167,7 +176,15 @@ class Model:
             start, end = self.check_iteration_range(iteration_range)
             scores = next(self.ensemble.truncations_raw(self._X(X), [end],
                                                         self._threads(n_jobs), start))
+        scores = self._offset(scores, init_score)
         return scores if raw else checks.response(self.loss, scores)
+
+    def _offset(self, scores: np.ndarray, init_score: Any) -> np.ndarray:
+        """Raw ``scores`` ((n_rows,) or (n_rows, n_outputs)) plus the offsets, if any."""
+        if init_score is None:
+            return scores
+        offset = offsets(check_init_score(init_score, scores.shape[0]), self.n_outputs)
+        return scores + offset.T.reshape(scores.shape)
 
     def _contributions(self, X: Any, interactions: bool,
                        iteration_range: Optional[Tuple[int, int]], n_jobs: Optional[int],
@@ -203,8 +220,8 @@ class Model:
         raise ValueError(f"iteration_range={shown(iteration_range)} is invalid; "
                          f"expected {expected}")
 
-    def staged_predict(self, X: Any, *, raw: bool = False,
-                       n_jobs: Optional[int] = None) -> Iterator[np.ndarray]:
+    def staged_predict(self, X: Any, *, raw: bool = False, n_jobs: Optional[int] = None,
+                       init_score: Any = None) -> Iterator[np.ndarray]:
         """Predictions after each boosting iteration, lazily (scikit-learn's ``staged_*``).
 
         Step ``k`` (0-based) is the prediction of the model after ``k + 1`` iterations,
@@ -241,6 +258,8 @@ class Model:
             Raw scores instead of the response scale.
         n_jobs : int, optional
             Threads (default: the training parameter ``n_jobs``).
+        init_score : array-like of shape (n_rows,) or (n_rows, n_outputs), optional
+            Offsets added to every step's raw scores, as in :meth:`predict`.
 
         Returns
         -------
@@ -253,9 +272,13 @@ class Model:
             When the model keeps a scale history in which some earlier state is not
             recoverable (beyond ``MAX_STATE_FACTOR``).
         """
-        scores = self.ensemble.truncations_raw(self._X(X), range(1, self.n_trees + 1),
+        X = self._X(X)
+        if init_score is not None:
+            check_init_score(init_score, X.shape[0])
+        scores = self.ensemble.truncations_raw(X, range(1, self.n_trees + 1),
                                                self._threads(n_jobs))
-        return (s if raw else checks.response(self.loss, s) for s in scores)
+        return (self._offset(s, init_score) if raw else
+                checks.response(self.loss, self._offset(s, init_score)) for s in scores)
 
     def apply(self, X: Any, *, n_jobs: Optional[int] = None) -> np.ndarray:
         """The leaf each row reaches in each tree.

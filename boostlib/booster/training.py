@@ -23,7 +23,7 @@ from ..engine.params import (DEFAULT_MAX_LEAVES, check_model_size, check_orphane
 from ..engine.constraints import ColumnRules, interaction_groups, monotone_constraints
 from ..engine.random_streams import Streams, seed_sequence
 from ..engine.shard import Shard
-from ..engine.validation import check_columns
+from ..engine.validation import check_columns, offsets
 from . import continuation
 from ..engine.grower import GrowParams, TreeGrower
 from ..engine.working_features import working_features
@@ -67,6 +67,11 @@ def _bias(loss: Any, y: np.ndarray, weight: Optional[np.ndarray], n_outputs: int
                           f"{value.tolist() if value.size < 10 else value.shape}; expected "
                           f"{n_outputs} finite number(s)")
     return value.reshape(n_outputs)
+
+
+def _with_offset(scores: np.ndarray, offset: Optional[np.ndarray]) -> np.ndarray:
+    """Start scores (n_outputs, n_rows) plus a set's offsets, if it has them."""
+    return scores if offset is None else scores + offset
 
 
 def _check_bounded(bounds: np.ndarray, learning_rate: float) -> None:
@@ -261,6 +266,10 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
     check_model_size(p, n_outputs, n_rows, bool(np.any(train_set.categorical)), update,
                      None if init_model is None else init_model.ensemble)
     w = train_set.sample_weight
+    offset = offsets(train_set.init_score, n_outputs, "train_set's init_score")
+    if offset is not None and shard is not None:
+        raise ValueError("init_score: a distributed fit takes offsets through the Dask "
+                         "estimators' init_score, which sets the start on every worker")
 
     if shard is not None:
         bias = np.asarray(shard.bias, dtype=np.float64).reshape(n_outputs)
@@ -268,7 +277,8 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
         ensemble = Ensemble(mapper, p["grow_policy"], bias, n_outputs)
         first_iteration, init_raw = 0, None
     elif init_model is None:
-        bias = _bias(loss, y, w, n_outputs)
+        # offsets replace the loss's constant start (as LightGBM's init_score does)
+        bias = np.zeros(n_outputs) if offset is not None else _bias(loss, y, w, n_outputs)
         mapper, X_binned = train_set.training_matrix(p["max_bins"], seed, n_threads,
                                                      p["min_samples_bin"])
         ensemble = Ensemble(mapper, p["grow_policy"], bias, n_outputs)
@@ -279,13 +289,17 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
         X_binned = train_set.binned(mapper, n_threads)
         first_iteration = init_model.n_iterations
         init_raw = continuation.start_scores(ensemble, X_binned, n_threads)
-    evals = [EvalSet(name, ds.binned(mapper, n_threads),
-                     _target(loss, ds, f"validation set {name!r}"),
-                     ds.sample_weight,
-                     continuation.start_scores(ensemble, ds.binned(mapper, n_threads),
-                                               n_threads),
-                     _bound(loss, ds, f"validation set {name!r}"))
-             for name, ds in zip(names, valid_sets)]
+    if offset is not None:
+        init_raw = offset + (ensemble.bias_array[:, None] if init_raw is None else init_raw)
+    evals = []
+    for name, ds in zip(names, valid_sets):
+        binned = ds.binned(mapper, n_threads)
+        valid_offset = offsets(ds.init_score, n_outputs, f"validation set {name!r}'s "
+                                                         "init_score")
+        evals.append(EvalSet(name, binned, _target(loss, ds, f"validation set {name!r}"),
+                             ds.sample_weight, _with_offset(continuation.start_scores(
+                                 ensemble, binned, n_threads), valid_offset),
+                             _bound(loss, ds, f"validation set {name!r}"), valid_offset))
     collective = LOCAL if shard is None else shard.collective
     if shard is not None:       # row streams of its own on every worker
         streams = Streams(seed, rank=collective.rank)
@@ -326,7 +340,7 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
                           p["learning_rate"], p["n_estimators"], p["leaf_estimation"],
                           p["random_strength"], evals, n_threads, streams=streams,
                           first_iteration=first_iteration, init_raw=init_raw,
-                          collective=collective)
+                          collective=collective, offset=offset)
     evaluator = Evaluator(loss, metrics, names, [ds.group_ptr for ds in valid_sets])
     loss_spec = _loss_spec(spec, loss, p["loss_params"])
 

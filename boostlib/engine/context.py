@@ -37,6 +37,8 @@ class EvalSet:
     raw: np.ndarray
     #: the fit's loss bound to this set's query groups (None: the fit's loss as it is)
     loss: Optional[Loss] = None
+    #: the set's raw-score offsets (``init_score``), (n_outputs, n_rows), part of ``raw``
+    offset: Optional[np.ndarray] = None
 
 
 @dataclass
@@ -80,7 +82,11 @@ class BoostingContext:
         ``first_iteration + n_iterations - 1``, and the attribute ``n_iterations`` is that
         end).
     init_raw : the starting training scores, (n_outputs, n_rows) (default: the bias; a
-        continued fit starts from the model's scores).
+        continued fit starts from the model's scores), offsets included.
+    offset : the training rows' raw-score offsets (``init_score``), (n_outputs, n_rows),
+        or None. They are part of the scores but not of the model: scaling the model
+        (:meth:`scale_model`) or combining models (:meth:`combine`) leaves them as they
+        are.
     collective : how this worker's sums join the other workers' in a distributed fit
         (default: one machine). ``n_rows`` is then this worker's rows, ``total_rows`` all
         workers'.
@@ -91,7 +97,8 @@ class BoostingContext:
                  seed: np.random.SeedSequence, learning_rate: float, n_iterations: int,
                  leaf_estimation: str, random_strength: float, evals: List[EvalSet],
                  n_threads: int, streams: Optional[Streams] = None, first_iteration: int = 0,
-                 init_raw: Optional[np.ndarray] = None, collective: Collective = LOCAL):
+                 init_raw: Optional[np.ndarray] = None, collective: Collective = LOCAL,
+                 offset: Optional[np.ndarray] = None):
         self.X_binned = X_binned
         self.y = y
         self._y_view = y.view()
@@ -126,6 +133,7 @@ class BoostingContext:
         # scalar kernels update; plugins see them rows-first (see _public)
         self._raw = (np.repeat(ensemble.bias_array[:, None], self.n_rows, axis=1)
                      if init_raw is None else init_raw)
+        self._offset = offset
         self._raw_version = 0           # bumped whenever the training scores change
         self._train_loss: Tuple[int, float] = (-1, math.nan)   # (version, loss) cache
         # A loss with gradient_hessian_loss gives the training loss with the derivatives at
@@ -662,10 +670,10 @@ class BoostingContext:
         if not math.isfinite(factor):
             raise ValueError(f"factor={factor!r} must be finite")
         self.ensemble.scale(factor)
-        self._raw *= factor
+        _scale(self._raw, factor, self._offset)
         self._raw_version += 1
         for ev in self.evals:
-            ev.raw *= factor
+            _scale(ev.raw, factor, ev.offset)
 
     # -- tracked models ------------------------------------------------------------------------
     def _tracked(self, obj: Any, what: str) -> Tracked:
@@ -726,7 +734,23 @@ class BoostingContext:
         train = _lincomb([(w, m.train_scores()) for w, m in pairs])
         evals = [_lincomb([(w, m.eval_scores()[i]) for w, m in pairs])
                  for i in range(len(self.evals))]
+        total = sum(w for w, _ in pairs)
+        if total != 1.0:            # every model's scores hold the offsets once
+            for scores, offset in zip([train, *evals],
+                                      [self._offset, *(ev.offset for ev in self.evals)]):
+                if offset is not None:
+                    scores += (1.0 - total) * offset
         target.assign(bias, coef, train, evals)
+
+
+def _scale(scores: np.ndarray, factor: float, offset: Optional[np.ndarray]) -> None:
+    """Scale the model's part of ``scores`` in place (the offsets stay)."""
+    if offset is None:
+        scores *= factor
+    else:
+        scores -= offset
+        scores *= factor
+        scores += offset
 
 
 def _outputs(values: np.ndarray, shape: Tuple[int, int], what: str,

@@ -9,8 +9,8 @@ from .binning import BinMapper
 from .categorical import categorical_mask, encode, translate
 from .frames import as_frame
 from .random_streams import stream_rng
-from .validation import (check_distinct, check_group, check_rows, check_sample_weight,
-                         check_X, check_y,
+from .validation import (check_distinct, check_group, check_init_score, check_rows,
+                         check_sample_weight, check_X, check_y,
                          feature_names as _frame_names)
 
 
@@ -33,6 +33,13 @@ class Dataset:
         Query group sizes for ranking (as LightGBM's ``group``): the first ``group[0]`` rows
         are the first query, the next ``group[1]`` the second, ... (sizes sum to the number
         of rows). Ranking losses (``lambdarank``) and metrics (``ndcg``, ``map``) need it.
+    init_score : array-like of shape (n_rows,) or (n_rows, n_outputs), optional
+        Offsets added to the raw scores (LightGBM's ``init_score``, XGBoost's
+        ``base_margin``): training starts from them instead of the loss's constant start,
+        and the model learns what they leave out (for Poisson and Tweedie exposure, pass
+        ``log(exposure)``; for boosting on from another model, its raw scores). The model
+        does not hold them: add them to its raw predictions (``Model.predict(X,
+        init_score=...)``).
     feature_names : sequence of str, optional
         Names of the features (default: a DataFrame's string column names, if any).
     reference : Dataset, optional
@@ -59,7 +66,7 @@ class Dataset:
     def __init__(self, X: Any, y: Any = None, *, sample_weight: Any = None,
                  feature_names: Optional[Sequence[str]] = None,
                  reference: Optional["Dataset"] = None, categorical_features: Any = "auto",
-                 group: Any = None):
+                 group: Any = None, init_score: Any = None):
         X = as_frame(X)
         names = _frame_names(X)
         shape = getattr(X, "shape", None)
@@ -74,6 +81,8 @@ class Dataset:
         self.sample_weight = check_sample_weight(sample_weight, n_rows)
         #: query sizes, int64 (n_groups,), or None
         self.group = check_group(group, n_rows)
+        #: raw-score offsets, float64 (n_rows,) or (n_rows, n_outputs), or None
+        self.init_score = check_init_score(init_score, n_rows)
         if feature_names is not None:
             names = np.asarray([str(n) for n in feature_names], dtype=object)
             if names.shape != (n_features,):
@@ -148,4 +157,5 @@ class Dataset:
                 f"{f' ({n_cat} categorical)' if n_cat else ''}, {self.X.dtype}"
                 f"{', with y' if self.y is not None else ''}"
                 f"{', weighted' if self.sample_weight is not None else ''}"
-                f"{f', {self.group.size} queries' if self.group is not None else ''}>")
+                f"{f', {self.group.size} queries' if self.group is not None else ''}"
+                f"{', with init_score' if self.init_score is not None else ''}>")

@@ -197,6 +197,53 @@ def column_differences(expected: np.ndarray, got: np.ndarray, where: str) -> Opt
             f"{where} {shown(expected[j])}")
 
 
+def check_init_score(init_score: Any, n_rows: int, name: str = "init_score"
+                     ) -> Optional[np.ndarray]:
+    """Offsets of the raw scores (LightGBM's ``init_score``, XGBoost's ``base_margin``):
+    None, or finite float64 of shape (n_rows,) or (n_rows, n_outputs).
+
+    Raises
+    ------
+    ValueError
+        Naming ``name``, for another number of rows, more than two dimensions, or a value
+        that is not finite (and its row).
+    """
+    if init_score is None:
+        return None
+    arr = as_float64(np.asarray(init_score), name, "raw-score offsets (numbers)")
+    if arr.ndim not in (1, 2) or arr.shape[0] != n_rows:
+        raise ValueError(f"{name} has shape {arr.shape}; expected ({n_rows},) or "
+                         f"({n_rows}, n_outputs): one offset per row (per output)")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        row = int(np.argmax(bad.any(axis=1) if arr.ndim == 2 else bad))
+        raise ValueError(f"{name}[{row}] is {arr.reshape(n_rows, -1)[row].tolist()}; "
+                         "expected finite raw-score offsets (an offset is added to the raw "
+                         "score, not a missing value)")
+    return arr
+
+
+def offsets(init_score: Optional[np.ndarray], n_outputs: int, name: str = "init_score"
+            ) -> Optional[np.ndarray]:
+    """Checked offsets (:func:`check_init_score`) output-major, (n_outputs, n_rows), as
+    the engine holds raw scores; None stays None.
+
+    Raises
+    ------
+    ValueError
+        When their columns are not one per output, naming ``name``.
+    """
+    if init_score is None:
+        return None
+    if init_score.ndim == 1:
+        init_score = init_score[:, None]
+    if init_score.shape[1] != n_outputs:
+        raise ValueError(f"{name} has {init_score.shape[1]} column(s); the loss has "
+                         f"{n_outputs} output(s): expected shape ({init_score.shape[0]},"
+                         f"{' ' + str(n_outputs) if n_outputs > 1 else ''})")
+    return np.ascontiguousarray(init_score.T)
+
+
 #: How a prediction's message about its columns starts (scikit-learn's words).
 AT_FIT = "The feature names should match those that were passed during fit: X"
 

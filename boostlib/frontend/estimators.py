@@ -21,12 +21,31 @@ from ..engine.frames import as_frame
 from ..booster.model import Model
 from ..engine.params import Parameter, check_orphaned_params, parameters_of, resolve
 from ..booster.training import train
-from ..engine.validation import (AT_FIT, check_columns, check_rows, check_sample_weight,
-                                 check_X, check_y, feature_names)
+from ..engine.validation import (AT_FIT, check_columns, check_init_score, check_rows,
+                                 check_sample_weight, check_X, check_y, feature_names)
 from ..io import model_files
 from ..plugin import checks, registry
 from ..engine.class_weights import class_row_weights
 from .estimator_params import document, make_init, renamed
+
+
+def _init_scores(eval_init_score: Any, n_sets: int, offsets: bool) -> List[Any]:
+    """One ``init_score`` per validation set: ``eval_init_score``'s, checked to be a list
+    of one per set, which fits with offsets need (their scores would not compare with the
+    training scores otherwise)."""
+    if eval_init_score is None:
+        if offsets:
+            raise ValueError("init_score is given but eval_init_score is not: pass the "
+                             "offsets of every eval_set pair too (a list, one array each)")
+        return [None] * n_sets
+    if isinstance(eval_init_score, np.ndarray) or not isinstance(eval_init_score,
+                                                                 (list, tuple)):
+        raise TypeError("eval_init_score must be a list with one array of offsets per "
+                        "eval_set pair")
+    if len(eval_init_score) != n_sets:
+        raise ValueError(f"eval_init_score has {len(eval_init_score)} entries; expected one "
+                         f"per eval_set pair ({n_sets})")
+    return list(eval_init_score)
 
 
 def _n_columns(X: Any) -> Optional[int]:
@@ -172,7 +191,8 @@ class _BaseBoost(BaseEstimator):
     def fit(self, X: Any, y: Any, sample_weight: Any = None,
             eval_set: Optional[Sequence[Tuple[Any, Any]]] = None,
             eval_sample_weight: Optional[Sequence[Any]] = None,
-            callbacks: Optional[Sequence[CallbackLike]] = None):
+            callbacks: Optional[Sequence[CallbackLike]] = None, *, init_score: Any = None,
+            eval_init_score: Optional[Sequence[Any]] = None):
         """Fit the model.
 
         Parameters
@@ -196,15 +216,28 @@ class _BaseBoost(BaseEstimator):
             after every iteration with an :class:`boostlib.callbacks.IterationInfo`; one
             returning True stops training. ``verbose=1`` adds a progress bar and
             ``early_stopping_rounds`` an :class:`boostlib.callbacks.EarlyStopping`.
+        init_score : array-like of shape (n_samples,) or (n_samples, n_outputs), optional
+            Offsets of the raw scores (LightGBM's ``init_score``, XGBoost's
+            ``base_margin``): training starts from them instead of the loss's constant
+            start, and the model learns the rest. ``log(exposure)`` for a Poisson or Tweedie
+            model of counts over an exposure; another model's raw scores to boost on from
+            it. The model does not hold them: pass the rows' offsets to :meth:`predict` too.
+            A classifier with more than two classes takes (n_samples, n_classes).
+        eval_init_score : list of array-like, optional
+            The offsets of each validation set (required for each when ``init_score`` is
+            given, so that their scores are comparable).
 
         Returns
         -------
         self
         """
-        return self._fit(X, y, sample_weight, eval_set, eval_sample_weight, callbacks)
+        return self._fit(X, y, sample_weight=sample_weight, eval_set=eval_set,
+                         eval_sample_weight=eval_sample_weight, callbacks=callbacks,
+                         init_score=init_score, eval_init_score=eval_init_score)
 
-    def _fit(self, X: Any, y: Any, sample_weight: Any, eval_set: Any, eval_sample_weight: Any,
-             callbacks: Any, group: Any = None, eval_group: Any = None):
+    def _fit(self, X: Any, y: Any, *, sample_weight: Any = None, eval_set: Any = None,
+             eval_sample_weight: Any = None, callbacks: Any = None, group: Any = None,
+             eval_group: Any = None, init_score: Any = None, eval_init_score: Any = None):
         """:meth:`fit`, with query groups for the training and validation sets."""
         self._check_params()
         init_model = self._warm_model()
@@ -222,8 +255,10 @@ class _BaseBoost(BaseEstimator):
         if init_model is not None:      # the iterations to add
             params["n_estimators"] = self.n_estimators - init_model.n_iterations
         train_set = Dataset(X, y_enc, sample_weight=w, feature_names=names,
-                            categorical_features=categorical, group=group)
-        valid = self._valid_sets(eval_set, eval_sample_weight, train_set, eval_group)
+                            categorical_features=categorical, group=group,
+                            init_score=init_score)
+        valid = self._valid_sets(eval_set, eval_sample_weight, train_set, eval_group,
+                                 eval_init_score)
         model = train(params, train_set, valid_sets=valid, callbacks=callbacks or [],
                       init_model=init_model)
         # the model records the estimator's own parameters (its loss as the user gave it)
@@ -302,10 +337,11 @@ class _BaseBoost(BaseEstimator):
                              "BoostClassifier or a regression loss")
 
     def _valid_sets(self, eval_set, eval_sample_weight, train_set: Dataset,
-                    eval_group: Any = None) -> List[Dataset]:
+                    eval_group: Any = None, eval_init_score: Any = None) -> List[Dataset]:
         if eval_set is None:
-            if eval_group is not None:
-                raise ValueError("eval_group is given without eval_set")
+            for name, value in (("eval_group", eval_group), ("eval_init_score", eval_init_score)):
+                if value is not None:
+                    raise ValueError(f"{name} is given without eval_set")
             return []
         if isinstance(eval_set, tuple) and len(eval_set) == 2:
             eval_set = [eval_set]
@@ -323,8 +359,9 @@ class _BaseBoost(BaseEstimator):
         if len(groups) != len(eval_set):
             raise ValueError(f"eval_group has {len(groups)} entries; expected one per "
                              f"eval_set pair ({len(eval_set)})")
+        inits = _init_scores(eval_init_score, len(eval_set), train_set.init_score is not None)
         out = []
-        for i, ((Xe, ye), we, ge) in enumerate(zip(eval_set, weights, groups)):
+        for i, ((Xe, ye), we, ge, ie) in enumerate(zip(eval_set, weights, groups, inits)):
             Xe = as_frame(Xe, f"eval_set[{i}] X")
             check_columns(train_set.feature_names, feature_names(Xe), f"eval_set[{i}] X",
                           "in the training X")
@@ -344,7 +381,9 @@ class _BaseBoost(BaseEstimator):
             except (ValueError, TypeError) as exc:
                 raise type(exc)(f"eval_sample_weight[{i}]: {exc}") from None
             try:
-                out.append(Dataset(Xe, ye, sample_weight=we, reference=train_set, group=ge))
+                ie = check_init_score(ie, n_rows, f"eval_init_score[{i}]")
+                out.append(Dataset(Xe, ye, sample_weight=we, reference=train_set, group=ge,
+                                   init_score=ie))
             except ValueError as exc:
                 if ge is None or "group" not in str(exc):
                     raise
@@ -353,13 +392,15 @@ class _BaseBoost(BaseEstimator):
 
     # -- prediction ------------------------------------------------------------------------------
     def _raw_predict(self, fitted: _Fitted, X: Any,
-                     iteration_range: Optional[Tuple[int, int]] = None) -> np.ndarray:
+                     iteration_range: Optional[Tuple[int, int]] = None,
+                     init_score: Any = None) -> np.ndarray:
         X = self._check_predict_X(fitted, X)
         return fitted.model.predict(X, raw=True, iteration_range=iteration_range,
-                                    n_jobs=self.n_jobs)
+                                    n_jobs=self.n_jobs, init_score=init_score)
 
     def _explained(self, fitted: _Fitted, X: Any, iteration_range: Optional[Tuple[int, int]],
-                   pred_contrib: bool, pred_interactions: bool) -> Optional[np.ndarray]:
+                   pred_contrib: bool, pred_interactions: bool,
+                   init_score: Any = None) -> Optional[np.ndarray]:
         """SHAP values or interaction values when asked for (see
         :meth:`boostlib.Model.predict`), else None."""
         if not (pred_contrib or pred_interactions):
@@ -367,7 +408,8 @@ class _BaseBoost(BaseEstimator):
         X = self._check_predict_X(fitted, X)
         return fitted.model.predict(X, iteration_range=iteration_range, n_jobs=self.n_jobs,
                                     pred_contrib=pred_contrib,
-                                    pred_interactions=pred_interactions)
+                                    pred_interactions=pred_interactions,
+                                    init_score=init_score)
 
     def _staged_raw(self, fitted: _Fitted, X: Any) -> Iterator[np.ndarray]:
         """The raw scores after each iteration (``X`` checked and binned now)."""
@@ -485,7 +527,8 @@ class BoostRegressor(RegressorMixin, _BaseBoost):
 
     def predict(self, X: Any, *,
                 iteration_range: Optional[Tuple[int, int]] = None,
-                pred_contrib: bool = False, pred_interactions: bool = False) -> np.ndarray:
+                pred_contrib: bool = False, pred_interactions: bool = False,
+                init_score: Any = None) -> np.ndarray:
         """Predicted values, shape (n_samples,).
 
         Parameters
@@ -500,16 +543,21 @@ class BoostRegressor(RegressorMixin, _BaseBoost):
             Return the SHAP values (n_samples, n_features + 1) or SHAP interaction values
             (n_samples, n_features + 1, n_features + 1) of the raw score instead; see
             :meth:`boostlib.Model.predict` and ``docs/explain.md``.
+        init_score : array-like of shape (n_samples,) or (n_samples, n_outputs), optional
+            The rows' raw-score offsets, for a model fitted with ``init_score``: added to
+            the raw score before the response (see :meth:`boostlib.Model.predict`).
 
         Returns
         -------
         ndarray of shape (n_samples,)
         """
         fitted = self._state()
-        explained = self._explained(fitted, X, iteration_range, pred_contrib, pred_interactions)
+        explained = self._explained(fitted, X, iteration_range, pred_contrib, pred_interactions,
+                                    init_score)
         if explained is not None:
             return explained
-        return checks.response(fitted.model.loss, self._raw_predict(fitted, X, iteration_range))
+        return checks.response(fitted.model.loss,
+                               self._raw_predict(fitted, X, iteration_range, init_score))
 
     def predict_virtual_ensembles(self, X: Any, n_members: int = 10) -> np.ndarray:
         """Predictions of ``n_members`` models taken along the training chain.
@@ -601,11 +649,13 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
     def fit(self, X: Any, y: Any, sample_weight: Any = None,
             eval_set: Optional[Sequence[Tuple[Any, Any]]] = None,
             eval_sample_weight: Optional[Sequence[Any]] = None,
-            callbacks: Optional[Sequence[CallbackLike]] = None):
+            callbacks: Optional[Sequence[CallbackLike]] = None, *, init_score: Any = None,
+            eval_init_score: Optional[Sequence[Any]] = None):
         # a warm start encodes y with the fitted model's classes
         self._fitting_classes = self.classes_ if self._continues() else None
         try:
-            super().fit(X, y, sample_weight, eval_set, eval_sample_weight, callbacks)
+            super().fit(X, y, sample_weight, eval_set, eval_sample_weight, callbacks,
+                        init_score=init_score, eval_init_score=eval_init_score)
         finally:
             del self._fitting_classes
         return self
@@ -632,7 +682,8 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
                              "classes; use a multiclass loss (loss=None or 'multiclass')")
 
     def decision_function(self, X: Any, *,
-                          iteration_range: Optional[Tuple[int, int]] = None) -> np.ndarray:
+                          iteration_range: Optional[Tuple[int, int]] = None,
+                          init_score: Any = None) -> np.ndarray:
         """Raw scores: shape (n_samples,) for two classes (log-odds of ``classes_[1]`` with
         ``logloss``), (n_samples, n_classes) for more.
 
@@ -643,15 +694,19 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
             ``(start, end)``: use only the iterations ``start <= t < end``, with
             ``0 <= start < end <= n_trees_`` (the bias always counts); ``(0, k + 1)`` gives
             step ``k`` of :meth:`staged_decision_function`. Default: the whole model.
+        init_score : array-like of shape (n_samples,) or (n_samples, n_classes), optional
+            The rows' raw-score offsets, for a model fitted with ``init_score``: added to
+            the raw scores (see :meth:`boostlib.Model.predict`).
 
         Returns
         -------
         ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
-        return self._raw_predict(self._state(), X, iteration_range)
+        return self._raw_predict(self._state(), X, iteration_range, init_score)
 
     def predict_proba(self, X: Any, *,
-                      iteration_range: Optional[Tuple[int, int]] = None) -> np.ndarray:
+                      iteration_range: Optional[Tuple[int, int]] = None,
+                      init_score: Any = None) -> np.ndarray:
         """Class probabilities, shape (n_samples, n_classes), columns ordered as
         ``classes_``; each row sums to 1.
 
@@ -660,13 +715,15 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
         X : array-like of shape (n_samples, n_features)
         iteration_range : tuple of (int, int), optional
             As for :meth:`decision_function`.
+        init_score : array-like, optional
+            As for :meth:`decision_function`.
 
         Returns
         -------
         ndarray of shape (n_samples, n_classes)
         """
         fitted = self._state()
-        return self._proba(fitted, self._raw_predict(fitted, X, iteration_range))
+        return self._proba(fitted, self._raw_predict(fitted, X, iteration_range, init_score))
 
     def _proba(self, fitted: _Fitted, raw: np.ndarray) -> np.ndarray:
         p = checks.response(fitted.model.loss, raw)
@@ -746,7 +803,8 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
 
     def predict(self, X: Any, *,
                 iteration_range: Optional[Tuple[int, int]] = None,
-                pred_contrib: bool = False, pred_interactions: bool = False) -> np.ndarray:
+                pred_contrib: bool = False, pred_interactions: bool = False,
+                init_score: Any = None) -> np.ndarray:
         """Predicted labels: the class of the largest raw score (two classes:
         ``classes_[1]`` where the raw score is positive).
 
@@ -760,16 +818,20 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
             (n_samples, n_features + 1, n_features + 1) of the raw score (the
             :meth:`decision_function`) instead, with a class axis last for more than two
             classes; see :meth:`boostlib.Model.predict` and ``docs/explain.md``.
+        init_score : array-like of shape (n_samples,) or (n_samples, n_outputs), optional
+            The rows' raw-score offsets, for a model fitted with ``init_score``: added to
+            the raw score before the response (see :meth:`boostlib.Model.predict`).
 
         Returns
         -------
         ndarray of shape (n_samples,)
         """
         fitted = self._state()
-        explained = self._explained(fitted, X, iteration_range, pred_contrib, pred_interactions)
+        explained = self._explained(fitted, X, iteration_range, pred_contrib, pred_interactions,
+                                    init_score)
         if explained is not None:
             return explained
-        return self._labels(fitted, self._raw_predict(fitted, X, iteration_range))
+        return self._labels(fitted, self._raw_predict(fitted, X, iteration_range, init_score))
 
 
 #: More numeric classes than this, with fewer than ``ROWS_PER_CLASS`` rows per class on
@@ -876,7 +938,8 @@ class BoostRanker(_BaseBoost):
             eval_set: Optional[Sequence[Tuple[Any, Any]]] = None,
             eval_sample_weight: Optional[Sequence[Any]] = None,
             eval_group: Optional[Sequence[Any]] = None,
-            callbacks: Optional[Sequence[CallbackLike]] = None):
+            callbacks: Optional[Sequence[CallbackLike]] = None, *, init_score: Any = None,
+            eval_init_score: Optional[Sequence[Any]] = None):
         """Fit the ranker.
 
         Parameters
@@ -898,17 +961,23 @@ class BoostRanker(_BaseBoost):
             The query sizes of each validation set.
         callbacks : list, optional
             As for :meth:`BoostRegressor.fit`.
+        init_score, eval_init_score : optional
+            Raw-score offsets of the training rows and of each validation set, as for
+            :meth:`BoostRegressor.fit`.
 
         Returns
         -------
         self
         """
-        return self._fit(X, y, sample_weight, eval_set, eval_sample_weight, callbacks,
-                         group=group, eval_group=eval_group)
+        return self._fit(X, y, sample_weight=sample_weight, eval_set=eval_set,
+                         eval_sample_weight=eval_sample_weight, callbacks=callbacks,
+                         group=group, eval_group=eval_group, init_score=init_score,
+                         eval_init_score=eval_init_score)
 
     def predict(self, X: Any, *,
                 iteration_range: Optional[Tuple[int, int]] = None,
-                pred_contrib: bool = False, pred_interactions: bool = False) -> np.ndarray:
+                pred_contrib: bool = False, pred_interactions: bool = False,
+                init_score: Any = None) -> np.ndarray:
         """Ranking scores, shape (n_samples,): higher ranks first.
 
         Parameters
@@ -918,13 +987,18 @@ class BoostRanker(_BaseBoost):
             As for :meth:`BoostRegressor.predict`.
         pred_contrib, pred_interactions : bool, default False
             As for :meth:`BoostRegressor.predict`.
+        init_score : array-like of shape (n_samples,) or (n_samples, n_outputs), optional
+            The rows' raw-score offsets, for a model fitted with ``init_score``: added to
+            the raw score before the response (see :meth:`boostlib.Model.predict`).
 
         Returns
         -------
         ndarray of shape (n_samples,)
         """
         fitted = self._state()
-        explained = self._explained(fitted, X, iteration_range, pred_contrib, pred_interactions)
+        explained = self._explained(fitted, X, iteration_range, pred_contrib, pred_interactions,
+                                    init_score)
         if explained is not None:
             return explained
-        return checks.response(fitted.model.loss, self._raw_predict(fitted, X, iteration_range))
+        return checks.response(fitted.model.loss,
+                               self._raw_predict(fitted, X, iteration_range, init_score))
