@@ -1,7 +1,7 @@
-"""Tables that are not pandas DataFrames: :class:`NamedMatrix`, the form the checks and the
-categorical coding read besides pandas, and the Arrow tables turned into it (pyarrow
-Tables and RecordBatches, polars DataFrames, and any object with the Arrow PyCapsule
-stream interface, ``__arrow_c_stream__``).
+"""Tables that are not pandas DataFrames: :class:`~boostlib.engine.frames.NamedMatrix`,
+the form the checks and the categorical coding read besides pandas, and the Arrow tables
+turned into it (pyarrow Tables and RecordBatches, polars DataFrames, and any object with the
+Arrow PyCapsule stream interface, ``__arrow_c_stream__``).
 
 An Arrow table's columns are read as a pandas DataFrame's are: numbers and booleans as
 numbers (nulls: missing), dictionary-encoded columns (pyarrow dictionaries, polars

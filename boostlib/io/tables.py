@@ -5,7 +5,7 @@ Parquet needs pyarrow. A column is numeric when every field parses as a number o
 missing-value token (:data:`MISSING_TOKENS`, read as NaN); any other column (and any column
 named in ``categorical``) is kept as strings, and becomes a *categorical* feature in
 :meth:`Table.features`: float codes ``0 .. K-1`` of its levels, sorted by their text, in a
-:class:`NamedMatrix` whose ``categories`` map the column name to the levels. Numbers are
+:class:`~boostlib.engine.frames.NamedMatrix` whose ``categories`` map the column name to the levels. Numbers are
 parsed by Python's ``float``, which rounds correctly, so the values are exactly those NumPy
 or ``float()`` would read.
 """
