@@ -359,3 +359,32 @@ def class_index(classes: np.ndarray, y: np.ndarray) -> np.ndarray:
                          f"({np.unique(y[unknown])[:5].tolist()}); expected one of "
                          f"{classes[:10].tolist()}")
     return index
+
+
+def offset_column(table: Table, column: str) -> np.ndarray:
+    """The ``--offset`` ``column``: raw-score offsets (the model's ``init_score``), one finite
+    number per row.
+
+    Raises
+    ------
+    ValueError
+        For a column the file does not have, text, or a missing or infinite value (naming
+        its data row).
+    """
+    if column not in table.columns:
+        raise ValueError(f"--offset {column!r}: {table.path} has no column {column!r}; "
+                         f"expected a name among its columns {listed(table.names, 30)}")
+    values = table.column(column)
+    if values.dtype.kind != "f":
+        example = next((v for v in values if v.lower() not in MISSING_TOKENS), "")
+        raise ValueError(f"--offset {column!r} holds text (e.g. {example!r}); expected "
+                         "numbers: the offset added to each row's raw score, such as "
+                         "log(exposure)")
+    bad = ~np.isfinite(values)
+    if bad.any():
+        row = int(np.argmax(bad))
+        shown_value = "missing" if np.isnan(values[row]) else str(values[row])
+        raise ValueError(f"--offset {column!r} is {shown_value} in data row {row + 1}; "
+                         "expected a finite number in every row")
+    return values
+

@@ -5,11 +5,12 @@ import argparse
 import csv
 import io
 import sys
-from typing import IO, Any, List, Sequence, Tuple
+from typing import IO, Any, List, Optional, Sequence, Tuple
 
+import numpy as np
 
 from ...io.tables import Table, read_table
-from .columns import listed, plural
+from .columns import column_name, listed, offset_column, plural
 from .files import check_data_name, check_output, write_output
 from .options import add_data_options, one_line
 
@@ -86,7 +87,8 @@ def _model_features(model: Any, table: Table, categorical: Sequence[str] = ()) -
     return table.features(table.names).values
 
 
-def prediction_rows(model: Any, X: Any) -> Tuple[List[str], List[Sequence[str]]]:
+def prediction_rows(model: Any, X: Any, init_score: Optional[np.ndarray] = None
+                    ) -> Tuple[List[str], List[Sequence[str]]]:
     """Header and rows of the predictions CSV (floats written exactly, as ``repr``).
 
     Parameters
@@ -103,16 +105,17 @@ def prediction_rows(model: Any, X: Any) -> Tuple[List[str], List[Sequence[str]]]
         column per class, in the order of ``classes_``).
     rows : list of tuple of str
     """
+    offset = {} if init_score is None else {"init_score": init_score}
     if hasattr(model, "classes_"):
-        proba = model.predict_proba(X)
-        labels = [str(c) for c in model.predict(X).tolist()]
+        proba = model.predict_proba(X, **offset)
+        labels = [str(c) for c in model.predict(X, **offset).tolist()]
         if model.classes_.size > 2:
             header = ["prediction"] + [f"proba_{c}" for c in model.classes_.tolist()]
             return header, [(c,) + tuple(repr(v) for v in row)
                             for c, row in zip(labels, proba.tolist())]
         return ["prediction", "probability"], [(c, repr(float(p)))
                                                for c, p in zip(labels, proba[:, 1])]
-    return ["prediction"], [(repr(float(v)),) for v in model.predict(X)]
+    return ["prediction"], [(repr(float(v)),) for v in model.predict(X, **offset)]
 
 
 def _load_model(path: str, data: str) -> Any:
@@ -145,7 +148,8 @@ def run_predict(args: argparse.Namespace) -> int:
     categorical = model_categorical_features(model)
     table = read_table(args.data, args.header, args.sep, categorical=categorical)
     X = _model_features(model, table, categorical)
-    header, rows = prediction_rows(model, X)
+    offset = offset_column(table, args.offset) if args.offset is not None else None
+    header, rows = prediction_rows(model, X, offset)
     if args.output is None:
         _write_predictions(sys.stdout, header, rows)
         return 0
@@ -166,5 +170,8 @@ def add_predict(sub: Any) -> None:
     predict.add_argument("data", metavar="DATA", help="rows to predict (CSV, TSV or Parquet)")
     predict.add_argument("--output", "-o", default=None, metavar="PRED.csv",
                          help="predictions file (default: standard output)")
+    predict.add_argument("--offset", type=column_name, default=None, metavar="COLUMN",
+                         help="column of the rows' raw-score offsets, added to the model's raw "
+                              "scores (for a model trained with 'train --offset')")
     add_data_options(predict)
     predict.set_defaults(func=run_predict)

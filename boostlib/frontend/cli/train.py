@@ -14,8 +14,8 @@ from ...io.tables import identifier_columns, read_table
 from ...plugin import registry
 from .columns import (MAX_CLASSES, MIN_CLASS_ROWS, TASK_RULE, categorical_parameter, class_index,
                       column_list, column_name, feature_columns, fraction_option, listed,
-                      plural, query_sizes, read_target, run_lengths, show_value, split_queries,
-                      split_rows)
+                      offset_column, plural, query_sizes, read_target, run_lengths, show_value,
+                      split_queries, split_rows)
 from .files import check_data_name, check_output
 from .options import TASKS, add_data_options, add_estimator_options, estimator_classes
 
@@ -55,7 +55,8 @@ values. Empty, NA, NaN, null, None and ? are missing values.
 """ + _TASK_EPILOG
 
 
-def evaluation(model: Any, X: Any, y: np.ndarray, group: Optional[np.ndarray] = None) -> str:
+def evaluation(model: Any, X: Any, y: np.ndarray, group: Optional[np.ndarray] = None,
+               init_score: Optional[np.ndarray] = None) -> str:
     """Metrics of ``model`` on ``(X, y)``, as printed by ``train``.
 
     Parameters
@@ -67,6 +68,8 @@ def evaluation(model: Any, X: Any, y: np.ndarray, group: Optional[np.ndarray] = 
         True labels (classifier), values (regressor) or relevance labels (ranker).
     group : ndarray of int, optional
         Query sizes (ranking).
+    init_score : ndarray, optional
+        The rows' raw-score offsets (``--offset``).
 
     Returns
     -------
@@ -77,25 +80,26 @@ def evaluation(model: Any, X: Any, y: np.ndarray, group: Optional[np.ndarray] = 
     """
     from ...engine.metrics import accuracy, logloss, multiclass_logloss, roc_auc
 
+    offset = {} if init_score is None else {"init_score": init_score}
     if group is not None:
-        score = model.predict(X)
+        score = model.predict(X, **offset)
         return "  ".join(f"{name.upper()}@10 "
                          f"{registry.create('metric', name, {'k': 10})(y, score, group=group):.4f}"
                          for name in ("ndcg", "map"))
     if hasattr(model, "classes_"):
-        proba = model.predict_proba(X)
+        proba = model.predict_proba(X, **offset)
         if model.classes_.size > 2:
             mlogloss = multiclass_logloss(class_index(model.classes_, y), proba)
             return (f"multiclass logloss {mlogloss:.4f}  "
-                    f"accuracy {accuracy(y, model.predict(X)):.4f}")
+                    f"accuracy {accuracy(y, model.predict(X, **offset)):.4f}")
         p = proba[:, 1]
         positive = y == model.classes_[1]
         parts = [f"logloss {logloss(positive, p):.4f}"]
         if 0 < positive.sum() < positive.size:
             parts.append(f"AUC {roc_auc(positive, p):.4f}")
-        parts.append(f"accuracy {accuracy(y, model.predict(X)):.4f}")
+        parts.append(f"accuracy {accuracy(y, model.predict(X, **offset)):.4f}")
         return "  ".join(parts)
-    err = model.predict(X) - y
+    err = model.predict(X, **offset) - y
     ss_tot = float(np.sum((y - y.mean()) ** 2))
     r2 = 1.0 - float(np.sum(err ** 2)) / ss_tot if ss_tot > 0 else float("nan")
     return (f"RMSE {float(np.sqrt(np.mean(err ** 2))):.6g}  MAE {float(np.mean(np.abs(err))):.6g}"
@@ -163,6 +167,10 @@ def run_train(args: argparse.Namespace) -> int:
     if args.group is not None and args.group == args.target:
         raise ValueError(f"--group {args.group!r} is the --target column; expected the query "
                          "id column")
+    if args.offset is not None and args.offset in (args.target, args.group):
+        raise ValueError(f"--offset {args.offset!r} is the "
+                         f"{'--target' if args.offset == args.target else '--group'} column; "
+                         "expected a column of raw-score offsets")
     classes = estimator_classes()
     params = {name: getattr(args, name) for name in args.estimator_params
               if hasattr(args, name)}
@@ -172,7 +180,9 @@ def run_train(args: argparse.Namespace) -> int:
     if args.group is not None and args.group not in table.columns:
         raise ValueError(f"--group {args.group!r}: {table.path} has no column {args.group!r}; "
                          f"expected a name among its columns {listed(table.names, 30)}")
-    names = feature_columns(table, args.target, drop + ([args.group] if args.group else []),
+    offset = offset_column(table, args.offset) if args.offset is not None else None
+    names = feature_columns(table, args.target,
+                            drop + [c for c in (args.group, args.offset) if c is not None],
                             categorical)
     task, y, why = read_target(table, args.target, args.task)
     sizes = query_sizes(table, args.group) if args.group is not None else None
@@ -218,7 +228,11 @@ def run_train(args: argparse.Namespace) -> int:
                              "the model cannot learn it; expected each class in the training "
                              "rows: use a smaller --eval-fraction or another --random-state")
     eval_set = None if eval_rows is None else [(X.take(eval_rows), y[eval_rows])]
-    groups = {}
+    groups: Dict[str, Any] = {}
+    if offset is not None:
+        groups["init_score"] = offset[fit_rows]
+        if eval_rows is not None:
+            groups["eval_init_score"] = [offset[eval_rows]]
     if sizes is not None:
         query = np.repeat(np.arange(sizes.size), sizes)
         groups["group"] = run_lengths(query[fit_rows])
@@ -229,11 +243,12 @@ def run_train(args: argparse.Namespace) -> int:
     print(f"trained {cls.__name__} on {fit_rows.size} rows in "
           f"{time.perf_counter() - start:.2f} s: {model.n_trees_} trees")
     if eval_rows is None:
-        print(f"evaluation on the training rows: {evaluation(model, X, y, sizes)}")
+        print(f"evaluation on the training rows: {evaluation(model, X, y, sizes, offset)}")
     else:
         eval_group = groups["eval_group"][0] if sizes is not None else None
+        eval_offset = None if offset is None else offset[eval_rows]
         print(f"evaluation on {eval_rows.size} held-out rows: "
-              f"{evaluation(model, eval_set[0][0], eval_set[0][1], eval_group)}")
+              f"{evaluation(model, eval_set[0][0], eval_set[0][1], eval_group, eval_offset)}")
     model.save_model(args.output)
     print(f"model written to {args.output}")
     return 0
@@ -260,6 +275,11 @@ def add_train(sub: Any) -> None:
                        help="query id column for --task ranking (BoostRanker): the rows of a "
                             "query are consecutive; not a feature. --eval-fraction then holds "
                             "out whole queries")
+    train.add_argument("--offset", type=column_name, default=None, metavar="COLUMN",
+                       help="column of raw-score offsets (the estimators' init_score), e.g. "
+                            "log(exposure) for a Poisson model of counts: training starts "
+                            "from them and the model learns the rest; not a feature. "
+                            "'predict --offset COLUMN' adds them back")
     train.add_argument("--eval-fraction", type=fraction_option, default=0.0, metavar="F",
                        help="hold out this fraction of the rows (drawn with --random-state) "
                             "for evaluation and early stopping (default: 0, evaluate on the "
