@@ -178,3 +178,31 @@ def _import_without_pyarrow(frames):
         return frames._pyarrow(_Stream(None))
     finally:
         sys.modules["pyarrow"] = saved
+
+
+def test_tables_of_numbers_are_read_as_columns_without_a_copy(tmp_path):
+    """A table of numbers only is kept as its columns (no copy where Arrow allows: one
+    chunk, no nulls, the matrix's type), binned a column at a time, and gives the model
+    the NumPy array gives, with weights too."""
+    from boostlib.engine.frames import Columns, from_arrow
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(700, 6))
+    X[::9, 2] = np.nan
+    y = X[:, 0] - X[:, 1] ** 2 + rng.normal(size=700) * 0.1
+    w = rng.uniform(0, 2, 700)
+    w[::5] = 0
+    table = pa.table({f"f{j}": X[:, j].copy() for j in range(6)})
+    data = from_arrow(table).data
+    assert isinstance(data, Columns)
+    clean = table.column("f0").chunk(0).to_numpy()
+    assert np.shares_memory(data.column(0), clean)
+    for policy in ("symmetric", "depthwise", "lossguide"):
+        params = dict(n_estimators=6, grow_policy=policy, random_state=0)
+        ref = BoostRegressor(**params).fit(pd.DataFrame(X, columns=table.column_names), y,
+                                           sample_weight=w)
+        est = BoostRegressor(**params).fit(table, y, sample_weight=w)
+        assert _model_bytes(est, tmp_path, "t") == _model_bytes(ref, tmp_path, "r"), policy
+        np.testing.assert_array_equal(est.predict(table), ref.predict(table.to_pandas()))
+    inf = table.set_column(1, "f1", pa.array(np.r_[np.inf, X[1:, 1]]))
+    with pytest.raises(ValueError, match="contains infinity"):
+        BoostRegressor(n_estimators=2).fit(inf, y)

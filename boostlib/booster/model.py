@@ -13,7 +13,7 @@ from ..plugin import checks
 from ..io import model_files
 from ..engine.ensemble import Ensemble
 from ..engine.categorical import encode_like
-from ..engine.frames import as_frame
+from ..engine.frames import Columns, as_frame
 from ..engine.contributions import contributions
 from ..engine.validation import (AT_FIT, check_columns, check_init_score, check_X,
                                  feature_names, offsets)
@@ -98,6 +98,8 @@ class Model:
             X = encode_like(X, mapper.categorical_, mapper.levels_, check)
         else:
             X = check(X)
+        if isinstance(X, Columns):          # an Arrow table's columns: the walk reads rows
+            X = X.to_array()
         if X.shape[1] != self.n_features:
             raise ValueError(f"X has {X.shape[1]} features, but the model expects "
                              f"{self.n_features}")

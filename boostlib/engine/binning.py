@@ -7,6 +7,7 @@ import numpy as np
 
 from .._kernels import _binning
 from .borders import bins_for_rows, keep_full_bins, midpoint_percentiles
+from .frames import Columns
 from .sparse_binning import fit_sparse, is_sparse, transform_sparse
 
 MAX_BINS = 255
@@ -37,6 +38,16 @@ def _borders_of_sorted(values: np.ndarray, max_bins: int,
         return borders
     return keep_full_bins(borders, np.searchsorted(values, borders, side="right"),
                           values.size, min_samples_bin)
+
+
+def _block(X: Any, f0: int, f1: int) -> np.ndarray:
+    """Features ``f0 .. f1 - 1`` of ``X`` as a 2-D view (of one column of
+    :class:`~boostlib.engine.frames.Columns`)."""
+    if isinstance(X, Columns):
+        if f1 - f0 != 1:
+            raise ValueError("Columns are read one feature at a time")
+        return X.column(f0)[:, None]
+    return X[:, f0:f1]
 
 
 def _as_real(X: np.ndarray) -> np.ndarray:
@@ -139,7 +150,7 @@ class BinMapper:
         """
         if is_sparse(X):
             return fit_sparse(self, X, rng, categorical)
-        X = _as_real(X)
+        X = X if isinstance(X, Columns) else _as_real(X)
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D, got shape {X.shape}")
         n = X.shape[0]
@@ -153,14 +164,15 @@ class BinMapper:
         # SORT_BLOCK_VALUES values, not a float64 copy of every sampled value at once
         # (for wide data hundreds of MB, each page faulted in on first use).
         m = rows.size or n
-        block = int(np.clip(SORT_BLOCK_VALUES // max(m, 1), 1, max(X.shape[1], 1)))
+        block = 1 if isinstance(X, Columns) else \
+            int(np.clip(SORT_BLOCK_VALUES // max(m, 1), 1, max(X.shape[1], 1)))
         values = np.empty((block, m))
         counts = np.empty(block, dtype=np.intp)
         borders: List[np.ndarray] = []
         for f0 in range(0, X.shape[1], block):
             f1 = min(f0 + block, X.shape[1])
-            _binning.sorted_sample(X[:, f0:f1], rows, values[:f1 - f0], counts[:f1 - f0],
-                                   max(1, int(n_threads)))
+            _binning.sorted_sample(_block(X, f0, f1), rows, values[:f1 - f0],
+                                   counts[:f1 - f0], max(1, int(n_threads)))
             borders += [np.empty(0) if cat[f] else
                         _borders_of_sorted(values[f - f0, :counts[f - f0]], self.max_bins,
                                            self.min_samples_bin)
@@ -172,7 +184,7 @@ class BinMapper:
             if category_counts is not None and int(f) in category_counts:
                 codes[f], other[f] = self._frequent(*category_counts[int(f)])
             else:
-                codes[f], other[f] = self._frequent_codes(X[:, f])
+                codes[f], other[f] = self._frequent_codes(_block(X, f, f + 1)[:, 0])
         return self.set_categories(codes, other, levels)
 
     def _frequent_codes(self, column: np.ndarray) -> Tuple[np.ndarray, bool]:
@@ -274,21 +286,28 @@ class BinMapper:
             return transform_sparse(self, X, "sparse" if layout == "engine" else layout)
         if layout == "engine":
             layout = "feature"
-        X = _as_real(X)
+        X = X if isinstance(X, Columns) else _as_real(X)
         if X.ndim != 2 or X.shape[1] != self.n_features:
             raise ValueError(f"X must have shape (n_rows, {self.n_features})")
-        tables = self.border_table() + (self.missing_bin,)
         if layout == "feature":
             out = np.empty((X.shape[1], X.shape[0]), dtype=np.uint8)
-            _binning.map_to_bins(X, *tables, out, n_threads)
+            by_feature = out
         elif layout == "row":
             out = np.empty((X.shape[0], X.shape[1]), dtype=np.uint8)
-            _binning.map_to_bins(X, *tables, out.T, n_threads)
+            by_feature = out.T
         else:
             raise ValueError(f"layout={layout!r} is invalid; expected 'feature' or 'row'")
-        by_feature = out if layout == "feature" else out.T
+        flat, starts, n_borders = self.border_table()
+        if isinstance(X, Columns):          # a column at a time: no matrix copy
+            for f in range(X.shape[1]):
+                _binning.map_to_bins(_block(X, f, f + 1), flat, starts[f:f + 1],
+                                     n_borders[f:f + 1], self.missing_bin,
+                                     by_feature[f:f + 1], n_threads)
+        else:
+            _binning.map_to_bins(X, flat, starts, n_borders, self.missing_bin, by_feature,
+                                 n_threads)
         for f in np.flatnonzero(self.categorical_):
-            by_feature[f] = self._category_bins(X[:, f], f)
+            by_feature[f] = self._category_bins(_block(X, f, f + 1)[:, 0], f)
         return out
 
     def _category_bins(self, column: np.ndarray, f: int) -> np.ndarray:

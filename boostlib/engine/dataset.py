@@ -7,7 +7,7 @@ import numpy as np
 
 from .binning import BinMapper
 from .categorical import categorical_mask, encode, translate
-from .frames import as_frame
+from .frames import Columns, as_frame
 from .random_streams import stream_rng
 from .validation import (check_distinct, check_group, check_init_score, check_rows,
                          check_sample_weight, check_X, check_y,
@@ -144,7 +144,8 @@ class Dataset:
         key = (int(max_bins), int(min_samples_bin), seed.entropy, tuple(seed.spawn_key))
         if self._as_training is None or self._as_training[0] != key:
             w = self.sample_weight
-            X = self.X if w is None else self.X[w > 0]
+            X = self.X if w is None else (
+                self.X.rows(w > 0) if isinstance(self.X, Columns) else self.X[w > 0])
             mapper = BinMapper(max_bins, min_samples_bin=min_samples_bin).fit(
                 X, stream_rng(seed, "binning"), n_threads, self.categorical, self.levels)
             self._as_training = (key, mapper, mapper.transform(self.X, n_threads,

@@ -22,6 +22,49 @@ import numpy as np
 from .._messages import listing, shown
 
 
+class Columns:
+    """A float matrix held as separate columns: an Arrow table's numeric columns, read
+    without a copy where Arrow allows it (one chunk, no nulls, the matrix's type), so a
+    fit on a table of numbers adds no copy of it. The binning reads it a column at a time
+    (:class:`~boostlib.engine.binning.BinMapper`); anything else takes :meth:`to_array`.
+
+    Parameters
+    ----------
+    arrays : list of ndarray
+        The columns: 1-D, one length, all float32 or all float64.
+    """
+
+    ndim = 2
+
+    def __init__(self, arrays: Sequence[np.ndarray], n_rows: int, dtype: Any):
+        self.arrays = list(arrays)
+        self.dtype = np.dtype(dtype)
+        self.shape = (int(n_rows), len(self.arrays))
+        if any(a.shape != (n_rows,) or a.dtype != self.dtype for a in self.arrays):
+            raise ValueError(f"columns must be 1-D {self.dtype} arrays of {n_rows} rows")
+
+    def column(self, j: int) -> np.ndarray:
+        """Column ``j``, 1-D."""
+        return self.arrays[j]
+
+    def rows(self, which: np.ndarray) -> "Columns":
+        """The rows ``which`` (a boolean mask or indices) of every column, copied."""
+        arrays = [a[which] for a in self.arrays]
+        n_rows = arrays[0].shape[0] if arrays else int(np.count_nonzero(which))
+        return Columns(arrays, n_rows, self.dtype)
+
+    def to_array(self) -> np.ndarray:
+        """The matrix, Fortran-ordered (one copy)."""
+        out = np.empty(self.shape, dtype=self.dtype, order="F")
+        for j, a in enumerate(self.arrays):
+            out[:, j] = a
+        return out
+
+    def has_infinity(self) -> bool:
+        """Whether a column holds +-inf."""
+        return any(np.isinf(a).any() for a in self.arrays)
+
+
 class NamedMatrix:
     """A float matrix with column names, read by the estimators like a DataFrame.
 
@@ -32,10 +75,11 @@ class NamedMatrix:
 
     Parameters
     ----------
-    values : ndarray of shape (n_rows, n_columns)
+    values : ndarray of shape (n_rows, n_columns), or Columns
         Numbers, and in categorical columns the codes ``0 .. K-1`` of their levels (NaN =
         missing). float32 and float64 values are kept as they are, in either memory order;
-        other types are converted to float64.
+        other types are converted to float64. :class:`Columns` (numbers only) are kept as
+        columns: ``data`` holds them, ``values`` copies them into a matrix.
     columns : sequence of str
     categories : mapping of str to sequence, optional
         The levels of each categorical column, by name: code ``i`` stands for
@@ -43,19 +87,21 @@ class NamedMatrix:
 
     Attributes
     ----------
-    values : ndarray
+    data : ndarray or Columns
+        The values as given.
     columns : list of str
     categories : dict of str to list
     """
 
-    def __init__(self, values: np.ndarray, columns: Sequence[str],
+    def __init__(self, values: Any, columns: Sequence[str],
                  categories: Optional[Mapping[str, Sequence[Any]]] = None):
-        values = np.asarray(values)
-        if values.dtype not in (np.float32, np.float64):
-            values = values.astype(np.float64)
-        self.values = values
+        if not isinstance(values, Columns):
+            values = np.asarray(values)
+            if values.dtype not in (np.float32, np.float64):
+                values = values.astype(np.float64)
+        self.data = values
         self.columns = list(columns)
-        self.dtypes = [self.values.dtype] * len(self.columns)
+        self.dtypes = [values.dtype] * len(self.columns)
         self.categories: Dict[str, List[Any]] = {
             name: list(levels) for name, levels in (categories or {}).items()}
         unknown = [name for name in self.categories if name not in self.columns]
@@ -65,12 +111,17 @@ class NamedMatrix:
                              f"names among its columns {listing(self.columns)}")
 
     @property
+    def values(self) -> np.ndarray:
+        """The matrix (a copy when the data are :class:`Columns`)."""
+        return self.data.to_array() if isinstance(self.data, Columns) else self.data
+
+    @property
     def shape(self) -> Tuple[int, int]:
         """``(n_rows, n_columns)``."""
-        return self.values.shape
+        return self.data.shape
 
     def __len__(self) -> int:
-        return self.values.shape[0]
+        return self.data.shape[0]
 
     def to_numpy(self, dtype: Any = None, na_value: Any = None) -> np.ndarray:
         """The values (``na_value`` is accepted for pandas compatibility; NaN stays NaN)."""
@@ -81,7 +132,8 @@ class NamedMatrix:
 
     def take(self, rows: np.ndarray) -> "NamedMatrix":
         """The given rows, same columns and categories (every level is kept)."""
-        return NamedMatrix(self.values[rows], self.columns, self.categories)
+        data = self.data.rows(rows) if isinstance(self.data, Columns) else self.data[rows]
+        return NamedMatrix(data, self.columns, self.categories)
 
 
 def is_arrow_table(X: Any) -> bool:
@@ -204,11 +256,14 @@ def from_arrow(X: Any, name: str = "X") -> NamedMatrix:
                               "dictionary-encoded categories")
     dtype = np.float32 if all(kind == "number" and str(column.type) in _SMALL
                               for kind, column in kinds) else np.float64
+    target = pa.float32() if dtype == np.float32 else pa.float64()
+    if all(kind == "number" for kind, _ in kinds):       # numbers only: no matrix copy
+        arrays = [pc.cast(column, target).to_numpy() for _, column in kinds]
+        return NamedMatrix(Columns(arrays, table.num_rows, dtype), names)
     values = np.empty((table.num_rows, len(names)), dtype=dtype, order="F")
     categories: Dict[str, List[Any]] = {}
     for j, (label, (kind, column)) in enumerate(zip(names, kinds)):
         if kind == "number":
-            target = pa.float32() if dtype == np.float32 else pa.float64()
             values[:, j] = pc.cast(column, target).to_numpy()
         else:
             codes, levels = (_text_codes(pa, column) if kind == "text" else

@@ -10,7 +10,7 @@ import numpy as np
 
 from .._compat import DataConversionWarning
 from .._messages import listing, shown
-from .frames import NamedMatrix
+from .frames import Columns, NamedMatrix
 from .sparse_binning import check_sparse_X, is_sparse
 
 
@@ -72,13 +72,15 @@ def _frame_to_array(X: Any) -> np.ndarray:
         return np.asarray(X)
 
 
-def check_X(X: Any, name: str = "X", min_rows: int = 1) -> np.ndarray:
+def check_X(X: Any, name: str = "X", min_rows: int = 1) -> Any:
     """``X`` as a 2-D float32 or float64 array; NaN allowed (missing), infinities rejected.
 
     float32 and float64 arrays are returned as they are, in any memory order (the binning
     kernels read both without a converted copy); anything else is converted to float64.
     A ``scipy.sparse`` matrix stays sparse (see
-    ``boostlib.engine.sparse_binning.check_sparse_X``): it stands for ``X.toarray()``.
+    ``boostlib.engine.sparse_binning.check_sparse_X``): it stands for ``X.toarray()``; an
+    Arrow table of numbers stays :class:`~boostlib.engine.frames.Columns` (the training
+    binning reads them column by column).
     Fewer than ``min_rows`` rows (0 for predictions, which are empty then) or no column
     are an error.
     """
@@ -87,8 +89,17 @@ def check_X(X: Any, name: str = "X", min_rows: int = 1) -> np.ndarray:
     if hasattr(X, "toarray") or type(X).__module__.startswith("scipy.sparse"):
         raise TypeError(f"{name}: sparse input of type {type(X).__name__} is not supported; "
                         f"pass a scipy.sparse matrix or a dense array (e.g. {name}.toarray())")
+    if isinstance(X, NamedMatrix) and isinstance(X.data, Columns):
+        check_rows(X.shape, name, min_rows)         # numbers only, kept as columns
+        if X.shape[1] == 0:
+            raise ValueError(f"{name}: found a table with 0 columns while a minimum of 1 is "
+                             "required.")
+        if X.data.has_infinity():
+            raise ValueError(f"Input {name} contains infinity; only NaN (missing) is allowed "
+                             "besides finite values")
+        return X.data
     if isinstance(X, NamedMatrix):
-        arr = X.values
+        arr = X.data
     elif hasattr(X, "dtypes") and hasattr(X, "columns"):
         check_numeric_columns(X, name)
         arr = _frame_to_array(X)
