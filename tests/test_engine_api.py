@@ -116,7 +116,7 @@ def test_multiclass_model_predicts_probabilities_that_sum_to_one():
     raw = model.predict(X, raw=True)
     assert raw.shape == (X.shape[0], 4) and model.n_trees == 15
     np.testing.assert_array_equal(np.argmax(proba, axis=1), np.argmax(raw, axis=1))
-    imp = model.feature_importances()
+    imp = model.feature_importance()
     assert imp.shape == (5,) and imp.sum() == pytest.approx(1.0)
 
 

@@ -345,9 +345,22 @@ class Model:
         return np.stack([checks.response(self.loss, scores[..., m]) for m in range(n_members)],
                         axis=-1)
 
-    def feature_importances(self) -> np.ndarray:
-        """Total split gain per feature (all outputs), normalised to sum to 1."""
-        return self.ensemble.feature_importances()
+    def feature_importance(self, importance_type: str = "gain") -> np.ndarray:
+        """Importance per feature, over every output's trees.
+
+        Parameters
+        ----------
+        importance_type : {"gain", "split", "total_gain", "cover"}, default "gain"
+            ``"gain"``: total split gain, normalised to sum to 1; ``"total_gain"``: total
+            split gain (LightGBM's ``gain``); ``"split"``: number of splits (LightGBM's
+            ``split``); ``"cover"``: mean training rows reaching the splits. A symmetric
+            tree's level counts as one split. See :mod:`boostlib.engine.importance`.
+
+        Returns
+        -------
+        ndarray of shape (n_features,)
+        """
+        return self.ensemble.feature_importances(importance_type)
 
     # -- model files -------------------------------------------------------------------------
     def save(self, path: Any) -> None:

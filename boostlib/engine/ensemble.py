@@ -15,6 +15,7 @@ import numpy as np
 
 from .binning import BinMapper
 from .sparse_binned import MAX_COLUMNS, SparseBinned, local_columns
+from .importance import feature_importance
 from .trees import DepthwiseTree, ObliviousTree, TreeGroup, kind_of
 from .trees.base import CAT_SPLIT
 
@@ -518,11 +519,8 @@ class Ensemble:
                 out[:, t, k] = leaf
         return out
 
-    def feature_importances(self) -> np.ndarray:
-        """Total split gain per feature, normalised to sum to 1 (zeros if no split)."""
-        imp = np.zeros(self.bin_mapper.n_features)
-        for t in self.scalar_trees():
-            mask = t.feature >= 0
-            np.add.at(imp, t.feature[mask], t.gain[mask])
-        total = imp.sum()
-        return imp / total if total > 0 else imp
+    def feature_importances(self, importance_type: str = "gain") -> np.ndarray:
+        """Importance per feature over every output's trees (see
+        :func:`boostlib.engine.importance.feature_importance`)."""
+        return feature_importance(self.scalar_trees(), self.bin_mapper.n_features,
+                                  importance_type)

@@ -12,6 +12,7 @@ import numpy as np
 
 from .._messages import shown
 from .class_weights import check_class_weight
+from .importance import check_importance_type
 from ..plugin.api import Metric
 from .trees import GROW_POLICIES, TreeGroup, kind_of
 from .trees.base import MAX_DEPTH
@@ -367,6 +368,13 @@ parameters apply to the new trees. With the same data and parameters, fitting ``
 ``update="sgb"``, also with sampling and an int ``random_state``). See
 ``docs/training_controls.md`` for the update rules with state and ``evals_result_``.""",
               _boolean, None, scope="estimator"),
+    Parameter("importance_type", "gain", '{"gain", "split", "total_gain", "cover"}', """\
+What ``feature_importances_`` (and :func:`boostlib.plotting.plot_importance`) measure:
+``"gain"``, the total split gain of each feature normalised to sum to 1; ``"total_gain"``,
+the same unnormalised (LightGBM's ``gain``); ``"split"``, the number of splits on it
+(LightGBM's ``split``); ``"cover"``, the mean number of training rows reaching its splits.
+Every output's trees count; a symmetric tree's level is one split.""",
+              check_importance_type, None, scope="estimator"),
     Parameter("class_weight", None, '"balanced" or dict', """\
 Weights of the classes, multiplying ``sample_weight`` (both given: their product), as
 scikit-learn and LightGBM do. ``"balanced"``: ``n_samples / (n_classes * np.bincount(y))``,

@@ -18,6 +18,7 @@ from ..engine.categorical import categorical_spec, is_missing
 from ..engine.dataset import Dataset
 from ..engine.ensemble import Ensemble
 from ..engine.frames import as_frame
+from ..engine.importance import check_importance_type
 from ..booster.model import Model
 from ..engine.params import Parameter, check_orphaned_params, parameters_of, resolve
 from ..booster.training import train
@@ -470,8 +471,10 @@ class _BaseBoost(BaseEstimator):
 
     @property
     def feature_importances_(self) -> np.ndarray:
-        """Total split gain per feature, normalised to sum to 1."""
-        return self._state().model.feature_importances()
+        """Importance per feature, of the type ``importance_type`` names (by default the
+        total split gain, normalised to sum to 1)."""
+        check_importance_type("importance_type", self.importance_type)
+        return self._state().model.feature_importance(self.importance_type)
 
     # -- virtual ensembles -----------------------------------------------------------------------
     def _virtual(self, X: Any, n_members: int, raw: bool = False) -> np.ndarray:

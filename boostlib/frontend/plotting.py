@@ -263,12 +263,13 @@ def plot_learning_curves(models_or_evals_results: Any, labels: Optional[Sequence
 def plot_importance(model: Any, max_features: Optional[int] = 20, *,
                     feature_names: Optional[Sequence[str]] = None, ignore_zero: bool = True,
                     ax: Optional["Axes"] = None, title: Optional[str] = "Feature importance",
-                    precision: int = 3) -> "Axes":
-    """Horizontal bar chart of ``feature_importances_``, the largest at the top.
+                    precision: int = 3, importance_type: Optional[str] = None) -> "Axes":
+    """Horizontal bar chart of the features' importance, the largest at the top.
 
-    The importance of a feature is its share of the total split gain of the model. For a
-    multiclass model that is the gain of the splits of every class's trees: one importance
-    per feature for the whole model, as ``feature_importances_`` gives it.
+    By default the importance of a feature is its share of the total split gain of the
+    model (``importance_type`` chooses another). For a multiclass model that is the gain of
+    the splits of every class's trees: one importance per feature for the whole model, as
+    ``feature_importances_`` gives it.
 
     Parameters
     ----------
@@ -288,6 +289,9 @@ def plot_importance(model: Any, max_features: Optional[int] = 20, *,
         Title of the axes.
     precision : int, default 3
         Significant digits of the value printed at the end of each bar.
+    importance_type : {"gain", "split", "total_gain", "cover"}, optional
+        See :meth:`boostlib.Model.feature_importance`. Default: an estimator's own
+        ``importance_type``, else ``"gain"``.
 
     Returns
     -------
@@ -304,7 +308,10 @@ def plot_importance(model: Any, max_features: Optional[int] = 20, *,
     """
     if max_features is not None and max_features < 1:
         raise ValueError(f"max_features={max_features!r} must be >= 1 or None")
-    importance = np.asarray(_ensemble(model).feature_importances(), dtype=np.float64)
+    if importance_type is None:
+        importance_type = getattr(model, "importance_type", "gain")
+    importance = np.asarray(_ensemble(model).feature_importances(importance_type),
+                            dtype=np.float64)
     names = _feature_names(model, importance.size, feature_names)
     order = np.argsort(-importance, kind="stable")
     if ignore_zero:

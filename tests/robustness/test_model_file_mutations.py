@@ -267,7 +267,7 @@ def model_outputs(obj: Any) -> Dict[str, np.ndarray]:
                 out["virtual"] = _finite("predict_virtual_ensembles", v, shape)
                 if classify:
                     _probabilities("predict_virtual_ensembles", v, None if k == 1 else 1)
-            importances = obj.feature_importances()
+            importances = obj.feature_importance()
         elif isinstance(obj, BoostClassifier):
             n_classes = obj.classes_.size
             raw_shape = (n,) if k == 1 else (n, k)

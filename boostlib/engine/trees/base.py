@@ -123,6 +123,11 @@ class TreeKind(ABC):
         """Which entries of ``tree.feature`` / ``tree.bin`` are splits."""
 
     @abstractmethod
+    def split_covers(self, tree: Any) -> np.ndarray:
+        """The training rows that reached each split (the entries :meth:`split_mask`
+        selects, in order); the tree must have ``cover``."""
+
+    @abstractmethod
     def leaf_mask(self, tree: Any) -> np.ndarray:
         """Which entries of ``tree.value`` are leaves a row can reach."""
 

@@ -185,6 +185,9 @@ class DepthwiseKind(TreeKind):
     def split_mask(self, tree: DepthwiseTree) -> np.ndarray:
         return tree.left >= 0
 
+    def split_covers(self, tree: DepthwiseTree) -> np.ndarray:
+        return np.asarray(tree.cover, dtype=np.float64)[tree.left >= 0]
+
     def max_tree_bytes(self, max_depth: int, max_leaves: int, categorical: bool) -> int:
         """A tree of ``L = min(2**max_depth, max_leaves)`` leaves has ``2 L - 1`` nodes, of
         which ``L - 1`` split."""

@@ -149,6 +149,11 @@ class SymmetricKind(TreeKind):
     def split_mask(self, tree: ObliviousTree) -> np.ndarray:
         return tree.feature >= 0
 
+    def split_covers(self, tree: ObliviousTree) -> np.ndarray:
+        """Every row of the tree reaches each level."""
+        n = int(np.count_nonzero(tree.feature >= 0))
+        return np.full(n, float(np.sum(tree.cover)))
+
     def max_tree_bytes(self, max_depth: int, max_leaves: int, categorical: bool) -> int:
         """Every level's split, and the ``2**max_depth`` leaves' values and covers (the
         leaf table is dense: ``max_leaves`` does not bound it)."""
