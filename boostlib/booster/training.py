@@ -342,6 +342,11 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
                           first_iteration=first_iteration, init_raw=init_raw,
                           collective=collective, offset=offset)
     evaluator = Evaluator(loss, metrics, names, [ds.group_ptr for ds in valid_sets])
+    if evaluator.primary is None and p["early_stopping_rounds"]:
+        raise ValueError(f"early_stopping_rounds={p['early_stopping_rounds']} has no score "
+                         f"to watch: loss {evaluator.loss_name!r} gives derivatives only "
+                         "(give the function a 'loss(y_true, raw)' attribute), and there is "
+                         "no eval_metric")
     loss_spec = _loss_spec(spec, loss, p["loss_params"])
 
     def model_view() -> Model:

@@ -31,6 +31,7 @@ import numpy as np
 
 from .._kernels import _loss
 from ..plugin.api import Loss, hookimpl
+from ..plugin.links import sigmoid, softmax
 
 _EMPTY = np.empty(0, dtype=np.float64)
 
@@ -41,10 +42,6 @@ def _mean(total: float, y: np.ndarray, weight: Optional[np.ndarray]) -> float:
 
 def _weight(weight: Optional[np.ndarray]) -> np.ndarray:
     return _EMPTY if weight is None else np.ascontiguousarray(weight, dtype=np.float64)
-
-
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 0.5 * (1.0 + np.tanh(0.5 * x))
 
 
 class _BinaryLoss(Loss):
@@ -59,7 +56,7 @@ class _BinaryLoss(Loss):
         return y
 
     def transform(self, raw: np.ndarray) -> np.ndarray:
-        return _sigmoid(np.asarray(raw, dtype=np.float64))
+        return sigmoid(raw)
 
 
 class LogLoss(_BinaryLoss):
@@ -128,18 +125,10 @@ class SLALoss(_BinaryLoss):
 
     def loss(self, y, raw):
         t = 2.0 * y - 1.0
-        return _sigmoid(-t * raw / self.scale)
+        return sigmoid(-t * raw / self.scale)
 
     def mean_loss(self, y, raw, weight=None, n_threads=1):
         return _mean(_loss.sla_sum(y, raw, _weight(weight), self.scale, n_threads), y, weight)
-
-
-def softmax(raw: np.ndarray) -> np.ndarray:
-    """Row-wise softmax of raw scores (n, K), computed stably (the row maximum subtracted)."""
-    z = np.asarray(raw, dtype=np.float64)
-    e = np.exp(z - z.max(axis=1, keepdims=True))
-    e /= e.sum(axis=1, keepdims=True)
-    return e
 
 
 class MulticlassLoss(Loss):

@@ -77,16 +77,19 @@ class Evaluator:
             self._bound[name] = [m.bind_groups(ptr) if m.needs_groups else m
                                  for m in self.metrics]
         self.loss_name = loss.name or type(loss).__name__
+        #: whether the loss has values to record (a function's derivatives may come alone)
+        self.loss_values = bool(getattr(loss, "has_loss_values", True))
         self.metric_names = [checks.label(m) for m in self.metrics]
-        #: name of the primary score
-        self.primary = self.metric_names[0] if self.metrics else self.loss_name
+        #: name of the primary score (None: nothing to watch)
+        self.primary = self.metric_names[0] if self.metrics else \
+            self.loss_name if self.loss_values else None
         #: direction of every recorded score
         self.higher_is_better = {self.loss_name: False}
         self.higher_is_better.update({checks.label(m): bool(m.higher_is_better)
                                       for m in self.metrics})
-        valid = ([] if self.loss_name in self.metric_names else [self.loss_name]) \
-            + self.metric_names
-        self.curves: Curves = {"train": {self.loss_name: []}}
+        own = self.loss_values and self.loss_name not in self.metric_names
+        valid = ([self.loss_name] if own else []) + self.metric_names
+        self.curves: Curves = {"train": {self.loss_name: []} if self.loss_values else {}}
         for name in set_names:
             self.curves[name] = {n: [] for n in valid}
         self.best_iteration = -1
@@ -94,11 +97,12 @@ class Evaluator:
 
     def record(self, ctx: Any, iteration: int) -> None:
         """Append this iteration's values (``ctx``: the fit's BoostingContext)."""
-        self.curves["train"][self.loss_name].append(ctx.train_loss())
+        if self.loss_values:
+            self.curves["train"][self.loss_name].append(ctx.train_loss())
         for ev in ctx.evals:
             raw = ctx._public(ev.raw)
             curves = self.curves[ev.name]
-            if self.loss_name not in self.metric_names:
+            if self.loss_values and self.loss_name not in self.metric_names:
                 loss = self.loss if ev.loss is None else ev.loss
                 curves[self.loss_name].append(mean_loss(loss, ev.y, raw, ev.weight,
                                                         ctx.n_threads, ev.name, iteration))
@@ -107,7 +111,7 @@ class Evaluator:
                 with checks.blame("metric", metric, "evaluate", iteration):
                     value = metric(ev.y, inputs.get(metric.reads), ev.weight)
                 curves[name].append(_checked(metric, value, ev.name, iteration))
-        if ctx.evals:
+        if ctx.evals and self.primary is not None:
             self._update_best(self.curves[ctx.evals[-1].name][self.primary][-1], iteration)
 
     def _update_best(self, score: float, iteration: int) -> None:

@@ -14,6 +14,7 @@ from .._messages import shown
 from .class_weights import check_class_weight
 from .importance import check_importance_type
 from ..plugin.api import Metric
+from ..plugin.callables import function_name, is_function
 from .trees import GROW_POLICIES, TreeGroup, kind_of
 from .trees.base import MAX_DEPTH
 from .validation import check_choice, check_number
@@ -40,8 +41,8 @@ MAX_LEAVES = 131_072
 DEFAULT_MAX_LEAVES = 31
 
 def metric_specs(value: Any) -> List[Any]:
-    """``eval_metric`` as a list of metric names and :class:`~boostlib.api.Metric` instances
-    (None: none), or a TypeError/ValueError naming it."""
+    """``eval_metric`` as a list of metric names, :class:`~boostlib.api.Metric` instances
+    and metric functions (None: none), or a TypeError/ValueError naming it."""
     if value is None:
         return []
     items = list(value) if isinstance(value, (list, tuple)) else [value]
@@ -49,10 +50,13 @@ def metric_specs(value: Any) -> List[Any]:
         raise ValueError("eval_metric=[] is invalid; expected None, a metric name, a Metric "
                          "or a non-empty list of them")
     for item in items:
-        if not (isinstance(item, str) and item or isinstance(item, Metric)):
+        if not (isinstance(item, str) and item or isinstance(item, Metric)
+                or is_function(item)):
             raise TypeError(f"eval_metric={value!r} is invalid; expected a metric name, a "
-                            "boostlib.api.Metric or a list of them")
-    names = [m if isinstance(m, str) else (m.name or type(m).__name__) for m in items]
+                            "boostlib.api.Metric, a function (y_true, y_pred, "
+                            "sample_weight) -> float, or a list of them")
+    names = [m if isinstance(m, str) else function_name(m) if is_function(m) else
+             (m.name or type(m).__name__) for m in items]
     if len(set(names)) != len(names):
         raise ValueError(f"eval_metric={value!r} names a metric twice")
     return items
@@ -292,7 +296,10 @@ leaves ``-G/(W+l2)`` (the SGLB paper's leaf averaging).""", _choice(LEAF_ESTIMAT
 Gaussian noise on split scores: std ``random_strength * RMS(g) / (1 + e^{t lr}/N)`` at
 iteration ``t`` (CatBoost's schedule, SGLB supplement B).""", _number(0.0), "float"),
     Parameter("loss", None, "str or Loss", """\
-A registered loss name or an instance of :class:`boostlib.api.Loss`. ``None``: ``"mse"`` for
+A registered loss name, an instance of :class:`boostlib.api.Loss`, or a function
+``(y_true, raw) -> (gradient, hessian)`` (a custom objective, as LightGBM's and XGBoost's;
+its optional attributes ``init_raw(y, sample_weight)`` and ``loss(y_true, raw)`` give the
+starting score, 0 by default, and the pointwise loss; see ``docs/losses.md``). ``None``: ``"mse"`` for
 :class:`~boostlib.BoostRegressor`, ``"logloss"`` for two classes and ``"multiclass"`` (softmax
 cross-entropy, one raw score per class) for more for :class:`~boostlib.BoostClassifier`,
 ``"lambdarank"`` for :class:`~boostlib.BoostRanker`. See ``boostlib plugins`` for the registered
@@ -332,7 +339,9 @@ has not improved for this many iterations; the model is truncated to the best it
     Parameter("eval_metric", None, "str, Metric or list of them", """\
 Evaluation metrics recorded on every eval set after every iteration, in ``evals_result_``
 (registered names such as ``"auc"``, ``"rmse"``, ``"multi_logloss"``: see ``boostlib
-plugins``; or :class:`boostlib.api.Metric` instances). The first one drives early stopping
+plugins``; :class:`boostlib.api.Metric` instances; or functions ``(y_true, y_pred,
+sample_weight) -> float`` of the response, lower is better unless the function's
+``higher_is_better`` or ``greater_is_better`` attribute is True). The first one drives early stopping
 and ``best_iteration_``.""", lambda name, value: metric_specs(value), "names",
               "comma-separated registered metric names (see 'boostlib plugins'), e.g. auc or "
               "auc,logloss, recorded on the --eval-fraction rows every iteration; the first "

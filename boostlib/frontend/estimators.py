@@ -26,6 +26,7 @@ from ..engine.validation import (AT_FIT, check_columns, check_init_score, check_
                                  check_sample_weight, check_X, check_y, feature_names)
 from ..io import model_files
 from ..plugin import checks, registry
+from ..plugin.callables import FunctionLoss, is_function
 from ..engine.class_weights import class_row_weights
 from .estimator_params import document, make_init, renamed
 
@@ -644,8 +645,12 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
         return enc.astype(np.float64)
 
     def _loss_choice(self) -> Tuple[Any, Optional[Dict[str, Any]]]:
+        n_classes = self._fitting_classes.size
         if self.loss is None:
-            return ("logloss" if self._fitting_classes.size == 2 else "multiclass"), \
+            return ("logloss" if n_classes == 2 else "multiclass"), self.loss_params
+        if is_function(self.loss):      # a custom objective of the class raw scores
+            return FunctionLoss(self.loss, n_outputs=1 if n_classes == 2 else n_classes,
+                                link="logit" if n_classes == 2 else "softmax"), \
                 self.loss_params
         return self.loss, self.loss_params
 

@@ -40,6 +40,7 @@ from ..engine.trees import GROW_POLICIES, TreeGroup, kind_of
 from .._version import __version__
 from .atomic import check_regular_target, write_atomically
 from ..plugin import registry
+from ..plugin.callables import PREFIX as FUNCTION_PREFIX, FunctionLoss, function_name, is_function
 
 __all__ = ["ModelFileError", "FORMAT", "FORMAT_VERSION", "ModelParts", "model_document",
            "document_parts", "encode", "parse", "write", "read", "ensemble_to_dict",
@@ -688,7 +689,11 @@ def _registered_name(kind: str, obj: Any) -> str:
 
 def _loss_spec(loss: Any, spec: Dict[str, Any]) -> Dict[str, Any]:
     """``{"name", "params"}`` that re-create the fitted ``loss`` through the registry
-    (``spec``: the name and parameters it was created with; no name for an instance)."""
+    (``spec``: the name and parameters it was created with; no name for an instance). A
+    function's loss is stored by its name, outputs and link: the file predicts without
+    it."""
+    if isinstance(loss, FunctionLoss):
+        return {"name": loss.name, "params": {"n_outputs": loss.n_outputs, "link": loss.link}}
     if spec.get("name") is not None:
         name, params = spec["name"], dict(spec.get("params") or {})
     else:
@@ -710,15 +715,17 @@ def params_to_dict(params: Dict[str, Any]) -> Dict[str, Any]:
     data (else null, e.g. a numpy Generator as ``random_state``)."""
     out = {}
     for key, value in params.items():
+        if key == "loss" and is_function(value):
+            value = function_name(value)
         if key in _PLUGIN_KINDS and value is not None and not isinstance(value, str):
             try:
                 value = _registered_name(key, value)
             except ModelFileError:  # only the loss matters for prediction (see _loss_spec)
                 value = getattr(value, "name", None) or None
         if key == "eval_metric" and value is not None:     # instances by name
-            items = [v if isinstance(v, str) else getattr(v, "name", None) or
-                     type(v).__name__ for v in (value if isinstance(value, (list, tuple))
-                                                else [value])]
+            items = [v if isinstance(v, str) else function_name(v) if is_function(v) else
+                     getattr(v, "name", None) or type(v).__name__
+                     for v in (value if isinstance(value, (list, tuple)) else [value])]
             value = items if isinstance(value, (list, tuple)) else items[0]
         if key == "class_weight" and isinstance(value, Mapping):
             out[key] = _class_weight_to_json(value)
@@ -837,6 +844,8 @@ def _read_loss(spec: Any) -> Tuple[Any, Dict[str, Any]]:
     params = spec["params"]
     if not isinstance(params, dict):
         raise _fail("loss.params", f"expected an object, got {_kind(params)}")
+    if name.startswith(FUNCTION_PREFIX):
+        return _function_loss(name, params), {"name": name, "params": params}
     if name not in registry.available("loss"):
         raise ModelFileError(f"the model file needs the {_not_installed('loss', name)}")
     params = _json_value(params, "loss.params")
@@ -846,6 +855,26 @@ def _read_loss(spec: Any) -> Tuple[Any, Dict[str, Any]]:
         raise ModelFileError(f"invalid model file: loss {name!r} rejected its parameters: "
                              f"{exc}") from None
     return loss, {"name": name, "params": params}
+
+
+def _function_loss(name: str, params: Dict[str, Any]) -> FunctionLoss:
+    """The loss of a model fitted with a loss function: its outputs and link, for
+    predictions; the function itself is not in the file (refitting needs it again)."""
+    _check_keys(params, ("n_outputs", "link"), "loss.params")
+    n_outputs = _int(params["n_outputs"], "loss.params.n_outputs", 1, MAX_OUTPUTS)
+    link = params["link"]
+    if link not in FunctionLoss.LINKS:
+        raise _fail("loss.params.link", f"expected one of {FunctionLoss.LINKS}, got "
+                                        f"{_kind(link)}")
+    if (link == "softmax") != (n_outputs > 1):
+        raise _fail("loss.params", f"link {link!r} with {n_outputs} output(s)")
+
+    def not_in_the_file(y: Any, raw: Any) -> Any:
+        raise TypeError(f"{name} is a function the model file does not hold: it predicts, "
+                        "but refitting needs the function (pass loss= again)")
+
+    not_in_the_file.__name__ = name[len(FUNCTION_PREFIX):]
+    return FunctionLoss(not_in_the_file, n_outputs=n_outputs, link=link)
 
 
 # -- classes, names, training record -----------------------------------------------------------

@@ -78,6 +78,10 @@ class Loss(ABC):
     link: Optional[str] = None
     needs_groups: ClassVar[bool] = False
     n_outputs: int = 1
+    #: False for a loss without pointwise values (a function giving only derivatives, see
+    #: :mod:`boostlib.plugin.callables`): a fit then records no loss curve, and early
+    #: stopping needs an ``eval_metric``.
+    has_loss_values: bool = True
     hessian_can_be_negative: ClassVar[bool] = False
     hessian_floor: float = 1e-6
     #: query boundaries of the data set a loss is bound to (see :meth:`bind_groups`)

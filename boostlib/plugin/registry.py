@@ -26,6 +26,7 @@ import pluggy
 from .._messages import shown
 from .._version import __version__
 from . import api, hookspecs
+from .callables import FunctionLoss, FunctionMetric, is_function
 
 __all__ = ["BUILTIN_PLUGINS", "KINDS", "PluginError", "Entry", "check_api_version",
            "autoload_disabled", "register_plugin", "unregister_plugin", "reset", "available",
@@ -414,9 +415,10 @@ def create(kind: str, spec: Any, params: Mapping[str, Any] | None = None,
     Parameters
     ----------
     kind : {"loss", "sampler", "update", "metric"}
-    spec : str or instance
-        A registered name, or an instance of the kind's interface (returned as is; then
-        ``params`` must be empty).
+    spec : str, instance or function
+        A registered name, an instance of the kind's interface (returned as is; then
+        ``params`` must be empty), or for a loss or a metric a plain function (wrapped,
+        see :mod:`boostlib.plugin.callables`).
     params : mapping, optional
         Keyword arguments for the factory (the estimator's ``*_params``).
     **extra
@@ -431,6 +433,10 @@ def create(kind: str, spec: Any, params: Mapping[str, Any] | None = None,
     _check_kind(kind)
     interface = KINDS[kind][1]
     params = dict(params or {})
+    if kind in ("loss", "metric") and is_function(spec):
+        if params:
+            raise PluginError(f"{kind}_params must be empty when {kind} is a function")
+        return FunctionLoss(spec) if kind == "loss" else FunctionMetric(spec)
     if isinstance(spec, interface):
         if params:
             raise PluginError(f"{kind}_params must be empty when {kind} is an instance")
