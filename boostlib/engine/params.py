@@ -205,6 +205,11 @@ def _n_jobs(name: str, value: Any) -> None:
                          f"in [-{MAX_N_JOBS}, {MAX_N_JOBS}] (negative: all cores but some)")
 
 
+def _early_stopping(name: str, value: Any) -> None:
+    if not (isinstance(value, (bool, np.bool_)) or value == "auto"):
+        raise ValueError(f"{name}={shown(value)} is invalid; expected 'auto', True or False")
+
+
 def _verbose(name: str, value: Any) -> None:
     if value is not True:
         check_number(name, value, 0, integer=True)
@@ -377,6 +382,22 @@ parameters apply to the new trees. With the same data and parameters, fitting ``
 ``update="sgb"``, also with sampling and an int ``random_state``). See
 ``docs/training_controls.md`` for the update rules with state and ``evals_result_``.""",
               _boolean, None, scope="estimator"),
+    Parameter("early_stopping", False, '"auto" or bool', """\
+Stop when the score on held-out rows stops improving, as scikit-learn's
+``HistGradientBoosting*``: ``True`` holds out ``validation_fraction`` of the training rows
+when ``fit`` gets no ``eval_set`` (per class for a classifier, whole queries for a
+ranker, drawn with ``random_state``), and stops after ``early_stopping_rounds`` (or
+``n_iter_no_change``; default 10) iterations without improvement; ``"auto"``: ``True`` for
+at least 10,000 training rows. ``False`` (the default): only when ``early_stopping_rounds``
+is given (held-out rows are then split off too when there is no ``eval_set``).""",
+              _early_stopping, None, scope="estimator"),
+    Parameter("validation_fraction", 0.1, "float", """\
+Fraction of the training rows held out for early stopping when ``fit`` gets no
+``eval_set`` (see ``early_stopping``).""", _number(0.0, 1.0, low_open=True), None,
+              scope="estimator"),
+    Parameter("n_iter_no_change", None, "int", """\
+scikit-learn's name for ``early_stopping_rounds`` (give one of them).""",
+              _number(1, integer=True, optional=True), None, scope="estimator"),
     Parameter("importance_type", "gain", '{"gain", "split", "total_gain", "cover"}', """\
 What ``feature_importances_`` (and :func:`boostlib.plotting.plot_importance`) measure:
 ``"gain"``, the total split gain of each feature normalised to sum to 1; ``"total_gain"``,

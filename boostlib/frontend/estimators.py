@@ -17,18 +17,44 @@ from ..engine.callbacks import CallbackLike
 from ..engine.categorical import categorical_spec, is_missing
 from ..engine.dataset import Dataset
 from ..engine.ensemble import Ensemble
-from ..engine.frames import as_frame
+from ..engine.frames import NamedMatrix, as_frame
+from ..engine.holdout import holdout
+from ..engine.random_streams import seed_sequence, stream_rng
 from ..engine.importance import check_importance_type
 from ..booster.model import Model
 from ..engine.params import Parameter, check_orphaned_params, parameters_of, resolve
 from ..booster.training import train
-from ..engine.validation import (AT_FIT, check_columns, check_init_score, check_rows,
-                                 check_sample_weight, check_X, check_y, feature_names)
+from ..engine.validation import (AT_FIT, check_columns, check_group, check_init_score,
+                                 check_rows, check_sample_weight, check_X, check_y,
+                                 feature_names)
 from ..io import model_files
 from ..plugin import checks, registry
 from ..plugin.callables import FunctionLoss, is_function
 from ..engine.class_weights import class_row_weights
 from .estimator_params import document, make_init, renamed
+
+
+#: ``early_stopping="auto"`` stops early from this many training rows (scikit-learn's HGB).
+AUTO_EARLY_STOPPING_ROWS = 10_000
+#: Iterations without improvement before early stopping when only ``early_stopping`` is set
+#: (scikit-learn's ``n_iter_no_change`` default).
+DEFAULT_STOPPING_ROUNDS = 10
+
+
+def _rows(X: Any, rows: np.ndarray) -> Any:
+    """The ``rows`` of a DataFrame, table, sparse matrix or array."""
+    if hasattr(X, "iloc"):
+        return X.iloc[rows]
+    if isinstance(X, NamedMatrix):
+        return X.take(rows)
+    return X[rows]
+
+
+def _query_sizes(group: Any, rows: np.ndarray) -> np.ndarray:
+    """The query sizes of the ``rows`` (whole queries, in order) of groups ``group``."""
+    sizes = np.asarray(group, dtype=np.int64)
+    query = np.repeat(np.arange(sizes.size), sizes)[rows]
+    return np.bincount(query, minlength=sizes.size)[np.unique(query)]
 
 
 def _init_scores(eval_init_score: Any, n_sets: int, offsets: bool) -> List[Any]:
@@ -249,8 +275,28 @@ class _BaseBoost(BaseEstimator):
         names = feature_names(X)
         X, categorical = self._features(X)
         y_enc = self._encode_y(y, X.shape[0])
-        w = self._class_weights(y_enc, check_sample_weight(sample_weight, X.shape[0]))
+        row_weight = check_sample_weight(sample_weight, X.shape[0])
+        w = self._class_weights(y_enc, row_weight)
         params = self._training_params()
+        rounds = self._stopping_rounds(y_enc.shape[0])
+        if rounds is not None:
+            params["early_stopping_rounds"] = rounds
+            if eval_set is None:        # hold out validation_fraction of the rows
+                fit_rows, held = holdout(
+                    y_enc.shape[0], self.validation_fraction,
+                    stream_rng(seed_sequence(self.random_state), "validation"),
+                    classes=y_enc if self._classes_of_fit() is not None else None,
+                    group=check_group(group, y_enc.shape[0]))
+                eval_set = [(_rows(X, held), _rows(np.asarray(y), held))]
+                eval_sample_weight = [None if row_weight is None else row_weight[held]]
+                if group is not None:
+                    eval_group = [_query_sizes(group, held)]
+                    group = _query_sizes(group, fit_rows)
+                if init_score is not None:
+                    offsets = check_init_score(init_score, y_enc.shape[0])
+                    eval_init_score, init_score = [offsets[held]], offsets[fit_rows]
+                X, y_enc = _rows(X, fit_rows), y_enc[fit_rows]
+                w = None if w is None else w[fit_rows]
         params["loss"], params["loss_params"] = self._loss_choice()
         loss = registry.create("loss", params["loss"], params["loss_params"])
         self._check_loss(loss)
@@ -268,6 +314,21 @@ class _BaseBoost(BaseEstimator):
                         "n_estimators": self.n_estimators}
         self._set_model(model, self._classes_of_fit())
         return self
+
+    def _stopping_rounds(self, n_rows: int) -> Optional[int]:
+        """The early stopping rounds of a fit of ``n_rows`` rows (None: no early stopping):
+        ``early_stopping_rounds`` or ``n_iter_no_change``, else 10 when ``early_stopping``
+        is on."""
+        given = [v for v in (self.early_stopping_rounds, self.n_iter_no_change)
+                 if v is not None]
+        if len(given) == 2 and given[0] != given[1]:
+            raise ValueError(f"early_stopping_rounds={given[0]!r} and n_iter_no_change="
+                             f"{given[1]!r} differ; they are one parameter: give one")
+        if given:
+            return int(given[0])
+        on = self.early_stopping is True or (self.early_stopping == "auto"
+                                             and n_rows >= AUTO_EARLY_STOPPING_ROWS)
+        return DEFAULT_STOPPING_ROUNDS if on else None
 
     def _continues(self) -> bool:
         """Whether :meth:`fit` continues the fitted model (``warm_start``)."""
