@@ -18,13 +18,15 @@ from typing import Any
 from ._version import __version__
 from .engine.dataset import Dataset
 from .booster.model import Model
+from .booster.cv import CVResult, cv
 from .booster.training import train
 from .frontend.estimators import BoostClassifier, BoostRanker, BoostRegressor
 from .io.model_files import ModelFileError
 from .plugin.hookspecs import hookimpl
 from .plugin.registry import PluginError, available, create
 
-__all__ = ["BoostClassifier", "BoostRegressor", "BoostRanker", "Dataset", "train", "Model", "load_model",
+__all__ = ["BoostClassifier", "BoostRegressor", "BoostRanker", "Dataset", "train", "cv", "CVResult",
+           "Model", "load_model",
            "available", "create",
            "hookimpl", "PluginError", "ModelFileError", "__version__"]
 

@@ -8,6 +8,7 @@ import numpy as np
 from .binning import BinMapper
 from .categorical import categorical_mask, encode, translate
 from .frames import Columns, as_frame
+from .holdout import query_sizes_of
 from .random_streams import stream_rng
 from .validation import (check_distinct, check_group, check_init_score, check_rows,
                          check_sample_weight, check_X, check_y,
@@ -100,6 +101,32 @@ class Dataset:
         # validation set for the last mapper it was binned with
         self._as_training: Optional[Tuple[Any, BinMapper, np.ndarray]] = None
         self._as_valid: Optional[Tuple[BinMapper, np.ndarray]] = None
+
+    def subset(self, rows: np.ndarray) -> "Dataset":
+        """The Dataset of the given rows (sorted row numbers; with query groups, whole
+        queries): their values as this one codes them, with its categorical features, their
+        levels and the feature names, and the rows' target, weights, groups and offsets.
+        It bins as a Dataset of those rows built from scratch would."""
+        rows = np.asarray(rows, dtype=np.intp)
+        sub = object.__new__(Dataset)
+        sub.X = self.X.rows(rows) if isinstance(self.X, Columns) else self.X[rows]
+        sub.levels = self.levels
+        sub.categorical = self.categorical
+        sub.y = None if self.y is None else self.y[rows]
+        sub.sample_weight = None if self.sample_weight is None else self.sample_weight[rows]
+        sub.group = None
+        if self.group is not None:
+            query = np.repeat(np.arange(self.group.size), self.group)[rows]
+            sub.group = query_sizes_of(self.group, rows)
+            if not np.array_equal(sub.group, self.group[np.unique(query)]):
+                raise ValueError("a subset of a Dataset with query groups needs whole "
+                                 "queries")
+        sub.init_score = None if self.init_score is None else self.init_score[rows]
+        sub.feature_names = self.feature_names
+        sub.reference = None
+        sub._as_training = None
+        sub._as_valid = None
+        return sub
 
     @property
     def n_rows(self) -> int:

@@ -7,6 +7,14 @@ from typing import Optional, Tuple
 import numpy as np
 
 
+def query_sizes_of(group: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The sizes of the queries of ``rows`` (whole queries, in order), of query sizes
+    ``group``."""
+    sizes = np.asarray(group, dtype=np.int64)
+    query = np.repeat(np.arange(sizes.size), sizes)[rows]
+    return np.bincount(query, minlength=sizes.size)[np.unique(query)]
+
+
 def holdout(n_rows: int, fraction: float, rng: np.random.Generator,
             classes: Optional[np.ndarray] = None, group: Optional[np.ndarray] = None
             ) -> Tuple[np.ndarray, np.ndarray]:

@@ -18,7 +18,7 @@ from ..engine.categorical import categorical_spec, is_missing
 from ..engine.dataset import Dataset
 from ..engine.ensemble import Ensemble
 from ..engine.frames import NamedMatrix, as_frame
-from ..engine.holdout import holdout
+from ..engine.holdout import holdout, query_sizes_of
 from ..engine.random_streams import seed_sequence, stream_rng
 from ..engine.importance import check_importance_type
 from ..booster.model import Model
@@ -48,13 +48,6 @@ def _rows(X: Any, rows: np.ndarray) -> Any:
     if isinstance(X, NamedMatrix):
         return X.take(rows)
     return X[rows]
-
-
-def _query_sizes(group: Any, rows: np.ndarray) -> np.ndarray:
-    """The query sizes of the ``rows`` (whole queries, in order) of groups ``group``."""
-    sizes = np.asarray(group, dtype=np.int64)
-    query = np.repeat(np.arange(sizes.size), sizes)[rows]
-    return np.bincount(query, minlength=sizes.size)[np.unique(query)]
 
 
 def _init_scores(eval_init_score: Any, n_sets: int, offsets: bool) -> List[Any]:
@@ -290,8 +283,8 @@ class _BaseBoost(BaseEstimator):
                 eval_set = [(_rows(X, held), _rows(np.asarray(y), held))]
                 eval_sample_weight = [None if row_weight is None else row_weight[held]]
                 if group is not None:
-                    eval_group = [_query_sizes(group, held)]
-                    group = _query_sizes(group, fit_rows)
+                    eval_group = [query_sizes_of(group, held)]
+                    group = query_sizes_of(group, fit_rows)
                 if init_score is not None:
                     offsets = check_init_score(init_score, y_enc.shape[0])
                     eval_init_score, init_score = [offsets[held]], offsets[fit_rows]
