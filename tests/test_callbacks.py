@@ -6,7 +6,7 @@ import pytest
 
 from optional_imports import importorskip
 
-from boostlib import BoostClassifier, BoostRegressor
+from boostlib import BoostClassifier, BoostRegressor, Dataset, train
 from boostlib.callbacks import Callback, EarlyStopping, IterationInfo, ProgressBar
 
 
@@ -72,7 +72,7 @@ def test_early_stopping_on_a_named_set_and_min_delta():
     with pytest.raises(ValueError, match="data_name='valid_3' is not recorded"):
         BoostClassifier(n_estimators=5).fit(X, y, callbacks=[EarlyStopping(3, "valid_3")])
     with pytest.raises(ValueError, match="early stopping needs a validation set"):
-        BoostClassifier(n_estimators=5, early_stopping_rounds=3).fit(X, y)
+        train({"n_estimators": 5, "early_stopping_rounds": 3}, Dataset(X, y))
 
 
 @pytest.mark.parametrize("bad,match", [
@@ -112,10 +112,11 @@ def test_progress_bar_with_tqdm():
     assert "10/10" in text and "train logloss" in text
 
 
-def test_verbose_prints_progress_and_silence_by_default(capsys):
+def test_verbose_prints_progress_and_silence_by_default(capsys, caplog):
     X, y = _data()
     BoostClassifier(n_estimators=5).fit(X, y)
     assert capsys.readouterr().err == ""
-    BoostClassifier(n_estimators=5, verbose=1).fit(X, y)
-    err = capsys.readouterr().err
+    with caplog.at_level("INFO", logger="boostlib"):        # logging is configured here
+        BoostClassifier(n_estimators=5, verbose=1).fit(X, y)
+    err = capsys.readouterr().err + caplog.text
     assert "5/5" in err and "train logloss" in err

@@ -113,11 +113,12 @@ def test_a_metric_instance_is_recorded_and_saved_by_name(tmp_path):
     assert loaded.evals_result_ == model.evals_result_
 
 
-def test_verbose_n_prints_every_n_rounds_and_the_last(capsys):
+def test_verbose_n_prints_every_n_rounds_and_the_last(caplog):
     X, y, Xv, yv = _binary(600)
-    BoostClassifier(n_estimators=10, verbose=4, eval_metric="auc").fit(
-        X, y, eval_set=[(Xv, yv)])
-    lines = [ln for ln in capsys.readouterr().err.splitlines() if "[boostlib]" in ln]
+    with caplog.at_level("INFO", logger="boostlib"):     # (logging is configured in pytest)
+        BoostClassifier(n_estimators=10, verbose=4, eval_metric="auc").fit(
+            X, y, eval_set=[(Xv, yv)])
+    lines = [r.getMessage() for r in caplog.records if "[boostlib]" in r.getMessage()]
     assert [ln.split()[2] for ln in lines] == ["1/10", "5/10", "9/10", "10/10"]
     assert "valid_0 auc=" in lines[0] and "train logloss=" in lines[0]
     BoostClassifier(n_estimators=3, verbose=True).fit(X, y)       # accepted (a bar or lines)

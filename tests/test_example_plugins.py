@@ -112,7 +112,7 @@ def test_plugins_combine_with_each_other_and_the_builtins(huber, bayesian_bootst
         assert np.corrcoef(model.predict(X), f)[0, 1] > 0.9, update
 
 
-def test_a_plugin_metric_by_name_from_the_api_and_the_command_line(huber, tmp_path, capsys):
+def test_a_plugin_metric_by_name_from_the_api_and_the_command_line(huber, tmp_path, caplog):
     """The example distribution's metric "huber", found through its entry point, is recorded
     by name through the estimators and through `boostlib train --eval-metric`."""
     assert "huber" in registry.available("metric")
@@ -126,8 +126,9 @@ def test_a_plugin_metric_by_name_from_the_api_and_the_command_line(huber, tmp_pa
     data = tmp_path / "train.csv"
     np.savetxt(data, np.column_stack([X, y]), delimiter=",", comments="",
                header=",".join([f"x{j}" for j in range(X.shape[1])] + ["y"]))
-    assert main(["train", str(data), "--target", "y", "--task", "regression",
-                 "--eval-fraction", "0.2", "--eval-metric", "huber", "--n-estimators", "20",
-                 "--verbose", "5", "--output", str(tmp_path / "m.json")]) == 0
-    assert "valid_0 huber=" in capsys.readouterr().err
+    with caplog.at_level("INFO", logger="boostlib"):     # (logging is configured in pytest)
+        assert main(["train", str(data), "--target", "y", "--task", "regression",
+                     "--eval-fraction", "0.2", "--eval-metric", "huber", "--n-estimators",
+                     "20", "--verbose", "5", "--output", str(tmp_path / "m.json")]) == 0
+    assert "valid_0 huber=" in caplog.text
     assert boostlib.load_model(tmp_path / "m.json").get_params()["eval_metric"] == "huber"

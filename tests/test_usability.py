@@ -19,7 +19,7 @@ _MISUSE = [
     ("learning-rate", lambda cls: cls(learning_rate=-1).fit(X, Y)),
     ("n-estimators", lambda cls: cls(n_estimators=0).fit(X, Y)),
     ("grow-policy", lambda cls: cls(grow_policy="x").fit(X, Y)),
-    ("early-stopping", lambda cls: cls(early_stopping_rounds=3).fit(X, Y)),
+    ("early-stopping", lambda cls: cls(early_stopping_rounds=3, n_iter_no_change=4).fit(X, Y)),
     ("not-fitted", lambda cls: cls().predict(X)),
     ("set-params", lambda cls: cls().set_params(foo=1)),
     ("eval-metric", lambda cls: cls(eval_metric="nope").fit(X, Y)),

@@ -7,8 +7,10 @@ that iteration. ``fit(..., callbacks=[...])`` takes a list of them; ``verbose=1`
 """
 from __future__ import annotations
 
+import logging
 import math
 import sys
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, TextIO, Tuple, Union
 
@@ -167,6 +169,33 @@ class EarlyStopping(Callback):
             return False
         return info.iteration - self.best_iteration >= self.rounds
 
+    def on_fit_end(self, info: IterationInfo) -> None:
+        kept = self.best_iteration - info.first_iteration + 1
+        if info.iteration > self.best_iteration >= 0 and kept < FEW_ITERATIONS:
+            warnings.warn(f"early stopping kept {kept} iteration(s): {self._metric} on "
+                          f"{self._name!r} was best at iteration {self.best_iteration} and "
+                          f"did not improve in the {self.rounds} after it. A score that is "
+                          "best so early often means an eval set too small to rank the "
+                          "iterations, or a learning_rate too high; check the curve "
+                          "(evals_result_)", UserWarning, stacklevel=2)
+
+
+#: Early stopping that keeps fewer iterations than this warns.
+FEW_ITERATIONS = 5
+
+#: The logger of the library's messages.
+LOGGER = logging.getLogger("boostlib")
+
+
+def log_info(message: str) -> None:
+    """``message`` to the ``"boostlib"`` logger at INFO when the application configured
+    logging (a handler on it or an ancestor), else to stderr, so that ``verbose`` shows
+    something either way."""
+    if LOGGER.hasHandlers():
+        LOGGER.info(message)
+    else:
+        print(message, file=sys.stderr, flush=True)
+
 
 class ProgressBar(Callback):
     """Progress of the fit with the current losses and metrics.
@@ -175,9 +204,13 @@ class ProgressBar(Callback):
     ``max(1, n_iterations // 10)`` iterations; with ``period=N``, a log line every ``N``
     iterations. The last iteration always gets its line.
 
+    The log lines go to the ``logging`` logger ``"boostlib"`` (level INFO) when the
+    application has configured logging (so it can route or silence them), else to stderr.
+
     Parameters
     ----------
-    stream : file-like, default sys.stderr
+    stream : file-like, optional
+        Write the bar or the lines to this stream instead.
     use_tqdm : bool, optional
         Force (True) or forbid (False) tqdm; default: use it when importable (and no
         ``period`` is given).
@@ -229,7 +262,11 @@ class ProgressBar(Callback):
     def _line(self, info: IterationInfo) -> None:
         parts = [f"[boostlib] iteration {info.iteration + 1}/{info.n_iterations}"]
         parts += [f"{k}={v}" for k, v in self._metrics(info).items()]
-        print("  ".join(parts), file=self._out(), flush=True)
+        line = "  ".join(parts)
+        if self.stream is not None:
+            print(line, file=self.stream, flush=True)
+        else:
+            log_info(line)
         self._printed = info.iteration
 
     def on_fit_end(self, info: IterationInfo) -> None:
