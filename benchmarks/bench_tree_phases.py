@@ -36,7 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_peers import half_rows, make_data  # noqa: E402
 
 import boostlib  # noqa: E402
-from boostlib.engine import binning, context, evaluation, grower  # noqa: E402
+from boostlib.engine import binning, context, evaluation, grower, histograms  # noqa: E402
 from boostlib._kernels import _leafwise, _partition, _splitting  # noqa: E402
 
 TIMES: Dict[str, float] = collections.defaultdict(float)
@@ -51,9 +51,9 @@ PHASES = [
     (context.BoostingContext, "add_tree", "score update"),
     (context.BoostingContext, "fit_tree", "fit tree"),
     (grower.TreeGrower, "grow", "grow"),
-    (grower.TreeGrower, "_build", "histograms"),
+    (histograms.Histograms, "build", "histograms"),
     (grower.TreeGrower, "_set_values", "leaf values"),
-    (grower.TreeGrower, "_gather_sample", "sample inputs"),
+    (histograms.Histograms, "gather_sample", "sample inputs"),
     (_partition, "apply_level", "partition"),
     (_partition, "apply_level_oblivious", "partition"),
     (_splitting, "find_split_nodes", "split finding"),

@@ -52,7 +52,7 @@ def test_a_sampled_fit_keeps_a_bounded_pool(monkeypatch):
     monkeypatch.setattr(grower_module.TreeGrower, "__init__", spy)
     train(dict(n_estimators=40, grow_policy="depthwise", sampler="uniform", subsample=0.5,
                random_state=0), Dataset(X, y))
-    assert made and made[-1]._row_arrays.n_buffers() <= 2
+    assert made and made[-1].histograms.row_arrays.n_buffers() <= 2
 
 
 def test_gradients_held_by_a_rule_are_not_overwritten(temp_plugin):

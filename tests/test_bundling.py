@@ -8,7 +8,7 @@ from hypothesis import given, strategies as st
 from optional_imports import importorskip
 
 from boostlib._kernels import _bundling
-from boostlib.engine import grower as grower_module
+from boostlib.engine import histograms as histograms_module
 from boostlib.engine.bundling import plan
 from boostlib import BoostClassifier
 from reference import kernels as ref
@@ -158,10 +158,10 @@ def test_models_with_and_without_bundles_agree(policy, sampler, monkeypatch):
                                   sampler=sampler, subsample=0.5 if sampler else 1.0,
                                   n_jobs=1).fit(X, y)
     bundled = fit()
-    assert grower_module.plan_bundles(
+    assert histograms_module.plan_bundles(
         bundled.model_.ensemble.bin_mapper.transform(X),
         bundled.model_.ensemble.bin_mapper.n_bins_nonmissing_, 255) is not None
-    monkeypatch.setattr(grower_module, "plan_bundles", lambda *a, **k: None)
+    monkeypatch.setattr(histograms_module, "plan_bundles", lambda *a, **k: None)
     plain = fit()
     np.testing.assert_allclose(bundled.predict_proba(X), plain.predict_proba(X), atol=1e-9)
 

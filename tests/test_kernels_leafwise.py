@@ -347,8 +347,8 @@ def test_bundled_one_hot_columns_grow_the_same_tree(threads, policy, entries, mo
             continue
         grower = TreeGrower(data.X_binned, data.nbnm, 255, "lossguide", GrowParams(),
                             bundle=True)
-        assert grower.bundling is not None
-        assert (grower.row_entries is not None) == entries
+        assert grower.histograms.bundling is not None
+        assert (grower.histograms.row_entries is not None) == entries
         params = GrowParams(max_depth=10 if policy == "lossguide" else 5, max_leaves=20,
                             min_samples_leaf=msl, prune_features=prune)
         assert_same(*grow_both(data, np.arange(n, dtype=np.int32), g, np.ones(n), params,

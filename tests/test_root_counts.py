@@ -7,7 +7,7 @@ import pytest
 
 from boostlib import BoostClassifier
 from boostlib.engine import row_entries
-from boostlib.engine.grower import TreeGrower
+from boostlib.engine.histograms import Histograms
 from boostlib.engine.trees import compiled
 
 
@@ -31,17 +31,17 @@ def fit_both(monkeypatch, **params):
     X, y = data(one_hot=params.pop("one_hot", False))
     weight = params.pop("sample_weight", None)
     cached = []
-    counts = TreeGrower.root_counts
+    counts = Histograms.root_counts
 
     def spy(self, inputs, all_rows):
         out = counts(self, inputs, all_rows)
         cached.append(out is not None)
         return out
 
-    monkeypatch.setattr(TreeGrower, "root_counts", spy)
+    monkeypatch.setattr(Histograms, "root_counts", spy)
     a = BoostClassifier(random_state=0, n_estimators=25, **params).fit(
         X, y, sample_weight=weight).predict_proba(X)
-    monkeypatch.setattr(TreeGrower, "root_counts", lambda self, inputs, all_rows: None)
+    monkeypatch.setattr(Histograms, "root_counts", lambda self, inputs, all_rows: None)
     b = BoostClassifier(random_state=0, n_estimators=25, **params).fit(
         X, y, sample_weight=weight).predict_proba(X)
     return a, b, sum(cached)

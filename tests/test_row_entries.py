@@ -11,6 +11,7 @@ from optional_imports import importorskip
 from boostlib import BoostClassifier
 from boostlib._kernels import _histogram
 from boostlib.engine import grower as grower_module
+from boostlib.engine import histograms as histograms_module
 from boostlib.engine import row_entries
 from boostlib.engine.row_entries import plan_entries
 from reference import kernels as ref
@@ -177,7 +178,7 @@ def test_models_with_and_without_entries_agree(policy, extra, monkeypatch):
         used.append(out is not None)
         return out
 
-    monkeypatch.setattr(grower_module, "plan_entries", record)
+    monkeypatch.setattr(histograms_module, "plan_entries", record)
     monkeypatch.setattr(row_entries, "MIN_COLUMNS", 1)
     kw = dict(max_leaves=31) if policy == "lossguide" else {}
     fit = lambda: BoostClassifier(grow_policy=policy, n_estimators=25, random_state=0,
@@ -193,13 +194,13 @@ def test_models_with_and_without_entries_agree(policy, extra, monkeypatch):
 
 
 def record_growers(monkeypatch):
-    """The list every TreeGrower made from now on is appended to."""
+    """The list the histograms of every TreeGrower made from now on are appended to."""
     growers = []
     init = grower_module.TreeGrower.__init__
 
     def spy(self, *args, **kwargs):
         init(self, *args, **kwargs)
-        growers.append(self)
+        growers.append(self.histograms)
 
     monkeypatch.setattr(grower_module.TreeGrower, "__init__", spy)
     return growers

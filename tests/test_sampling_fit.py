@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-import boostlib.engine.grower
+import boostlib.engine.histograms
 from boostlib import BoostClassifier, BoostRegressor, available
 from boostlib.api import UpdateRule
 from boostlib.engine.metrics import logloss
@@ -105,13 +105,13 @@ def test_sampled_tree_equals_tree_on_masked_gradients(sampler, policy):
 
 def test_histograms_read_only_the_sampled_rows(monkeypatch):
     seen = []
-    real = boostlib.engine.grower._histogram.build_histograms
+    real = boostlib.engine.histograms._histogram.build_histograms
 
     def spy(X_rows, rows, node, *args):
         seen.append((X_rows.shape[0], rows.shape[0], node.shape[0]))
         return real(X_rows, rows, node, *args)
 
-    monkeypatch.setattr(boostlib.engine.grower._histogram, "build_histograms", spy)
+    monkeypatch.setattr(boostlib.engine.histograms._histogram, "build_histograms", spy)
     X, y = _data(1000)
     sizes = []
 

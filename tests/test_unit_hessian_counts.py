@@ -21,7 +21,7 @@ def channels_used(monkeypatch):
 
     def spy(self, *args, **kwargs):
         out = grow(self, *args, **kwargs)
-        seen.append(self.n_channels)
+        seen.append(self.histograms.n_channels)
         return out
 
     monkeypatch.setattr(TreeGrower, "grow", spy)

@@ -157,7 +157,8 @@ def _trees_alike(X, min_samples_leaf, policy, bundle):
                                   mapper.missing_bin, policy, params, 2, bundle=bundle,
                                   default_bins=w.take(mapper.zero_bins()),
                                   column_rules=rules, features=features))
-    assert (growers[0].bundling is None) == (growers[1].bundling is None) == (not bundle)
+    assert ((growers[0].histograms.bundling is None)
+            == (growers[1].histograms.bundling is None) == (not bundle))
     rows = np.sort(rng.choice(n, n // 2, replace=False)).astype(np.int32)
     for fit_rows in (np.arange(n, dtype=np.int32), rows):
         for noise in (0.0, 0.5):

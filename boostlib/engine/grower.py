@@ -4,26 +4,23 @@ Every tree kind (:mod:`boostlib.engine.trees`) shares one level-by-level engine:
 row carries the id of its node (``boostlib._kernels._partition``); each level, the
 histograms of the smaller child of every split node are built in one pass over the rows and
 the sibling's come by subtraction. The kind decides the structure (which splits a level
-takes); the grower owns the data, the histogram buffers, the root histogram, the split
-statistics and the leaf values (:mod:`boostlib.engine.leaves`).
+takes); the histograms (:class:`~boostlib.engine.histograms.Histograms`: the binned data,
+the histogram buffers, the root histogram and the histogram passes) are a component the
+grower holds; the grower owns the split statistics and the leaf values
+(:mod:`boostlib.engine.leaves`).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from typing import Dict, Optional, Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 
-from .._kernels import _histogram, _partition, _splitting
+from .._kernels import _partition, _splitting
 from ..plugin.collective import LOCAL, Collective
-from .buffers import ArrayPool
-from .bundling import plan as plan_bundles
 from .constraints import ColumnRules, monotone_oblivious
-from .grow_errors import DerivativeOverflow, SampleDefects
-from .sparse_binned import SparseBinned, local_columns
+from .histograms import Histograms
 from .leaves import leaf_values
-from .row_entries import RowEntries, plan_entries
 from .trees import kind_of
 from .trees.base import subtree_sums
 from .working_features import WorkingFeatures
@@ -108,9 +105,19 @@ class TreeGrower:
         returns such trees, and :meth:`apply`, :meth:`add_values` and
         :meth:`enforce_monotone` take them.
 
+    Attributes
+    ----------
+    histograms : Histograms
+        The binned data, the histogram buffers and passes (a tree kind builds its nodes'
+        histograms through it).
+    kind : TreeKind
+        The kind of the trees grown (``policy``).
+    X, nbnm, offsets, missing_bin, n_bins
+        The binned matrix and its histogram layout (as in :attr:`histograms`).
+
     Notes
     -----
-    The grower keeps a row-major copy of ``X_binned`` (``X_rows``) with each feature's
+    The histograms keep a row-major copy of ``X_binned`` (``X_rows``) with each feature's
     missing values at bin ``n_bins_nonmissing[f]``. A node's histogram holds
     ``n_bins_nonmissing[f] + 1`` bins per feature (its bins in use, then its missing bin)
     at ``offsets[f]``: sized by each feature's own bin count, so binary and
@@ -132,22 +139,6 @@ class TreeGrower:
         if self.features.original.size != X_binned.shape[0]:
             raise ValueError("features must name one feature per row of X_binned")
         self.collective = collective
-        #: int8 per feature (-1, 0, +1), or None: monotone constraints
-        self.monotone = None if monotone is None else np.ascontiguousarray(monotone, np.int8)
-        #: the features each node may split on (column sampling, interaction constraints)
-        self.column_rules = column_rules
-        self._kept_sums = None      # see keep_node_sums
-        self._root_slot = np.zeros(1, dtype=np.int32)   # node 0's histogram slot
-        self._root_sums = None      # the root's gradient and hessian sums (_build_root)
-        self.X = X_binned
-        self.nbnm = np.ascontiguousarray(n_bins_nonmissing, dtype=np.int32)
-        if self.nbnm.shape != (X_binned.shape[0],) or np.any(self.nbnm < 1) or np.any(
-                self.nbnm > missing_bin):
-            raise ValueError("n_bins_nonmissing needs one count in [1, missing_bin] per "
-                             "feature")
-        self.missing_bin = int(missing_bin)
-        self.n_bins = self.missing_bin + 1
-        self.offsets = np.concatenate([[0], np.cumsum(self.nbnm + 1)]).astype(np.int32)
         self.policy = policy
         self.params = params
         self.n_threads = int(n_threads)
@@ -156,6 +147,17 @@ class TreeGrower:
                else np.asarray(is_categorical, dtype=bool))
         if cat.shape != (n_features,):
             raise ValueError("is_categorical needs one entry per feature")
+        #: the histograms of the nodes, and the binned data they are built from
+        self.histograms = Histograms(X_binned, n_bins_nonmissing, missing_bin, n_threads, cat,
+                                     bundle=bundle, default_bins=default_bins,
+                                     collective=collective)
+        h = self.histograms
+        self.X, self.nbnm, self.offsets = h.X, h.nbnm, h.offsets
+        self.missing_bin, self.n_bins = h.missing_bin, h.n_bins
+        #: int8 per feature (-1, 0, +1), or None: monotone constraints
+        self.monotone = None if monotone is None else np.ascontiguousarray(monotone, np.int8)
+        #: the features each node may split on (column sampling, interaction constraints)
+        self.column_rules = column_rules
         # (empty: no categorical feature, the kernels skip the test)
         self.is_cat = cat.astype(np.uint8) if cat.any() else np.empty(0, dtype=np.uint8)
         self.cat_params = params.cat_params
@@ -166,7 +168,7 @@ class TreeGrower:
         # Categorical splits count rows per category (min_data_per_group).
         count_free = (params.min_samples_leaf <= 1 and params.min_child_weight > 0
                       and not cat.any())
-        self.n_channels = 2 if count_free else 3
+        h.n_channels = 2 if count_free else 3
         self._msl = 0 if count_free else params.min_samples_leaf
         self._mcw = params.min_child_weight
         # With min_samples_leaf > 1, a tree whose hessians are all 1 (an unweighted squared
@@ -180,153 +182,32 @@ class TreeGrower:
         # machine only, where a node's rows are all here.
         self.min_split_rows = (2 * params.min_samples_leaf if params.min_samples_leaf > 1
                                and not collective.distributed else 0)
-        # Histograms are built over the columns of ``hist_rows`` (the features, or bundles
-        # of them) in the layout ``hist_offsets``, and read back per feature.
-        self.bundling = (plan_bundles(X_binned, self.nbnm, self.missing_bin, cat,
-                                      default_bins) if bundle else None)
-        # The row-major twin X_rows (:attr:`X_rows`; histograms and depthwise walks read
-        # it). Sparse data bundled has none (its depthwise trees are applied level by level
-        # instead of walked).
-        self._X_rows: Optional[np.ndarray] = None
-        self._walkable = self.bundling is None or not isinstance(X_binned, SparseBinned)
-        # Bundled columns that are still mostly at one value are read as sparse rows
-        # (:mod:`boostlib.engine.row_entries`: a row's bins but its columns' most frequent
-        # ones), by training row: ``hist_rows`` then has no columns, and sampled trees use
-        # no compact copy of it.
-        self.row_entries: Optional[RowEntries] = None
-        if self.bundling is None:
-            self.hist_rows, self.hist_offsets = self.X_rows, self.offsets
-        else:
-            self.hist_offsets = self.bundling.offsets
-            if isinstance(X_binned, SparseBinned):  # (no dense rows when entries will do)
-                self.row_entries = self.bundling.sparse_entries(X_binned)
-            if self.row_entries is None:
-                self.hist_rows = self.bundling.rows(X_binned)
-                self.row_entries = plan_entries(self.hist_rows, self.hist_offsets)
-            if self.row_entries is not None:
-                self.hist_rows = np.empty((X_binned.shape[1], 0), dtype=np.uint8)
-        self._entry_args = {} if self.row_entries is None else self.row_entries.kernel_args()
-        #: histogram columns (features, or bundles of them)
-        self.n_hist_columns = int(self.hist_offsets.size - 1)
-        self._column_pool = np.empty(0)
         if policy == "symmetric":       # the level search's work space, a pair per bin
             self._gain_sum = np.empty((int(self.offsets[-1]), 2))
             self._n_valid = np.empty((int(self.offsets[-1]), 2), dtype=np.int32)
         self._no_noise = np.empty((0, self.n_bins))
         self._no_noise3 = np.empty((0, n_features, self.n_bins))
-        self._no_rows = np.empty(0, dtype=np.int32)
-        #: the root's row counts per histogram bin when every row is fitted (they are the
-        #: same for every such tree): built on first use (root_counts)
-        self._root_counts: Optional[np.ndarray] = None
         self._no_set = np.empty(0, dtype=np.int32)
-        self._pool = [np.empty(0), np.empty(0)]
-        self._compact = np.empty((0, self.hist_rows.shape[1]), dtype=np.uint8)
-        self._work_arrays: Dict[str, np.ndarray] = {}
-        self._row_arrays = ArrayPool()
-        self._listed = np.empty(0, dtype=np.int32)
-        self._block_counts = np.empty(0, dtype=np.int32)
+        self._kept_sums = None      # see keep_node_sums
 
     @property
     def walkable(self) -> bool:
         """Whether depthwise trees can be walked row by row (a row-major matrix exists)."""
-        return self._walkable
+        return self.histograms.walkable
 
     @property
     def X_rows(self) -> Optional[np.ndarray]:
-        """The row-major twin of the binned matrix, each feature's missing values at its own
-        bin ``n_bins_nonmissing[f]`` (a histogram bin is then ``offsets[f] + value``, with no
-        test for missing values); None for bundled sparse data. Built on first use: with
-        bundling, only depthwise walks (sampled fits) need it."""
-        if self._X_rows is None and self._walkable:
-            X = self.X
-            dense = X.columns(np.arange(X.shape[0])) if isinstance(X, SparseBinned) else X
-            self._X_rows = np.empty(X.shape[::-1], dtype=np.uint8)
-            np.minimum(dense.T, self.nbnm.astype(np.uint8), out=self._X_rows)
-        return self._X_rows
+        """The row-major twin of the binned matrix
+        (:attr:`~boostlib.engine.histograms.Histograms.X_rows`)."""
+        return self.histograms.X_rows
 
     def columns(self, features: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         """``(matrix, features)`` for the kernels that read ``features`` feature-major: the
         training matrix itself, or for sparse data a dense copy of just those features
         (:func:`~boostlib.engine.sparse_binned.local_columns`) and their indices in it."""
-        return local_columns(self.X, features)
+        return self.histograms.columns(features)
 
-    def _hist_buffer(self, which: int, n_slots: int) -> np.ndarray:
-        """Histogram array of ``n_slots`` slots from one of two reused buffers.
-
-        Levels alternate between the buffers (the parent level's histograms stay readable
-        while the children's are written); reusing them avoids page faults on every level.
-        """
-        shape = (n_slots, int(self.offsets[-1]), self.n_channels)
-        size = shape[0] * shape[1] * shape[2]
-        if self._pool[which].size < size:
-            self._pool[which] = np.empty(size)
-        return self._pool[which][:size].reshape(shape)
-
-    # -- helpers -----------------------------------------------------------------------------
-    def _build(self, hX, rows, node, slot_of_node, g, h, hist, listing=(None, None)):
-        # hX, rows, g and h are the histogram inputs _root() prepares once per tree; listing
-        # the rows of the slotted nodes, as the level's partition wrote them (or none).
-        if node.shape[0] == 0:      # no rows here (a distributed fit's other workers may)
-            hist[...] = 0.0
-            self.collective.allreduce(hist)
-            return
-        if self.bundling is None:
-            _histogram.build_histograms(hX, rows, node, slot_of_node, g, h, self.offsets, hist,
-                                        self.n_threads, *listing)
-            self.collective.allreduce(hist)
-            return
-        shape = (hist.shape[0], int(self.hist_offsets[-1]), hist.shape[2])
-        size = shape[0] * shape[1] * shape[2]
-        if self._column_pool.size < size:
-            self._column_pool = np.empty(size)
-        columns = self._column_pool[:size].reshape(shape)
-        _histogram.build_histograms(hX, rows, node, slot_of_node, g, h, self.hist_offsets,
-                                    columns, self.n_threads, *listing, **self._entry_args)
-        self.bundling.expand(columns, hist)
-        self.collective.allreduce(hist)     # per feature: workers may bundle differently
-
-    def _build_root(self, inputs, node, hist, all_rows: bool) -> None:
-        """The root histogram (``hist``, one slot). When every row is fitted, its row counts
-        are :meth:`root_counts`: only the gradient and hessian channels are built, and the
-        counts copied in (a third less work; the same sums)."""
-        slot = self._root_slot
-        counts = self.root_counts(inputs, all_rows)
-        if counts is None:
-            self._build(*inputs[:2], node, slot, *inputs[2:], hist)
-            return
-        sums = self._root_sums          # (copied into hist below: reused by every tree)
-        if sums is None or sums.shape[1] != hist.shape[1]:
-            sums = self._root_sums = np.empty((1, hist.shape[1], 2))
-        self._build(*inputs[:2], node, slot, *inputs[2:], sums)
-        hist[0, :, :2] = sums[0]
-        hist[0, :, 2] = counts
-
-    def root_counts(self, inputs, all_rows: bool) -> Optional[np.ndarray]:
-        """The row count of every histogram bin over all training rows, for a root of every
-        row (``all_rows``) with a count channel, on one machine (where every tree is built
-        the same way); None otherwise. Built once, from the histogram inputs ``inputs``
-        (:meth:`histogram_inputs`) with zero derivatives."""
-        if not (all_rows and self.n_channels == 3 and not self.collective.distributed):
-            return None
-        if self._root_counts is None:
-            n_fit = inputs[2].size
-            zeros = np.zeros(n_fit, dtype=np.float32)
-            hist = np.empty((1, int(self.offsets[-1]), 3))
-            self._build(inputs[0], inputs[1], np.zeros(n_fit, dtype=np.int32),
-                        self._root_slot, zeros, zeros, hist)
-            self._root_counts = hist[0, :, 2].copy()
-        return self._root_counts
-
-    def _row_list(self, n_fit: int):
-        """``(listed, block_counts)`` work arrays for ``n_fit`` rows (reused across levels
-        and trees: a level's list is read before the next level writes it)."""
-        n_blocks = -(-n_fit // _partition.LIST_BLOCK_ROWS)
-        if self._listed.size < n_fit:
-            self._listed = np.empty(n_fit, dtype=np.int32)
-        if self._block_counts.size < n_blocks:
-            self._block_counts = np.empty(n_blocks, dtype=np.int32)
-        return self._listed[:n_fit], self._block_counts[:n_blocks]
-
+    # -- split statistics --------------------------------------------------------------------
     def _split_stats(self, hist, slots, f, b, d, left_set=None):
         """(g, h, count) sums of both children of split ``(f, b, d)`` (a categorical one:
         ``left_set`` from :meth:`_category_set`) in the nodes of ``slots``."""
@@ -356,7 +237,7 @@ class TreeGrower:
         Without a count channel, missing rows with zero gradient and hessian change no sum,
         so they may follow the majority side like unseen missing values.
         """
-        if self.n_channels == 3:
+        if self.histograms.n_channels == 3:
             return miss[..., 2] > 0
         return (miss[..., 0] != 0) | (miss[..., 1] != 0)
 
@@ -441,9 +322,9 @@ class TreeGrower:
             if not g.shape == h.shape == (n_total,):
                 raise ValueError("with row_weights, gradient and hessian must have one value "
                                  "per training row")
-            prepared = self._gather_sample(rows, np.ascontiguousarray(row_weights, np.float64),
-                                           g, h)
-            g, h = prepared[1], prepared[2]
+            prepared = self.histograms.gather_sample(
+                rows, np.ascontiguousarray(row_weights, np.float64), g, h)
+            g, h = prepared.g, prepared.h
         lg = g if leaf_gradient is None else np.ascontiguousarray(leaf_gradient, np.float64)
         if not (g.shape == h.shape == lg.shape == rows.shape):
             raise ValueError("rows, gradient and hessian must have the same shape")
@@ -459,7 +340,7 @@ class TreeGrower:
                                  "same shape")
         if self._unit_counts:
             p = self.params
-            self.n_channels, self._msl, self._mcw = (
+            self.histograms.n_channels, self._msl, self._mcw = (
                 (2, 0, max(p.min_child_weight, float(p.min_samples_leaf)))
                 if self._unit_hessians(h) else (3, p.min_samples_leaf, p.min_child_weight))
         if self.column_rules is not None:
@@ -571,68 +452,3 @@ class TreeGrower:
         if self.monotone is not None:
             tree.value_weights = sums[:, 1] + self.params.l2_regularization
             self.enforce_monotone(tree)
-
-    def _work(self, name: str, shape: Tuple[int, int], axis: int, dtype) -> np.ndarray:
-        """A ``shape`` array reused across trees, whose axis ``axis`` is the sample size
-        (sample sizes vary: 5% headroom; fresh arrays would page-fault on every tree)."""
-        k = shape[axis]
-        arr = self._work_arrays.get(name)
-        if arr is None or arr.shape[axis] < k:
-            size = list(shape)
-            size[axis] = min(self.X.shape[1], k + k // 20 + 1024)
-            arr = self._work_arrays[name] = np.empty(tuple(size), dtype=dtype)
-        return arr[:k] if axis == 0 else arr[:, :k]
-
-    def _gather_sample(self, rows, weights, gradient, hessian):
-        """The histogram inputs of a tree fitted on a sample, in one pass over it: its
-        compact binned rows, weighted derivatives (float64) and their float32 copies. The
-        pass checks the rows and weights too: :class:`SampleDefects` if they are invalid."""
-        k = rows.size
-        hX = self._work("compact", (k, self.hist_rows.shape[1]), 0, np.uint8)
-        g, h = self._work("f64", (2, k), 1, np.float64)
-        g32, h32 = self._work("f32", (2, k), 1, np.float32)
-        flags = _partition.gather_sample(self.hist_rows, rows, weights, gradient, hessian, hX, g,
-                                         h, g32, h32, self.n_threads)
-        if flags:
-            raise SampleDefects(flags)
-        return hX, g, h, g32, h32
-
-    def _root(self, rows, g, h, prepared=None):
-        """Start a tree: every row in node 0, and the root histogram.
-
-        Returns the node of every row, the histogram inputs (:meth:`histogram_inputs`) and
-        the root histogram (slot 0).
-        """
-        node = self._row_arrays.zeros((rows.size,), np.int32)   # reused once a tree is done
-        inputs = self.histogram_inputs(rows, g, h, prepared)
-        hist = self._hist_buffer(0, 1)
-        self._build_root(inputs, node, hist, rows.size == self.X.shape[1] and prepared is None)
-        # every row is in one bin of the first feature: its bins hold every row's float32
-        # derivatives, whose float64 sum cannot overflow: it is finite exactly when every
-        # bin is
-        if not math.isfinite(hist[0, :int(self.offsets[1]), :2].sum()):
-            raise DerivativeOverflow()
-        return node, inputs, hist
-
-    def histogram_inputs(self, rows, g, h, prepared=None):
-        """The histogram inputs of a tree fitted on ``rows`` with derivatives ``g`` and
-        ``h``: the binned matrix, the row ids into it (empty: all its rows), and the float32
-        gradient and hessian. A subset of the rows is first copied to a compact matrix, so
-        every histogram pass reads only the fitted rows' bytes (``prepared``:
-        ``_gather_sample`` did it)."""
-        if prepared is not None:
-            hX, _, _, g32, h32 = prepared
-        else:
-            g32, h32 = self._work("f32", (2, rows.size), 1, np.float32)
-            if rows.size == self.X.shape[1]:
-                hX = self.hist_rows
-                _partition.gather_rows(self.hist_rows, self._no_rows, self._compact,
-                                       self.n_threads, g, h, g32, h32)
-            else:
-                hX = self._work("compact", (rows.size, self.hist_rows.shape[1]), 0, np.uint8)
-                _partition.gather_rows(self.hist_rows, rows, hX, self.n_threads, g, h, g32,
-                                       h32)
-        if self.row_entries is not None:    # entries are read by training row
-            return (self.hist_rows, self._no_rows if rows.size == self.X.shape[1] else rows,
-                    g32, h32)
-        return hX, self._no_rows, g32, h32

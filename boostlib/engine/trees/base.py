@@ -61,9 +61,10 @@ class TreeKind(ABC):
     """How one kind of tree is grown, walked, predicted and stored.
 
     Every method that grows or walks trees receives the
-    :class:`~boostlib.engine.grower.TreeGrower`, which owns the binned data, the histogram
-    buffers and the shared level machinery (root histogram, histogram passes, split
-    statistics, leaf values); a kind only decides the structure.
+    :class:`~boostlib.engine.grower.TreeGrower`, which holds the shared machinery: its
+    ``histograms`` (:class:`~boostlib.engine.histograms.Histograms`: the binned data, the
+    root histogram, the histogram passes), the split statistics and the leaf values; a kind
+    only decides the structure.
 
     Attributes
     ----------

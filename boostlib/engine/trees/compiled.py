@@ -78,13 +78,11 @@ def grow(grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray, prepared: 
     The arguments are those of :meth:`~boostlib.engine.trees.TreeKind.grow`, with the
     leaf limit and the numbering (``level_order``: the depthwise loop's)."""
     p = grower.params
-    hist = grower._hist_buffer(0, _leafwise.slots_needed(p.max_depth, max_leaves,
-                                                         rows.size))
-    inputs = grower.histogram_inputs(rows, g, h, prepared)
-    hX, _, g32, h32 = inputs
-    counts = grower.root_counts(inputs, rows.size == grower.X.shape[1] and prepared is None)
-    node = grower._row_arrays.empty((rows.size,), np.int32)     # every entry written
-    b = grower.bundling
+    hists = grower.histograms
+    hist = hists.buffer(0, _leafwise.slots_needed(p.max_depth, max_leaves, rows.size))
+    inputs = hists.inputs(rows, g, h, prepared)
+    counts = hists.root_counts(inputs, rows.size == hists.n_rows and prepared is None)
+    node = hists.row_arrays.empty((rows.size,), np.int32)     # every entry written
     rules = grower.column_rules
     skipped = None if rules is None else rules.tree_skipped()
     per_node = None if rules is None or not rules.per_node else _NodeFeatures(rules)
@@ -93,18 +91,15 @@ def grow(grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray, prepared: 
     bounds = None if grower.monotone is None else np.empty((max_nodes, 2))
     sums = np.empty((max_nodes, 3))
     values = np.empty((2, max_nodes))
-    tables = {} if b is None else dict(
-        column_offsets=b.offsets, source=b.source, default_at=b.default_at, others=b.others,
-        others_start=b.others_start, **grower._entry_args)
     arrays = _leafwise.grow_tree(
-        grower.X, rows, hX, g32, h32, grower.offsets, grower.nbnm, hist, p.l2_regularization,
+        hists.X, rows, inputs.X, inputs.g, inputs.h, grower.offsets, grower.nbnm, hist, p.l2_regularization,
         grower._msl, grower._mcw, p.max_depth, max_leaves, grower.missing_bin,
         grower.n_threads, node, level_order=level_order, is_cat=grower.is_cat,
         cat_params=grower.cat_params, prune_features=p.prune_features,
         skip_features=skipped, monotone=grower.monotone, node_bounds=bounds,
         node_features=per_node, min_split_rows=grower.min_split_rows, value_gradient=g,
         value_hessian=h, node_sums=sums, node_values=values, build_root=True,
-        root_counts=counts, **tables)
+        root_counts=counts, **hists.kernel_tables())
     if arrays is None:
         raise DerivativeOverflow()
     fields = dict(zip(FIELDS, arrays))

@@ -73,12 +73,14 @@ class DepthwiseKind(TreeKind):
         node the tree the level-wise loop below grows."""
         p = grower.params
         if (compiled.applies(grower, noise_std, rows.size, monotone=True)
-                and rows.size * grower.n_hist_columns <= compiled.DEPTHWISE_CELLS):
+                and rows.size * grower.histograms.n_hist_columns
+                <= compiled.DEPTHWISE_CELLS):
             fields, node, bounds = compiled.grow(grower, rows, g, h, prepared,
                                                  2 ** p.max_depth, True)
             return DepthwiseTree(**fields, value=np.zeros(fields["feature"].size)), node, \
                 None, bounds
-        node, (hX, hrows, g32, h32), hist = grower._root(rows, g, h, prepared)
+        hists = grower.histograms
+        node, inputs, hist = hists.root(rows, g, h, prepared)
         feature, bin_, nanr, left_c, right_c, gain = [-1], [0], [0], [-1], [-1], [0.0]
         sets: List[np.ndarray] = []
         level_nodes, level_slots = [0], [0]
@@ -130,7 +132,7 @@ class DepthwiseKind(TreeKind):
                     parent_slots.append(s)
                     level_nodes += [small, big]
                     level_slots += [j, m + j]
-            listing = grower._row_list(rows.size) if build_next else (None, None)
+            listing = hists.row_list(rows.size) if build_next else (None, None)
             cat_sets = np.array(sets, dtype=np.uint32).reshape(-1, 8)
             X_level, level_features = grower.columns(np.asarray(feature, np.int32))
             _partition.apply_level(X_level, rows, node, level_features,
@@ -139,11 +141,8 @@ class DepthwiseKind(TreeKind):
                                    slot_of_node if build_next else None, *listing,
                                    cat_sets=cat_sets)
             if build_next:
-                new_hist = grower._hist_buffer((depth + 1) % 2, 2 * m)
-                grower._build(hX, hrows, node, slot_of_node, g32, h32, new_hist[:m], listing)
-                for j, s in enumerate(parent_slots):     # views: no temporary copies
-                    np.subtract(hist[s], new_hist[j], out=new_hist[m + j])
-                hist = new_hist
+                hist = hists.build_children(inputs, node, slot_of_node, hist, parent_slots,
+                                            listing, depth)
         tree = DepthwiseTree.grown(feature, bin_, nanr, left_c, right_c, gain, sets)
         return tree, node, None, rules.node_bounds(len(feature))
 

@@ -63,14 +63,12 @@ class LossguideKind(DepthwiseKind):
                                                  False)
             return LossguideTree(**fields, value=np.zeros(fields["feature"].size)), node, \
                 None, bounds
-        hist = grower._hist_buffer(0, max_leaves)      # before _root, which writes slot 0
-        node, (hX, hrows, g32, h32), _ = grower._root(rows, g, h, prepared)
+        hists = grower.histograms
+        hist = hists.buffer(0, max_leaves)      # before root, which writes slot 0
+        node, inputs, _ = hists.root(rows, g, h, prepared)
         n_fit = rows.size
         order = np.arange(n_fit, dtype=np.int32)
-        scratch = grower._work("lossguide_scratch", (n_fit, 1), 0, np.int32)[:, 0]
-        zeros = np.zeros(n_fit, dtype=np.int32)
-        seg_g = np.empty(n_fit, dtype=np.float32)
-        seg_h = np.empty(n_fit, dtype=np.float32)
+        scratch = hists.work("lossguide_scratch", (n_fit, 1), 0, np.int32)[:, 0]
         feature, bin_, nanr, left_c, right_c, gain = [-1], [0], [0], [-1], [-1], [0.0]
         sets: List[np.ndarray] = []
         leaves = [_Leaf(0, 0, 0, n_fit, 0)]
@@ -116,14 +114,8 @@ class LossguideKind(DepthwiseKind):
             small, big = (right, left) if cr < cl else (left, right)
             small.slot, big.slot = free_slot, best.slot
             free_slot += 1
-            positions = order[small.start:small.stop]
-            m = positions.size
-            np.take(g32, positions, out=seg_g[:m])
-            np.take(h32, positions, out=seg_h[:m])
-            # (rows of hX: positions, or training rows when hX is read by training row)
-            grower._build(hX, positions if hrows.size == 0 else hrows[positions], zeros[:m],
-                          np.zeros(1, dtype=np.int32), seg_g[:m], seg_h[:m],
-                          hist[small.slot:small.slot + 1])
+            hists.build_segment(inputs, order[small.start:small.stop],
+                                hist[small.slot:small.slot + 1])
             np.subtract(hist[big.slot], hist[small.slot], out=hist[big.slot])
             self._search(grower, hist, [left, right], noise_std, split_rng, rules)
         for leaf in leaves:

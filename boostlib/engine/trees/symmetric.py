@@ -64,7 +64,8 @@ class SymmetricKind(TreeKind):
              noise_std: float, split_rng: Any, prepared: Any = None):
         """See :meth:`boostlib.engine.trees.TreeKind.grow`."""
         p = grower.params
-        node, (hX, hrows, g32, h32), hist = grower._root(rows, g, h, prepared)
+        hists = grower.histograms
+        node, inputs, hist = hists.root(rows, g, h, prepared)
         slot_of_leaf = np.zeros(1, dtype=np.int32)     # -1: leaf not active
         frozen_at = np.full(1, p.max_depth, dtype=np.int64)
         feats, bins, nanr, gains, sets = [], [], [], [], []
@@ -106,19 +107,16 @@ class SymmetricKind(TreeKind):
                 big = split + n_leaves * ~small_right
                 m = split.size
                 new_slot[small] = np.arange(m)
-            listing = grower._row_list(rows.size) if build_next else (None, None)
+            listing = hists.row_list(rows.size) if build_next else (None, None)
             X_f, (f_local,) = grower.columns(np.array([f], dtype=np.int32))
             _partition.apply_level_oblivious(X_f, rows, node, int(f_local), b, d, level,
                                              grower.missing_bin, grower.n_threads,
                                              new_slot if build_next else None, *listing,
                                              cat_sets=np.array(sets, np.uint32).reshape(-1, 8))
             if build_next:
-                new_hist = grower._hist_buffer((level + 1) % 2, 2 * m)
-                grower._build(hX, hrows, node, new_slot, g32, h32, new_hist[:m], listing)
-                for j, s in enumerate(slots[valid].tolist()):   # views: no temporaries
-                    np.subtract(hist[s], new_hist[j], out=new_hist[m + j])
+                hist = hists.build_children(inputs, node, new_slot, hist,
+                                            slots[valid].tolist(), listing, level)
                 new_slot[big] = m + np.arange(m)
-                hist = new_hist
             slot_of_leaf = new_slot
         depth = len(feats)
         n_leaves = 1 << depth
