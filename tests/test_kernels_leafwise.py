@@ -108,10 +108,10 @@ def grow_skipping_or_not(data, rows, g, h, params, policy, enabled, threads=1):
     for skip in (True, False):
         grower = TreeGrower(data.X_binned, data.nbnm, data.missing_bin, policy, params,
                             n_threads=threads)
-        assert grower.min_split_rows == (2 * params.min_samples_leaf
+        assert grower.rules.min_split_rows == (2 * params.min_samples_leaf
                                          if params.min_samples_leaf > 1 else 0)
         if not skip:
-            grower.min_split_rows = 0
+            grower.rules.min_split_rows = 0
         out.append(grow_with(grower, enabled, rows, g, h))
     return out
 

@@ -5,6 +5,7 @@ import pytest
 
 from boostlib import BoostClassifier, BoostRegressor
 from boostlib.engine.grower import TreeGrower
+from boostlib.engine.split_rules import SplitRules
 
 
 def data(n=800, seed=0):
@@ -37,7 +38,7 @@ def test_unit_hessians_grow_the_counted_trees(policy, monkeypatch):
     seen = channels_used(monkeypatch)
     free = fit()
     assert seen and set(seen) == {2}
-    monkeypatch.setattr(TreeGrower, "_unit_hessians", staticmethod(lambda h: False))
+    monkeypatch.setattr(SplitRules, "_unit_hessians", staticmethod(lambda h: False))
     seen.clear()
     counted = fit()
     assert set(seen) == {3}

@@ -4,9 +4,11 @@ Every tree kind (:mod:`boostlib.engine.trees`) shares one level-by-level engine:
 row carries the id of its node (``boostlib._kernels._partition``); each level, the
 histograms of the smaller child of every split node are built in one pass over the rows and
 the sibling's come by subtraction. The kind decides the structure (which splits a level
-takes); the histograms (:class:`~boostlib.engine.histograms.Histograms`: the binned data,
-the histogram buffers, the root histogram and the histogram passes) are a component the
-grower holds; the grower owns the split statistics and the leaf values
+takes) from two components the grower holds: the histograms
+(:class:`~boostlib.engine.histograms.Histograms`: the binned data, the histogram buffers,
+the root histogram and the histogram passes) and the split rules
+(:class:`~boostlib.engine.split_rules.SplitRules`: the split search, its regularisation and
+constraints). The grower runs a tree's growth and computes its leaf values
 (:mod:`boostlib.engine.leaves`).
 """
 from __future__ import annotations
@@ -16,11 +18,12 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-from .._kernels import _partition, _splitting
+from .._kernels import _partition
 from ..plugin.collective import LOCAL, Collective
 from .constraints import ColumnRules, monotone_oblivious
 from .histograms import Histograms
 from .leaves import leaf_values
+from .split_rules import SplitRules
 from .trees import kind_of
 from .trees.base import subtree_sums
 from .working_features import WorkingFeatures
@@ -51,19 +54,6 @@ class GrowParams:
         """The four categorical parameters in the order the kernels read them."""
         return np.array([self.cat_smooth, self.cat_l2, self.min_data_per_group,
                          self.max_cat_threshold], dtype=np.float64)
-
-
-def set_bits(bins: np.ndarray, n_bins_nonmissing: int, missing_bin: int) -> np.ndarray:
-    """The 256-bit set (uint32 (8,)) of a categorical split from its left categories as
-    histogram bins (``n_bins_nonmissing`` is the missing bin): binned values ``b`` of the
-    categories, and, with the missing one, every value from ``n_bins_nonmissing`` up to
-    ``missing_bin`` (values that binning never gives: they go where missing values go)."""
-    member = np.zeros(256, dtype=bool)
-    bins = np.asarray(bins)
-    member[bins[bins < n_bins_nonmissing]] = True
-    if np.any(bins == n_bins_nonmissing):
-        member[n_bins_nonmissing:missing_bin + 1] = True
-    return np.packbits(member, bitorder="little").view(np.uint32).copy()
 
 
 class TreeGrower:
@@ -110,6 +100,8 @@ class TreeGrower:
     histograms : Histograms
         The binned data, the histogram buffers and passes (a tree kind builds its nodes'
         histograms through it).
+    rules : SplitRules
+        The split search and its rules (a tree kind searches its nodes through it).
     kind : TreeKind
         The kind of the trees grown (``policy``).
     X, nbnm, offsets, missing_bin, n_bins
@@ -158,36 +150,11 @@ class TreeGrower:
         self.monotone = None if monotone is None else np.ascontiguousarray(monotone, np.int8)
         #: the features each node may split on (column sampling, interaction constraints)
         self.column_rules = column_rules
-        # (empty: no categorical feature, the kernels skip the test)
-        self.is_cat = cat.astype(np.uint8) if cat.any() else np.empty(0, dtype=np.uint8)
-        self.cat_params = params.cat_params
-        # Count-free histograms (2 channels) when no constraint needs row counts: with
-        # min_samples_leaf == 1 and min_child_weight > 0, a child whose hessian sum reaches
-        # min_child_weight cannot be empty. The hessian sum then stands in for the count
-        # (choice of the smaller child, side of missing values unseen in training).
-        # Categorical splits count rows per category (min_data_per_group).
-        count_free = (params.min_samples_leaf <= 1 and params.min_child_weight > 0
-                      and not cat.any())
-        h.n_channels = 2 if count_free else 3
-        self._msl = 0 if count_free else params.min_samples_leaf
-        self._mcw = params.min_child_weight
-        # With min_samples_leaf > 1, a tree whose hessians are all 1 (an unweighted squared
-        # error, say) needs no count channel either: a child's row count is its hessian sum,
-        # exact in float64, so min_samples_leaf joins min_child_weight, as LightGBM does for
-        # constant hessians. Decided per tree (grow); on one machine only, where no other
-        # worker's hessians could decide otherwise.
-        self._unit_counts = not count_free and not cat.any() and not collective.distributed
-        # A node of fewer rows than this has no split (each side needs min_samples_leaf
-        # rows): leaf-wise growth neither builds nor searches its histograms. On one
-        # machine only, where a node's rows are all here.
-        self.min_split_rows = (2 * params.min_samples_leaf if params.min_samples_leaf > 1
-                               and not collective.distributed else 0)
-        if policy == "symmetric":       # the level search's work space, a pair per bin
-            self._gain_sum = np.empty((int(self.offsets[-1]), 2))
-            self._n_valid = np.empty((int(self.offsets[-1]), 2), dtype=np.int32)
-        self._no_noise = np.empty((0, self.n_bins))
-        self._no_noise3 = np.empty((0, n_features, self.n_bins))
-        self._no_set = np.empty(0, dtype=np.int32)
+        #: the rules of the split search
+        self.rules = SplitRules(params, h.offsets, h.nbnm, h.missing_bin, cat, self.monotone,
+                                column_rules, self.features, n_threads,
+                                collective.distributed)
+        h.n_channels = self.rules.n_channels
         self._kept_sums = None      # see keep_node_sums
 
     @property
@@ -206,65 +173,6 @@ class TreeGrower:
         training matrix itself, or for sparse data a dense copy of just those features
         (:func:`~boostlib.engine.sparse_binned.local_columns`) and their indices in it."""
         return self.histograms.columns(features)
-
-    # -- split statistics --------------------------------------------------------------------
-    def _split_stats(self, hist, slots, f, b, d, left_set=None):
-        """(g, h, count) sums of both children of split ``(f, b, d)`` (a categorical one:
-        ``left_set`` from :meth:`_category_set`) in the nodes of ``slots``."""
-        left = np.empty((slots.size, 3))
-        right = np.empty((slots.size, 3))
-        _splitting.split_stats(hist, slots, int(self.offsets[f]), int(self.nbnm[f]),
-                               self._no_set if left_set is None else left_set, b, d, left,
-                               right)
-        return left, right
-
-    def _category_set(self, hist, slots, f, size, direction):
-        """The left categories (histogram bins, in the search's order) and the set bits of
-        the categorical candidate ``(size, direction)`` the search found in ``slots``."""
-        left = np.empty(int(size), dtype=np.int32)
-        _splitting.category_left_set(hist, np.ascontiguousarray(slots, dtype=np.int32),
-                                     int(self.offsets[f]), int(self.nbnm[f]), self.cat_params,
-                                     int(direction), int(size), left)
-        return left, set_bits(left, int(self.nbnm[f]), self.missing_bin)
-
-    def _missing_sums(self, hist, slots, f):
-        """The missing bin of feature ``f`` in the nodes of ``slots``."""
-        return hist[slots, int(self.offsets[f] + self.nbnm[f])]
-
-    def _has_missing(self, miss: np.ndarray) -> np.ndarray:
-        """Whether missing-bin sums ``miss`` (..., channels) hold rows that matter.
-
-        Without a count channel, missing rows with zero gradient and hessian change no sum,
-        so they may follow the majority side like unseen missing values.
-        """
-        if self.histograms.n_channels == 3:
-            return miss[..., 2] > 0
-        return (miss[..., 0] != 0) | (miss[..., 1] != 0)
-
-    @staticmethod
-    def _unit_hessians(h: np.ndarray) -> bool:
-        """Whether every fitted row's hessian is 1 (its count is then its hessian)."""
-        return bool(h.size) and h[0] == 1.0 and bool(np.all(h == 1.0))
-
-    def _noise(self, rng, std, n_nodes=None):
-        """Split-score noise of std ``std``: ``(n_features, n_bins)`` values (a level of a
-        symmetric tree), or ``(n_nodes, n_features, n_bins)``; no rows when ``std`` is 0.
-        The values are drawn for every feature of the training matrix, so the working
-        features get the draws of a fit on every feature."""
-        if not std > 0.0:
-            return self._no_noise if n_nodes is None else self._no_noise3
-        shape = (self.features.n_features, self.n_bins)
-        draws = rng.normal(0.0, std, size=shape if n_nodes is None else (n_nodes,) + shape)
-        if self.features.every_feature:
-            return draws
-        return np.take(draws, self.features.original, axis=draws.ndim - 2)
-
-    def _valid(self, left, right):
-        p = self.params
-        lam = p.l2_regularization
-        return ((left[:, 2] >= self._msl) & (right[:, 2] >= self._msl)
-                & (left[:, 1] >= self._mcw) & (right[:, 1] >= self._mcw)
-                & (left[:, 1] + lam > 0) & (right[:, 1] + lam > 0))
 
     # -- public ------------------------------------------------------------------------------
     def grow(self, rows: np.ndarray, gradient: np.ndarray, hessian: np.ndarray, *,
@@ -338,13 +246,8 @@ class TreeGrower:
             if not g_v.shape == h_v.shape == rows_v.shape:
                 raise ValueError("value_rows, value_gradient and value_hessian must have the "
                                  "same shape")
-        if self._unit_counts:
-            p = self.params
-            self.histograms.n_channels, self._msl, self._mcw = (
-                (2, 0, max(p.min_child_weight, float(p.min_samples_leaf)))
-                if self._unit_hessians(h) else (3, p.min_samples_leaf, p.min_child_weight))
-        if self.column_rules is not None:
-            self.column_rules.begin_tree()
+        self.rules.begin_tree(h)
+        self.histograms.n_channels = self.rules.n_channels
         self._kept_sums = None
         tree, node, group, bounds = self.kind.grow(self, rows, g, h, split_noise_std,
                                                    split_rng, prepared)
@@ -353,10 +256,6 @@ class TreeGrower:
             node, lg, h = self.apply(tree, rows_v), g_v, h_v
         self._set_values(tree, node, lg, h, group, leaf_noise_scale, leaf_rng, bounds)
         return tree, node
-
-    def level_mask(self) -> Optional[np.ndarray]:
-        """The features a symmetric tree's next level may split on (None: all)."""
-        return None if self.column_rules is None else self.column_rules.level_mask()
 
     def enforce_monotone(self, tree) -> None:
         """Put a tree's leaf values back within its monotone constraints after they were

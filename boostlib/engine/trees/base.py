@@ -8,15 +8,14 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from ..._kernels import _partition
+# ``nan_right`` of a categorical split (its ``bin`` names a row of the tree's ``cat_sets``)
+from ..split_rules import CAT_SPLIT
 
 #: Deepest trees: the largest ``max_depth``, and the depth of model files' depthwise trees.
 MAX_DEPTH = 30
 
 #: Tree fields a model-file tree may lack (older formats).
 OPTIONAL_FIELDS = ("cat_sets", "cover")
-
-#: ``nan_right`` of a categorical split (its ``bin`` names a row of the tree's ``cat_sets``).
-CAT_SPLIT = 2
 
 
 def no_sets() -> np.ndarray:
@@ -63,8 +62,10 @@ class TreeKind(ABC):
     Every method that grows or walks trees receives the
     :class:`~boostlib.engine.grower.TreeGrower`, which holds the shared machinery: its
     ``histograms`` (:class:`~boostlib.engine.histograms.Histograms`: the binned data, the
-    root histogram, the histogram passes), the split statistics and the leaf values; a kind
-    only decides the structure.
+    root histogram, the histogram passes) and its split ``rules``
+    (:class:`~boostlib.engine.split_rules.SplitRules`: the split search and its
+    constraints), and computes the leaf values; a kind only decides the structure, through
+    their public methods.
 
     Attributes
     ----------
@@ -96,7 +97,8 @@ class TreeKind(ABC):
              noise_std: float, split_rng: Any, prepared: Any = None
              ) -> Tuple[Any, np.ndarray, Optional[np.ndarray]]:
         """Grow one tree's structure on ``rows`` (leaf values left at 0), splitting only on
-        the features ``grower.column_rules`` allows, and within ``grower.monotone``.
+        the features ``grower.rules.column_rules`` allows, and within
+        ``grower.rules.monotone``.
 
         Returns
         -------

@@ -46,11 +46,11 @@ def applies(grower: Any, noise_std: float, n_fit: int, monotone: bool = False,
     searches the nodes; a column sample per tree is fine either way), no monotone
     constraints unless ``monotone`` (the caller takes the nodes' value intervals), no split
     noise, a dense matrix, one machine (and a tree deeper than its root)."""
-    rules = grower.column_rules
+    rules = grower.rules.column_rules
     columns_ok = rules is None or not rules.per_node or node_samples
     return (ENABLED and n_fit > 0 and grower.X.shape[0] > 0 and grower.params.max_depth >= 1
             and isinstance(grower.X, np.ndarray)
-            and (grower.monotone is None or monotone) and columns_ok
+            and (grower.rules.monotone is None or monotone) and columns_ok
             and noise_std == 0.0 and not grower.collective.distributed)
 
 
@@ -78,28 +78,29 @@ def grow(grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray, prepared: 
     The arguments are those of :meth:`~boostlib.engine.trees.TreeKind.grow`, with the
     leaf limit and the numbering (``level_order``: the depthwise loop's)."""
     p = grower.params
-    hists = grower.histograms
+    hists, split_rules = grower.histograms, grower.rules
     hist = hists.buffer(0, _leafwise.slots_needed(p.max_depth, max_leaves, rows.size))
     inputs = hists.inputs(rows, g, h, prepared)
     counts = hists.root_counts(inputs, rows.size == hists.n_rows and prepared is None)
     node = hists.row_arrays.empty((rows.size,), np.int32)     # every entry written
-    rules = grower.column_rules
+    rules = split_rules.column_rules
     skipped = None if rules is None else rules.tree_skipped()
     per_node = None if rules is None or not rules.per_node else _NodeFeatures(rules)
     # (a tree has at most a leaf per row: depthwise trees pass 2**max_depth leaves)
     max_nodes = 2 * min(max_leaves, max(rows.size, 2)) - 1
-    bounds = None if grower.monotone is None else np.empty((max_nodes, 2))
+    bounds = None if split_rules.monotone is None else np.empty((max_nodes, 2))
     sums = np.empty((max_nodes, 3))
     values = np.empty((2, max_nodes))
     arrays = _leafwise.grow_tree(
-        hists.X, rows, inputs.X, inputs.g, inputs.h, grower.offsets, grower.nbnm, hist, p.l2_regularization,
-        grower._msl, grower._mcw, p.max_depth, max_leaves, grower.missing_bin,
-        grower.n_threads, node, level_order=level_order, is_cat=grower.is_cat,
-        cat_params=grower.cat_params, prune_features=p.prune_features,
-        skip_features=skipped, monotone=grower.monotone, node_bounds=bounds,
-        node_features=per_node, min_split_rows=grower.min_split_rows, value_gradient=g,
-        value_hessian=h, node_sums=sums, node_values=values, build_root=True,
-        root_counts=counts, **hists.kernel_tables())
+        hists.X, rows, inputs.X, inputs.g, inputs.h, hists.offsets, hists.nbnm, hist,
+        split_rules.l2, split_rules.min_samples_leaf, split_rules.min_child_weight,
+        p.max_depth, max_leaves, hists.missing_bin, hists.n_threads, node,
+        level_order=level_order, is_cat=split_rules.is_cat,
+        cat_params=split_rules.cat_params, prune_features=p.prune_features,
+        skip_features=skipped, monotone=split_rules.monotone, node_bounds=bounds,
+        node_features=per_node, min_split_rows=split_rules.min_split_rows,
+        value_gradient=g, value_hessian=h, node_sums=sums, node_values=values,
+        build_root=True, root_counts=counts, **hists.kernel_tables())
     if arrays is None:
         raise DerivativeOverflow()
     fields = dict(zip(FIELDS, arrays))

@@ -7,8 +7,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ..._kernels import _partition, _predictor, _splitting
-from ..constraints import bounded_value, child_bounds
+from ..._kernels import _partition, _predictor
 from . import compiled
 from .base import (MAX_DEPTH, CAT_SPLIT, TreeKind, bins_below, bins_in_range,
                    gains_non_negative, level_nodes, no_sets, read_cat_sets, read_cover)
@@ -79,42 +78,36 @@ class DepthwiseKind(TreeKind):
                                                  2 ** p.max_depth, True)
             return DepthwiseTree(**fields, value=np.zeros(fields["feature"].size)), node, \
                 None, bounds
-        hists = grower.histograms
+        hists, split_rules = grower.histograms, grower.rules
         node, inputs, hist = hists.root(rows, g, h, prepared)
         feature, bin_, nanr, left_c, right_c, gain = [-1], [0], [0], [-1], [-1], [0.0]
         sets: List[np.ndarray] = []
         level_nodes, level_slots = [0], [0]
-        rules = NodeRules(grower)
+        rules = split_rules.node_rules()
         for depth in range(p.max_depth):
             k = len(level_nodes)
-            noise = grower._noise(split_rng, noise_std, k)
-            best = np.empty((k, 7))
-            _splitting.find_split_nodes(
-                hist, np.asarray(level_slots, dtype=np.int32), grower.offsets, grower.nbnm,
-                grower.is_cat, grower.cat_params, p.l2_regularization, grower._msl,
-                grower._mcw, noise, np.empty((k, grower.X.shape[0], 4)), best,
-                grower.n_threads, **rules.search_args(level_nodes))
+            noise = split_rules.noise(split_rng, noise_std, k)
+            found = split_rules.node_splits(hist, np.asarray(level_slots, dtype=np.int32),
+                                            noise, **rules.search_args(level_nodes))
             splits = []
-            for k_node, s_slot, (f, b, d, gn, cl, cr, has_missing) in zip(
-                    level_nodes, level_slots, best.tolist()):     # Python floats: fast
-                if f < 0:
+            for k_node, s_slot, split in zip(level_nodes, level_slots, found):
+                if split is None:
                     continue
-                f, b, d = int(f), int(b), int(d)
-                if grower.is_cat.size and grower.is_cat[f]:
-                    sets.append(grower._category_set(hist, [s_slot], f, b, d)[1])
-                    b, d = len(sets) - 1, CAT_SPLIT
-                elif not has_missing:        # no missing rows seen: they follow the majority
-                    d = int(cr > cl)
-                splits.append((k_node, s_slot, f, b, d, gn, cl, cr))
+                b = split.bin
+                if split.left_set is not None:      # the tree's sets, in order taken
+                    sets.append(split.left_set)
+                    b = len(sets) - 1
+                splits.append((k_node, s_slot, b, split))
             if not splits:
                 break
-            for k, s, f, b, d, gn, cl, cr in splits:
-                feature[k], bin_[k], nanr[k], gain[k] = f, b, d, gn
+            for k, s, b, split in splits:
+                feature[k], bin_[k], nanr[k], gain[k] = (split.feature, b, split.direction,
+                                                         split.gain)
                 left_c[k], right_c[k] = len(feature), len(feature) + 1
                 for _ in range(2):
                     feature.append(-1), bin_.append(0), nanr.append(0), left_c.append(-1)
                     right_c.append(-1), gain.append(0.0)
-                rules.split(hist, k, s, f, b, d, left_c[k], right_c[k])
+                rules.split(hist, k, s, split, left_c[k], right_c[k])
             n_nodes = len(feature)
             lc = np.full(n_nodes, -1, dtype=np.int32)
             rc = np.full(n_nodes, -1, dtype=np.int32)
@@ -126,18 +119,20 @@ class DepthwiseKind(TreeKind):
                 m = len(splits)
                 slot_of_node = np.full(n_nodes, -1, dtype=np.int32)
                 parent_slots = []
-                for j, (k, s, f, b, d, gn, cl, cr) in enumerate(splits):
-                    small, big = (right_c[k], left_c[k]) if cr < cl else (left_c[k], right_c[k])
+                for j, (k, s, _, split) in enumerate(splits):
+                    small, big = ((right_c[k], left_c[k])
+                                  if split.right_count < split.left_count
+                                  else (left_c[k], right_c[k]))
                     slot_of_node[small] = j
                     parent_slots.append(s)
                     level_nodes += [small, big]
                     level_slots += [j, m + j]
             listing = hists.row_list(rows.size) if build_next else (None, None)
             cat_sets = np.array(sets, dtype=np.uint32).reshape(-1, 8)
-            X_level, level_features = grower.columns(np.asarray(feature, np.int32))
+            X_level, level_features = hists.columns(np.asarray(feature, np.int32))
             _partition.apply_level(X_level, rows, node, level_features,
                                    np.asarray(bin_, np.int32), np.asarray(nanr, np.uint8),
-                                   lc, rc, grower.missing_bin, grower.n_threads,
+                                   lc, rc, hists.missing_bin, hists.n_threads,
                                    slot_of_node if build_next else None, *listing,
                                    cat_sets=cat_sets)
             if build_next:
@@ -256,59 +251,6 @@ class DepthwiseKind(TreeKind):
             nan_right=a["nan_right"].astype(np.uint8), left=a["left"].astype(np.int32),
             right=a["right"].astype(np.int32), gain=a["gain"], value=a["value"],
             cat_sets=cat_sets, cover=read_cover(value, path, reader, n))
-
-
-class NodeRules:
-    """The constraints of one depthwise or leaf-wise tree as it grows: the features each
-    node's path used (interaction constraints, column sampling) and the interval each
-    node's value is kept in (monotone constraints); see :mod:`boostlib.engine.constraints`.
-    """
-
-    def __init__(self, grower: Any):
-        self.grower = grower
-        self.columns = grower.column_rules
-        self.monotone = grower.monotone
-        self.paths: Dict[int, frozenset] = {0: frozenset()}
-        self.bounds: Dict[int, Tuple[float, float]] = {0: (-np.inf, np.inf)}
-
-    def search_args(self, nodes: List[int]) -> Dict[str, Any]:
-        """The keyword arguments of ``find_split_nodes`` for ``nodes``."""
-        args: Dict[str, Any] = {}
-        if self.columns is not None and self.columns.active:
-            args["allowed"] = self.columns.masks([self.paths[n] for n in nodes])
-        if self.monotone is not None:
-            args["monotone"] = self.monotone
-            args["bounds"] = np.array([self.bounds[n] for n in nodes], dtype=np.float64)
-        return args
-
-    def split(self, hist: np.ndarray, node: int, slot: int, f: int, b: int, d: int,
-              left: int, right: int) -> None:
-        """Record the split of ``node`` (histogram ``slot``) for its children (nothing to
-        record without column rules and monotone constraints)."""
-        if self.columns is not None:
-            self.paths[left] = self.paths[right] = self.paths[node] | {f}
-        if self.monotone is None:
-            return
-        lo, hi = self.bounds[node]
-        mono = 0 if d == CAT_SPLIT else int(self.monotone[f])
-        if mono:
-            l2 = self.grower.params.l2_regularization
-            sl, sr = self.grower._split_stats(hist, np.array([slot], dtype=np.int32), f, b, d)
-            w_left = bounded_value(sl[0, 0], sl[0, 1], l2, lo, hi)
-            w_right = bounded_value(sr[0, 0], sr[0, 1], l2, lo, hi)
-            self.bounds[left], self.bounds[right] = child_bounds(lo, hi, mono, w_left,
-                                                                 w_right)
-        else:
-            self.bounds[left] = self.bounds[right] = (lo, hi)
-
-    def node_bounds(self, n_nodes: int) -> Optional[np.ndarray]:
-        """(n_nodes, 2) value intervals, or None without monotone constraints."""
-        if self.monotone is None:
-            return None
-        out = np.empty((n_nodes, 2))
-        for n, (lo, hi) in self.bounds.items():
-            out[n] = lo, hi
-        return out
 
 
 def tree_depth(tree: DepthwiseTree) -> int:

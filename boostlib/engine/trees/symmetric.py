@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ..._kernels import _partition, _predictor, _splitting
+from ..._kernels import _partition, _predictor
 from .base import (CAT_SPLIT, TreeKind, bins_in_range, gains_non_negative, no_sets,
                    read_cat_sets, read_cover)
 
@@ -64,7 +64,7 @@ class SymmetricKind(TreeKind):
              noise_std: float, split_rng: Any, prepared: Any = None):
         """See :meth:`boostlib.engine.trees.TreeKind.grow`."""
         p = grower.params
-        hists = grower.histograms
+        hists, rules = grower.histograms, grower.rules
         node, inputs, hist = hists.root(rows, g, h, prepared)
         slot_of_leaf = np.zeros(1, dtype=np.int32)     # -1: leaf not active
         frozen_at = np.full(1, p.max_depth, dtype=np.int64)
@@ -75,42 +75,34 @@ class SymmetricKind(TreeKind):
             if act.size == 0:
                 break
             slots = slot_of_leaf[act].astype(np.int32)
-            f, b, d, gain = _splitting.find_split_level(
-                hist, slots, grower.offsets, grower.nbnm, grower.is_cat, grower.cat_params,
-                p.l2_regularization, grower._msl, grower._mcw,
-                grower._noise(split_rng, noise_std), grower._gain_sum, grower._n_valid,
-                grower.n_threads, allowed=grower.level_mask())
-            if f < 0:
+            split = rules.level_split(hist, slots, rules.noise(split_rng, noise_std),
+                                      rules.level_mask())
+            if split is None:
                 break
-            if grower.is_cat.size and grower.is_cat[f]:
-                left_set, bits = grower._category_set(hist, slots, f, b, d)
-                left, right = grower._split_stats(hist, slots, f, b, d, left_set)
-                sets.append(bits)
-                b, d = len(sets) - 1, CAT_SPLIT
-            else:
-                left, right = grower._split_stats(hist, slots, f, b, d)
-                if not np.any(grower._has_missing(grower._missing_sums(hist, slots, f))):
-                    d = int(right[:, 2].sum() > left[:, 2].sum())  # no NaN seen: majority
-            valid = grower._valid(left, right)
+            f, b, d = split.feature, split.bin, split.direction
+            if split.left_set is not None:
+                sets.append(split.left_set)
+                b = len(sets) - 1
+            left, right, valid = split.left, split.right, split.valid
             feats.append(f)
             bins.append(b)
             nanr.append(d)
-            gains.append(gain)
+            gains.append(split.gain)
             frozen_at[act[~valid]] = level
             frozen_at = np.concatenate([frozen_at, frozen_at])
-            split = act[valid]
+            split_leaves = act[valid]
             new_slot = np.full(2 * n_leaves, -1, dtype=np.int32)
-            build_next = level + 1 < p.max_depth and split.size > 0
+            build_next = level + 1 < p.max_depth and split_leaves.size > 0
             if build_next:     # histograms of the smaller children, the others by subtraction
                 small_right = right[valid, 2] < left[valid, 2]
-                small = split + n_leaves * small_right
-                big = split + n_leaves * ~small_right
-                m = split.size
+                small = split_leaves + n_leaves * small_right
+                big = split_leaves + n_leaves * ~small_right
+                m = split_leaves.size
                 new_slot[small] = np.arange(m)
             listing = hists.row_list(rows.size) if build_next else (None, None)
-            X_f, (f_local,) = grower.columns(np.array([f], dtype=np.int32))
+            X_f, (f_local,) = hists.columns(np.array([f], dtype=np.int32))
             _partition.apply_level_oblivious(X_f, rows, node, int(f_local), b, d, level,
-                                             grower.missing_bin, grower.n_threads,
+                                             hists.missing_bin, hists.n_threads,
                                              new_slot if build_next else None, *listing,
                                              cat_sets=np.array(sets, np.uint32).reshape(-1, 8))
             if build_next:
