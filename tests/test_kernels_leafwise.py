@@ -494,7 +494,7 @@ def test_monotone_trees_grow_the_same_compiled(policy, extra):
                   **({"max_leaves": 15, "max_depth": 10} if policy == "lossguide" else {}),
                   **extra)
     fast, slow, calls = fit_both_loops(BoostRegressor, params, X, y)
-    used = [kw.get("monotone") is not None for kw in calls]
+    used = [kw.get("node_bounds") is not None for kw in calls]     # (with monotone)
     assert len(used) == 12 and all(used)
     assert np.array_equal(fast.predict(X), slow.predict(X))
     for a, b in zip(fast.ensemble_.scalar_trees(), slow.ensemble_.scalar_trees()):
@@ -527,11 +527,15 @@ def test_bad_arguments_are_rejected():
     node = np.zeros(4, np.int32)
     ok = dict(l2=1.0, msl=0.0, mcw=1e-3, depth=3, leaves=4)
 
+    fixed = ("is_cat", "cat_params", "monotone", "prune_features", "min_split_rows")
+
     def call(X=X, rows=rows, Xp=Xp, g=g, hist=np.zeros((4, 6, 2)), leaves=4, depth=3,
              node=node, nb=nb, **kw):
         assert _leafwise.slots_needed(depth, leaves, rows.size) <= 3
-        return _leafwise.grow_tree(X, rows, Xp, g, g, off, nb, hist, ok["l2"], ok["msl"],
-                                   ok["mcw"], depth, leaves, 255, 1, node, **kw)
+        settings = _leafwise.GrowSettings(X, off, nb, ok["l2"], depth, 255, 1,
+                                          **{k: kw.pop(k) for k in fixed if k in kw})
+        return _leafwise.grow_tree(settings, rows, Xp, g, g, hist, ok["msl"], ok["mcw"],
+                                   leaves, node, **kw)
 
     assert call()[0].tolist() == [-1]        # no gradient, no split
     with pytest.raises(ValueError, match="aligned"):
@@ -540,6 +544,8 @@ def test_bad_arguments_are_rejected():
         call(hist=np.zeros((2, 6, 2)))
     with pytest.raises(ValueError, match="max_leaves"):
         call(leaves=1, hist=np.zeros((1, 6, 2)))
+    with pytest.raises(ValueError, match="max_depth"):
+        call(depth=0, leaves=2, hist=np.zeros((1, 6, 2)))
     with pytest.raises(ValueError, match="shape"):
         call(hist=np.zeros((4, 5, 2)))
     with pytest.raises(ValueError, match="row id"):
@@ -557,6 +563,8 @@ def test_bad_arguments_are_rejected():
     with pytest.raises(ValueError, match="skip_features"):
         call(skip_features=np.zeros(3, np.uint8))
     mono = np.array([1, 0], np.int8)
+    with pytest.raises(ValueError, match="one entry per feature"):
+        call(monotone=np.ones(3, np.int8), node_bounds=np.zeros((7, 2)))
     with pytest.raises(ValueError, match="go together"):
         call(monotone=mono)
     with pytest.raises(ValueError, match="go together"):
@@ -608,8 +616,8 @@ def test_a_root_built_in_the_call_is_the_root_built_before_it():
 
     def grow(hist, **kw):
         node = np.empty(n, np.int32)
-        out = _leafwise.grow_tree(X, rows, Xp, g, h, off, nb, hist, 1.0, 5.0, 1e-3, 4, 8, 255,
-                                  1, node, **kw)
+        settings = _leafwise.GrowSettings(X, off, nb, 1.0, 4, 255, 1)
+        out = _leafwise.grow_tree(settings, rows, Xp, g, h, hist, 5.0, 1e-3, 8, node, **kw)
         return out, node
 
     expected = grow(pre)

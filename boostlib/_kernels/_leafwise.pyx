@@ -379,58 +379,26 @@ cdef int _draw_allowed(object draw, Py_ssize_t parent, Py_ssize_t feature, Py_ss
         return -1
 
 
-def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
-              const bin_t[:, ::1] X_pos, const float[::1] gradient, const float[::1] hessian,
-              const idx_t[::1] offsets, const idx_t[::1] n_bins_nonmissing,
-              double[:, :, ::1] hist, double l2, double min_samples_leaf,
-              double min_child_weight, int max_depth, int max_leaves, int missing_bin,
-              int n_threads, idx_t[::1] node_of_row,
-              const idx_t[::1] column_offsets=None, const Py_ssize_t[::1] source=None,
-              const Py_ssize_t[::1] default_at=None, const Py_ssize_t[::1] others=None,
-              const Py_ssize_t[::1] others_start=None, bint level_order=False,
-              const unsigned char[::1] is_cat=None, const double[::1] cat_params=None,
-              const int64_t[::1] entry_start=None, const idx_t[::1] entry_bins=None,
-              const idx_t[::1] entry_default=None, bint prune_features=False,
-              const unsigned char[::1] skip_features=None,
-              const signed char[::1] monotone=None, double[:, ::1] node_bounds=None,
-              object node_features=None, Py_ssize_t min_split_rows=0,
-              const double[::1] value_gradient=None, const double[::1] value_hessian=None,
-              double[:, ::1] node_sums=None, double[:, ::1] node_values=None,
-              bint build_root=False, const double[::1] root_counts=None):
-    """Grow one leaf-wise tree: the leaf whose best split gains most is split next, until
-    the tree has ``max_leaves`` leaves, no leaf has a split of positive gain, or those that
-    do are at ``max_depth``.
+cdef class GrowSettings:
+    """What :func:`grow_tree` reads unchanged from tree to tree of a fit: the binned data
+    and its histogram layout, the bundle and entry tables, the split search's parameters.
+    Made once per fit (``boostlib.engine.trees.compiled``); its own arguments are checked
+    here, once.
 
     Parameters
     ----------
     X_binned : IN uint8 (n_features, n_rows_total), feature-major binned data (the
         partition reads the split feature at ``rows[p]``).
-    rows : IN int32 (n_fit,) training-row ids of the fitted rows.
-    X_pos : IN uint8 (n_fit, n_columns), the fitted rows' binned data by position,
-        row-major, as ``_histogram.build_histograms`` reads it: the features, each one's
-        missing values at bin ``n_bins_nonmissing[f]``, or with bundles the bundled columns.
-    gradient, hessian : IN float32 (n_fit,) by position, weights applied.
     offsets, n_bins_nonmissing : IN int32, the histogram layout (see ``_histogram``).
-    hist : IN/OUT float64 (n_slots, offsets[-1], 2 or 3), at least
-        :func:`slots_needed` slots: slot 0 holds the root's histogram (unless
-        ``build_root``); the others are work space.
-    l2, min_samples_leaf, min_child_weight : as ``_splitting.find_split_nodes`` takes them
-        (``min_samples_leaf`` 0 without a count channel).
-    max_depth, max_leaves : the tree's limits (``max_leaves`` >= 2).
+    l2 : the search's l2 regularisation, as ``_splitting.find_split_nodes`` takes it.
+    max_depth : the trees' depth limit (>= 1).
     missing_bin : bin of missing values in ``X_binned``.
     n_threads : OpenMP threads (split search and histograms, over features: the result does
         not depend on them).
-    node_of_row : OUT int32 (n_fit,) the leaf (node id) of each position.
     column_offsets, source, default_at, others, others_start : optional, together
         With bundles of sparse features (:mod:`boostlib.engine.bundling`): the column
         layout of ``X_pos``'s histograms, and the tables that expand them into the features'
         (``_histogram.expand_bundles``).
-    level_order : bool
-        Number the nodes as level-wise growth does (``DepthwiseKind.grow``): level by level,
-        the children of the level's split nodes in the order of that level, a level's order
-        being the smaller child then the larger of each split. With ``max_leaves =
-        2**max_depth`` the tree is then the depthwise tree, node for node. By default node
-        ``2t+1`` and ``2t+2`` are the children of the ``t``-th split.
     is_cat, cat_params : optional, together
         Categorical features (uint8 per feature) and their search parameters, as
         ``_splitting.find_split_nodes`` takes them.
@@ -440,6 +408,128 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     prune_features : bool
         A feature without a split of positive gain in a leaf is not searched again in that
         leaf's subtree (LightGBM's rule; see ``GrowParams.prune_features``).
+    monotone : IN int8 (n_features,), optional
+        Monotone constraints (-1, 0, +1 per feature); the trees then need ``node_bounds``.
+    min_split_rows : int
+        A leaf of fewer rows has no split (the grower passes ``2 * min_samples_leaf``: each
+        side needs ``min_samples_leaf`` rows): it is not searched, its histogram is built
+        only when its sibling needs it for the subtraction, and a split whose children both
+        have fewer rows calls no ``node_features``. The tree is the one grown searching
+        them. Counts are the leaves' rows here, so on one machine only.
+    """
+
+    cdef const bin_t[:, ::1] X_binned
+    cdef const idx_t[::1] offsets
+    cdef const idx_t[::1] n_bins_nonmissing
+    cdef readonly double l2
+    cdef readonly int max_depth
+    cdef readonly int missing_bin
+    cdef readonly int n_threads
+    cdef const idx_t[::1] column_offsets
+    cdef const Py_ssize_t[::1] source
+    cdef const Py_ssize_t[::1] default_at
+    cdef const Py_ssize_t[::1] others
+    cdef const Py_ssize_t[::1] others_start
+    cdef const unsigned char[::1] is_cat
+    cdef const double[::1] cat_params
+    cdef const int64_t[::1] entry_start
+    cdef const idx_t[::1] entry_bins
+    cdef const idx_t[::1] entry_default
+    cdef readonly bint prune_features
+    cdef const signed char[::1] monotone
+    cdef readonly Py_ssize_t min_split_rows
+
+    def __init__(self, const bin_t[:, ::1] X_binned, const idx_t[::1] offsets,
+                 const idx_t[::1] n_bins_nonmissing, double l2, int max_depth,
+                 int missing_bin, int n_threads, *, const idx_t[::1] column_offsets=None,
+                 const Py_ssize_t[::1] source=None, const Py_ssize_t[::1] default_at=None,
+                 const Py_ssize_t[::1] others=None,
+                 const Py_ssize_t[::1] others_start=None,
+                 const unsigned char[::1] is_cat=None, const double[::1] cat_params=None,
+                 const int64_t[::1] entry_start=None, const idx_t[::1] entry_bins=None,
+                 const idx_t[::1] entry_default=None, bint prune_features=False,
+                 const signed char[::1] monotone=None, Py_ssize_t min_split_rows=0):
+        cdef Py_ssize_t n_features = X_binned.shape[0], n_cols
+        if offsets.shape[0] != n_features + 1 or n_bins_nonmissing.shape[0] != n_features:
+            raise ValueError("offsets and n_bins_nonmissing must match the features")
+        if is_cat is not None and is_cat.shape[0]:
+            if cat_params is None:
+                raise ValueError("is_cat needs cat_params")
+            _cat_params(cat_params)
+        _check_layout(offsets[n_features], offsets, n_bins_nonmissing,
+                      is_cat if is_cat is not None else np.empty(0, np.uint8), n_features)
+        if column_offsets is not None:
+            n_cols = column_offsets.shape[0] - 1
+            if (source is None or default_at is None or others is None
+                    or others_start is None or n_cols < 1):
+                raise ValueError("column_offsets needs source, default_at, others and "
+                                 "others_start, as expand_bundles takes them")
+            check_expand_tables(column_offsets[n_cols], offsets[n_features], source,
+                                default_at, others, others_start, column_offsets[1])
+        if entry_start is None and (entry_bins is not None or entry_default is not None):
+            raise ValueError("entry_start, entry_bins and entry_default go together")
+        if max_depth < 1:
+            raise ValueError("max_depth >= 1 is needed")
+        if monotone is not None and monotone.shape[0] != n_features:
+            raise ValueError("monotone needs one entry per feature")
+        self.X_binned = X_binned
+        self.offsets = offsets
+        self.n_bins_nonmissing = n_bins_nonmissing
+        self.l2 = l2
+        self.max_depth = max_depth
+        self.missing_bin = missing_bin
+        self.n_threads = n_threads
+        self.column_offsets = column_offsets
+        self.source = source
+        self.default_at = default_at
+        self.others = others
+        self.others_start = others_start
+        self.is_cat = is_cat
+        self.cat_params = cat_params
+        self.entry_start = entry_start
+        self.entry_bins = entry_bins
+        self.entry_default = entry_default
+        self.prune_features = prune_features
+        self.monotone = monotone
+        self.min_split_rows = min_split_rows
+
+
+def grow_tree(GrowSettings settings not None, const idx_t[::1] rows,
+              const bin_t[:, ::1] X_pos, const float[::1] gradient,
+              const float[::1] hessian, double[:, :, ::1] hist, double min_samples_leaf,
+              double min_child_weight, int max_leaves, idx_t[::1] node_of_row, *,
+              bint level_order=False, const unsigned char[::1] skip_features=None,
+              double[:, ::1] node_bounds=None, object node_features=None,
+              const double[::1] value_gradient=None, const double[::1] value_hessian=None,
+              double[:, ::1] node_sums=None, double[:, ::1] node_values=None,
+              bint build_root=False, const double[::1] root_counts=None):
+    """Grow one leaf-wise tree: the leaf whose best split gains most is split next, until
+    the tree has ``max_leaves`` leaves, no leaf has a split of positive gain, or those that
+    do are at ``max_depth``.
+
+    Parameters
+    ----------
+    settings : GrowSettings
+        What stays the same through the fit (the binned data, the layout and tables, the
+        search's parameters).
+    rows : IN int32 (n_fit,) training-row ids of the fitted rows.
+    X_pos : IN uint8 (n_fit, n_columns), the fitted rows' binned data by position,
+        row-major, as ``_histogram.build_histograms`` reads it: the features, each one's
+        missing values at bin ``n_bins_nonmissing[f]``, or with bundles the bundled columns.
+    gradient, hessian : IN float32 (n_fit,) by position, weights applied.
+    hist : IN/OUT float64 (n_slots, offsets[-1], 2 or 3), at least
+        :func:`slots_needed` slots: slot 0 holds the root's histogram (unless
+        ``build_root``); the others are work space.
+    min_samples_leaf, min_child_weight : as ``_splitting.find_split_nodes`` takes them
+        (``min_samples_leaf`` 0 without a count channel; they may change from tree to tree).
+    max_leaves : the tree's leaf limit (>= 2).
+    node_of_row : OUT int32 (n_fit,) the leaf (node id) of each position.
+    level_order : bool
+        Number the nodes as level-wise growth does (``DepthwiseKind.grow``): level by level,
+        the children of the level's split nodes in the order of that level, a level's order
+        being the smaller child then the larger of each split. With ``max_leaves =
+        2**max_depth`` the tree is then the depthwise tree, node for node. By default node
+        ``2t+1`` and ``2t+2`` are the children of the ``t``-th split.
     skip_features : IN uint8 (n_features,), optional
         Features not searched anywhere in this tree (1), as a column sample drawn for the
         tree (``colsample_bytree``) leaves out.
@@ -451,18 +541,11 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
         each split's children's (the split node, its feature and the children's node ids,
         k = 2, left then right), in the order the Python loop searches them, so it draws
         the same samples.
-    monotone, node_bounds : optional, together
-        Monotone constraints (int8 per feature: -1, 0, +1), and OUT float64
-        (2 * min(max_leaves, n_fit) - 1, 2) at least: the interval each node's value is
-        kept in, as the Python loops' ``NodeRules`` keeps them (see
-        ``_splitting._feature_best``), in the nodes' order (``level_order`` included).
-
-    min_split_rows : int
-        A leaf of fewer rows has no split (the grower passes ``2 * min_samples_leaf``: each
-        side needs ``min_samples_leaf`` rows): it is not searched, its histogram is built
-        only when its sibling needs it for the subtraction, and a split whose children both
-        have fewer rows calls no ``node_features``. The tree is the one grown searching
-        them. Counts are the leaves' rows here, so on one machine only.
+    node_bounds : OUT float64 (2 * min(max_leaves, n_fit) - 1, 2) at least, with the
+        settings' ``monotone`` (and only then)
+        The interval each node's value is kept in, as the Python loops' ``NodeRules`` keeps
+        them (see ``_splitting._feature_best``), in the nodes' order (``level_order``
+        included).
     value_gradient, value_hessian, node_sums : optional, together
         IN float64 (n_fit,) by position, and OUT float64 (2 * min(max_leaves, n_fit) - 1,
         3) at least: each node's sums of the two and its rows, as
@@ -492,6 +575,26 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
         the splits were taken, or with ``level_order`` the level-wise loop's; None when
         ``build_root`` found the root's sums not finite.
     """
+    cdef const bin_t[:, ::1] X_binned = settings.X_binned
+    cdef const idx_t[::1] offsets = settings.offsets
+    cdef const idx_t[::1] n_bins_nonmissing = settings.n_bins_nonmissing
+    cdef double l2 = settings.l2
+    cdef int max_depth = settings.max_depth
+    cdef int missing_bin = settings.missing_bin
+    cdef int n_threads = settings.n_threads
+    cdef const idx_t[::1] column_offsets = settings.column_offsets
+    cdef const Py_ssize_t[::1] source = settings.source
+    cdef const Py_ssize_t[::1] default_at = settings.default_at
+    cdef const Py_ssize_t[::1] others = settings.others
+    cdef const Py_ssize_t[::1] others_start = settings.others_start
+    cdef const unsigned char[::1] is_cat = settings.is_cat
+    cdef const double[::1] cat_params = settings.cat_params
+    cdef const int64_t[::1] entry_start = settings.entry_start
+    cdef const idx_t[::1] entry_bins = settings.entry_bins
+    cdef const idx_t[::1] entry_default = settings.entry_default
+    cdef bint prune_features = settings.prune_features
+    cdef const signed char[::1] monotone = settings.monotone
+    cdef Py_ssize_t min_split_rows = settings.min_split_rows
     cdef Py_ssize_t n_fit = rows.shape[0]
     cdef Py_ssize_t n_features = X_binned.shape[0]
     cdef Py_ssize_t n_ch = hist.shape[2]
@@ -526,26 +629,14 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
     cdef Py_ssize_t f, n_kept, kept_bins = 0, n_list
     cdef double acc
     cdef const idx_t* lst
-    if offsets.shape[0] != n_features + 1 or n_bins_nonmissing.shape[0] != n_features:
-        raise ValueError("offsets and n_bins_nonmissing must match the features")
     if skip_features is not None and skip_features.shape[0] != n_features:
         raise ValueError("skip_features needs one entry per feature")
     search.is_cat = NULL
-    if is_cat is not None and is_cat.shape[0]:
-        if cat_params is None:
-            raise ValueError("is_cat needs cat_params")
+    if is_cat is not None and is_cat.shape[0]:      # (the settings checked them)
         search.cp = _cat_params(cat_params)
         search.is_cat = &is_cat[0]
-    _check_layout(offsets[n_features], offsets, n_bins_nonmissing,
-                  is_cat if is_cat is not None else np.empty(0, np.uint8), n_features)
     if bundled:
         n_cols = column_offsets.shape[0] - 1
-        if (source is None or default_at is None or others is None or others_start is None
-                or n_cols < 1):
-            raise ValueError("column_offsets needs source, default_at, others and "
-                             "others_start, as expand_bundles takes them")
-        check_expand_tables(column_offsets[n_cols], offsets[n_features], source, default_at,
-                            others, others_start, column_offsets[1])
         hoff = &column_offsets[0]
     if sparse:
         check_entries(entry_start, entry_bins, entry_default, X_pos,
@@ -555,15 +646,13 @@ def grow_tree(const bin_t[:, ::1] X_binned, const idx_t[::1] rows,
         es = &entry_start[0]
         eb = &entry_bins[0] if entry_bins.shape[0] else NULL
         da = &entry_default[0]
-    elif entry_bins is not None or entry_default is not None:
-        raise ValueError("entry_start, entry_bins and entry_default go together")
     if not (n_fit == gradient.shape[0] == hessian.shape[0] == node_of_row.shape[0]) or (
             not sparse and (X_pos.shape[0] != n_fit or X_pos.shape[1] != n_cols)):
         raise ValueError("rows, X_pos, gradient, hessian and node_of_row must be aligned")
     if hist.shape[1] != offsets[n_features] or not 2 <= n_ch <= 3:
         raise ValueError("hist must have shape (n_slots, offsets[-1], 2 or 3)")
-    if max_leaves < 2 or max_depth < 1:
-        raise ValueError("max_leaves >= 2 and max_depth >= 1 are needed")
+    if max_leaves < 2:
+        raise ValueError("max_leaves >= 2 is needed")
     if hist.shape[0] < slots_needed(max_depth, max_leaves, n_fit):
         raise ValueError(f"hist needs {slots_needed(max_depth, max_leaves, n_fit)} slots")
     if max_leaves > n_fit:      # every leaf holds a row: no more leaves than rows

@@ -19,6 +19,7 @@ thread.
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any, Optional, Tuple
 
 import numpy as np
@@ -69,6 +70,25 @@ class _NodeFeatures:
         return self.rules.masks([path, path])
 
 
+#: Each grower's settings of the compiled loop (made on its first compiled tree).
+_SETTINGS: "weakref.WeakKeyDictionary[Any, _leafwise.GrowSettings]" = \
+    weakref.WeakKeyDictionary()
+
+
+def settings(grower: Any) -> _leafwise.GrowSettings:
+    """What the compiled loop reads unchanged through ``grower``'s fit: its binned data, the
+    histograms' layout and tables, the split rules' parameters (made once, then kept)."""
+    made = _SETTINGS.get(grower)
+    if made is None:
+        hists, rules, p = grower.histograms, grower.rules, grower.params
+        made = _SETTINGS[grower] = _leafwise.GrowSettings(
+            hists.X, hists.offsets, hists.nbnm, rules.l2, p.max_depth, hists.missing_bin,
+            hists.n_threads, is_cat=rules.is_cat, cat_params=rules.cat_params,
+            prune_features=p.prune_features, monotone=rules.monotone,
+            min_split_rows=rules.min_split_rows, **hists.kernel_tables())
+    return made
+
+
 def grow(grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray, prepared: Any,
          max_leaves: int, level_order: bool
          ) -> Tuple[dict, np.ndarray, Optional[np.ndarray]]:
@@ -92,15 +112,11 @@ def grow(grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray, prepared: 
     sums = np.empty((max_nodes, 3))
     values = np.empty((2, max_nodes))
     arrays = _leafwise.grow_tree(
-        hists.X, rows, inputs.X, inputs.g, inputs.h, hists.offsets, hists.nbnm, hist,
-        split_rules.l2, split_rules.min_samples_leaf, split_rules.min_child_weight,
-        p.max_depth, max_leaves, hists.missing_bin, hists.n_threads, node,
-        level_order=level_order, is_cat=split_rules.is_cat,
-        cat_params=split_rules.cat_params, prune_features=p.prune_features,
-        skip_features=skipped, monotone=split_rules.monotone, node_bounds=bounds,
-        node_features=per_node, min_split_rows=split_rules.min_split_rows,
-        value_gradient=g, value_hessian=h, node_sums=sums, node_values=values,
-        build_root=True, root_counts=counts, **hists.kernel_tables())
+        settings(grower), rows, inputs.X, inputs.g, inputs.h, hist,
+        split_rules.min_samples_leaf, split_rules.min_child_weight, max_leaves, node,
+        level_order=level_order, skip_features=skipped, node_bounds=bounds,
+        node_features=per_node, value_gradient=g, value_hessian=h, node_sums=sums,
+        node_values=values, build_root=True, root_counts=counts)
     if arrays is None:
         raise DerivativeOverflow()
     fields = dict(zip(FIELDS, arrays))
