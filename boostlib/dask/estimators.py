@@ -55,7 +55,7 @@ class _DaskBoost:
 
     def _local_params(self) -> Dict[str, Any]:
         return {p.name: getattr(self, p.name)
-                for p in self._local_class._parameters}   # type: ignore[attr-defined]
+                for p in self._local_class.parameter_table}   # type: ignore[attr-defined]
 
     def _check_dask(self) -> None:
         if self.warm_start:
@@ -203,7 +203,7 @@ class DaskBoostRegressor(_DaskBoost, BoostRegressor):
     """
 
     _local_class = BoostRegressor
-    _parameters = BoostRegressor._parameters + DASK_PARAMETERS
+    parameter_table = BoostRegressor.parameter_table + DASK_PARAMETERS
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None,
             eval_set: Optional[Sequence[Tuple[Any, Any]]] = None,
@@ -226,7 +226,7 @@ class DaskBoostClassifier(_DaskBoost, BoostClassifier):
     """
 
     _local_class = BoostClassifier
-    _parameters = BoostClassifier._parameters + DASK_PARAMETERS
+    parameter_table = BoostClassifier.parameter_table + DASK_PARAMETERS
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None,
             eval_set: Optional[Sequence[Tuple[Any, Any]]] = None,

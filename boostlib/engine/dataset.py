@@ -108,24 +108,21 @@ class Dataset:
         levels and the feature names, and the rows' target, weights, groups and offsets.
         It bins as a Dataset of those rows built from scratch would."""
         rows = np.asarray(rows, dtype=np.intp)
-        sub = object.__new__(Dataset)
-        sub.X = self.X.rows(rows) if isinstance(self.X, Columns) else self.X[rows]
-        sub.levels = self.levels
-        sub.categorical = self.categorical
-        sub.y = None if self.y is None else self.y[rows]
-        sub.sample_weight = None if self.sample_weight is None else self.sample_weight[rows]
-        sub.group = None
+        group = None
         if self.group is not None:
             query = np.repeat(np.arange(self.group.size), self.group)[rows]
-            sub.group = query_sizes_of(self.group, rows)
-            if not np.array_equal(sub.group, self.group[np.unique(query)]):
+            group = query_sizes_of(self.group, rows)
+            if not np.array_equal(group, self.group[np.unique(query)]):
                 raise ValueError("a subset of a Dataset with query groups needs whole "
                                  "queries")
-        sub.init_score = None if self.init_score is None else self.init_score[rows]
-        sub.feature_names = self.feature_names
-        sub.reference = None
-        sub._as_training = None
-        sub._as_valid = None
+        X = self.X.rows(rows) if isinstance(self.X, Columns) else self.X[rows]
+        sub = Dataset(X, None if self.y is None else self.y[rows],
+                      sample_weight=None if self.sample_weight is None
+                      else self.sample_weight[rows],
+                      feature_names=self.feature_names,
+                      categorical_features=self.categorical, group=group,
+                      init_score=None if self.init_score is None else self.init_score[rows])
+        sub.levels = self.levels            # the codes are this Dataset's
         return sub
 
     @property

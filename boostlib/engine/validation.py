@@ -90,14 +90,16 @@ def check_X(X: Any, name: str = "X", min_rows: int = 1) -> Any:
         raise TypeError(f"{name}: sparse input of type {type(X).__name__} is not supported; "
                         f"pass a scipy.sparse matrix or a dense array (e.g. {name}.toarray())")
     if isinstance(X, NamedMatrix) and isinstance(X.data, Columns):
+        X = X.data
+    if isinstance(X, Columns):
         check_rows(X.shape, name, min_rows)         # numbers only, kept as columns
         if X.shape[1] == 0:
             raise ValueError(f"{name}: found a table with 0 columns while a minimum of 1 is "
                              "required.")
-        if X.data.has_infinity():
+        if X.has_infinity():
             raise ValueError(f"Input {name} contains infinity; only NaN (missing) is allowed "
                              "besides finite values")
-        return X.data
+        return X
     if isinstance(X, NamedMatrix):
         arr = X.data
     elif hasattr(X, "dtypes") and hasattr(X, "columns"):

@@ -107,16 +107,17 @@ class _BaseBoost(BaseEstimator):
     #: recognises a fitted estimator by this attribute and its ``model_``.
     _boostlib_estimator = True
 
-    #: The estimator's parameters, from the table (its signature and docstring follow them).
-    _parameters: Tuple[Parameter, ...] = parameters_of("train", "estimator")
+    #: The parameters this estimator takes, from the table in :mod:`boostlib.engine.params`
+    #: (its signature and docstring follow them).
+    parameter_table: Tuple[Parameter, ...] = parameters_of("train", "estimator")
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "__init__" not in cls.__dict__:
-            cls.__init__ = make_init(cls._parameters, cls.__name__)   # type: ignore[misc]
+            cls.__init__ = make_init(cls.parameter_table, cls.__name__)   # type: ignore[misc]
         if "fit" not in cls.__dict__:
             cls.fit = renamed(cls.fit, f"{cls.__name__}.fit")          # type: ignore[misc]
-        cls.__doc__ = document(cls.__doc__, cls._parameters)
+        cls.__doc__ = document(cls.__doc__, cls.parameter_table)
 
     _default_loss = "mse"
 
@@ -132,11 +133,12 @@ class _BaseBoost(BaseEstimator):
     def _training_params(self) -> Dict[str, Any]:
         """The parameters of :func:`boostlib.train` (all but the estimators' own, such as
         ``categorical_features``, which belongs to the :class:`~boostlib.Dataset`)."""
-        return {p.name: getattr(self, p.name) for p in self._parameters if p.scope == "train"}
+        return {p.name: getattr(self, p.name) for p in self.parameter_table
+                if p.scope == "train"}
 
     def _check_params(self) -> None:
         check_orphaned_params(resolve(self._training_params()))
-        for p in self._parameters:
+        for p in self.parameter_table:
             if p.scope != "train" and p.check is not None:
                 p.check(p.name, getattr(self, p.name))
 
@@ -662,7 +664,7 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
     """
 
     _default_loss = "logloss"
-    _parameters = parameters_of("train", "estimator", "classifier")
+    parameter_table = parameters_of("train", "estimator", "classifier")
 
     def _class_weights(self, y_enc: np.ndarray,
                        sample_weight: Optional[np.ndarray]) -> Optional[np.ndarray]:
