@@ -175,6 +175,15 @@ def _dataset_style(name: str, valid_styles: Dict[str, str]) -> str:
     return valid_styles[name]
 
 
+def _default_metric(result: Dict[str, Dict[str, Any]]) -> str:
+    """The score a model's curves are drawn for: its loss, the first score of its training
+    curve, else (a loss without values) the first score of its first data set."""
+    for name in ("train", *result):
+        if result.get(name):
+            return next(iter(result[name]))
+    raise ValueError("the evals_result holds no curve to plot")
+
+
 def plot_learning_curves(models_or_evals_results: Any, labels: Optional[Sequence[str]] = None,
                          *, metric: Optional[str] = None,
                          datasets: Optional[Sequence[str]] = None,
@@ -198,11 +207,12 @@ def plot_learning_curves(models_or_evals_results: Any, labels: Optional[Sequence
         One label per model. By default the dict keys, else each estimator's (or Model's)
         update rule (and sampler), else ``"model i"``.
     metric : str, optional
-        The metric to plot (a key of the inner dictionaries). By default each model's first
-        metric, the name of its loss: ``"logloss"`` for a binary classifier,
+        The metric to plot (a key of the inner dictionaries). By default each model's loss
+        (the first score of its training curve: ``"logloss"`` for a binary classifier,
         ``"multiclass"`` for a classifier of more than two classes, ``"mse"`` for a
-        regressor. Models of different losses can share the axes; the y label then lists
-        their metrics.
+        regressor), on every data set that records it: one metric per model, never a
+        metric of one data set beside another metric of another. Models of different
+        losses can share the axes; the y label then lists their metrics.
     datasets : list of str, optional
         Data sets to plot, e.g. ``["valid_0"]``. By default every data set of every model.
     ax : matplotlib Axes, optional
@@ -236,9 +246,11 @@ def plot_learning_curves(models_or_evals_results: Any, labels: Optional[Sequence
         if datasets is not None and not names:
             raise ValueError(f"{label}: none of datasets={list(datasets)} is in its "
                              f"evals_result_ (it has {list(result)})")
+        key = metric if metric is not None else _default_metric(result)
+        if metric is None and datasets is None:
+            names = [name for name in names if key in result[name]]
         for name in names:
             curves = result[name]
-            key = metric if metric is not None else next(iter(curves))
             if key not in curves:
                 raise ValueError(f"{label}: metric {key!r} is not recorded for {name!r} "
                                  f"(it has {list(curves)})")
