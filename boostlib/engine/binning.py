@@ -1,7 +1,9 @@
 """Feature binning: per-feature borders from quantiles, and the uint8 binned matrix."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+import operator
+from collections.abc import Sequence
+from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -56,6 +58,59 @@ def _as_real(X: np.ndarray) -> np.ndarray:
     return X if X.dtype in (np.float32, np.float64) else X.astype(np.float64)
 
 
+def first_unsorted(values: np.ndarray, n_borders: np.ndarray) -> int:
+    """The first feature whose borders do not strictly increase, in a border table (every
+    feature's borders one after the other, feature ``f``'s ``n_borders[f]`` of them), or -1.
+    All features are checked at once."""
+    values = np.asarray(values)
+    ends = np.cumsum(np.asarray(n_borders, dtype=np.intp))
+    if values.size < 2:
+        return -1
+    # neighbours within a feature: every pair but those across a feature's end
+    within = np.ones(values.size - 1, dtype=bool)
+    within[ends[(ends > 0) & (ends < values.size)] - 1] = False
+    step_down = np.flatnonzero((values[1:] <= values[:-1]) & within)
+    if not step_down.size:
+        return -1
+    return int(np.searchsorted(ends, step_down[0], side="right"))
+
+
+class BorderViews(Sequence):
+    """``BinMapper.borders_``: feature ``f``'s borders, a read-only view of the border
+    table, made when asked for (no array is kept per feature).
+
+    Parameters
+    ----------
+    flat : ndarray of float64
+        The border table.
+    starts : ndarray of intp
+    n_borders : ndarray of int32
+        Feature ``f``'s borders are ``flat[starts[f]:starts[f] + n_borders[f]]``.
+    """
+
+    def __init__(self, flat: np.ndarray, starts: np.ndarray, n_borders: np.ndarray):
+        self._flat, self._starts, self._n = flat, starts, n_borders
+
+    def __len__(self) -> int:
+        return self._n.size
+
+    def __getitem__(self, f: Union[int, slice]) -> Any:
+        if isinstance(f, slice):
+            return [self[i] for i in range(*f.indices(len(self)))]
+        f = operator.index(f)
+        if f < 0:
+            f += len(self)
+        if not 0 <= f < len(self):
+            raise IndexError(f"feature {f} is out of range for {len(self)} features")
+        start = self._starts[f]
+        view = self._flat[start:start + self._n[f]]
+        view.flags.writeable = False
+        return view
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        return (self[f] for f in range(len(self)))
+
+
 class BinMapper:
     """Maps raw features to bins.
 
@@ -88,8 +143,9 @@ class BinMapper:
 
     Attributes
     ----------
-    borders_ : list of ndarray
-        Increasing borders per feature (empty for categorical features).
+    borders_ : BorderViews
+        Increasing borders per feature (empty for categorical features): a sequence of
+        read-only views of the border table (:meth:`border_table`).
     n_bins_nonmissing_ : ndarray of int32
         ``len(borders_[f]) + 1`` per numeric feature; the number of category bins per
         categorical feature.
@@ -207,8 +263,10 @@ class BinMapper:
         n = self.n_features
         if len(codes) != n or len(other) != n or (levels is not None and len(levels) != n):
             raise ValueError(f"categories need one entry per feature ({n})")
-        self.categorical_ = np.array([c is not None for c in codes], dtype=bool)
-        self.cat_codes_ = [None if c is None else np.asarray(c, dtype=np.int64) for c in codes]
+        self.categorical_ = np.fromiter((c is not None for c in codes), dtype=bool, count=n)
+        self.cat_codes_ = [None] * n
+        for f in np.flatnonzero(self.categorical_):
+            self.cat_codes_[f] = np.asarray(codes[f], dtype=np.int64)
         self.cat_other_ = np.asarray(other, dtype=bool) & self.categorical_
         self.levels_ = list(levels) if levels is not None else [None] * n
         self._lookup: List[Optional[np.ndarray]] = [None] * n
@@ -228,34 +286,48 @@ class BinMapper:
             self.n_bins_nonmissing_[f] = max(n_bins, 1)
         return self
 
-    def set_borders(self, borders: List[np.ndarray]) -> "BinMapper":
-        """Install borders (from :meth:`fit` or a model file) and build the kernel's table:
-        every feature's borders one after the other, so that it takes memory in proportion
-        to the borders, not to the features times ``max_bins`` (a wide sparse matrix has
-        many features of no border)."""
-        width = max(1, self.max_bins - 1)
+    def set_borders(self, borders: Sequence[np.ndarray]) -> "BinMapper":
+        """Install borders (from :meth:`fit`), a sequence of increasing arrays, one per
+        feature: :meth:`set_border_table` of them one after the other."""
         borders = [np.asarray(b, dtype=np.float64) for b in borders]
-        n = len(borders)
         not_1d = [f for f, b in enumerate(borders) if b.ndim != 1]
         if not_1d:
-            raise ValueError(f"borders of feature {not_1d[0]} must be at most {width} "
-                             "increasing numbers")
-        sizes = np.fromiter(map(len, borders), dtype=np.intp, count=n)
-        flat = np.concatenate(borders + [np.zeros(1)])
-        ends = np.cumsum(sizes)
-        # each feature's neighbours must increase (checked for all features at once)
-        same = np.ones(max(flat.size - 2, 0), dtype=bool)
-        same[ends[(ends > 0) & (ends < flat.size - 1)] - 1] = False
+            raise ValueError(f"borders of feature {not_1d[0]} must be at most "
+                             f"{max(1, self.max_bins - 1)} increasing numbers")
+        sizes = np.fromiter(map(len, borders), dtype=np.intp, count=len(borders))
+        return self.set_border_table(np.concatenate(borders + [np.zeros(0)]), sizes)
+
+    def set_border_table(self, values: np.ndarray, n_borders: np.ndarray) -> "BinMapper":
+        """Install borders (from :meth:`set_borders` or a model file) as one table: every
+        feature's borders one after the other (``values``), feature ``f``'s the
+        ``n_borders[f]`` from the sum of the previous ones on.
+
+        The kernel reads this table, and ``borders_`` are views of it: memory in proportion
+        to the borders, and no object per feature (a wide sparse matrix has many features
+        of no border).
+        """
+        width = max(1, self.max_bins - 1)
+        values = np.asarray(values, dtype=np.float64)
+        sizes = np.asarray(n_borders, dtype=np.intp)
+        if values.ndim != 1 or sizes.ndim != 1 or sizes.size and sizes.min() < 0 \
+                or int(sizes.sum()) != values.size:
+            raise ValueError(f"a border table needs n_borders >= 0 (1-D) that add up to its "
+                             f"{values.size} values (1-D); got {sizes.size} counts adding up "
+                             f"to {int(sizes.sum())}")
         bad = sizes > width
-        bad[np.searchsorted(ends, np.flatnonzero((np.diff(flat[:-1]) <= 0) & same),
-                            side="right")] = True
+        unsorted = first_unsorted(values, sizes)
+        if unsorted >= 0:
+            bad[unsorted] = True
         if bad.any():
             raise ValueError(f"borders of feature {int(np.argmax(bad))} must be at most "
                              f"{width} increasing numbers")
-        self.borders_ = borders
+        flat = np.concatenate([values, np.zeros(1)])
+        ends = np.cumsum(sizes)
+        n = sizes.size
         self._flat, self._starts = flat, ends - sizes
         self._n_borders = sizes.astype(np.int32)
         self.n_bins_nonmissing_ = self._n_borders + 1
+        self.borders_ = BorderViews(flat, self._starts, self._n_borders)
         return self.set_categories([None] * n, np.zeros(n, bool))
 
     @property

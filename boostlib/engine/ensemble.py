@@ -285,15 +285,15 @@ class Ensemble:
         feats = np.concatenate([t.feature[m] for t, m in zip(scalar, inner)] or [[]])
         bins = np.concatenate([t.bin[m] for t, m in zip(scalar, inner)] or [[]])
         feats, bins = feats.astype(np.int64), bins.astype(np.int64)
-        sizes = np.array([b.size for b in mapper.borders_], dtype=np.int64)
-        real = bins < sizes[feats] if feats.size else np.zeros(0, bool)  # size: "all left"
+        flat, starts, n_borders = mapper.border_table()
+        real = bins < n_borders[feats] if feats.size else np.zeros(0, bool)  # "all left"
         used = np.unique(feats[real] * width + bins[real])
+        used_feature = used // width
+        compact = BinMapper(mapper.max_bins).set_border_table(
+            flat[starts[used_feature] + used % width],
+            np.bincount(used_feature, minlength=mapper.n_features)).set_categories(
+                mapper.cat_codes_, mapper.cat_other_, mapper.levels_)
         first = np.searchsorted(used, np.arange(mapper.n_features) * width)
-        compact = BinMapper(mapper.max_bins).set_borders(
-            [mapper.borders_[f][used[first[f]:first[f + 1] if f + 1 < mapper.n_features
-                                  else used.size] - f * width]
-             for f in range(mapper.n_features)]).set_categories(
-                 mapper.cat_codes_, mapper.cat_other_, mapper.levels_)
         # rank of each split's border among its feature's used borders
         new_bins = np.searchsorted(used, feats * width + bins) - first[feats]
         trees, pos = [], 0
