@@ -1,6 +1,7 @@
 """Model-file documents for tests: trees as JSON arrays (formats 1 to 4) and as the binary
-blocks of format 5, converted both ways, so that a test can edit a tree's arrays as lists
-and write them as either format.
+blocks of format 5 on, bin borders as an array per feature (formats 1 to 5) and as the
+binary blocks of format 6, converted both ways, so that a test can edit a tree's arrays or
+the borders as lists and write them as any format.
 
 The conversions are written here from the format's description (``docs/model_files.md``:
 each field's type, little-endian, base64), not with the writer under test.
@@ -35,6 +36,36 @@ def encode(values: Any, field: str) -> str:
     return base64.b64encode(data.tobytes()).decode("ascii")
 
 
+#: The types of the border blocks (format 6).
+BORDER_DTYPES = {"offsets": "<i4", "borders": "<f8"}
+
+
+def border_lists(doc: Dict[str, Any]) -> Dict[str, Any]:
+    """A copy of a format 6 document (sharing all but ``bins``) whose borders are an array
+    per feature, without ``offsets`` (its ``format_version`` left as it is)."""
+    bins = dict(doc["bins"])
+    offsets = np.frombuffer(base64.b64decode(bins.pop("offsets")), BORDER_DTYPES["offsets"])
+    values = np.frombuffer(base64.b64decode(bins["borders"]), BORDER_DTYPES["borders"])
+    bins["borders"] = [values[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])]
+    return {**doc, "bins": bins}
+
+
+def border_blocks(doc: Dict[str, Any]) -> Dict[str, Any]:
+    """A copy of a document whose borders are an array per feature (sharing all but
+    ``bins``), with the border blocks of format 6 instead (``format_version`` left as is).
+    A document without ``bins.borders`` is returned as it is."""
+    if not isinstance(doc.get("bins"), dict) or "borders" not in doc["bins"]:
+        return doc
+    bins = dict(doc["bins"])
+    borders = bins.pop("borders")
+    offsets = np.concatenate([[0], np.cumsum([len(b) for b in borders])]).astype("<i4")
+    values = np.array([v for b in borders for v in b], dtype=BORDER_DTYPES["borders"])
+    bins = {"max_bins": bins.pop("max_bins"),
+            "offsets": base64.b64encode(offsets.tobytes()).decode("ascii"),
+            "borders": base64.b64encode(values.tobytes()).decode("ascii"), **bins}
+    return {**doc, "bins": bins}
+
+
 def trees(doc: Dict[str, Any]) -> Iterator[Dict[str, Any]]:
     """Every tree of a document (each output's tree of a multi-output term)."""
     for term in doc["model"]["trees"]:
@@ -67,7 +98,21 @@ def tree_blocks(doc: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def with_lists(doc: Dict[str, Any], version: int = 4) -> Dict[str, Any]:
-    """A format 5 document as format ``version`` (1 to 4) writes its trees: as JSON arrays;
-    the other fields are left as they are (and shared)."""
-    assert doc["format_version"] == 5
-    return {**tree_lists(doc), "format_version": version}
+    """A format 6 document as format ``version`` (1 to 5) writes its borders (an array per
+    feature) and trees (JSON arrays up to version 4); the other fields are left as they are
+    (and shared)."""
+    assert doc["format_version"] == 6 and 1 <= version <= 5
+    doc = border_lists(doc)
+    return {**(tree_lists(doc) if version <= 4 else doc), "format_version": version}
+
+
+def as_lists(doc: Dict[str, Any]) -> Dict[str, Any]:
+    """A copy of a format 6 document whose trees' arrays and borders are JSON arrays, for a
+    test to edit them (:func:`as_blocks` writes them back)."""
+    return border_lists(tree_lists(doc))
+
+
+def as_blocks(doc: Dict[str, Any]) -> Dict[str, Any]:
+    """A document of :func:`as_lists` (edited) with binary blocks again, as format 6 writes
+    it."""
+    return border_blocks(tree_blocks(doc))

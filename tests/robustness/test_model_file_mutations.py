@@ -5,9 +5,10 @@ takes about a millisecond) of every shape a model file holds: classifiers and re
 symmetric and depthwise trees, three and four classes, string and object class labels,
 categorical features (pandas labels and integer codes), SGLB models with a scale history,
 AGBM (none), a loss with parameters (``sla``), a validation curve with early stopping, a
-bare engine model (``estimator`` null) and the older format versions 1, 2 and 4 (trees'
-arrays as JSON arrays, not binary blocks). They are trained once per session
-(:func:`base_documents`) and mutated at two levels:
+bare engine model (``estimator`` null) and the older format versions 1, 2, 4 and 5 (bin
+borders as an array per feature, not binary blocks; in 1 to 4 the trees' arrays as JSON
+arrays too). They are trained once per session (:func:`base_documents`) and mutated at two
+levels:
 
 * **JSON**: a value replaced by a hostile one (huge, tiny or negative integers, ``1e308``,
   ``-0.0``, ``5e-324``, ``NaN`` / ``Infinity`` tokens, numbers no double holds, strings,
@@ -16,9 +17,9 @@ arrays as JSON arrays, not binary blocks). They are trained once per session
   dropped or truncated; values copied over others or nested shallowly or very deeply; and
   whole fields (every leaf value, every scale factor, ...) filled with an extreme or
   scaled. Paths are drawn field by field (:func:`field_groups`), so small fields are
-  mutated as often as the large ones. The trees' binary blocks are mutated as strings, or
-  (half the time) as the arrays they hold, written back as blocks where they can
-  (:func:`_as_blocks`);
+  mutated as often as the large ones. The trees' and borders' binary blocks are mutated as
+  strings, or (half the time) as the arrays they hold, written back as blocks where they
+  can (:func:`_as_blocks`);
 * **bytes**: the serialized file truncated, with bits flipped, bytes inserted or deleted
   (invalid UTF-8, surrogates, a BOM), or re-encoded as UTF-16.
 
@@ -72,7 +73,7 @@ from boostlib import (BoostClassifier, BoostRegressor, Dataset, Model, ModelFile
 from boostlib.frontend.estimator_files import dumps, estimator_from_parts, loads
 from boostlib.io import model_files
 
-from model_documents import FIELD_DTYPES, encode, tree_lists, with_lists
+from model_documents import FIELD_DTYPES, as_lists, border_blocks, encode, with_lists
 
 from .budget import DEFAULT_EXAMPLES, NIGHTLY_EXAMPLES
 
@@ -116,7 +117,8 @@ BASE_NAMES = ("binary_symmetric", "binary_depthwise_eval", "regressor_symmetric"
               "sglb_regressor", "sglb_classifier_depthwise", "agbm_regressor",
               "sla_classifier", "string_labels_binary", "categorical_pandas",
               "categorical_codes_depthwise", "engine_model", "version1_binary",
-              "version2_three", "version4_categorical_codes", "version4_four_objects")
+              "version2_three", "version4_categorical_codes", "version4_four_objects",
+              "version5_three_depthwise")
 
 
 @functools.lru_cache(maxsize=None)
@@ -170,6 +172,8 @@ def base_documents() -> Dict[str, str]:
         with_lists(json.loads(docs["categorical_codes_depthwise"])))
     docs["version4_four_objects"] = json.dumps(
         with_lists(json.loads(docs["four_objects_symmetric"])))
+    docs["version5_three_depthwise"] = json.dumps(
+        with_lists(json.loads(docs["three_strings_depthwise"]), 5))
     assert sorted(docs) == sorted(BASE_NAMES)
     return docs
 
@@ -717,10 +721,18 @@ def _mutate(draw: Callable, edit: _Edit, ops: List[str], name: str) -> None:
 
 
 def _as_blocks(doc: Any) -> None:
-    """Write the trees' arrays of a document mutated in list form (:func:`tree_lists`) back
-    as binary blocks, where a block can hold them: every number, integers wrapped around
-    into the field's type as the bytes of a hostile file would hold them; anything else
-    (text, null, nested arrays, ...) is left as the mutation made it."""
+    """Write the trees' arrays and borders of a document mutated in list form
+    (:func:`as_lists`) back as binary blocks, where a block can hold them: every number,
+    integers wrapped around into the field's type as the bytes of a hostile file would hold
+    them; anything else (text, null, nested arrays, ...) is left as the mutation made it."""
+    bins = doc.get("bins") if isinstance(doc, dict) else None
+    borders = bins.get("borders") if isinstance(bins, dict) else None
+    if isinstance(borders, list) and all(
+            isinstance(b, list) and all(type(v) in (int, float) for v in b) for b in borders):
+        try:
+            doc["bins"] = border_blocks(doc)["bins"]
+        except (OverflowError, ValueError):      # 10**400 as a float
+            pass
     model = doc.get("model") if isinstance(doc, dict) else None
     terms = model.get("trees") if isinstance(model, dict) else None
     for term in terms if isinstance(terms, list) else []:
@@ -789,8 +801,8 @@ def mutated_files(draw: Callable) -> Tuple[str, Any, str]:
     docs = base_documents()
     name = draw(st.sampled_from(sorted(docs)))
     doc = json.loads(docs[name])
-    entries = doc["format_version"] == 5 and draw(st.booleans())
-    edit = _Edit(tree_lists(doc) if entries else doc)
+    entries = doc["format_version"] == 6 and draw(st.booleans())
+    edit = _Edit(as_lists(doc) if entries else doc)
     subtle = draw(st.sampled_from([True, True, False]))
     for _ in range(draw(st.integers(1, 3) if subtle else st.integers(0, 4))):
         _mutate(draw, edit, _SUBTLE_OPS if subtle else _OPS, name)
