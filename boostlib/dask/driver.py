@@ -2,6 +2,7 @@
 one long training task per worker, and failure handling."""
 from __future__ import annotations
 
+import functools
 import time
 import uuid
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -16,7 +17,8 @@ from ..engine.random_streams import stream_rng
 from ..booster.training import distributed_start
 from ..plugin.collective import CollectiveError
 from .collective import install
-from .parts import Parts, balance, gather_rows, persist, worker_addresses
+from .parts import Parts, balance, gather_rows, persist
+from .waits import TIMEOUT, bounded, results, worker_addresses
 from .worker import count_categories, fit_part
 
 #: Seconds between the driver's checks that every worker of a fit is still there.
@@ -56,18 +58,20 @@ def border_rows(seed: int, weight: Optional[np.ndarray], n_rows: int,
 
 def global_mapper(client: Any, parts: Parts, groups: Dict[str, List[int]], seed: int,
                   max_bins: int, weight: Optional[np.ndarray], dataset_kw: Dict[str, Any],
-                  n_threads: int, min_samples_bin: int = 1) -> BinMapper:
+                  n_threads: int, min_samples_bin: int = 1, timeout: float = TIMEOUT
+                  ) -> BinMapper:
     """Bin borders from rows drawn across every partition (equal to one machine's on the
-    same rows and seed), and categorical codes counted on every row."""
+    same rows and seed), and categorical codes counted on every row; each wait at most
+    ``timeout`` seconds."""
     rows = border_rows(seed, weight, parts.n_rows, BinMapper().subsample)
-    sample = Dataset(gather_rows(client, parts, rows), **dataset_kw)
+    sample = Dataset(gather_rows(client, parts, rows, timeout), **dataset_kw)
     counts = None
     if sample.categorical.any():
         tasks = [client.submit(count_categories, [parts.futures[i] for i in idx],
                                _slice(weight, parts, idx), dataset_kw, workers=[addr],
                                pure=False)
                  for addr, idx in groups.items()]
-        counts = _merge_counts(client.gather(tasks))
+        counts = _merge_counts(results(client, tasks, timeout, "counting categories"))
     return BinMapper(max_bins, min_samples_bin=min_samples_bin).fit(
         sample.X, None, n_threads, sample.categorical, sample.levels, category_counts=counts)
 
@@ -115,7 +119,8 @@ def fit(client: Any, params: Dict[str, Any], X: Any, y: np.ndarray,
     valid : list of (X, y, weight)
         Validation sets in memory; every worker holds and scores each whole.
     timeout : float
-        Seconds a worker waits for the others at one step before the fit fails.
+        Seconds a worker waits for the others at one step before the fit fails, and the
+        driver for the workers at each step of the set-up (:mod:`~boostlib.dask.waits`).
 
     Returns
     -------
@@ -128,8 +133,8 @@ def fit(client: Any, params: Dict[str, Any], X: Any, y: np.ndarray,
     started = time.perf_counter()
     p = resolve(params)
     p["random_state"] = fixed_seed(p["random_state"])
-    parts = persist(client, X)
-    parts = balance(client, parts, worker_addresses(client))
+    parts = persist(client, X, timeout)
+    parts = balance(client, parts, worker_addresses(client), timeout=timeout)
     if parts.n_rows != y.shape[0]:
         raise ValueError(f"y has {y.shape[0]} entries but X has {parts.n_rows} rows")
     groups = parts.by_worker()
@@ -139,23 +144,30 @@ def fit(client: Any, params: Dict[str, Any], X: Any, y: np.ndarray,
     addresses = list(groups)
     p, bias = distributed_start(p, y, weight)
     mapper = global_mapper(client, parts, groups, p["random_state"], p["max_bins"], weight,
-                           dataset_kw, 1, p["min_samples_bin"])
+                           dataset_kw, 1, p["min_samples_bin"], timeout)
     n_rows = sum(int(parts.lengths[idx].sum()) for idx in groups.values())
-    shard_parts = client.scatter([(mapper, bias, n_rows)], broadcast=True, hash=False,
-                                 workers=addresses)[0]
-    valid_data = client.scatter(list(valid), broadcast=True, hash=False,
-                                workers=addresses) if valid else []
+
+    def scatter(data: Any, step: str, workers: List[str], broadcast: bool = False) -> Any:
+        return bounded(client, functools.partial(client.scatter, data, workers=workers,
+                                                 broadcast=broadcast, hash=False),
+                       timeout, step)
+
+    shard_parts = scatter([(mapper, bias, n_rows)], "sending the bin borders", addresses,
+                          broadcast=True)[0]
+    valid_data = scatter(list(valid), "sending the validation sets", addresses,
+                         broadcast=True) if valid else []
     names = [f"valid_{i}" for i in range(len(valid))]
-    client.run(install, workers=addresses)
+    bounded(client, functools.partial(client.run, install, workers=addresses), timeout,
+            "preparing the workers' connections")
     fit_id = uuid.uuid4().hex
     futures = []
     setup = time.perf_counter() - started
     for rank, address in enumerate(addresses):
         idx = groups[address]
         rows = _rows_of(parts, idx)
-        y_part = client.scatter(y[rows], workers=[address], hash=False)
-        w_part = None if weight is None else client.scatter(weight[rows], workers=[address],
-                                                            hash=False)
+        y_part = scatter(y[rows], "sending the targets", [address])
+        w_part = None if weight is None else scatter(weight[rows], "sending the weights",
+                                                     [address])
         worker_params = dict(p, verbose=p["verbose"] if rank == 0 else 0)
         futures.append(client.submit(
             fit_part, fit_id, rank, addresses, timeout, [parts.futures[i] for i in idx],

@@ -11,7 +11,8 @@ from ..engine.params import Parameter
 from ..frontend.estimators import BoostClassifier, BoostRegressor, _pairs
 from ..plugin import registry
 from . import driver
-from .parts import as_collection, is_dask, is_frame, partitions, worker_addresses
+from .parts import as_collection, is_dask, is_frame, partitions
+from .waits import results, worker_addresses
 
 
 def _client(client: Any) -> Any:
@@ -26,9 +27,12 @@ def _client(client: Any) -> Any:
                          "first (it becomes the default)") from None
 
 
-def _in_memory(values: Any) -> Any:
-    """A Dask collection computed; anything else as it is."""
-    return values.compute() if is_dask(values) else values
+def _in_memory(values: Any, client: Any, timeout: float, what: str) -> Any:
+    """A Dask collection computed on ``client`` within ``timeout`` seconds (``what`` it is,
+    for the error of a worker that stops answering); anything else as it is."""
+    if not is_dask(values):
+        return values
+    return results(client, [client.compute(values)], timeout, f"computing {what}")[0]
 
 
 def _check_timeout(name: str, value: Any) -> None:
@@ -44,7 +48,9 @@ DASK_PARAMETERS = (
     Parameter("timeout", 300.0, "float", """\
 Seconds a worker waits for the others at one step of the fit before the fit fails with
 :class:`boostlib.plugin.collective.CollectiveError` (the bound on how long a worker that stops
-answering can stall a fit).""", _check_timeout, None, scope="estimator"),
+answering can stall a fit); before training, while the driver sets the fit up, the seconds a
+worker may go unheard from (:mod:`boostlib.dask.waits`).""", _check_timeout, None,
+              scope="estimator"),
 )
 
 
@@ -72,29 +78,32 @@ class _DaskBoost:
         n_workers = max(1, len(worker_addresses(client)))
         X = as_collection(X, n_workers)
         names = feature_names(X)
-        y = np.asarray(_in_memory(y))
+        timeout = float(self.timeout)
+        y = np.asarray(_in_memory(y, client, timeout, "y"))
         n_rows = y.shape[0]
         if n_rows == 0:
             raise ValueError("y has 0 entries: a fit needs at least 1 row of X and y")
         y_enc = self._encode_y(y, n_rows)
-        w = self._class_weights(y_enc, check_sample_weight(_in_memory(sample_weight), n_rows))
+        w = self._class_weights(y_enc, check_sample_weight(
+            _in_memory(sample_weight, client, timeout, "sample_weight"), n_rows))
         params = self._training_params()
         params["loss"], params["loss_params"] = self._loss_choice()
         self._check_loss(registry.create("loss", params["loss"], params["loss_params"]))
         spec = self.categorical_features
         dataset_kw = {"feature_names": None if names is None else list(names),
                       "categorical_features": spec}
-        valid = self._memory_valid(eval_set, eval_sample_weight)
+        valid = self._memory_valid(eval_set, eval_sample_weight, client)
         model, self.dask_info_ = driver.fit(client, params, X, y_enc, w, dataset_kw, valid,
-                                            float(self.timeout))
+                                            timeout)
         model.params = {**model.params, "loss": self.loss, "loss_params": self.loss_params,
                         "n_estimators": self.n_estimators}
         self._set_model(model, self._classes_of_fit())
         return self
 
-    def _memory_valid(self, eval_set: Any, eval_sample_weight: Any
+    def _memory_valid(self, eval_set: Any, eval_sample_weight: Any, client: Any
                       ) -> List[Tuple[Any, np.ndarray, Optional[np.ndarray]]]:
-        """The validation sets in memory, targets encoded like the training target."""
+        """The validation sets in memory (computed on ``client``), targets encoded like the
+        training target."""
         if eval_set is None:
             return []
         pairs = _pairs(eval_set)
@@ -103,11 +112,13 @@ class _DaskBoost:
             raise ValueError(f"eval_sample_weight has {len(weights)} entries for "
                              f"{len(pairs)} validation sets")
         out = []
-        for (Xv, yv), wv in zip(pairs, weights):
-            Xv = _in_memory(Xv)
-            yv = np.asarray(_in_memory(yv))
+        timeout = float(self.timeout)
+        for i, ((Xv, yv), wv) in enumerate(zip(pairs, weights)):
+            Xv = _in_memory(Xv, client, timeout, f"eval_set[{i}]")
+            yv = np.asarray(_in_memory(yv, client, timeout, f"eval_set[{i}]"))
             yv_enc = self._encode_y(yv, yv.shape[0])
-            out.append((Xv, yv_enc, check_sample_weight(_in_memory(wv), yv.shape[0])))
+            out.append((Xv, yv_enc, check_sample_weight(
+                _in_memory(wv, client, timeout, f"eval_sample_weight[{i}]"), yv.shape[0])))
         return out
 
     def to_local(self) -> Any:

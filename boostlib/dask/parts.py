@@ -6,21 +6,7 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-
-def _scheduler_workers(dask_scheduler: Any) -> List[str]:
-    return list(dask_scheduler.workers)
-
-
-def worker_addresses(client: Any) -> List[str]:
-    """The addresses of the cluster's workers, in the scheduler's order, asked of the
-    scheduler at the call.
-
-    Not ``client.scheduler_info()["workers"]``: the client refreshes the cache that call
-    returns every few seconds without the workers (``n_workers=0``), and a refresh landing
-    between ``scheduler_info``'s own fetch and its return hands back no workers
-    (distributed 2026.8), so that every live worker looked gone.
-    """
-    return client.run_on_scheduler(_scheduler_workers)
+from .waits import TIMEOUT, finished, results, worker_addresses  # noqa: F401 (re-exported)
 
 
 def is_dask(obj: Any) -> bool:
@@ -108,15 +94,16 @@ class Parts:
         return out
 
 
-def persist(client: Any, X: Any) -> Parts:
+def persist(client: Any, X: Any, timeout: float = TIMEOUT) -> Parts:
     """Compute the partitions of ``X`` on the workers and keep them there, once each is
-    checked to hold what ``X`` declares (:func:`check_partition`)."""
-    from distributed import wait
+    checked to hold what ``X`` declares (:func:`check_partition`); each wait at most
+    ``timeout`` seconds (:mod:`~boostlib.dask.waits`)."""
     futures = client.compute(partitions(X))
-    wait(futures)
+    finished(client, futures, timeout, "computing the partitions of X")
     columns, dtypes = (list(X.columns), list(X.dtypes)) if is_frame(X) else (None, [X.dtype])
-    lengths = np.array(client.gather(client.map(check_partition, futures, range(len(futures)),
-                                                columns=columns, dtypes=dtypes, pure=False)),
+    checks = client.map(check_partition, futures, range(len(futures)), columns=columns,
+                        dtypes=dtypes, pure=False)
+    lengths = np.array(results(client, checks, timeout, "checking the partitions of X"),
                        dtype=np.int64)
     where = client.who_has(futures)
     owners = [sorted(where[f.key])[0] for f in futures]
@@ -199,26 +186,29 @@ def concat(parts: List[Any]) -> Any:
     return np.concatenate(parts, axis=0)
 
 
-def gather_rows(client: Any, parts: Parts, rows: np.ndarray) -> Any:
+def gather_rows(client: Any, parts: Parts, rows: np.ndarray, timeout: float = TIMEOUT) -> Any:
     """The global rows ``rows`` (sorted) of the persisted collection, fetched to the caller
-    with one small task per partition that holds some."""
+    with one small task per partition that holds some, within ``timeout`` seconds."""
     which = np.searchsorted(parts.starts, rows, side="right") - 1
     pieces = []
     for i in np.unique(which):
         local = rows[which == i] - parts.starts[i]
         pieces.append(client.submit(take, parts.futures[i], local, pure=False))
-    return concat(client.gather(pieces))
+    return concat(results(client, pieces, timeout, "fetching the rows the bin borders "
+                          "are computed on"))
 
 
 def _identity(part: Any) -> Any:
     return part
 
 
-def balance(client: Any, parts: Parts, workers: List[str], tolerance: float = 0.05) -> Parts:
+def balance(client: Any, parts: Parts, workers: List[str], tolerance: float = 0.05,
+            timeout: float = TIMEOUT) -> Parts:
     """Move partitions so that every worker of ``workers`` holds about as many rows as the
     others (the slowest worker sets the pace of a fit): while the fullest worker holds
     more than ``1 + tolerance`` times the mean, its smallest partition that narrows the gap
-    moves to the emptiest worker. Few partitions move when the data is already spread."""
+    moves to the emptiest worker. Few partitions move when the data is already spread.
+    The moves may take ``timeout`` seconds."""
     load = {w: 0 for w in workers}
     owners = list(parts.owners)
     for i, owner in enumerate(owners):
@@ -247,6 +237,6 @@ def balance(client: Any, parts: Parts, workers: List[str], tolerance: float = 0.
     for i, target in moves.items():
         futures[i] = client.submit(_identity, futures[i], workers=[target],
                                    allow_other_workers=False, pure=False)
-    from distributed import wait
-    wait([futures[i] for i in moves])
+    finished(client, [futures[i] for i in moves], timeout,
+             "moving partitions to balance the workers")
     return Parts(futures, parts.lengths, owners)

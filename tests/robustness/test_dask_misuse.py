@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 
-from dask_faults import signal_when_training
+from dask_faults import import_boostlib, signal_at_call, signal_when_training
 from optional_imports import importorskip
 
 boostlib_dask = importorskip("boostlib.dask")
@@ -188,6 +188,7 @@ def test_a_stopped_worker_fails_the_fit_within_the_timeout_and_is_named():
             distributed.Client(cluster) as c:
         pids = c.run(os.getpid)
         victim = sorted(pids)[1]
+        import_boostlib(c)
         stopped = []
         stopper = threading.Thread(target=signal_when_training, daemon=True,
                                    args=(c, pids[victim], signal.SIGSTOP, 1.0, stopped))
@@ -204,6 +205,60 @@ def test_a_stopped_worker_fails_the_fit_within_the_timeout_and_is_named():
         assert f"timeout={timeout:g} s" in str(info.value)
         assert "update rule" not in str(info.value)      # the sum's caller is not blamed
         assert timeout - 1 <= took < timeout + 10, took
+        assert c.submit(lambda: 1 + 1, pure=False).result(timeout=30) == 2
+
+
+#: where the driver's set-up is when a worker stops: (function of the driver patched, whether
+#: the worker stops once it returns, y as a Dask array, the step the error names)
+SETUP_FAULTS = {
+    "before the fit": (None, False, False, "computing the partitions of X"),
+    "y on the cluster": (None, False, True, "computing y"),
+    "sampling for the borders": ("gather_rows", False, False,
+                                 "fetching the rows the bin borders are computed on"),
+    "after the borders": ("global_mapper", True, False, "sending the bin borders"),
+}
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGSTOP"), reason="needs SIGSTOP (POSIX)")
+@pytest.mark.parametrize("fault", list(SETUP_FAULTS))
+def test_a_worker_stopped_during_the_set_up_fails_the_fit_within_the_timeout(monkeypatch,
+                                                                              fault):
+    """A worker that stops answering before training starts (while the driver computes the
+    partitions, samples rows for the borders or sends the workers their data) fails the fit
+    about ``timeout`` seconds later (not heard from by the scheduler), naming the worker,
+    the step and the timeout; it used to leave the fit waiting until the scheduler dropped
+    the worker (worker-ttl, 5 minutes)."""
+    from boostlib.dask import driver
+    patched, after, dask_y, step = SETUP_FAULTS[fault]
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(4000, 4))
+    y = (X[:, 0] > 0).astype(int)
+    timeout = 3.0
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, memory_limit=0) as cluster, \
+            distributed.Client(cluster) as c:
+        pids = c.run(os.getpid)
+        victim = sorted(pids)[1]
+        import_boostlib(c)
+        stopped = []
+        if patched is None:
+            os.kill(pids[victim], signal.SIGSTOP)
+            stopped.append(time.perf_counter())
+        else:
+            signal_at_call(monkeypatch, driver, patched, pids[victim], signal.SIGSTOP,
+                           stopped, after)
+        try:
+            with pytest.raises(boostlib_dask.CollectiveError) as info:
+                DaskBoostClassifier(client=c, n_estimators=5, timeout=timeout).fit(
+                    da.from_array(X, chunks=(1000, 4)),
+                    da.from_array(y, chunks=1000) if dask_y else y)
+            took = time.perf_counter() - stopped[0]
+        finally:
+            os.kill(pids[victim], signal.SIGCONT)
+        message = str(info.value)
+        assert f"worker {victim} stopped answering while the fit was {step}" in message
+        assert f"timeout={timeout:g} s" in message
+        assert took < timeout + 6, took
         assert c.submit(lambda: 1 + 1, pure=False).result(timeout=30) == 2
 
 
