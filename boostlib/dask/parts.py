@@ -6,6 +6,7 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
+from .._messages import listing
 from .waits import TIMEOUT, finished, results, worker_addresses  # noqa: F401 (re-exported)
 
 
@@ -34,7 +35,9 @@ def as_collection(X: Any, n_parts: int) -> Any:
                               + arr.shape[1:])
     if is_frame(X):
         unknown = [c for c in X.columns if _needs_categories(X[c])]
-        if unknown:
+        if unknown:     # categorize reads the columns by name: check them first
+            X = X.map_partitions(check_columns, list(X.columns), meta=X._meta,
+                                 enforce_metadata=False, align_dataframes=False)
             X = X.categorize(columns=unknown)
         return X
     if X.ndim != 2:
@@ -132,9 +135,7 @@ def check_partition(part: Any, index: int, columns: Optional[List[Any]],
             raise ValueError(f"X: partition {index} {why}, where the Dask array declares "
                              f"{dtypes[0]}; give every partition the declared dtype")
         return len(part)
-    if list(part.columns) != columns:
-        raise ValueError(f"X: partition {index} has the columns {list(part.columns)}, where "
-                         f"the DataFrame declares {columns}")
+    check_columns(part, columns, {"number": index})
     for column, found, declared in zip(columns, part.dtypes, dtypes):
         why = _mismatch(found, declared, "iuf")
         if why:
@@ -146,6 +147,33 @@ def check_partition(part: Any, index: int, columns: Optional[List[Any]],
             raise ValueError(f"X: column {column!r} of partition {index} {why}, where the "
                              f"DataFrame declares {_described(declared)}; {fix}")
     return len(part)
+
+
+def check_columns(part: Any, columns: List[Any],
+                  partition_info: Optional[Dict[str, Any]] = None) -> Any:
+    """``part``, a partition of a DataFrame that declares ``columns``, once it has exactly
+    those columns, in that order (``partition_info``: Dask's, which numbers it).
+
+    Raises
+    ------
+    ValueError
+        Naming the partition, its columns, the declared ones, and those missing, not
+        declared or out of order.
+    """
+    found = list(part.columns)
+    if found == columns:
+        return part
+    index = "" if partition_info is None else f" {partition_info['number']}"
+    missing = [c for c in columns if c not in found]
+    extra = [c for c in found if c not in columns]
+    what = ([f"it lacks {listing(missing)}"] if missing else []) + \
+        ([f"{listing(extra)} {'is' if len(extra) == 1 else 'are'} not declared"]
+         if extra else [])
+    raise ValueError(f"X: partition{index} has the columns [{listing(found)}], where the "
+                     f"DataFrame declares [{listing(columns)}]: "
+                     f"{' and '.join(what) or 'they are in another order'}; give every "
+                     "partition the declared columns, in the declared order (rename or "
+                     "select the columns of the pieces X is built from)")
 
 
 def _mismatch(found: Any, declared: Any, numeric: str) -> str:

@@ -406,6 +406,45 @@ def test_a_partition_of_other_dtypes_is_named_with_its_column(client, spoil):
         DaskBoostRegressor(client=client, n_estimators=2).fit(_built_from(pieces), y)
 
 
+def _text_pieces(n_parts=4, n=300, seed=4):
+    """Partitions with a text column ``t``: its categories are computed (``categorize``)
+    before the partitions are checked one by one."""
+    rng = np.random.default_rng(seed)
+    return [pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n),
+                          "t": rng.choice(list("xyz"), n)}) for _ in range(n_parts)]
+
+
+#: a partition's columns changed, and what the error says after "has the columns"
+COLUMN_CHANGES = {
+    "text column renamed": (lambda p: p.rename(columns={"t": "T"}),
+                            r"\['a', 'b', 'T'\], where the DataFrame declares \['a', 'b', "
+                            r"'t'\]: it lacks 't' and 'T' is not declared"),
+    "text column missing": (lambda p: p.drop(columns=["t"]),
+                            r"\['a', 'b'\], where the DataFrame declares \['a', 'b', 't'\]: "
+                            r"it lacks 't';"),
+    "numeric column renamed": (lambda p: p.rename(columns={"b": "B"}),
+                               r"\['a', 'B', 't'\], .*: it lacks 'b' and 'B' is not declared"),
+    "extra columns": (lambda p: p.assign(c=1.0, d=2.0),
+                      r"\['a', 'b', 't', 'c', 'd'\], .*: 'c', 'd' are not declared"),
+    "reordered": (lambda p: p[["t", "a", "b"]],
+                  r"\['t', 'a', 'b'\], .*: they are in another order"),
+}
+
+
+@pytest.mark.parametrize("change", list(COLUMN_CHANGES))
+def test_a_partition_of_other_columns_is_named_with_the_columns(client, change):
+    """Columns renamed, missing, added or reordered in one partition (which a DataFrame
+    built from files or a database declares as the first one's) are named with the
+    partition and what was declared, before any categories are computed: a text column
+    renamed gave pandas' bare KeyError from ``categorize``."""
+    pieces = _text_pieces()
+    y = pd.concat(pieces, ignore_index=True)["a"].to_numpy()
+    spoil, expected = COLUMN_CHANGES[change]
+    pieces[2] = spoil(pieces[2])
+    with pytest.raises(ValueError, match=r"X: partition 2 has the columns " + expected):
+        DaskBoostRegressor(client=client, n_estimators=2).fit(_built_from(pieces), y)
+
+
 def test_array_chunks_of_other_types(client):
     """Numbers of any type stand for numbers in an array (as NumPy concatenates them);
     text in a chunk of a float array names the chunk."""
