@@ -45,6 +45,7 @@ ALLOWED = {
     ("export/onnx_export.py", "model._state"): 1,
     # dask's documented dataframe metadata (a third-party name, not boostlib's)
     ("dask/estimators.py", "X._meta"): 1,
+    ("dask/parts.py", "X._meta"): 1,
     # a mark set on an exception object to say which plugin is blamed
     ("plugin/checks.py", "exc._boostlib_blamed"): 1,
     # a cache kept on a bound plugin object
