@@ -1,13 +1,21 @@
 """Reading data tables for the command line: CSV/TSV (optionally gzipped) and Parquet.
 
-Only the standard library and numpy are needed for CSV (pandas is not a dependency);
-Parquet needs pyarrow. A column is numeric when every field parses as a number or is a
-missing-value token (:data:`MISSING_TOKENS`, read as NaN); any other column (and any column
-named in ``categorical``) is kept as strings, and becomes a *categorical* feature in
+Only the standard library and numpy are needed (pandas is not a dependency). When pyarrow is
+installed (``pip install "boostlib[io]"``), CSV files are parsed by ``pyarrow.csv`` and
+Parquet files can be read; without it CSV files are read by the :mod:`csv` module, about 15
+times slower. Both CSV readers give the same :class:`Table`, bit for bit: a file the pyarrow
+reader cannot read exactly as the :mod:`csv` one would (a separator of several characters,
+a quoted field opened after spaces, a malformed file ...) is read by the :mod:`csv` reader,
+which also words every error. pyarrow is imported when a file is read, never by
+``import boostlib``.
+
+A column is numeric when every field parses as a number or is a missing-value token
+(:data:`MISSING_TOKENS`, read as NaN); any other column (and any column named in
+``categorical``) is kept as strings, and becomes a *categorical* feature in
 :meth:`Table.features`: float codes ``0 .. K-1`` of its levels, sorted by their text, in a
-:class:`~boostlib.engine.frames.NamedMatrix` whose ``categories`` map the column name to the levels. Numbers are
-parsed by Python's ``float``, which rounds correctly, so the values are exactly those NumPy
-or ``float()`` would read.
+:class:`~boostlib.engine.frames.NamedMatrix` whose ``categories`` map the column name to the
+levels. Numbers are parsed by Python's ``float`` or by pyarrow's parser, both correctly
+rounded, so the values are exactly those NumPy or ``float()`` would read.
 """
 from __future__ import annotations
 
@@ -15,12 +23,13 @@ import codecs
 import csv
 import gzip
 import io
+import itertools
 import os
 import re
 import stat
 import zlib
 from dataclasses import dataclass
-from typing import Any, Collection, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Collection, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -420,6 +429,10 @@ def read_csv(path: str, header: str = "auto", sep: Optional[str] = None,
              categorical: Collection[str] = ()) -> Table:
     """Read a CSV or TSV file (``.gz`` compressed too).
 
+    With pyarrow installed the file is parsed by ``pyarrow.csv``, else (and for the files
+    that reader cannot read exactly alike, see :func:`_read_csv_arrow`) by the :mod:`csv`
+    module; the :class:`Table` is the same either way.
+
     Parameters
     ----------
     path : str
@@ -450,6 +463,16 @@ def read_csv(path: str, header: str = "auto", sep: Optional[str] = None,
     """
     given = sep is not None
     sep = _default_sep(path) if sep is None else separator(sep)
+    table = _read_csv_arrow(path, header, sep, categorical, given)
+    if table is None:
+        table = _read_csv_python(path, header, sep, categorical, given)
+    return table
+
+
+def _read_csv_python(path: str, header: str, sep: str, categorical: Collection[str],
+                     given: bool) -> Table:
+    """:func:`read_csv` by the :mod:`csv` module, the whole file in memory (``sep`` as
+    :func:`separator` returns it; ``given``: whether it came from ``--sep``)."""
     rows, starts = _read_rows(path, sep)
     if not rows:
         raise ValueError(f"{path}: the file has no rows (it is empty or holds only blank "
@@ -465,6 +488,291 @@ def read_csv(path: str, header: str = "auto", sep: Optional[str] = None,
     hint = _separator_hint(names, fields[0], sep, given)
     return Table(path, names, {n: _parse_column(f, n in categorical)
                                for n, f in zip(names, fields)}, hint)
+
+
+# ---------------------------------------------------------------------------------------
+# The pyarrow reader. pyarrow parses the file; what the csv reader does differently is
+# either done here (the header rule, stripping text, missing-value tokens in any case,
+# numbers that only Python's float() reads) or detected, and then the csv reader reads the
+# file instead (and words the error when there is one).
+
+#: Bytes read from each end of a CSV file before pyarrow reads it: the head gives the header
+#: and a first guess of which columns hold numbers, the tail shows a quote left open.
+_PROBE_BYTES = 1 << 16
+#: pyarrow's block size: the unit of its threads' work.
+_BLOCK_SIZE = 1 << 20
+
+
+def _case_variants(token: str) -> List[str]:
+    """Every spelling of ``token`` in upper and lower case (``na``: na, nA, Na, NA)."""
+    return sorted({"".join(chars) for chars in
+                   itertools.product(*[sorted({c.lower(), c.upper()}) for c in token])})
+
+
+#: :data:`MISSING_TOKENS` in every case, for pyarrow's exact ``null_values``.
+_NULL_SPELLINGS = sorted({v for token in MISSING_TOKENS for v in _case_variants(token)})
+
+
+class _TextColumn(Exception):
+    """pyarrow must read the file again, with column ``index`` as text."""
+
+    def __init__(self, index: int):
+        super().__init__(index)
+        self.index = index
+
+
+class _QuotedLineBreaks(Exception):
+    """pyarrow must read the file again, allowing line breaks in quoted fields."""
+
+
+class _NotArrow(Exception):
+    """The file is one for the csv reader (pyarrow would not read it alike)."""
+
+
+def _read_csv_arrow(path: str, header: str, sep: str, categorical: Collection[str],
+                    given: bool) -> Optional[Table]:
+    """:func:`read_csv` by ``pyarrow.csv``, or None when pyarrow is not installed or the file
+    is one it cannot read exactly as :func:`_read_csv_python` does.
+
+    Numeric columns become float64 in pyarrow (never int64, which loses the sign of ``-0``),
+    text columns dictionaries, so each distinct text is one Python string. Which columns
+    are numeric is guessed from the first rows; when a later field is not a number, pyarrow
+    reads the file again with that column as text (a column of text whose fields are all
+    numbers to Python, such as ``1_000``, becomes numeric afterwards). Line breaks in quoted
+    fields slow pyarrow down, so it first reads without them, and again with them when a
+    text field holds a quote or a line break.
+
+    None (the csv reader then reads the file) for: a separator of several characters or a
+    space, a file that is not a regular file, one or no column, no data row, a header not on
+    the first line alone, a field opened by a quote after spaces (only the csv reader skips
+    them), a NUL byte, a quote left open at the end, and any file pyarrow fails on (bad
+    UTF-8 or gzip, rows of another width ...).
+    """
+    if len(sep.encode("utf-8")) != 1 or sep == " " or not _regular_file(path):
+        return None
+    try:
+        import pyarrow.csv  # noqa: F401 - only whether it can be imported
+    except ImportError:
+        return None
+    source = _arrow_source(path)
+    if source is None:
+        return None
+    open_source, head, tail = source
+    probe = _probe(head, tail, sep)
+    if probe is None:
+        return None
+    rows, starts = probe
+    if len(rows) < 2 or len({len(row) for row in rows}) > 1 or len(rows[0]) < 2:
+        return None
+    has_header = header == "yes" or (header == "auto" and _looks_like_header(rows))
+    if has_header:
+        names = [n.strip() for n in rows[0]]
+        if (starts[0] != 1 or any("\n" in n or "\r" in n for n in rows[0])
+                or not all(names) or len(set(names)) < len(names)):
+            return None
+        rows = rows[1:]
+    else:
+        names = [str(i) for i in range(len(rows[0]))]
+    categorical = set(categorical)
+    text = {j for j, name in enumerate(names)
+            if name in categorical or any(_number(row[j]) is None for row in rows)}
+    line_breaks = False
+    for _ in range(len(names) + 2):   # each retry: a column more as text, or line breaks
+        try:
+            columns = _arrow_columns(open_source, sep, names, has_header, text, line_breaks,
+                                     categorical)
+        except _TextColumn as retry:
+            text.add(retry.index)
+        except _QuotedLineBreaks:
+            line_breaks = True
+        except _NotArrow:
+            return None
+        else:
+            return Table(path, names, columns, _separator_hint(names, (), sep, given))
+    return None
+
+
+def _regular_file(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def _arrow_source(path: str) -> Optional[Tuple[Callable[[], Any], bytes, bytes]]:
+    """A function opening the file as a pyarrow input stream, and its first
+    ``_PROBE_BYTES + 1`` and last ``_PROBE_BYTES`` bytes; None when it cannot be read.
+
+    A ``.gz`` file is decompressed into memory by :func:`gzip.decompress`, as the csv
+    reader does it (the same files are refused, and pyarrow may read it again from there);
+    any other file is read by pyarrow from the disk.
+    """
+    import pyarrow as pa
+
+    try:
+        if path.endswith(".gz"):
+            with open(path, "rb") as fh:
+                data = gzip.decompress(fh.read())
+            buffer = pa.py_buffer(data)
+            return ((lambda: pa.BufferReader(buffer)), data[:_PROBE_BYTES + 1],
+                    data[-_PROBE_BYTES:])
+        with open(path, "rb") as fh:
+            head = fh.read(_PROBE_BYTES + 1)
+            fh.seek(max(0, os.fstat(fh.fileno()).st_size - _PROBE_BYTES))
+            tail = fh.read()
+        return (lambda: pa.input_stream(path, compression=None)), head, tail
+    except (OSError, EOFError, zlib.error):
+        return None
+
+
+def _probe(head: bytes, tail: bytes, sep: str
+           ) -> Optional[Tuple[List[List[str]], List[int]]]:
+    """The complete rows in the first bytes of a CSV file (``head``; the file is longer
+    when it holds more than :data:`_PROBE_BYTES`), read like :func:`_read_rows`, and the line
+    each starts on; None when those bytes are not UTF-8 text or the file (its last bytes:
+    ``tail``) may end with a quoted field never closed (see :func:`_open_at_end`)."""
+    whole = len(head) <= _PROBE_BYTES
+    head = head[:_PROBE_BYTES]
+    if head.startswith(codecs.BOM_UTF8):
+        head = head[len(codecs.BOM_UTF8):]
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or b"\0" in head:
+        return None
+    if _open_at_end(tail, sep):
+        return None
+    try:
+        text = codecs.getincrementaldecoder("utf-8")().decode(head, final=whole)
+    except UnicodeDecodeError:
+        return None
+    lines = io.StringIO(text, newline="").readlines()
+    if not whole:
+        lines.pop()                   # maybe cut short
+    reader = csv.reader(lines, delimiter=sep, skipinitialspace=True)
+    rows: List[List[str]] = []
+    starts: List[int] = []
+    start = 1
+    try:
+        for row in reader:
+            if row and row != [""]:
+                rows.append(row)
+                starts.append(start)
+            start = reader.line_num + 1
+    except csv.Error:
+        return None
+    if not whole and rows:
+        rows.pop()                    # may be a quoted field's first lines only
+        starts.pop()
+    return rows, starts
+
+
+def _open_at_end(tail: bytes, sep: str) -> bool:
+    """Whether the last line of a file (``tail``: its last bytes) may end inside a quoted
+    field: a quote opened on it and never closed, or a last line not in ``tail``."""
+    body = tail.decode("utf-8", errors="replace").rstrip()
+    breaks = max(body.rfind("\n"), body.rfind("\r"))
+    if breaks < 0 and len(tail) >= _PROBE_BYTES:
+        return True
+    return _unclosed_quote(body[breaks + 1:], sep) is not None
+
+
+def _arrow_columns(open_source: Callable[[], Any], sep: str, names: List[str],
+                   has_header: bool, text: set, line_breaks: bool, categorical: set
+                   ) -> Dict[str, np.ndarray]:
+    """The columns of :class:`Table`, read by pyarrow: the columns numbered in ``text`` as
+    text, the others as float64.
+
+    Raises
+    ------
+    _TextColumn
+        When a field of a float64 column is not a number to pyarrow, or is a NaN other than
+        a missing-value token (``-nan``; ``nan(1)``, which Python does not read).
+    _QuotedLineBreaks
+        When ``line_breaks`` is False and pyarrow fails, or a text field holds a quote or a
+        line break: a quoted field with a line break may have been cut where pyarrow split
+        the file into blocks.
+    _NotArrow
+        For everything else that the csv reader would read otherwise, or refuse.
+    """
+    import pyarrow as pa
+    import pyarrow.csv as pa_csv
+
+    keys = [f"c{j}" for j in range(len(names))]
+    string = pa.dictionary(pa.int32(), pa.string())
+    types = {key: string if j in text else pa.float64() for j, key in enumerate(keys)}
+    try:
+        with open_source() as source:
+            table = pa_csv.read_csv(
+                source,
+                read_options=pa_csv.ReadOptions(column_names=keys, skip_rows=int(has_header),
+                                                block_size=_BLOCK_SIZE),
+                parse_options=pa_csv.ParseOptions(delimiter=sep,
+                                                  newlines_in_values=line_breaks),
+                convert_options=pa_csv.ConvertOptions(
+                    column_types=types, null_values=_NULL_SPELLINGS,
+                    strings_can_be_null=False, quoted_strings_can_be_null=True))
+    except pa.ArrowInvalid as exc:
+        match = re.search(r"column #(\d+)\b.*conversion error", str(exc))
+        if match and int(match.group(1)) < len(names) and int(match.group(1)) not in text:
+            raise _TextColumn(int(match.group(1))) from None
+        if not line_breaks:           # maybe a quoted line break cut where pyarrow split
+            raise _QuotedLineBreaks() from None
+        raise _NotArrow() from None
+    except Exception:  # noqa: BLE001 - pyarrow raises many types; the csv reader words them
+        raise _NotArrow() from None
+    if not table.num_rows:
+        raise _NotArrow()
+    table = table.unify_dictionaries()
+    columns: Dict[str, np.ndarray] = {}
+    for j, (name, column) in enumerate(zip(names, table.columns)):
+        if j in text:
+            columns[name] = _arrow_text(column, line_breaks, forced=name in categorical)
+            continue
+        values = _arrow_floats(column)
+        if np.count_nonzero(np.isnan(values)) > column.null_count:
+            raise _TextColumn(j)      # pyarrow read a NaN that is not a missing-value token
+        columns[name] = values
+    last = table.slice(table.num_rows - 1)
+    if any(any(c in value for c in "\r\n") for j in text
+           for value in last.column(j).to_pylist()):
+        raise _NotArrow()             # the last row may end inside an open quote
+    return columns
+
+
+def _arrow_floats(column: Any) -> np.ndarray:
+    """A float64 column read by pyarrow as one numpy array, NaN where it is null (chunk by
+    chunk: much faster than ``ChunkedArray.to_numpy`` when there are nulls)."""
+    values = np.empty(len(column))
+    start = 0
+    for chunk in column.chunks:
+        values[start:start + len(chunk)] = chunk.to_numpy(zero_copy_only=False)
+        start += len(chunk)
+    return values
+
+
+def _arrow_text(column: Any, line_breaks: bool, forced: bool) -> np.ndarray:
+    """A column read by pyarrow as a dictionary, as :func:`_parse_column` makes it: floats
+    when every field is a number or a missing-value token to Python (and ``forced`` is
+    False), else an object array of the stripped fields. The dictionary's entries are the
+    only Python strings made (raising as :func:`_arrow_columns` says)."""
+    chunks = column.chunks
+    if not chunks or column.null_count:
+        raise _NotArrow()
+    fields = chunks[0].dictionary.to_pylist()
+    indices = np.concatenate([chunk.indices.to_numpy() for chunk in chunks])
+    for field in fields:
+        if not line_breaks and any(c in field for c in "\"\r\n"):
+            raise _QuotedLineBreaks()
+        if "\0" in field or field.lstrip(" ").startswith('"'):
+            raise _NotArrow()         # csv skips the spaces and opens a quoted field
+    if not forced:
+        numbers = []
+        for field in fields:
+            value = _number(field)
+            if value is None:
+                break
+            numbers.append(value)
+        else:
+            return np.array(numbers, dtype=np.float64)[indices]
+    return np.array([field.strip() for field in fields], dtype=object)[indices]
 
 
 def _one_line(exc: BaseException) -> str:
