@@ -377,3 +377,20 @@ def test_reader_without_pyarrow(tmp_path, monkeypatch):
     assert tables._read_csv_arrow(path, "auto", ",", (), False) is None
     table = read_csv(path)
     assert table.names == ["y", "x"] and np.isnan(table.columns["x"][1])
+
+
+# -- categorical codes -----------------------------------------------------------------------
+@given(st.lists(st.one_of(st.sampled_from(WORDS + ["NA", "na", "", " ", "?", "None"]),
+                          st.text(max_size=4)), max_size=40))
+def test_categorical_codes_match_numpy_unique(values):
+    text = np.array([str(v).strip() for v in values], dtype=object)
+    present = np.array([v.lower() not in MISSING_TOKENS for v in text], dtype=bool)
+    want = np.full(text.size, np.nan)
+    levels = []
+    if present.any():
+        uniq, inverse = np.unique(text[present], return_inverse=True)
+        want[present] = inverse
+        levels = [str(v) for v in uniq]
+    codes, got_levels = categorical_codes(np.array(values, dtype=object))
+    assert got_levels == levels
+    np.testing.assert_array_equal(codes, want)

@@ -168,14 +168,14 @@ def _number(field: str) -> Optional[float]:
         return None
 
 
-def categorical_codes(values: Sequence[str]) -> Tuple[np.ndarray, List[str]]:
+def categorical_codes(values: Sequence[Any]) -> Tuple[np.ndarray, List[str]]:
     """Codes and levels of a text column.
 
     Parameters
     ----------
     values : sequence of str
-        The fields (surrounding spaces are ignored); missing-value tokens
-        (:data:`MISSING_TOKENS`, any case) are missing.
+        The fields (surrounding spaces are ignored; other values count as ``str(value)``);
+        missing-value tokens (:data:`MISSING_TOKENS`, any case) are missing.
 
     Returns
     -------
@@ -184,14 +184,13 @@ def categorical_codes(values: Sequence[str]) -> Tuple[np.ndarray, List[str]]:
     levels : list of str
         The distinct non-missing fields, sorted by their text (Python's string order).
     """
-    text = np.array([str(v).strip() for v in values], dtype=object)
-    present = np.array([v.lower() not in MISSING_TOKENS for v in text], dtype=bool)
-    codes = np.full(text.size, np.nan)
-    if not present.any():
-        return codes, []
-    levels, inverse = np.unique(text[present], return_inverse=True)
-    codes[present] = inverse
-    return codes, [str(v) for v in levels]
+    text = list(map(str, values))
+    # Python works once per distinct field; the rows are looked up in C loops.
+    stripped = {field: field.strip() for field in dict.fromkeys(text)}
+    levels = sorted({s for s in stripped.values() if s.lower() not in MISSING_TOKENS})
+    position = {level: float(i) for i, level in enumerate(levels)}
+    code = {field: position.get(s, np.nan) for field, s in stripped.items()}
+    return np.fromiter(map(code.__getitem__, text), dtype=np.float64, count=len(text)), levels
 
 
 def _parse_column(fields: Sequence[str], text: bool = False) -> np.ndarray:
