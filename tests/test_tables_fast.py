@@ -394,3 +394,33 @@ def test_categorical_codes_match_numpy_unique(values):
     codes, got_levels = categorical_codes(np.array(values, dtype=object))
     assert got_levels == levels
     np.testing.assert_array_equal(codes, want)
+
+
+# -- Parquet -------------------------------------------------------------------------------------
+def test_parquet_text_columns_are_read_as_dictionaries(tmp_path):
+    pa = importorskip("pyarrow")
+    pq = importorskip("pyarrow.parquet")
+    rng = np.random.default_rng(0)
+    city = rng.choice(["Oslo", "Lima", " Paris ", "NA"], 5000).astype(object)
+    city[::7] = None
+    pq.write_table(pa.table({"city": pa.array(city.tolist()),
+                             "big": pa.array(city.tolist(), pa.large_string()),
+                             "x": rng.standard_normal(5000)}),
+                   tmp_path / "t.parquet", row_group_size=1000)
+    calls = []
+    real = pq.read_table
+
+    def read(*args, **kwargs):
+        calls.append(kwargs.get("read_dictionary"))
+        return real(*args, **kwargs)
+
+    with mock.patch.object(pq, "read_table", read):
+        table = read_table(tmp_path / "t.parquet")
+    assert calls == [["city", "big"]]
+    for name in ("city", "big"):
+        assert len({id(v) for v in table.columns[name]}) <= 5   # a str per level, not per row
+    want = ["" if v is None else v for v in city]
+    assert table.columns["city"].tolist() == want and table.columns["big"].tolist() == want
+    X = table.features(["city", "x"])
+    assert X.categories == {"city": ["Lima", "Oslo", "Paris"]}
+    assert np.isnan(X.values[::7, 0]).all()

@@ -794,7 +794,8 @@ def read_parquet(path: str, categorical: Collection[str] = ()) -> Table:
 
     Integer, float, decimal and boolean columns are numeric (nulls are NaN); any other column
     (strings, dictionaries, dates ...) and the columns named in ``categorical`` are text,
-    each value as ``str`` (a null as ``""``, a missing value).
+    each value as ``str`` (a null as ``""``, a missing value). String columns are read as
+    dictionaries, so each distinct text is made into a Python string once.
 
     Raises
     ------
@@ -814,7 +815,12 @@ def read_parquet(path: str, categorical: Collection[str] = ()) -> Table:
         raise ValueError(f"{path}: reading Parquet files needs pyarrow (pip install pyarrow), "
                          "or convert the file to CSV") from None
     try:
-        table = pq.read_table(path)
+        schema = pq.read_schema(path)
+        names = [str(n) for n in schema.names]
+        strings = [n for n, t in zip(names, schema.types)
+                   if pat.is_string(t) or pat.is_large_string(t)]
+        table = pq.read_table(path, read_dictionary=strings if len(set(names)) == len(names)
+                              else None).unify_dictionaries()
     except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for a bad file
         raise ValueError(f"{path}: cannot read as Parquet: {_one_line(exc)}") from None
     _check_parquet_shape(path, [str(n) for n in table.column_names], table.num_rows)
@@ -826,11 +832,32 @@ def read_parquet(path: str, categorical: Collection[str] = ()) -> Table:
         if numeric and str(name) not in categorical:
             values = np.where(col.is_null().to_numpy(zero_copy_only=False), np.nan,
                               col.to_numpy(zero_copy_only=False).astype(np.float64))
-        else:  # to_pylist decodes dictionaries
+        elif pat.is_dictionary(col.type):
+            values = _parquet_dictionary_text(col)
+        else:  # dates, binary ...: each value as str
             values = np.array(["" if v is None else str(v) for v in col.to_pylist()],
                               dtype=object)
         columns[str(name)] = values
     return Table(path, list(columns), columns)
+
+
+def _parquet_dictionary_text(column: Any) -> np.ndarray:
+    """A dictionary column (chunks sharing one dictionary) as an object array of ``str``, a
+    null as ``""``: the dictionary's values indexed with numpy."""
+    chunks = column.chunks
+    if not chunks:
+        return np.array([], dtype=object)
+    dictionary = chunks[0].dictionary.to_pylist()
+    levels = np.array(["" if v is None else str(v) for v in dictionary] + [""], dtype=object)
+    parts = []
+    for chunk in chunks:
+        indices = chunk.indices
+        if indices.null_count:        # nulls come out as NaN: the last level, ""
+            codes = indices.to_numpy(zero_copy_only=False)
+            parts.append(np.where(np.isnan(codes), len(dictionary), codes).astype(np.intp))
+        else:
+            parts.append(indices.to_numpy())
+    return levels[np.concatenate(parts)]
 
 
 def separator(text: str) -> str:
