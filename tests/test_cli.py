@@ -215,10 +215,9 @@ def test_tab_separator_option(tmp_path, capsys):
 
 
 def test_every_estimator_parameter_is_an_option(tmp_path, capsys):
-    from boostlib.frontend.cli.options import TRAIN_SET_PARAMETERS
+    from boostlib.engine.params import DEFAULTS
     names = [p.name for p in estimator_parameters()]
-    assert set(names) == set(BoostRegressor().get_params()) - {"warm_start"} \
-        - set(TRAIN_SET_PARAMETERS)
+    assert set(DEFAULTS) <= set(names) <= set(BoostRegressor().get_params())
     assert "--warm-start" not in build_parser().format_help()
     args = build_parser().parse_args(
         ["train", "d.csv", "--target", "y", "--n-estimators", "7", "--learning-rate", "0.5",
