@@ -147,7 +147,8 @@ def is_arrow_table(X: Any) -> bool:
         raise TypeError("X is a polars LazyFrame; expected a DataFrame: call .collect() "
                         "first")
     return hasattr(type(X), "__arrow_c_stream__") or (
-        module.startswith("pyarrow") and type(X).__name__ in ("Table", "RecordBatch"))
+        module.startswith("pyarrow") and type(X).__name__ in ("Table", "RecordBatch")) or (
+        module.startswith("polars") and type(X).__name__ == "DataFrame")
 
 
 def _pyarrow(X: Any) -> Any:
@@ -233,8 +234,10 @@ def from_arrow(X: Any, name: str = "X") -> NamedMatrix:
         table = pa.Table.from_batches([X])
     elif isinstance(X, pa.Table):
         table = X
-    else:
+    elif hasattr(type(X), "__arrow_c_stream__"):
         table = pa.table(X)
+    else:                               # a polars DataFrame older than the stream interface
+        table = X.to_arrow()
     names = list(table.column_names)
     kinds: List[Tuple[str, Any]] = []
     for label, column, field in zip(names, table.columns, table.schema):
