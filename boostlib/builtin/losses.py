@@ -1,5 +1,5 @@
-"""Built-in losses: ``logloss``, ``mse``, ``sla`` and ``multiclass``, registered through the
-public hook.
+"""Built-in losses: ``logloss``, ``mse``, ``huber``, ``sla`` and ``multiclass``, registered
+through the public hook.
 
 Formulas (``z`` is the raw score, ``g = dL/dz``, ``h = d2L/dz2``):
 
@@ -8,6 +8,8 @@ name      ``L(z, y)``                     ``g``                         ``h``
 ========  ==============================  ============================  ==================================
 logloss   ``softplus(z) - y z``           ``sigmoid(z) - y``            ``p (1 - p)``
 mse       ``(z - y)^2 / 2``               ``z - y``                     ``1``
+huber     ``r^2 / 2`` if ``|r| <= a``,    ``clip(r, -a, a)``            ``1`` if ``|r| <= a``, else ``0``
+          else ``a (|r| - a / 2)``                                      (Newton leaves floor it at 1)
 sla       ``1 - sigmoid(t z / s)``        ``-(t/s) q (1 - q)``          ``-(1/s^2) q (1-q) (1-2q)``
 ========  ==============================  ============================  ==================================
 
@@ -17,8 +19,10 @@ sla       ``1 - sigmoid(t z / s)``        ``-(t/s) q (1 - q)``          ``-(1/s^
 own coordinate, as CatBoost's ``MultiClass`` does; LightGBM scales this hessian by
 ``K/(K-1)``, which is a smaller step).
 
-with ``t = 2y - 1`` and ``q = sigmoid(t z / s)`` for SLA, the smoothed 0-1 loss of the SGLB
-paper (Section 7.2, eq. 12), whose smoothing scale ``s`` defaults to 0.1. SLA is not convex:
+with ``r = z - y`` and ``a`` the ``alpha`` of ``huber`` (Huber's delta, LightGBM's
+``alpha``: default 0.9), and ``t = 2y - 1`` and ``q = sigmoid(t z / s)`` for SLA, the
+smoothed 0-1 loss of the SGLB paper (Section 7.2, eq. 12), whose smoothing scale ``s``
+defaults to 0.1. SLA is not convex:
 its hessian is negative on the misclassified side. Use ``leaf_estimation="gradient"`` with it
 (the SGLB paper's setting: split scores and leaf values then use the row weights instead of
 hessians); with Newton leaves the hessian is floored at ``hessian_floor = 0.01 / s^2``.
@@ -32,6 +36,7 @@ import numpy as np
 from .._kernels import _loss
 from ..plugin.api import Loss, hookimpl
 from ..plugin.links import sigmoid, softmax
+from .quantile import weighted_quantile
 
 _EMPTY = np.empty(0, dtype=np.float64)
 
@@ -100,6 +105,89 @@ class MSELoss(Loss):
 
     def mean_loss(self, y, raw, weight=None, n_threads=1):
         return _mean(_loss.mse_sum(y, raw, _weight(weight), n_threads), y, weight)
+
+
+def check_huber_alpha(alpha: float, what: str) -> float:
+    """``alpha`` as a float when it is a finite number > 0, else ValueError naming ``what``."""
+    ok = isinstance(alpha, (int, float, np.integer, np.floating)) \
+        and not isinstance(alpha, (bool, np.bool_))
+    if not (ok and np.isfinite(alpha) and alpha > 0):
+        raise ValueError(f"{what}: alpha={alpha!r} is invalid; expected a finite number > 0")
+    return float(alpha)
+
+
+def huber(residual: np.ndarray, alpha: float) -> np.ndarray:
+    """Pointwise Huber loss of ``residual``: ``r**2 / 2`` where ``|r| <= alpha``, else
+    ``alpha (|r| - alpha / 2)``."""
+    a = np.abs(residual)
+    return np.where(a <= alpha, 0.5 * a * a, alpha * (a - 0.5 * alpha))
+
+
+class HuberLoss(Loss):
+    """Huber loss of the residual ``r = z - y``: quadratic up to ``alpha``, linear beyond,
+    so a few wild targets pull the model far less than under ``mse``. The raw score is the
+    prediction. LightGBM's ``objective="huber"``, whose ``alpha`` is Huber's delta.
+
+    ``gradient_hessian`` writes the exact derivatives, ``g = clip(r, -alpha, alpha)`` and
+    ``h = 1`` inside ``alpha``, ``0`` outside. The loss declares
+    ``hessian_can_be_negative`` with ``hessian_floor = 1``, so Newton leaves use a hessian of
+    1 on every row, as LightGBM does: a leaf is the regularised mean of its rows' clipped
+    residuals and never moves more than ``alpha`` per tree (before the learning rate). The
+    example plugin ``plugins/boostlib-huber`` shows a tunable floor.
+
+    Parameters
+    ----------
+    alpha : float, default 0.9
+        The residual size, in target units, where the loss turns from quadratic to linear;
+        finite and > 0 (LightGBM's default 0.9). Pick it near the scale of the ordinary
+        noise.
+    """
+
+    name = "huber"
+    link = "identity"
+    hessian_can_be_negative = True      # 0 outside alpha: Newton leaves floor it at 1
+    hessian_floor = 1.0
+
+    def __init__(self, alpha: float = 0.9):
+        self.alpha = check_huber_alpha(alpha, "loss 'huber'")
+
+    def init_raw(self, y: np.ndarray, sample_weight: Optional[np.ndarray]) -> float:
+        """The constant ``c`` that minimises the weighted Huber loss.
+
+        ``D(c) = sum_i w_i clip(c - y_i, -alpha, alpha)`` is increasing and piecewise
+        linear; its root is found by Newton steps from the weighted median (exact once a
+        step lands in the root's linear piece), with bisection when a step leaves the
+        bracket. Rows of weight 0 do not count.
+        """
+        w = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight, np.float64)
+        active = w > 0
+        lo, hi = float(np.min(y[active])), float(np.max(y[active]))
+        c = weighted_quantile(y, 0.5, sample_weight)
+        for _ in range(200):
+            r = c - y
+            d = float(np.sum(w * np.clip(r, -self.alpha, self.alpha)))
+            if d == 0.0:
+                break
+            if d > 0:
+                hi = c
+            else:
+                lo = c
+            slope = float(np.sum(w[np.abs(r) <= self.alpha]))
+            step = c - d / slope if slope > 0 else np.nan
+            new = step if lo < step < hi else 0.5 * (lo + hi)
+            if new == c or abs(new - c) <= 1e-15 * max(1.0, abs(c)):
+                break
+            c = new
+        return float(c)
+
+    def gradient_hessian(self, y, raw, gradient, hessian, n_threads=1):
+        np.subtract(raw, y, out=gradient)
+        np.abs(gradient, out=hessian)
+        np.less_equal(hessian, self.alpha, out=hessian)     # 1.0 inside alpha, 0.0 outside
+        np.clip(gradient, -self.alpha, self.alpha, out=gradient)
+
+    def loss(self, y, raw):
+        return huber(np.subtract(raw, y), self.alpha)
 
 
 class SLALoss(_BinaryLoss):
@@ -208,4 +296,5 @@ class MulticlassLoss(Loss):
 @hookimpl
 def boostlib_add_losses():
     """Register the built-in losses."""
-    return {"logloss": LogLoss, "mse": MSELoss, "sla": SLALoss, "multiclass": MulticlassLoss}
+    return {"logloss": LogLoss, "mse": MSELoss, "huber": HuberLoss, "sla": SLALoss,
+            "multiclass": MulticlassLoss}
