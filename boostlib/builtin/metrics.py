@@ -4,9 +4,10 @@ They avoid ``np.dot``: it calls the BLAS, whose threads keep spinning after the 
 would take the cores from the next tree's OpenMP threads (a fit with ``auc`` on 200,000
 validation rows ran 2.5x slower per tree that way).
 
-Every metric is a weighted mean (or, for ``auc`` and ``r2``, a weighted statistic) that
-agrees with scikit-learn's function of the same meaning; ``tests/test_metrics.py`` checks
-each against it.
+Every metric is a weighted mean (or, for ``auc``, ``r2``, ``f1``, ``average_precision``,
+``auc_ovr`` and ``auc_ovo``, a weighted statistic) that agrees with scikit-learn's function
+of the same meaning; ``tests/test_metrics.py`` and ``tests/test_metrics_new.py`` check each
+against it. (``auc_ovo`` with weights has no scikit-learn counterpart: see its class.)
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from typing import Optional
 import numpy as np
 
 from ..plugin.api import Metric, hookimpl
+from .losses import check_huber_alpha, huber
 
 #: Probabilities are clipped to ``[EPS, 1 - EPS]`` before their logarithm.
 EPS = 1e-15
@@ -75,6 +77,20 @@ class MultiLogLossMetric(Metric):
         return _mean(-np.log(p), sample_weight)
 
 
+def _binary_auc(name: str, score: np.ndarray, positive: np.ndarray,
+                sample_weight: Optional[np.ndarray]) -> float:
+    """The compiled weighted ROC AUC (ties count one half), errors named after ``name``."""
+    from .._kernels import _auc
+
+    if sample_weight is not None:
+        sample_weight = np.ascontiguousarray(sample_weight)
+    try:
+        return _auc.roc_auc(np.ascontiguousarray(score, dtype=np.float64),
+                            np.ascontiguousarray(positive, dtype=np.float64), sample_weight)
+    except ValueError as exc:
+        raise ValueError(f"metric {name!r} {exc}") from None
+
+
 class AUCMetric(Metric):
     """Area under the ROC curve of a binary classifier, weighted, ties counted one half
     (scikit-learn's ``roc_auc_score``). Reads the raw scores: the same order as the
@@ -92,17 +108,167 @@ class AUCMetric(Metric):
         _classification(self.name, n_outputs, is_classification, binary=True)
 
     def evaluate(self, y_true, y_pred, sample_weight):
-        from .._kernels import _auc
-
         if y_pred.ndim != 1:
             raise ValueError(f"metric {self.name!r} is for binary scores (a 1-D y_pred)")
-        if sample_weight is not None:
-            sample_weight = np.ascontiguousarray(sample_weight)
-        try:
-            return _auc.roc_auc(np.ascontiguousarray(y_pred), np.ascontiguousarray(y_true),
-                                sample_weight)
-        except ValueError as exc:
-            raise ValueError(f"metric {self.name!r} {exc}") from None
+        return _binary_auc(self.name, y_pred, y_true, sample_weight)
+
+
+class AveragePrecisionMetric(Metric):
+    """Average precision of a binary classifier: the area under the precision-recall curve
+    as the weighted sum ``sum_k (R_k - R_(k-1)) P_k`` over the distinct scores, highest
+    first (scikit-learn's ``average_precision_score``). Rows of tied scores share one
+    threshold. Reads the raw scores (the probabilities' order, without the ties rounding
+    creates).
+
+    Without a positive row of positive weight the recall is undefined; it returns 0.0 then,
+    as scikit-learn does (which also warns). Rows of weight 0 do not count.
+    """
+
+    name = "average_precision"
+    higher_is_better = True
+    reads = "raw"
+
+    def check_task(self, n_outputs: int, is_classification: bool) -> None:
+        _classification(self.name, n_outputs, is_classification, binary=True)
+
+    def evaluate(self, y_true, y_pred, sample_weight):
+        if y_pred.ndim != 1:
+            raise ValueError(f"metric {self.name!r} is for binary scores (a 1-D y_pred)")
+        return average_precision(y_true == 1.0, y_pred, sample_weight)
+
+
+def average_precision(positive: np.ndarray, score: np.ndarray,
+                      sample_weight: Optional[np.ndarray]) -> float:
+    """Weighted average precision of ``score`` for the rows where ``positive`` is True.
+
+    Parameters
+    ----------
+    positive : ndarray of bool, shape (n,)
+        Which rows are positives.
+    score : ndarray of float64, shape (n,)
+        Scores, higher meaning more likely positive; not NaN.
+    sample_weight : ndarray of float64, shape (n,), or None
+        Non-negative row weights (None: all 1).
+
+    Returns
+    -------
+    float
+        ``sum_k (R_k - R_(k-1)) P_k`` over the runs of equal scores in descending order,
+        ``P_k`` and ``R_k`` the weighted precision and recall of the rows scoring at least
+        the ``k``-th score; 0.0 when the positives weigh nothing.
+    """
+    order = np.argsort(-score, kind="stable")
+    s = score[order]
+    pos = positive[order]
+    w = np.ones(s.size) if sample_weight is None else sample_weight[order]
+    tp = np.cumsum(np.where(pos, w, 0.0))
+    fp = np.cumsum(np.where(pos, 0.0, w))
+    last = np.flatnonzero(np.r_[s[1:] != s[:-1], True])    # the end of each run of ties
+    tp, fp = tp[last], fp[last]
+    if not tp.size or not tp[-1] > 0:
+        return 0.0
+    seen = tp + fp
+    precision = np.divide(tp, seen, out=np.zeros_like(tp), where=seen > 0)
+    recall = tp / tp[-1]
+    return float(np.sum(np.diff(recall, prepend=0.0) * precision))
+
+
+class F1Metric(Metric):
+    """F1 score of a binary classifier's predicted class (probability of class 1 above
+    0.5, as ``predict``): ``2 TP / (2 TP + FP + FN)`` with weighted counts
+    (scikit-learn's ``f1_score``).
+
+    When there is neither a positive row nor a positive prediction (the denominator is 0)
+    it returns 0.0, as scikit-learn's default ``zero_division`` does (which also warns).
+    """
+
+    name = "f1"
+    higher_is_better = True
+    reads = "class"
+
+    def check_task(self, n_outputs: int, is_classification: bool) -> None:
+        _classification(self.name, n_outputs, is_classification, binary=True)
+
+    def evaluate(self, y_true, y_pred, sample_weight):
+        w = np.ones(y_true.size) if sample_weight is None else sample_weight
+        truth, said = y_true == 1.0, y_pred == 1.0
+        tp = float(np.sum(w[truth & said]))
+        wrong = float(np.sum(w[truth != said]))          # FP + FN
+        return 0.0 if 2.0 * tp + wrong == 0.0 else 2.0 * tp / (2.0 * tp + wrong)
+
+
+class _MulticlassAUC(Metric):
+    """Shared parts of ``auc_ovr`` and ``auc_ovo``: multiclass probabilities, every class
+    present in ``y_true`` with positive weight (its AUC is undefined otherwise)."""
+
+    higher_is_better = True
+    reads = "response"
+
+    def check_task(self, n_outputs: int, is_classification: bool) -> None:
+        _classification(self.name, n_outputs, is_classification)
+        if n_outputs < 2:
+            raise ValueError(f"eval_metric {self.name!r} is for more than two classes; this "
+                             "model has two (use 'auc')")
+
+    def _classes(self, y_true: np.ndarray, y_pred: np.ndarray,
+                 sample_weight: Optional[np.ndarray]) -> int:
+        if y_pred.ndim != 2 or y_pred.shape[1] < 2:
+            raise ValueError(f"metric {self.name!r} needs class probabilities, a y_pred of "
+                             "shape (n, K) with K >= 2")
+        k = y_pred.shape[1]
+        index = y_true.astype(np.intp)
+        if np.any(index != y_true) or np.any(index < 0) or np.any(index >= k):
+            raise ValueError(f"metric {self.name!r}: y_true must hold class indices 0 .. "
+                             f"{k - 1}")
+        present = np.bincount(index, weights=sample_weight, minlength=k) > 0
+        if not present.all():
+            raise ValueError(f"metric {self.name!r}: class {int(np.argmin(present))} of "
+                             f"{k} does not occur in y_true (with positive weight); its AUC "
+                             "is undefined")
+        return k
+
+
+class AUCOvRMetric(_MulticlassAUC):
+    """Multiclass AUC, one class against the rest: the mean over the classes ``k`` of the
+    weighted ROC AUC of ``p_k`` for the rows of class ``k`` against all others (scikit-learn's
+    ``roc_auc_score(multi_class="ovr", average="macro")``). Every class must occur in
+    ``y_true``, else it raises ValueError (scikit-learn refuses that too)."""
+
+    name = "auc_ovr"
+
+    def evaluate(self, y_true, y_pred, sample_weight):
+        k = self._classes(y_true, y_pred, sample_weight)
+        return float(np.mean([_binary_auc(self.name, y_pred[:, c], y_true == c, sample_weight)
+                              for c in range(k)]))
+
+
+class AUCOvOMetric(_MulticlassAUC):
+    """Multiclass AUC, one class against another (Hand and Till, 2001): the mean over the
+    pairs of classes ``a < b`` of the mean of two ROC AUCs on the rows of classes ``a`` and
+    ``b`` only, that of ``p_a`` for class ``a`` and that of ``p_b`` for class ``b``
+    (scikit-learn's ``roc_auc_score(multi_class="ovo", average="macro")``). Every class must
+    occur in ``y_true``, else it raises ValueError.
+
+    With ``sample_weight`` each of those binary AUCs is weighted by its rows' weights (the
+    pairs are still averaged with equal weight). scikit-learn refuses weights for ``ovo``,
+    so the weighted value has no scikit-learn counterpart; it is the macro mean over pairs of
+    scikit-learn's weighted binary ``roc_auc_score``, and without weights (or with equal
+    weights) it is scikit-learn's ``ovo`` value.
+    """
+
+    name = "auc_ovo"
+
+    def evaluate(self, y_true, y_pred, sample_weight):
+        k = self._classes(y_true, y_pred, sample_weight)
+        pairs = []
+        for a in range(k):
+            for b in range(a + 1, k):
+                rows = (y_true == a) | (y_true == b)
+                w = None if sample_weight is None else sample_weight[rows]
+                y = y_true[rows]
+                pairs.append(0.5 * (_binary_auc(self.name, y_pred[rows, a], y == a, w)
+                                    + _binary_auc(self.name, y_pred[rows, b], y == b, w)))
+        return float(np.mean(pairs))
 
 
 class AccuracyMetric(Metric):
@@ -145,6 +311,19 @@ class MAEMetric(Metric):
 
     def evaluate(self, y_true, y_pred, sample_weight):
         return _mean(np.abs(y_true - y_pred), sample_weight)
+
+
+class MAPEMetric(Metric):
+    """Weighted mean absolute percentage error, ``|y - p| / max(|y|, eps)`` with ``eps``
+    float64's machine epsilon (scikit-learn's ``mean_absolute_percentage_error``, which
+    returns a fraction, not a percentage). A target of 0 therefore gives a huge but finite
+    error unless the prediction is exactly 0 too."""
+
+    name = "mape"
+
+    def evaluate(self, y_true, y_pred, sample_weight):
+        eps = np.finfo(np.float64).eps
+        return _mean(np.abs(y_pred - y_true) / np.maximum(np.abs(y_true), eps), sample_weight)
 
 
 class R2Metric(Metric):
@@ -192,6 +371,27 @@ class QuantileMetric(_RegressionMetric):
     def evaluate(self, y_true, y_pred, sample_weight):
         diff = y_true - y_pred
         return _mean(np.maximum(self.alpha * diff, (self.alpha - 1.0) * diff), sample_weight)
+
+
+class HuberMetric(_RegressionMetric):
+    """Weighted mean Huber loss of the predictions at ``alpha`` (LightGBM's ``huber``
+    metric): ``r**2 / 2`` for a residual ``|r| <= alpha``, else
+    ``alpha (|r| - alpha / 2)``, with ``r = prediction - y``.
+
+    Parameters
+    ----------
+    alpha : float, default 0.9
+        The residual size where the loss turns from quadratic to linear (Huber's delta;
+        LightGBM's ``alpha``), finite and > 0.
+    """
+
+    name = "huber"
+
+    def __init__(self, alpha: float = 0.9):
+        self.alpha = check_huber_alpha(alpha, f"metric {self.name!r}")
+
+    def evaluate(self, y_true, y_pred, sample_weight):
+        return _mean(huber(y_pred - y_true, self.alpha), sample_weight)
 
 
 class TweedieMetric(_RegressionMetric):
@@ -255,6 +455,8 @@ class GammaMetric(TweedieMetric):
 @hookimpl
 def boostlib_add_metrics():
     """Register the built-in metrics."""
-    return {m.name: m for m in (LogLossMetric, MultiLogLossMetric, AUCMetric, AccuracyMetric,
-                                ErrorMetric, RMSEMetric, MAEMetric, R2Metric, QuantileMetric,
-                                PoissonMetric, GammaMetric, TweedieMetric)}
+    return {m.name: m for m in (LogLossMetric, MultiLogLossMetric, AUCMetric,
+                                AveragePrecisionMetric, F1Metric, AUCOvRMetric, AUCOvOMetric,
+                                AccuracyMetric, ErrorMetric, RMSEMetric, MAEMetric, MAPEMetric,
+                                R2Metric, QuantileMetric, HuberMetric, PoissonMetric,
+                                GammaMetric, TweedieMetric)}
