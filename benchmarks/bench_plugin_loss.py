@@ -2,7 +2,8 @@
 """Is a loss from a plugin distribution as fast as a built-in one? Fit time, same trees.
 
 Trains ``BoostRegressor`` with the built-in ``mse`` loss (compiled Cython kernel) and with
-``huber`` from the example plugin ``plugins/boostlib-huber`` (vectorised numpy). With a huge
+the Huber loss of the example plugin ``plugins/boostlib-huber`` (vectorised numpy, registered
+as ``boostlib_huber``). With a huge
 ``delta`` every residual is inside the quadratic zone, so the Huber model has exactly the
 gradients, hessians and bias of the MSE model, hence the same trees: only the cost of the
 plugin's Python/numpy code differs. The runs alternate (mse, huber, huber, mse, ...) so that
@@ -85,14 +86,15 @@ def main(argv: list[str] | None = None) -> int:
     import boostlib
     from boostlib import BoostRegressor
 
-    huber_src = _ensure("loss", "huber", "boostlib-huber", "boostlib_huber")
+    huber_src = _ensure("loss", "boostlib_huber", "boostlib-huber", "boostlib_huber")
     X, y = make_data(args.n_rows, args.n_features, args.seed)
     common = {"n_estimators": args.n_estimators, "max_depth": args.max_depth,
               "grow_policy": args.grow_policy, "learning_rate": 0.1, "random_state": 0,
               "n_jobs": args.threads}
     configs: dict[str, dict[str, Any]] = {
         "mse (built-in)": {"loss": "mse"},
-        "huber delta=1e12 (plugin)": {"loss": "huber", "loss_params": {"delta": 1e12}},
+        "huber delta=1e12 (plugin)": {"loss": "boostlib_huber",
+                                      "loss_params": {"delta": 1e12}},
     }
     if args.samplers:
         bb_src = _ensure("sampler", "bayesian_bootstrap", "boostlib-bayesian-bootstrap",
@@ -133,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     g, h = np.empty_like(y), np.empty_like(y)
     per_call = {}
     for label, loss in (("mse", boostlib.create("loss", "mse")),
-                        ("huber", boostlib.create("loss", "huber", {"delta": 1e12}))):
+                        ("huber", boostlib.create("loss", "boostlib_huber", {"delta": 1e12}))):
         per_call[label] = time_call(lambda loss=loss: loss.gradient_hessian(
             y, raw, g, h, args.threads or os.cpu_count() or 1), 30)
 

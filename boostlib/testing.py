@@ -1,7 +1,7 @@
 """Conformance checks for plugin authors: call them from your plugin's test suite.
 
 Each helper exercises one component the way boostlib's training loop will, and raises
-``AssertionError`` with a message naming the component (``loss 'huber'
+``AssertionError`` with a message naming the component (``loss 'boostlib_huber'
 (boostlib_huber.HuberLoss)``) and what is wrong. They need only numpy (and pytest is not
 required: any test runner, or a plain script, works)::
 

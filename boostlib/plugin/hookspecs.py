@@ -7,12 +7,12 @@ boostlib's project name, and the entry-point group third-party distributions use
 
     @hookimpl
     def boostlib_add_losses():
-        return {"huber": HuberLoss}
+        return {"boostlib_huber": HuberLoss}
 
 and, to be found automatically once installed, an entry point in its ``pyproject.toml``::
 
     [project.entry-points.boostlib]
-    huber = "boostlib_huber"
+    boostlib_huber = "boostlib_huber"
 
 Every registration hook returns a mapping ``name -> factory``. A factory is called with the
 user's ``*_params`` as keyword arguments and returns an instance of the matching interface

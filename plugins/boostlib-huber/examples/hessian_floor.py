@@ -1,6 +1,6 @@
 """How the Newton hessian floor of the Huber loss trades speed for caution.
 
-Trains BoostRegressor(loss="huber") with several ``hessian_floor`` values on data with 10%
+Trains BoostRegressor(loss="boostlib_huber") with several ``hessian_floor`` values on data with 10%
 heavy-tailed (Cauchy) outliers and prints the RMSE against the noiseless target on fresh
 rows. ``--scale`` multiplies the signal, i.e. how many ``delta`` the residuals are large.
 
@@ -33,7 +33,7 @@ def main() -> None:
     parser.add_argument("--floors", default="0.05,0.1,0.2,0.5,1.0")
     parser.add_argument("--trees", default="100,300")
     args = parser.parse_args()
-    if "huber" not in available("loss"):   # running from a source checkout
+    if "boostlib_huber" not in available("loss"):   # running from a source checkout
         import boostlib_huber
         registry.register_plugin(boostlib_huber, "boostlib_huber")
     X, y, _ = data(20_000, 0, args.scale)
@@ -44,7 +44,7 @@ def main() -> None:
     for floor in (float(v) for v in args.floors.split(",")):
         row = []
         for n in trees:
-            model = BoostRegressor(loss="huber", n_estimators=n, random_state=0,
+            model = BoostRegressor(loss="boostlib_huber", n_estimators=n, random_state=0,
                                    loss_params={"delta": args.delta, "hessian_floor": floor})
             model.fit(X, y)
             row.append(float(np.sqrt(np.mean((model.predict(Xt) - ft) ** 2))))

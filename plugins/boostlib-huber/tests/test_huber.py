@@ -12,8 +12,8 @@ from boostlib.testing import check_loss, check_plugin
 
 
 def test_plugin_conforms():
-    assert check_plugin(boostlib_huber) == {"loss": ["huber"], "sampler": [], "update": [],
-                                            "metric": ["huber"]}
+    assert check_plugin(boostlib_huber) == {"loss": ["boostlib_huber"], "sampler": [],
+                                            "update": [], "metric": ["boostlib_huber"]}
 
 
 @pytest.mark.parametrize("delta", [1e-3, 0.3, 1.0, 25.0, 1e12])
@@ -48,7 +48,7 @@ def test_newton_leaves_get_a_positive_hessian_floor():
     ({"hessian_floor": 2.0}, "hessian_floor=2.0 is invalid"),
 ])
 def test_invalid_parameters(params, message):
-    with pytest.raises(ValueError, match=f"loss 'huber': {message}"):
+    with pytest.raises(ValueError, match=f"loss 'boostlib_huber': {message}"):
         HuberLoss(**params)
 
 
@@ -86,17 +86,17 @@ def _installed() -> bool:
 @pytest.mark.skipif(not _installed(), reason="boostlib-huber is not installed (pip install .) "
                                              "or BOOSTLIB_DISABLE_PLUGIN_AUTOLOAD is set")
 def test_found_through_its_entry_point():
-    entry = next(e for e in registry.entries("loss") if e.name == "huber")
+    entry = next(e for e in registry.entries("loss") if e.name == "boostlib_huber")
     assert (entry.distribution, entry.version) == ("boostlib-huber", boostlib_huber.__version__)
-    assert entry.plugin == "huber"
-    assert isinstance(boostlib.create("loss", "huber", {"delta": 2.0}), HuberLoss)
+    assert entry.plugin == "boostlib_huber"
+    assert isinstance(boostlib.create("loss", "boostlib_huber", {"delta": 2.0}), HuberLoss)
 
 
 @pytest.fixture
 def huber_available():
     """The loss by name: from the entry point, or registered in-process from the source tree."""
     name = None
-    if "huber" not in boostlib.available("loss"):
+    if "boostlib_huber" not in boostlib.available("loss"):
         name = registry.register_plugin(boostlib_huber, "boostlib_huber_tests")
     yield
     if name:
@@ -117,7 +117,7 @@ def test_huber_is_robust_where_mse_is_not(huber_available):
     X, y, _ = _outlier_data()
     Xt, _, ft = _outlier_data(seed=1)
     params = {"n_estimators": 150, "max_depth": 4, "random_state": 0}
-    huber = BoostRegressor(loss="huber", loss_params={"delta": 1.0}, **params).fit(X, y)
+    huber = BoostRegressor(loss="boostlib_huber", loss_params={"delta": 1.0}, **params).fit(X, y)
     mse = BoostRegressor(loss="mse", **params).fit(X, y)
     err_huber = np.sqrt(np.mean((huber.predict(Xt) - ft) ** 2))
     err_mse = np.sqrt(np.mean((mse.predict(Xt) - ft) ** 2))
@@ -127,7 +127,7 @@ def test_huber_is_robust_where_mse_is_not(huber_available):
 def test_huge_delta_trains_the_mse_model(huber_available):
     X, _, f = _outlier_data()
     params = {"n_estimators": 30, "max_depth": 5, "random_state": 0, "n_jobs": 1}
-    huber = BoostRegressor(loss="huber", loss_params={"delta": 1e12}, **params).fit(X, f)
+    huber = BoostRegressor(loss="boostlib_huber", loss_params={"delta": 1e12}, **params).fit(X, f)
     mse = BoostRegressor(loss="mse", **params).fit(X, f)
     np.testing.assert_allclose(huber.predict(X), mse.predict(X), rtol=0, atol=1e-9)
 
@@ -137,10 +137,10 @@ def test_huge_delta_trains_the_mse_model(huber_available):
 def test_trains_with_every_tree_and_leaf_setting(huber_available, leaf_estimation,
                                                  grow_policy):
     X, y, f = _outlier_data(n=1000)
-    model = BoostRegressor(loss="huber", n_estimators=40, grow_policy=grow_policy,
+    model = BoostRegressor(loss="boostlib_huber", n_estimators=40, grow_policy=grow_policy,
                            leaf_estimation=leaf_estimation,
                            random_state=0).fit(X, y, eval_set=[(X, y)])
-    curve = model.evals_result_["valid_0"]["huber"]
+    curve = model.evals_result_["valid_0"]["boostlib_huber"]
     assert curve[-1] < curve[0]
     assert np.corrcoef(model.predict(X), f)[0, 1] > 0.9
 
@@ -150,7 +150,7 @@ def test_the_metric_is_the_mean_loss(huber_available):
 
     rng = np.random.default_rng(0)
     y, pred, w = rng.normal(size=50) * 3, rng.normal(size=50) * 3, rng.random(50)
-    metric = boostlib.create("metric", "huber", {"delta": 0.7})
+    metric = boostlib.create("metric", "boostlib_huber", {"delta": 0.7})
     assert isinstance(metric, HuberMetric)
     expected = np.average(HuberLoss(0.7).loss(y, pred), weights=w)
     assert metric(y, pred, w) == pytest.approx(expected, rel=1e-12)
@@ -158,11 +158,11 @@ def test_the_metric_is_the_mean_loss(huber_available):
 
 def test_the_metric_is_recorded_and_drives_early_stopping(huber_available):
     X, y, _ = _outlier_data()
-    model = BoostRegressor(n_estimators=300, eval_metric="huber", early_stopping_rounds=10,
+    model = BoostRegressor(n_estimators=300, eval_metric="boostlib_huber", early_stopping_rounds=10,
                            random_state=0).fit(X[:2000], y[:2000],
                                                eval_set=[(X[2000:], y[2000:])])
-    curve = model.evals_result_["valid_0"]["huber"]
+    curve = model.evals_result_["valid_0"]["boostlib_huber"]
     assert model.best_iteration_ == int(np.argmin(curve))
     assert curve[model.best_iteration_] == pytest.approx(
-        boostlib.create("metric", "huber")(y[2000:], model.predict(X[2000:])), rel=1e-12)
+        boostlib.create("metric", "boostlib_huber")(y[2000:], model.predict(X[2000:])), rel=1e-12)
 

@@ -1,9 +1,13 @@
 """Huber loss for boostlib: regression that is quadratic near the target and linear far away.
 
-Installing this distribution registers the loss ``"huber"`` and the evaluation metric
-``"huber"`` (the mean Huber loss of the predictions) through the ``boostlib`` entry-point
-group; select them with ``BoostRegressor(loss="huber", loss_params={"delta": 1.0})`` and
-``eval_metric="huber"`` (``boostlib train ... --eval-metric huber`` on the command line).
+Installing this distribution registers the loss ``"boostlib_huber"`` and the evaluation
+metric ``"boostlib_huber"`` (the mean Huber loss of the predictions) through the ``boostlib``
+entry-point group; select them with
+``BoostRegressor(loss="boostlib_huber", loss_params={"delta": 1.0})`` and
+``eval_metric="boostlib_huber"`` (``boostlib train ... --eval-metric boostlib_huber`` on the
+command line). They are registered under the distribution's name because boostlib has a
+built-in ``huber`` loss and metric (LightGBM's, with a hessian of 1 everywhere); this
+package stays as a worked example of a plugin, with a tunable hessian floor.
 
 With the residual ``r = z - y`` (``z`` the raw score, which is the prediction)::
 
@@ -31,7 +35,7 @@ from boostlib.api import Loss, Metric, hookimpl
 
 __all__ = ["BOOSTLIB_API_VERSION", "HuberLoss", "HuberMetric", "boostlib_add_losses",
            "boostlib_add_metrics", "weighted_median"]
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 #: The boostlib plugin API this package was written for.
 BOOSTLIB_API_VERSION = 1
@@ -78,15 +82,15 @@ class HuberLoss(Loss):
         ``(0, 1]``. Smaller floors take larger steps on outlying rows, 1 the most cautious.
     """
 
-    name = "huber"
+    name = "boostlib_huber"
     hessian_can_be_negative = True  # the hessian is 0 outside delta: Newton leaves floor it
 
     def __init__(self, delta: float = 1.0, hessian_floor: float = 0.1):
         if not (isinstance(delta, (int, float)) and np.isfinite(delta) and delta > 0):
-            raise ValueError(f"loss 'huber': delta={delta!r} is invalid; expected a finite "
+            raise ValueError(f"loss 'boostlib_huber': delta={delta!r} is invalid; expected a finite "
                              "number > 0")
         if not (isinstance(hessian_floor, (int, float)) and 0 < hessian_floor <= 1):
-            raise ValueError(f"loss 'huber': hessian_floor={hessian_floor!r} is invalid; "
+            raise ValueError(f"loss 'boostlib_huber': hessian_floor={hessian_floor!r} is invalid; "
                              "expected a number in (0, 1]")
         self.delta = float(delta)
         self.hessian_floor = float(hessian_floor)
@@ -148,20 +152,20 @@ class HuberMetric(Metric):
         As for :class:`HuberLoss`.
     """
 
-    name = "huber"
+    name = "boostlib_huber"
     higher_is_better = False
     reads = "response"          # the regression prediction
 
     def __init__(self, delta: float = 1.0):
         if not (isinstance(delta, (int, float)) and np.isfinite(delta) and delta > 0):
-            raise ValueError(f"metric 'huber': delta={delta!r} is invalid; expected a finite "
+            raise ValueError(f"metric 'boostlib_huber': delta={delta!r} is invalid; expected a finite "
                              "number > 0")
         self.delta = float(delta)
 
     def check_task(self, n_outputs: int, is_classification: bool) -> None:
         """A regression metric."""
         if is_classification:
-            raise ValueError("eval_metric 'huber' is a regression metric; this model is a "
+            raise ValueError("eval_metric 'boostlib_huber' is a regression metric; this model is a "
                              "classifier")
 
     def evaluate(self, y_true: np.ndarray, y_pred: np.ndarray,
@@ -172,11 +176,11 @@ class HuberMetric(Metric):
 
 @hookimpl
 def boostlib_add_losses():
-    """Register the loss ``"huber"``."""
-    return {"huber": HuberLoss}
+    """Register the loss ``"boostlib_huber"``."""
+    return {"boostlib_huber": HuberLoss}
 
 
 @hookimpl
 def boostlib_add_metrics():
-    """Register the metric ``"huber"``."""
-    return {"huber": HuberMetric}
+    """Register the metric ``"boostlib_huber"``."""
+    return {"boostlib_huber": HuberMetric}
