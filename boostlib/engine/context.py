@@ -111,6 +111,9 @@ class BoostingContext:
         self.ensemble = ensemble
         self._seed = seed
         self.streams = Streams(seed) if streams is None else streams
+        if loss.needs_rng:      # its draws come from the fit's streams, as a sampler's do
+            with checks.blame("loss", loss, "bind_rng"):
+                self.loss = loss = loss.bind_rng(self.row_rng("loss"))
         self.learning_rate = float(learning_rate)
         #: the first iteration's number (0, or where a continued model stopped)
         self.first_iteration = int(first_iteration)

@@ -63,6 +63,12 @@ class Loss(ABC):
         True for losses of query groups (ranking): the engine then calls
         :meth:`bind_groups` once per data set and uses the bound copy on that set's rows,
         so every other method can read ``self.group_ptr``.
+    needs_rng : bool
+        True for losses whose derivatives draw random numbers (``rank_xendcg``'s per-query
+        gammas): training then calls :meth:`bind_rng` once per fit, with the fit's random
+        stream ``"loss"``, and uses the bound copy on the training rows, whose
+        :meth:`gradient_hessian` draws from ``self.rng``. The same ``random_state`` then
+        gives the same draws, whatever ``n_jobs``.
     link : str or None
         How :meth:`transform` maps raw scores to predictions, one of ``LINKS``:
         ``"identity"``, ``"log"`` (``exp(raw)``: a log link), ``"logit"``
@@ -86,6 +92,19 @@ class Loss(ABC):
     hessian_floor: float = 1e-6
     #: query boundaries of the data set a loss is bound to (see :meth:`bind_groups`)
     group_ptr: Optional[np.ndarray] = None
+    needs_rng: ClassVar[bool] = False
+    #: the random stream a loss with ``needs_rng`` is bound to (see :meth:`bind_rng`)
+    rng: Optional[np.random.Generator] = None
+
+    def bind_rng(self, rng: np.random.Generator) -> "Loss":
+        """This loss for one fit: a shallow copy whose ``rng`` (the fit's random stream
+        ``"loss"``) :meth:`gradient_hessian` draws from. Called by training for losses with
+        ``needs_rng``, after :meth:`bind_groups`. Unbound (``rng`` None), such a loss must
+        still be deterministic, e.g. draw from a fixed seed on every call, as
+        :func:`boostlib.testing.check_loss` requires."""
+        bound = copy.copy(self)
+        bound.rng = rng
+        return bound
 
     def bind_groups(self, group_ptr: np.ndarray) -> "Loss":
         """This loss for one data set of query groups: a shallow copy whose
