@@ -1,5 +1,6 @@
-"""Ranking with query groups: the ``lambdarank`` loss (LambdaMART) and the ``ndcg`` and
-``map`` metrics, registered through the same hooks as third-party plugins.
+"""Ranking with query groups: the ``lambdarank`` (LambdaMART) and ``rank_xendcg`` (XE-NDCG)
+losses and the ``ndcg`` and ``map`` metrics, registered through the same hooks as
+third-party plugins.
 
 Rows of one query are consecutive; the data set's ``group`` gives the number of rows of
 each query, and the engine binds every loss and metric of this module to the boundaries of
@@ -22,6 +23,9 @@ from ..plugin.api import Loss, Metric, hookimpl
 
 #: Labels a ``lambdarank`` loss accepts without an explicit ``label_gain``: 0 .. 30.
 MAX_DEFAULT_LABEL = 30
+#: Floor of ``1 - rho`` in :func:`xendcg_gradients` (boostlib's guard; LightGBM divides by
+#: ``1 - rho`` as it is).
+XENDCG_EPS = 1e-15
 
 
 def _query_ids(group_ptr: np.ndarray) -> np.ndarray:
@@ -239,6 +243,121 @@ class LambdaRankLoss(Loss):
         return np.repeat(1.0 - ndcg, np.diff(ptr))
 
 
+def _segment_sums(values: np.ndarray, group_ptr: np.ndarray) -> np.ndarray:
+    """The sum of ``values`` over every query, repeated on each of its rows."""
+    return np.repeat(np.add.reduceat(values, group_ptr[:-1]), np.diff(group_ptr))
+
+
+def _log_softmax(score: np.ndarray, group_ptr: np.ndarray) -> np.ndarray:
+    """``log softmax`` of the scores within every query (its maximum subtracted first)."""
+    sizes = np.diff(group_ptr)
+    shifted = score - np.repeat(np.maximum.reduceat(score, group_ptr[:-1]), sizes)
+    return shifted - np.log(_segment_sums(np.exp(shifted), group_ptr))
+
+
+def xendcg_gradients(y: np.ndarray, score: np.ndarray, group_ptr: np.ndarray,
+                     gamma: np.ndarray) -> tuple:
+    """XE-NDCG's gradients and hessians (LightGBM's ``RankXENDCG``), all queries at once.
+
+    Within a query, ``rho = softmax(score)`` and the target distribution is
+    ``p_i = phi_i / sum_j phi_j`` with ``phi_i = 2**y_i - gamma_i``. With
+    ``L1_i = rho_i - p_i`` (the cross entropy's gradient), ``L2_i = sum_(j != i) L1_j /
+    (1 - rho_j)`` and ``L3_i = sum_(j != i) rho_j L2_j / (1 - rho_j)``, the gradient is
+    ``L1_i + rho_i L2_i + rho_i L3_i`` and the hessian ``rho_i (1 - rho_i)``. Both are 0 on a
+    query of one row. ``1 - rho_j`` is floored at ``XENDCG_EPS`` (a document holding all
+    of the softmax's mass would divide by 0).
+
+    Parameters
+    ----------
+    y : ndarray of float64, shape (n,)
+        Relevance labels, non-negative integers.
+    score : ndarray of float64, shape (n,)
+        Raw scores.
+    group_ptr : ndarray of int64, shape (n_queries + 1,)
+        Query boundaries; every query has at least one row.
+    gamma : ndarray of float64, shape (n,)
+        The draws in ``[0, 1)``, one per row.
+
+    Returns
+    -------
+    (gradient, hessian) : two ndarrays of float64, shape (n,)
+    """
+    rho = np.exp(_log_softmax(score, group_ptr))
+    phi = np.exp2(y) - gamma
+    l1 = rho - phi / _segment_sums(phi, group_ptr)
+    inverse = 1.0 / np.maximum(1.0 - rho, XENDCG_EPS)
+    a = l1 * inverse
+    l2 = _segment_sums(a, group_ptr) - a
+    b = rho * l2 * inverse
+    l3 = _segment_sums(b, group_ptr) - b
+    gradient = l1 + rho * (l2 + l3)
+    hessian = rho * (1.0 - rho)
+    single = np.repeat(np.diff(group_ptr) == 1, np.diff(group_ptr))
+    gradient[single] = 0.0
+    hessian[single] = 0.0
+    return gradient, hessian
+
+
+class RankXENDCGLoss(Loss):
+    """XE-NDCG: a listwise cross entropy for ranking (Bruch et al., 2019, "An Alternative
+    Cross Entropy Loss for Learning-to-Rank"; LightGBM's ``rank_xendcg``).
+
+    Within each query the scores' softmax ``rho`` is fitted to the distribution
+    ``p_i proportional to 2**y_i - gamma_i``, where the ``gamma_i`` are drawn uniformly from
+    ``[0, 1)`` afresh for every document at every gradient computation, as LightGBM does.
+    The draws come from the fit's random stream ``"loss"`` (the loss declares
+    ``needs_rng``), one per row in row order, so a ``random_state`` gives the same model
+    whatever ``n_jobs``. :func:`xendcg_gradients` gives the formulas (LightGBM's: the cross
+    entropy's gradient plus its second- and third-order correction terms).
+
+    It has no parameters and costs a few vectorised passes over the rows per iteration,
+    against LambdaRank's pairs. Relevance labels are non-negative integers up to 30. The
+    raw score is the ranking score (``predict`` returns it). The recorded loss is the
+    cross entropy ``-sum_i p_i log rho_i`` of each row's query at ``gamma = 1/2`` (the
+    draws' mean), averaged over rows: queries count by their number of documents.
+
+    Unbound to a fit's stream (``rng`` None, e.g. in :func:`boostlib.testing.check_loss`),
+    every call draws from a generator seeded with 0, so the derivatives are deterministic.
+    """
+
+    name = "rank_xendcg"
+    needs_groups = True
+    needs_rng = True
+    link = "identity"
+
+    def validate_target(self, y: np.ndarray) -> np.ndarray:
+        y = super().validate_target(y)
+        bad = (y < 0) | (y != np.round(y)) | (y > MAX_DEFAULT_LABEL)
+        if np.any(bad):
+            raise ValueError(f"loss 'rank_xendcg': relevance labels must be integers 0 .. "
+                             f"{MAX_DEFAULT_LABEL}; got {y[bad][0]!r}")
+        return y
+
+    def _ptr(self, n_rows: int) -> np.ndarray:
+        if self.group_ptr is None:
+            raise ValueError("loss 'rank_xendcg' ranks within query groups: pass group= (the "
+                             "number of rows of each query) with the data")
+        if int(self.group_ptr[-1]) != n_rows:
+            raise ValueError(f"loss 'rank_xendcg': the query groups cover "
+                             f"{int(self.group_ptr[-1])} rows, the data has {n_rows}")
+        return self.group_ptr
+
+    def gradient_hessian(self, y, raw, gradient, hessian, n_threads=1):
+        ptr = self._ptr(y.shape[0])
+        rng = self.rng if self.rng is not None else np.random.default_rng(0)
+        g, h = xendcg_gradients(y, np.asarray(raw, dtype=np.float64), ptr,
+                                rng.random(y.shape[0]))
+        gradient[...] = g
+        hessian[...] = h
+
+    def loss(self, y, raw):
+        ptr = self._ptr(y.shape[0])
+        phi = np.exp2(y) - 0.5
+        p = phi / _segment_sums(phi, ptr)
+        cross = -p * _log_softmax(np.asarray(raw, dtype=np.float64), ptr)
+        return _segment_sums(cross, ptr)
+
+
 class _RankingMetric(Metric):
     """A metric averaged over queries (weighted by each query's mean row weight)."""
 
@@ -321,8 +440,8 @@ class MAPMetric(_RankingMetric):
 
 @hookimpl
 def boostlib_add_losses():
-    """Register the ranking loss."""
-    return {"lambdarank": LambdaRankLoss}
+    """Register the ranking losses."""
+    return {"lambdarank": LambdaRankLoss, "rank_xendcg": RankXENDCGLoss}
 
 
 @hookimpl

@@ -101,3 +101,40 @@ def average_precision_without_ties(relevant, score, k):
             hits += 1
             total += hits / (p + 1)
     return total / (n_rel if k is None else min(k, n_rel))
+
+
+def xendcg(y, score, sizes, gamma):
+    """XE-NDCG gradients and hessians, query by query, as LightGBM's ``RankXENDCG`` writes
+    them: softmax ``rho``, ``phi = 2**label - gamma``, first-order terms ``L1``, second-order
+    sums ``L2_i = sum_(j != i) L1_j / (1 - rho_j)``, third-order sums
+    ``L3_i = sum_(j != i) rho_j L2_j / (1 - rho_j)``; zeros for a query of one row."""
+    n = len(y)
+    grad, hess = np.zeros(n), np.zeros(n)
+    start = 0
+    for size in sizes:
+        rows = list(range(start, start + size))
+        start += size
+        if size < 2:
+            continue
+        top = max(score[r] for r in rows)
+        total = math.fsum(math.exp(score[r] - top) for r in rows)
+        rho = {r: math.exp(score[r] - top) / total for r in rows}
+        phi = {r: 2.0 ** int(y[r]) - gamma[r] for r in rows}
+        phi_sum = math.fsum(phi.values())
+        l1 = {r: rho[r] - phi[r] / phi_sum for r in rows}
+        l2 = {i: math.fsum(l1[j] / (1 - rho[j]) for j in rows if j != i) for i in rows}
+        l3 = {i: math.fsum(rho[j] * l2[j] / (1 - rho[j]) for j in rows if j != i)
+              for i in rows}
+        for r in rows:
+            grad[r] = l1[r] + rho[r] * l2[r] + rho[r] * l3[r]
+            hess[r] = rho[r] * (1 - rho[r])
+    return grad, hess
+
+
+def xendcg_cross_entropy(y, score, rows, gamma):
+    """The cross entropy ``-sum_i p_i log softmax(score)_i`` of one query's ``rows``, with
+    ``p`` proportional to ``2**label - gamma``."""
+    top = max(score[r] for r in rows)
+    log_total = top + math.log(math.fsum(math.exp(score[r] - top) for r in rows))
+    phi = [2.0 ** int(y[r]) - gamma[r] for r in rows]
+    return -math.fsum(f / math.fsum(phi) * (score[r] - log_total) for f, r in zip(phi, rows))
