@@ -158,7 +158,8 @@ def test_the_metric_is_the_mean_loss(huber_available):
 
 def test_the_metric_is_recorded_and_drives_early_stopping(huber_available):
     X, y, _ = _outlier_data()
-    model = BoostRegressor(n_estimators=300, eval_metric="boostlib_huber", early_stopping_rounds=10,
+    model = BoostRegressor(n_estimators=300, eval_metric="boostlib_huber",
+                           early_stopping_rounds=10,
                            random_state=0).fit(X[:2000], y[:2000],
                                                eval_set=[(X[2000:], y[2000:])])
     curve = model.evals_result_["valid_0"]["boostlib_huber"]

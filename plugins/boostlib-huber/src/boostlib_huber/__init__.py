@@ -87,8 +87,8 @@ class HuberLoss(Loss):
 
     def __init__(self, delta: float = 1.0, hessian_floor: float = 0.1):
         if not (isinstance(delta, (int, float)) and np.isfinite(delta) and delta > 0):
-            raise ValueError(f"loss 'boostlib_huber': delta={delta!r} is invalid; expected a finite "
-                             "number > 0")
+            raise ValueError(f"loss 'boostlib_huber': delta={delta!r} is invalid; expected a "
+                             "finite number > 0")
         if not (isinstance(hessian_floor, (int, float)) and 0 < hessian_floor <= 1):
             raise ValueError(f"loss 'boostlib_huber': hessian_floor={hessian_floor!r} is invalid; "
                              "expected a number in (0, 1]")
@@ -158,15 +158,15 @@ class HuberMetric(Metric):
 
     def __init__(self, delta: float = 1.0):
         if not (isinstance(delta, (int, float)) and np.isfinite(delta) and delta > 0):
-            raise ValueError(f"metric 'boostlib_huber': delta={delta!r} is invalid; expected a finite "
-                             "number > 0")
+            raise ValueError(f"metric 'boostlib_huber': delta={delta!r} is invalid; expected "
+                             "a finite number > 0")
         self.delta = float(delta)
 
     def check_task(self, n_outputs: int, is_classification: bool) -> None:
         """A regression metric."""
         if is_classification:
-            raise ValueError("eval_metric 'boostlib_huber' is a regression metric; this model is a "
-                             "classifier")
+            raise ValueError("eval_metric 'boostlib_huber' is a regression metric; this "
+                             "model is a classifier")
 
     def evaluate(self, y_true: np.ndarray, y_pred: np.ndarray,
                  sample_weight: np.ndarray | None) -> float:
