@@ -14,7 +14,7 @@ Equal scores are averaged over their orders, as scikit-learn's ``ndcg_score`` an
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -256,7 +256,7 @@ def _log_softmax(score: np.ndarray, group_ptr: np.ndarray) -> np.ndarray:
 
 
 def xendcg_gradients(y: np.ndarray, score: np.ndarray, group_ptr: np.ndarray,
-                     gamma: np.ndarray) -> tuple:
+                     gamma: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     """XE-NDCG's gradients and hessians (LightGBM's ``RankXENDCG``), all queries at once.
 
     Within a query, ``rho = softmax(score)`` and the target distribution is
