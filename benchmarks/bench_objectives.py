@@ -1,19 +1,21 @@
 #!/usr/bin/env python
-"""The log-link and quantile objectives against LightGBM's: test loss at equal settings.
+"""The log-link, quantile and Huber objectives against LightGBM's: test loss at equal settings.
 
 This is a benchmark, not a test. For each objective (``poisson``, ``gamma``, ``tweedie`` with
-power 1.5, ``quantile`` with alpha 0.9, ``l1``) it fits boostlib (both tree kinds) and
-LightGBM's objective of the same name on the same split, 200 trees of depth 6 (LightGBM: 64
-leaves), learning rate 0.1, L2 1.0 and at least 20 rows per leaf in both, and prints the test
-loss (the deviance of the log-link objectives, the pinball loss of ``quantile``, the mean
-absolute error of ``l1``) and boostlib's ratio to LightGBM's. Data: generated counts and
-positive amounts with a log-linear mean, and a continuous target with heteroscedastic
-heavy-tailed noise for ``quantile`` and ``l1`` (always), and California housing from
-``../shared/datasets`` when present (gamma, tweedie, quantile and l1 on the house value,
-poisson on the households count).
+power 1.5, ``quantile`` with alpha 0.9, ``l1``, ``huber`` with alpha 0.9) it fits boostlib
+(both tree kinds) and LightGBM's objective of the same name on the same split, 200 trees of
+depth 6 (LightGBM: 64 leaves), learning rate 0.1, L2 1.0 and at least 20 rows per leaf in
+both, and prints the test loss (the deviance of the log-link objectives, the pinball loss of
+``quantile``, the mean absolute error of ``l1``, the mean Huber loss of ``huber``) and
+boostlib's ratio to LightGBM's. Data: generated counts and positive amounts with a
+log-linear mean, and a continuous target with heteroscedastic heavy-tailed noise for
+``quantile``, ``l1`` and ``huber`` (always), and California housing from
+``../shared/datasets`` when present (gamma, tweedie, quantile, l1 and huber on the house
+value, poisson on the households count).
 
     python benchmarks/bench_objectives.py
     python benchmarks/bench_objectives.py --objectives quantile l1
+    python benchmarks/bench_objectives.py --objectives huber
 """
 from __future__ import annotations
 
@@ -29,13 +31,15 @@ from boostlib import BoostRegressor, create
 SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared",
                       "datasets", "california_housing", "cal_housing.data")
 PARAMS = {"poisson": {}, "gamma": {}, "tweedie": {"variance_power": 1.5},
-          "quantile": {"alpha": 0.9}, "l1": {}}
+          "quantile": {"alpha": 0.9}, "l1": {}, "huber": {"alpha": 0.9}}
 #: the test metric of each objective: its name and parameters
 METRICS = {"poisson": ("poisson", None), "gamma": ("gamma", None),
            "tweedie": ("tweedie", {"variance_power": 1.5}),
-           "quantile": ("quantile", {"alpha": 0.9}), "l1": ("mae", None)}
+           "quantile": ("quantile", {"alpha": 0.9}), "l1": ("mae", None),
+           "huber": ("huber", {"alpha": 0.9})}
 #: LightGBM's parameters of the objective
-PEER_PARAMS = {"tweedie": {"tweedie_variance_power": 1.5}, "quantile": {"alpha": 0.9}}
+PEER_PARAMS = {"tweedie": {"tweedie_variance_power": 1.5}, "quantile": {"alpha": 0.9},
+               "huber": {"alpha": 0.9}}
 OBJECTIVES = tuple(PARAMS)
 
 
@@ -49,7 +53,7 @@ def generated(seed: int = 0, n: int = 20_000) -> Dict[str, Tuple[np.ndarray, np.
     # a mean structure, a noise scale growing with |x_4| and Student-t (3) noise
     y = (X[:, 0] + np.sin(2 * X[:, 1]) + 0.5 * X[:, 2] * X[:, 3]
          + (0.5 + np.abs(X[:, 4])) * rng.standard_t(3.0, n))
-    sets.update(quantile=(X, y), l1=(X, y))
+    sets.update(quantile=(X, y), l1=(X, y), huber=(X, y))
     return sets
 
 
@@ -61,7 +65,7 @@ def california() -> Dict[str, Tuple[np.ndarray, np.ndarray]]:
     without_households = np.delete(a[:, :8], 6, axis=1)
     return {"gamma": (a[:, :8], value), "tweedie": (a[:, :8], value),
             "poisson": (without_households, a[:, 6]), "quantile": (a[:, :8], value),
-            "l1": (a[:, :8], value)}
+            "l1": (a[:, :8], value), "huber": (a[:, :8], value)}
 
 
 def run(name: str, X: np.ndarray, y: np.ndarray, seed: int) -> List[str]:
@@ -98,7 +102,8 @@ def main(argv=None) -> int:
         print("needs lightgbm: pip install lightgbm", file=sys.stderr)
         return 1
     print("## Test loss (deviance; quantile: pinball loss at alpha 0.9; l1: mean absolute "
-          "error): boostlib symmetric / depthwise (ratio to LightGBM) and LightGBM\n")
+          "error; huber: mean Huber loss at alpha 0.9): boostlib symmetric / depthwise "
+          "(ratio to LightGBM) and LightGBM\n")
     print("| data | objective | symmetric | depthwise | LightGBM |\n|---|---|---:|---:|---:|")
     for data, sets in (("generated", generated(args.seed)), ("california", california())):
         for name, (X, y) in sets.items():
