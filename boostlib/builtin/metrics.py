@@ -169,8 +169,8 @@ def average_precision(positive: np.ndarray, score: np.ndarray,
         return 0.0
     seen = tp + fp
     precision = np.divide(tp, seen, out=np.zeros_like(tp), where=seen > 0)
-    recall = tp / tp[-1]
-    return float(np.sum(np.diff(recall, prepend=0.0) * precision))
+    # the recall gained at each threshold is its true positives over all of them
+    return float(np.sum(np.diff(tp, prepend=0.0) * precision) / tp[-1])
 
 
 class F1Metric(Metric):
