@@ -135,3 +135,5 @@ def test_a_plugin_metric_by_name_from_the_api_and_the_command_line(huber, tmp_pa
                      "--n-estimators", "20", "--verbose", "5",
                      "--output", str(tmp_path / "m.json")]) == 0
     assert "valid_0 boostlib_huber=" in caplog.text
+    params = boostlib.load_model(tmp_path / "m.json").get_params()
+    assert params["eval_metric"] == "boostlib_huber"
