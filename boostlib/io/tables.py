@@ -2,10 +2,10 @@
 
 Only the standard library and numpy are needed (pandas is not a dependency). When pyarrow is
 installed (``pip install "boostlib[io]"``), CSV files are parsed by ``pyarrow.csv`` and
-Parquet files can be read; without it CSV files are read by the :mod:`csv` module, about 15
+Parquet files can be read; without it CSV files are read by the ``csv`` module, about 15
 times slower. Both CSV readers give the same :class:`Table`, bit for bit: a file the pyarrow
-reader cannot read exactly as the :mod:`csv` one would (a separator of several characters,
-a quoted field opened after spaces, a malformed file ...) is read by the :mod:`csv` reader,
+reader cannot read exactly as the ``csv`` one would (a separator of several characters,
+a quoted field opened after spaces, a malformed file ...) is read by the ``csv`` reader,
 which also words every error. pyarrow is imported when a file is read, never by
 ``import boostlib``.
 
@@ -280,7 +280,7 @@ _QUOTED = re.compile(r'"[^"]*(?:""[^"]*)*"(?!")')
 def _unclosed_quote(text: str, sep: str) -> Optional[int]:
     """Where the quoted field that runs to the end of ``text`` opens, else None.
 
-    ``text`` starts with a CSV record; its fields are scanned the way :mod:`csv` reads them
+    ``text`` starts with a CSV record; its fields are scanned the way ``csv`` reads them
     (spaces after a separator skipped, quotes only opening a field at its start) up to the
     end of the record.
     """
@@ -341,7 +341,7 @@ def _stand_in(text: str) -> str:
 def _read_rows(path: str, sep: str) -> Tuple[List[List[str]], List[int]]:
     """The non-blank rows of a CSV file and the line each starts on.
 
-    The :mod:`csv` module splits at one character, so a separator of several characters
+    The ``csv`` module splits at one character, so a separator of several characters
     (``"::"``) is first replaced by a character the file does not hold, and put back in
     the fields (quoted fields may hold the separator).
     """
@@ -429,7 +429,7 @@ def read_csv(path: str, header: str = "auto", sep: Optional[str] = None,
     """Read a CSV or TSV file (``.gz`` compressed too).
 
     With pyarrow installed the file is parsed by ``pyarrow.csv``, else (and for the files
-    that reader cannot read exactly alike, see :func:`_read_csv_arrow`) by the :mod:`csv`
+    that reader cannot read exactly alike, see ``_read_csv_arrow``) by the ``csv``
     module; the :class:`Table` is the same either way.
 
     Parameters
@@ -470,7 +470,7 @@ def read_csv(path: str, header: str = "auto", sep: Optional[str] = None,
 
 def _read_csv_python(path: str, header: str, sep: str, categorical: Collection[str],
                      given: bool) -> Table:
-    """:func:`read_csv` by the :mod:`csv` module, the whole file in memory (``sep`` as
+    """:func:`read_csv` by the ``csv`` module, the whole file in memory (``sep`` as
     :func:`separator` returns it; ``given``: whether it came from ``--sep``)."""
     rows, starts = _read_rows(path, sep)
     if not rows:
