@@ -5,7 +5,7 @@ passes share.
 A node's histogram holds, for every feature ``f``, ``n_bins_nonmissing[f] + 1`` bins (its
 bins in use, then its missing bin) at ``offsets[f]``, and per bin the sums of the float32
 gradient and hessian of its rows and, when the split rules need it, their count (``2`` or
-``3`` channels, :attr:`Histograms.n_channels`). A tree kind asks for the root's histogram
+``3`` channels, ``Histograms.n_channels``). A tree kind asks for the root's histogram
 (:meth:`Histograms.root`), then for its children's: the smaller child of each split node is
 built from its rows, its sibling is the parent's minus it (:meth:`Histograms.build_children`,
 :meth:`Histograms.build_segment`). The kind decides which nodes are split; the split rules
@@ -74,7 +74,7 @@ class Histograms:
         Sums every histogram built here with the other workers' (default: one machine).
     n_channels : {2, 3}
         Channels of the histograms (gradient, hessian, and the row count with 3); the
-        grower sets :attr:`n_channels` before each tree, as the split rules ask.
+        grower sets ``n_channels`` before each tree, as the split rules ask.
 
     Attributes
     ----------

@@ -1,8 +1,8 @@
 """The rules that choose a node's split from its histogram: regularisation (``l2``), the
 smallest children (``min_samples_leaf``, ``min_child_weight``, the rows a node needs to be
 searched at all), categorical sets, missing values, monotone bounds, column rules and split
-noise; and the named records of the splits they choose (:class:`Split`,
-:class:`LevelSplit`).
+noise; and the named records of the splits they choose (:class:`~boostlib.engine.split_rules.Split`,
+:class:`~boostlib.engine.split_rules.LevelSplit`).
 
 The search itself runs in ``boostlib._kernels._splitting``; its result rows are read
 through the column names below (:data:`BEST_FEATURE`, ...), nowhere by number.
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .grower import GrowParams
 
 #: ``direction`` (a tree's ``nan_right``) of a categorical split: its ``bin`` names the set
-#: of bins sent left (:mod:`boostlib.engine.trees.base` re-exports it).
+#: of bins sent left (``boostlib.engine.trees.base`` re-exports it).
 CAT_SPLIT = 2
 
 #: Columns of a row of ``_splitting.find_split_nodes``' result (one row per node).
@@ -117,7 +117,7 @@ class SplitRules:
     ----------
     params : GrowParams
     offsets : ndarray of int32, shape (n_features + 1,)
-        The histogram layout (:attr:`boostlib.engine.histograms.Histograms.offsets`).
+        The histogram layout (``Histograms.offsets``).
     n_bins_nonmissing : ndarray of int32, shape (n_features,)
     missing_bin : int
     is_categorical : ndarray of bool, shape (n_features,)
@@ -199,7 +199,7 @@ class SplitRules:
     # -- per tree ----------------------------------------------------------------------------
     def begin_tree(self, h: np.ndarray) -> None:
         """Start a tree fitted with hessians ``h``: decide its minimum sizes and histogram
-        channels (:attr:`n_channels`), and draw its column sample."""
+        channels (``n_channels``), and draw its column sample."""
         if self._unit_counts:
             p = self.params
             self.n_channels, self.min_samples_leaf, self.min_child_weight = (
