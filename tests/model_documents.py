@@ -60,8 +60,8 @@ def border_blocks(doc: Dict[str, Any]) -> Dict[str, Any]:
     borders = bins.pop("borders")
     offsets = np.concatenate([[0], np.cumsum([len(b) for b in borders])]).astype("<i4")
     values = np.array([v for b in borders for v in b], dtype=BORDER_DTYPES["borders"])
-    bins = {"max_bins": bins.pop("max_bins"),
-            "offsets": base64.b64encode(offsets.tobytes()).decode("ascii"),
+    head = {"max_bins": bins.pop("max_bins")} if "max_bins" in bins else {}  # (mutated out)
+    bins = {**head, "offsets": base64.b64encode(offsets.tobytes()).decode("ascii"),
             "borders": base64.b64encode(values.tobytes()).decode("ascii"), **bins}
     return {**doc, "bins": bins}
 
