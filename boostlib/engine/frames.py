@@ -4,14 +4,14 @@ turned into it (pyarrow Tables and RecordBatches, polars DataFrames, and any obj
 Arrow PyCapsule stream interface, ``__arrow_c_stream__``).
 
 An Arrow table's columns are read as a pandas DataFrame's are: numbers and booleans as
-numbers (nulls: missing), dictionary-encoded columns (pyarrow dictionaries, polars
-``Enum``) as categorical features whose levels are the dictionary, in its order (what
-pandas' ``category`` gives), and text columns as categorical features whose levels are
-their sorted distinct values (what pandas' ``object`` and ``string`` columns give). A
-polars ``Categorical`` is coded as text: its categories are global to the process, in the
-order first seen, so their order is not the data's. The same data as a pandas DataFrame or as an Arrow table therefore gives the
-same codes, the same model and the same predictions. pyarrow is imported only when such a
-table is passed.
+numbers (nulls: missing), dictionary-encoded columns (pyarrow dictionaries, polars ``Enum``)
+as categorical features whose levels are the dictionary, in its order (what pandas'
+``category`` gives), and text columns as categorical features whose levels are their sorted
+distinct values (what pandas' ``object`` and ``string`` columns give). A polars
+``Categorical`` is coded as text: its categories are global to the process, in the order
+first seen, so their order is not the data's. The same data as a pandas DataFrame or as an
+Arrow table therefore gives the same codes, the same model and the same predictions. pyarrow
+is imported only when such a table is passed.
 """
 from __future__ import annotations
 

@@ -301,14 +301,14 @@ leaves ``-G/(W+l2)`` (the SGLB paper's leaf averaging).""", _choice(LEAF_ESTIMAT
 Gaussian noise on split scores: std ``random_strength * RMS(g) / (1 + e^{t lr}/N)`` at
 iteration ``t`` (CatBoost's schedule, SGLB supplement B).""", _number(0.0), "float"),
     Parameter("loss", None, "str or Loss", """\
-A registered loss name, an instance of :class:`boostlib.api.Loss`, or a function
-``(y_true, raw) -> (gradient, hessian)`` (a custom objective, as LightGBM's and XGBoost's;
-its optional attributes ``init_raw(y, sample_weight)`` and ``loss(y_true, raw)`` give the
-starting score, 0 by default, and the pointwise loss; see ``docs/losses.md``). ``None``: ``"mse"`` for
-:class:`~boostlib.BoostRegressor`, ``"logloss"`` for two classes and ``"multiclass"`` (softmax
-cross-entropy, one raw score per class) for more for :class:`~boostlib.BoostClassifier`,
-``"lambdarank"`` for :class:`~boostlib.BoostRanker`. See ``boostlib plugins`` for the registered
-losses (``"sla"``, ``"poisson"``, ...).""", None, "name",
+A registered loss name, an instance of :class:`boostlib.api.Loss`, or a function ``(y_true,
+raw) -> (gradient, hessian)`` (a custom objective, as LightGBM's and XGBoost's; its optional
+attributes ``init_raw(y, sample_weight)`` and ``loss(y_true, raw)`` give the starting score,
+0 by default, and the pointwise loss; see ``docs/losses.md``). ``None``: ``"mse"`` for
+:class:`~boostlib.BoostRegressor`, ``"logloss"`` for two classes and ``"multiclass"``
+(softmax cross-entropy, one raw score per class) for more for
+:class:`~boostlib.BoostClassifier`, ``"lambdarank"`` for :class:`~boostlib.BoostRanker`. See
+``boostlib plugins`` for the registered losses (``"sla"``, ``"poisson"``, ...).""", None, "name",
               _plugin_help("loss") + ", default: logloss for two classes, multiclass for "
               "more, mse for regression"),
     Parameter("loss_params", None, "dict", """\
@@ -346,8 +346,8 @@ Evaluation metrics recorded on every eval set after every iteration, in ``evals_
 (registered names such as ``"auc"``, ``"rmse"``, ``"multi_logloss"``: see ``boostlib
 plugins``; :class:`boostlib.api.Metric` instances; or functions ``(y_true, y_pred,
 sample_weight) -> float`` of the response, lower is better unless the function's
-``higher_is_better`` or ``greater_is_better`` attribute is True). The first one drives early stopping
-and ``best_iteration_``.""", lambda name, value: metric_specs(value), "names",
+``higher_is_better`` or ``greater_is_better`` attribute is True). The first one drives early
+stopping and ``best_iteration_``.""", lambda name, value: metric_specs(value), "names",
               "comma-separated registered metric names (see 'boostlib plugins'), e.g. auc or "
               "auc,logloss, recorded on the --eval-fraction rows every iteration; the first "
               "one drives --early-stopping-rounds"),

@@ -51,9 +51,9 @@ def _rows(X: Any, rows: np.ndarray) -> Any:
 
 
 def _init_scores(eval_init_score: Any, n_sets: int, offsets: bool) -> List[Any]:
-    """One ``init_score`` per validation set: ``eval_init_score``'s, checked to be a list
-    of one per set, which fits with offsets need (their scores would not compare with the
-    training scores otherwise)."""
+    """One ``init_score`` per validation set, from ``eval_init_score`` (a list, one entry
+    per set). Required when the training rows have offsets (``offsets``): without theirs,
+    the validation scores would not compare with the training scores."""
     if eval_init_score is None:
         if offsets:
             raise ValueError("init_score is given but eval_init_score is not: pass the "
