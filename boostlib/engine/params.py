@@ -206,7 +206,7 @@ def _n_jobs(name: str, value: Any) -> None:
 
 
 def _early_stopping(name: str, value: Any) -> None:
-    if not (isinstance(value, (bool, np.bool_)) or value == "auto"):
+    if not (isinstance(value, (bool, np.bool_)) or isinstance(value, str) and value == "auto"):
         raise ValueError(f"{name}={shown(value)} is invalid; expected 'auto', True or False")
 
 
