@@ -135,6 +135,17 @@ def _check_k(k: Optional[int], what: str) -> Optional[int]:
     return int(k)
 
 
+def _bound_groups(loss: Loss, n_rows: int) -> np.ndarray:
+    """The query boundaries a ranking loss was bound to, checked against ``n_rows``."""
+    if loss.group_ptr is None:
+        raise ValueError(f"loss {loss.name!r} ranks within query groups: pass group= (the "
+                         "number of rows of each query) with the data")
+    if int(loss.group_ptr[-1]) != n_rows:
+        raise ValueError(f"loss {loss.name!r}: the query groups cover "
+                         f"{int(loss.group_ptr[-1])} rows, the data has {n_rows}")
+    return loss.group_ptr
+
+
 class LambdaRankLoss(Loss):
     """LambdaMART with NDCG-driven lambdas (LightGBM's ``lambdarank``).
 
@@ -207,13 +218,7 @@ class LambdaRankLoss(Loss):
         return bound
 
     def _ptr(self, n_rows: int) -> np.ndarray:
-        if self.group_ptr is None:
-            raise ValueError("loss 'lambdarank' ranks within query groups: pass group= (the "
-                             "number of rows of each query) with the data")
-        if int(self.group_ptr[-1]) != n_rows:
-            raise ValueError(f"loss 'lambdarank': the query groups cover "
-                             f"{int(self.group_ptr[-1])} rows, the data has {n_rows}")
-        return self.group_ptr
+        return _bound_groups(self, n_rows)
 
     def _inverse_ideal(self, y: np.ndarray, ptr: np.ndarray) -> np.ndarray:
         """``1 / maxDCG@truncation_level`` of every query (0 without relevant documents),
@@ -334,13 +339,7 @@ class RankXENDCGLoss(Loss):
         return y
 
     def _ptr(self, n_rows: int) -> np.ndarray:
-        if self.group_ptr is None:
-            raise ValueError("loss 'rank_xendcg' ranks within query groups: pass group= (the "
-                             "number of rows of each query) with the data")
-        if int(self.group_ptr[-1]) != n_rows:
-            raise ValueError(f"loss 'rank_xendcg': the query groups cover "
-                             f"{int(self.group_ptr[-1])} rows, the data has {n_rows}")
-        return self.group_ptr
+        return _bound_groups(self, n_rows)
 
     def gradient_hessian(self, y, raw, gradient, hessian, n_threads=1):
         ptr = self._ptr(y.shape[0])

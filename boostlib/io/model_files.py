@@ -880,12 +880,13 @@ def _read_params(params: Any) -> Dict[str, Any]:
     if type(warm_start) is not bool:
         raise _fail("params.warm_start", f"expected true or false, got {_kind(warm_start)}")
     class_weight = _read_class_weight(params.pop("class_weight", None))
-    others = {p.name: params.pop(p.name) for p in parameters_of("estimator", "classifier")
-              if p.name in params}            # the other estimator parameters, as declared
+    others = {}                               # the other estimator parameters, as declared
     for p in parameters_of("estimator", "classifier"):
-        if p.name in others and p.check is not None:
+        if p.name in params:
+            others[p.name] = params.pop(p.name)
             try:
-                p.check(p.name, others[p.name])
+                if p.check is not None:
+                    p.check(p.name, others[p.name])
             except (TypeError, ValueError) as exc:
                 raise _fail(f"params.{p.name}", str(exc)) from None
     if not (spec is None or spec == "auto" or isinstance(spec, list) and all(
