@@ -52,6 +52,20 @@ def test_duplicate_name_names_both_providers(temp_plugin):
     assert "logloss" in boostlib.available("loss")   # registry left unchanged
 
 
+def test_registering_a_plugin_twice_is_a_plugin_error(temp_plugin):
+    plugin = _NotALossTwice()
+    temp_plugin(plugin, "first_name")
+    with pytest.raises(PluginError, match="cannot register plugin 'second_name'"):
+        registry.register_plugin(plugin, "second_name")
+    assert "twice_loss" in boostlib.available("loss")    # the first registration stands
+
+
+class _NotALossTwice:
+    @hookimpl
+    def boostlib_add_losses(self):
+        return {"twice_loss": LogLoss}
+
+
 class _NotALoss:
     @hookimpl
     def boostlib_add_losses(self):

@@ -329,7 +329,10 @@ def register_plugin(plugin: Any, name: str | None = None) -> str:
     with _lock:
         pm = state["pm"]
         check_api_version(plugin, name or repr(plugin))
-        registered = pm.register(plugin, name=name)
+        try:
+            registered = pm.register(plugin, name=name)
+        except ValueError as exc:       # pluggy: the object or the name is registered already
+            raise PluginError(f"cannot register plugin {name or plugin!r}: {exc}") from None
         if registered is None:
             raise PluginError(f"plugin {name or plugin!r} is blocked or already registered")
         try:
