@@ -221,7 +221,7 @@ def _compare(c: _Checker, what: str, ref: str, value: np.ndarray, fd_coarse: np.
 def _rejects_nan_target(c: _Checker, loss: Loss, y: np.ndarray) -> None:
     """``validate_target`` must raise ValueError for a target with a NaN."""
     y_nan = y.copy()
-    y_nan[y.shape[0] // 2] = np.nan
+    y_nan[y.shape[0] // 2] = np.nan      # (a whole row of a 2-D target)
     try:
         loss.validate_target(y_nan)
     except ValueError:
@@ -249,7 +249,8 @@ def check_loss(loss: Loss, y: np.ndarray | None = None, raw: np.ndarray | None =
         ``n_outputs > 1``) is checked output by output on raw scores of shape
         ``(n_rows, n_outputs)``, in both memory orders (the engine passes column-major
         views); its default targets are class indices ``0 .. K-1`` for a multiclass loss
-        (``K`` its ``n_classes``, else 3).
+        (``K`` its ``n_classes``, else 3); a loss of several targets takes a 2-D ``y``,
+        (n_rows, n_outputs).
     n_rows : int, default 256
         Rows of the generated data.
     seed : int, default 0
@@ -290,7 +291,8 @@ def check_loss(loss: Loss, y: np.ndarray | None = None, raw: np.ndarray | None =
         loss = bound
     elif group is not None:
         c.fail("group= is only for losses with needs_groups")
-    if loss.is_multiclass or int(getattr(loss, "n_outputs", 1) or 1) > 1:
+    if (loss.is_multiclass or loss.target_columns
+            or int(getattr(loss, "n_outputs", 1) or 1) > 1):
         _check_vector_loss(c, loss, y, raw, n_rows, seed, rtol, atol, eps, extreme)
         return
     if y is None or raw is None:
@@ -460,13 +462,20 @@ def _check_vector_loss(c: _Checker, loss: Loss, y: np.ndarray | None, raw: np.nd
             k = getattr(loss, "n_classes", None) or 3
             y = np.arange(n_rows, dtype=np.float64) % k
             rng.shuffle(y)
+        elif loss.target_columns:   # three targets
+            y = rng.normal(0.0, 2.0, (n_rows, 3))
         else:
             y = rng.normal(0.0, 2.0, n_rows)
     y = np.ascontiguousarray(y, dtype=np.float64)
     n = y.shape[0]
-    c.require(y.ndim == 1 and n >= 2, f"y must be 1-D with >= 2 rows, got {y.shape}")
-    yv = c.array(c.call("validate_target(y)", loss.validate_target, y.copy()),
-                 "validate_target(y)", n, np.float64)
+    c.require(y.ndim in (1, 2) and n >= 2, f"y must be 1-D (or 2-D, a column per target) "
+                                           f"with >= 2 rows, got {y.shape}")
+    yv = c.call("validate_target(y)", loss.validate_target, y.copy())
+    if y.ndim == 2:     # several targets: validate_target keeps their shape
+        c.require(isinstance(yv, np.ndarray) and yv.shape == y.shape and yv.dtype == np.float64,
+                  f"validate_target(y) must return float64 of shape {y.shape}")
+    else:
+        yv = c.array(yv, "validate_target(y)", n, np.float64)
     c.require(np.array_equal(yv, y), "validate_target changed the values of a valid target")
     _rejects_nan_target(c, loss, y)
     k = c.call("n_outputs", lambda: loss.n_outputs)

@@ -90,7 +90,12 @@ def _target(loss: Any, data: Dataset, what: str) -> np.ndarray:
     """``loss.validate_target`` of a data set's target, checked (one number per row)."""
     with checks.blame("loss", loss, "validate_target"):
         returned = loss.validate_target(data.y)
-    return checks.target(loss, returned, data.n_rows, what)
+    y = checks.target(loss, returned, data.n_rows, what)
+    if y.ndim == 2 and y.shape[1] != loss.n_outputs:
+        raise ValueError(f"{what}'s target has {y.shape[1]} columns, but loss "
+                         f"{checks.label(loss)!r} has {loss.n_outputs} output(s); several "
+                         "targets need a loss with one output per target (e.g. 'multi_mse')")
+    return y
 
 
 def _bound(loss: Any, data: Dataset, what: str) -> Any:
@@ -313,7 +318,14 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
         min_data_per_group=min_data_per_group(p["min_data_per_group"], n_rows),
         max_cat_threshold=int(p["max_cat_threshold"]),
         max_leaves=int(DEFAULT_MAX_LEAVES if p["max_leaves"] is None else p["max_leaves"]),
-        prune_features=bool(p["prune_features"]))
+        prune_features=bool(p["prune_features"]),
+        n_outputs=n_outputs if p["multi_strategy"] == "multi_output_tree" else 1)
+    if grow.n_outputs > 1 and np.any(mapper.categorical_):
+        names = [train_set.feature_names[i] if train_set.feature_names is not None else
+                 str(i) for i in np.flatnonzero(mapper.categorical_)[:5]]
+        raise ValueError(f"multi_strategy='multi_output_tree' splits on thresholds only; "
+                         f"categorical feature(s) {names} need multi_strategy="
+                         "'one_output_per_tree' (or pass them as numeric codes)")
     columns = ColumnRules(train_set.n_features, p["colsample_bytree"], p["colsample_bynode"],
                           interaction_groups(p["interaction_constraints"],
                                              train_set.n_features, train_set.feature_names),

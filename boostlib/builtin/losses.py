@@ -1,5 +1,6 @@
-"""Built-in losses: ``logloss``, ``mse``, ``huber``, ``sla`` and ``multiclass``, registered
-through the public hook.
+"""Built-in losses: ``logloss``, ``mse``, ``huber``, ``sla``, ``multiclass`` and
+``multi_mse`` (half squared error summed over several targets), registered through the
+public hook.
 
 Formulas (``z`` is the raw score, ``g = dL/dz``, ``h = d2L/dz2``):
 
@@ -293,8 +294,64 @@ class MulticlassLoss(Loss):
         return softmax(raw)
 
 
+class MultiMSELoss(Loss):
+    """Half squared error summed over ``K`` targets (CatBoost's ``MultiRMSE``, XGBoost's
+    ``reg:squarederror`` on a 2-D target): ``L(z, y) = sum_k (z_k - y_k)^2 / 2``, ``K`` raw
+    outputs, each the prediction of its target.
+
+    Parameters
+    ----------
+    n_targets : int, optional
+        ``K`` (at least 2); taken from the training target's columns when not given.
+    """
+
+    name = "multi_mse"
+    link = "identity"
+    target_columns = True
+
+    def __init__(self, n_targets: Optional[int] = None):
+        if n_targets is not None and (isinstance(n_targets, bool) or not isinstance(
+                n_targets, (int, np.integer)) or n_targets < 2):
+            raise ValueError(f"loss 'multi_mse': n_targets={n_targets!r} is invalid; expected "
+                             "an int >= 2 or None")
+        self.n_targets = None if n_targets is None else int(n_targets)
+
+    @property
+    def n_outputs(self) -> int:
+        """``K``: one raw score per target."""
+        if self.n_targets is None:
+            raise ValueError("loss 'multi_mse': the number of targets is not known yet (pass "
+                             "n_targets or call validate_target on the training target)")
+        return self.n_targets
+
+    def validate_target(self, y: np.ndarray) -> np.ndarray:
+        y = super().validate_target(y)
+        if y.ndim != 2 or y.shape[1] < 2:
+            raise ValueError(f"loss 'multi_mse' needs a 2-D target of at least 2 columns; got "
+                             f"shape {y.shape}")
+        if self.n_targets is None:
+            self.n_targets = y.shape[1]
+        elif y.shape[1] != self.n_targets:
+            raise ValueError(f"loss 'multi_mse' has n_targets={self.n_targets}; the target "
+                             f"has {y.shape[1]} columns")
+        return y
+
+    def init_raw(self, y: np.ndarray, sample_weight: Optional[np.ndarray]) -> np.ndarray:
+        """Each target's (weighted) mean (as ``mse`` takes it of that target alone)."""
+        return np.array([np.average(np.ascontiguousarray(y[:, k]), weights=sample_weight)
+                         for k in range(y.shape[1])])
+
+    def gradient_hessian(self, y, raw, gradient, hessian, n_threads=1):
+        np.subtract(raw, y, out=gradient)
+        hessian[...] = 1.0
+
+    def loss(self, y, raw):
+        d = np.asarray(raw, dtype=np.float64) - y
+        return 0.5 * np.einsum("ij,ij->i", d, d)
+
+
 @hookimpl
 def boostlib_add_losses():
     """Register the built-in losses."""
     return {"logloss": LogLoss, "mse": MSELoss, "huber": HuberLoss, "sla": SLALoss,
-            "multiclass": MulticlassLoss}
+            "multiclass": MulticlassLoss, "multi_mse": MultiMSELoss}

@@ -3,7 +3,7 @@ trees, adding them to the model or to tracked models, and the scores that follow
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -371,6 +371,8 @@ class BoostingContext:
         h = _outputs(hessian, self.public_shape, "hessian", allow_shared=True)
         sg = None if split_gradient is None else _outputs(split_gradient, self.public_shape,
                                                           "split_gradient")
+        if self.grower.params.n_outputs > 1:
+            return self._fit_vector(g, h, sample, sg, leaf_noise_scale)
         return TreeGroup([self._fit_scalar(g[k], h[k] if h.shape[0] > 1 else h[0], sample,
                                            None if sg is None else sg[k], leaf_noise_scale)
                           for k in range(self.n_outputs)])
@@ -444,6 +446,63 @@ class BoostingContext:
                                                 value_rows=rows, value_node=node,
                                                 value_weights=value_weights, sample=sample))
         return tree
+
+    def _fit_vector(self, g: np.ndarray, h: np.ndarray, sample: Optional[SampleResult],
+                    sg: Optional[np.ndarray], leaf_noise_scale: float) -> TreeGroup:
+        """:meth:`fit_tree` of a vector-leaf tree (``multi_strategy="multi_output_tree"``),
+        from output-major derivatives (``h`` may have one row shared by every output). The
+        tree is returned as a TreeGroup of ``K`` trees that share its structure, each with
+        one output's leaf values and ``1/K`` of its split gains (so the gains of the group
+        are the tree's)."""
+        k = self.n_outputs
+        gradient = np.ascontiguousarray(g.T)                        # (n_rows, K)
+        hessian = np.ascontiguousarray(np.broadcast_to(h.T, gradient.shape))
+        split_g = None if sg is None else np.ascontiguousarray(sg.T)
+        if sample is None:
+            rows, gr, hr, sgr = self._all_rows, gradient, hessian, split_g
+        else:
+            who = self._sample_owner(sample)
+            checks.sample_entries(who, sample, self.n_rows, self.n_threads)
+            rows = np.ascontiguousarray(sample.indices, dtype=np.int32)
+            w = (np.ones(rows.size) if sample.weights is None
+                 else np.asarray(sample.weights, dtype=np.float64))[:, None]
+            gr, hr = gradient[rows] * w, hessian[rows] * w
+            sgr = None if split_g is None else split_g[rows] * w
+        values_on_all = sample is not None and getattr(self.sampler, "leaf_values",
+                                                       "sample") == "all"
+        structure_g = gr if sgr is None else sgr
+        noise_std = 0.0
+        if self.random_strength > 0:
+            rms = math.sqrt(float(np.mean(structure_g * structure_g)))
+            decay = 1.0 / (1.0 + math.exp(min(self.iteration * self.learning_rate, 700.0))
+                           / self.n_rows)
+            noise_std = self.random_strength * rms * decay
+        try:
+            tree, node = self.grower.grow_vector(
+                rows, structure_g, hr, leaf_gradient=None if sgr is None else gr,
+                split_noise_std=noise_std,
+                split_rng=self.rng("split_noise") if noise_std > 0 else None,
+                leaf_noise_scale=leaf_noise_scale,
+                leaf_rng=self.rng("leaf_noise") if leaf_noise_scale > 0 else None,
+                value_rows=self._all_rows if values_on_all else None,
+                value_gradient=gradient, value_hessian=hessian)
+        except DerivativeOverflow:
+            raise checks.attributed(FloatingPointError(
+                self._overflow_message(gradient, hessian, sample))) from None
+        full = sample is None or values_on_all or rows.shape[0] == self.n_rows
+        if full:
+            rows = self._all_rows
+        walk = not full and self.grower.kind.walks_unfitted_rows and self.grower.walkable
+        value_weights = None if sample is None or values_on_all else sample.weights
+        parts = []
+        for j in range(k):
+            part = _output_tree(tree, j, k)
+            self._fitted[id(part)] = (part, _Fitted(rows, node, full, walk_others=walk,
+                                                    value_rows=rows, value_node=node,
+                                                    value_weights=value_weights,
+                                                    sample=sample))
+            parts.append(part)
+        return TreeGroup(parts)
 
     def _overflow_message(self, gradient: np.ndarray, hessian: np.ndarray,
                           sample: Optional[SampleResult]) -> str:
@@ -744,6 +803,19 @@ class BoostingContext:
                 if offset is not None:
                     scores += (1.0 - total) * offset
         target.assign(bias, coef, train, evals)
+
+
+def _output_tree(tree, output: int, n_outputs: int):
+    """Output ``output`` of a vector-leaf tree (``value`` (n_nodes, K)) as a scalar tree of
+    the same structure, with its own copies of the arrays and ``1/K`` of the gains."""
+    kwargs = {}
+    for f in fields(tree):
+        if f.init:
+            v = getattr(tree, f.name)
+            kwargs[f.name] = v.copy() if isinstance(v, np.ndarray) else v
+    kwargs["value"] = np.ascontiguousarray(tree.value[:, output])
+    kwargs["gain"] = tree.gain / n_outputs
+    return type(tree)(**kwargs)
 
 
 def _scale(scores: np.ndarray, factor: float, offset: Optional[np.ndarray]) -> None:

@@ -78,7 +78,7 @@ class Dataset:
         check_rows(self.X.shape)                # also a frame of categorical columns only
         self.categorical = mask
         n_rows, n_features = self.X.shape
-        self.y = None if y is None else check_y(y, n_rows)
+        self.y = None if y is None else check_y(y, n_rows, targets=True)
         self.sample_weight = check_sample_weight(sample_weight, n_rows)
         #: query sizes, int64 (n_groups,), or None
         self.group = check_group(group, n_rows)

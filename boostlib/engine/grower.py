@@ -44,6 +44,10 @@ class GrowParams:
     min_data_per_group: int = 10
     max_cat_threshold: int = 32
     max_leaves: int = 31            # leaf-wise trees only
+    #: ``K > 1``: vector-leaf trees, one tree for ``K`` outputs (``multi_strategy=
+    #: "multi_output_tree"``): one structure from the outputs' summed gains, ``K`` values
+    #: per leaf.
+    n_outputs: int = 1
     #: Leaf-wise trees only: a feature without a split of positive gain in a leaf is not
     #: searched in that leaf's subtree (LightGBM's rule: faster, and not the exact greedy
     #: tree, since a child can have a gainful split its parent lacked).
@@ -142,7 +146,7 @@ class TreeGrower:
         #: the histograms of the nodes, and the binned data they are built from
         self.histograms = Histograms(X_binned, n_bins_nonmissing, missing_bin, n_threads, cat,
                                      bundle=bundle, default_bins=default_bins,
-                                     collective=collective)
+                                     collective=collective, n_outputs=params.n_outputs)
         h = self.histograms
         self.X, self.nbnm, self.offsets = h.X, h.nbnm, h.offsets
         self.missing_bin, self.n_bins = h.missing_bin, h.n_bins
@@ -153,7 +157,7 @@ class TreeGrower:
         #: the rules of the split search
         self.rules = SplitRules(params, h.offsets, h.nbnm, h.missing_bin, cat, self.monotone,
                                 column_rules, self.features, n_threads,
-                                collective.distributed)
+                                collective.distributed, params.n_outputs)
         h.n_channels = self.rules.n_channels
         self._kept_sums = None      # see keep_node_sums
 
@@ -256,6 +260,85 @@ class TreeGrower:
             node, lg, h = self.apply(tree, rows_v), g_v, h_v
         self._set_values(tree, node, lg, h, group, leaf_noise_scale, leaf_rng, bounds)
         return tree, node
+
+    def grow_vector(self, rows: np.ndarray, gradient: np.ndarray, hessian: np.ndarray, *,
+                    leaf_gradient: Optional[np.ndarray] = None, split_noise_std: float = 0.0,
+                    split_rng: Optional[np.random.Generator] = None,
+                    leaf_noise_scale: float = 0.0,
+                    leaf_rng: Optional[np.random.Generator] = None,
+                    value_rows: Optional[np.ndarray] = None,
+                    value_gradient: Optional[np.ndarray] = None,
+                    value_hessian: Optional[np.ndarray] = None):
+        """Fit one vector-leaf tree (``params.n_outputs = K > 1``): one structure chosen by
+        the outputs' summed gains, ``K`` values per leaf.
+
+        Parameters are those of :meth:`grow` (without ``row_weights``), with ``gradient``,
+        ``hessian`` (and ``leaf_gradient``, ``value_gradient``, ``value_hessian``) of shape
+        (len(rows), K), row-major. Leaf noise is drawn per leaf and output.
+
+        Returns
+        -------
+        tree : the tree of the grower's kind, its ``value`` of shape (n_nodes, K).
+        node_of_row : ndarray of int32, as :meth:`grow` gives it.
+        """
+        k = self.params.n_outputs
+        rows = np.ascontiguousarray(rows, dtype=np.int32)
+        shape = (rows.size, k)
+        g, h = (np.ascontiguousarray(a, dtype=np.float64) for a in (gradient, hessian))
+        lg = g if leaf_gradient is None else np.ascontiguousarray(leaf_gradient, np.float64)
+        if k < 2 or not g.shape == h.shape == lg.shape == shape:
+            raise ValueError(f"gradient and hessian must have shape {shape} (rows, outputs "
+                             f"of the grower's vector-leaf trees)")
+        if (split_noise_std > 0 and split_rng is None) or (leaf_noise_scale > 0 and
+                                                          leaf_rng is None):
+            raise ValueError("noise needs a random generator")
+        self.rules.begin_tree(h)
+        self.histograms.n_channels = self.rules.n_channels
+        self._kept_sums = None
+        tree, node, group, _ = self.kind.grow(self, rows, g, h, split_noise_std, split_rng)
+        self.features.original_tree(tree)
+        if value_rows is not None:
+            rows_v = np.ascontiguousarray(value_rows, dtype=np.int32)
+            lg, h = (np.ascontiguousarray(a, np.float64) for a in (value_gradient,
+                                                                   value_hessian))
+            if not lg.shape == h.shape == (rows_v.size, k):
+                raise ValueError("value_gradient and value_hessian must have shape "
+                                 "(len(value_rows), K)")
+            node = self.apply(tree, rows_v)
+        self._set_vector_values(tree, node, lg, h, group, leaf_noise_scale, leaf_rng)
+        return tree, node
+
+    def _set_vector_values(self, tree, node, lg, h, group, noise_scale, rng) -> None:
+        """:meth:`_set_values` of a vector-leaf tree: ``tree.value`` becomes (n_nodes, K),
+        each output's values from its own sums, by the same formula."""
+        n_nodes, k = tree.value.shape[0], lg.shape[1]
+        sums = np.empty((n_nodes, 2 * k + 1))
+        for j in range(k):
+            sums[:, 2 * j] = np.bincount(node, lg[:, j], minlength=n_nodes)
+            sums[:, 2 * j + 1] = np.bincount(node, h[:, j], minlength=n_nodes)
+        sums[:, 2 * k] = np.bincount(node, minlength=n_nodes)
+        self.collective.allreduce(sums)
+        l2 = self.params.l2_regularization
+        counts = sums[:, 2 * k]
+        value = np.zeros((n_nodes, k))
+        if group is None:
+            tree.cover = subtree_sums(tree.left, tree.right, counts)
+            # split nodes have no rows (value 0); with noise, one draw per leaf and output
+            at = np.flatnonzero(tree.left < 0) if noise_scale > 0.0 else np.arange(n_nodes)
+            for j in range(k):
+                value[at, j] = leaf_values(sums[at, 2 * j], sums[at, 2 * j + 1], counts[at],
+                                           l2, noise_scale, rng)
+        else:
+            tree.cover = counts.copy()
+            used = np.unique(group)
+            C = np.bincount(group, counts, minlength=n_nodes)
+            for j in range(k):
+                G = np.bincount(group, sums[:, 2 * j], minlength=n_nodes)
+                H = np.bincount(group, sums[:, 2 * j + 1], minlength=n_nodes)
+                shared = np.zeros(n_nodes)
+                shared[used] = leaf_values(G[used], H[used], C[used], l2, noise_scale, rng)
+                value[:, j] = shared[group]
+        tree.value = value
 
     def enforce_monotone(self, tree) -> None:
         """Put a tree's leaf values back within its monotone constraints after they were

@@ -22,7 +22,7 @@ from typing import Any, Dict, NamedTuple, Optional, Tuple
 
 import numpy as np
 
-from .._kernels import _histogram, _partition
+from .._kernels import _histogram, _partition, _vector
 from ..plugin.collective import LOCAL, Collective
 from .buffers import ArrayPool
 from .bundling import plan as plan_bundles
@@ -33,7 +33,9 @@ from .sparse_binned import SparseBinned, local_columns
 
 class HistogramInputs(NamedTuple):
     """What every histogram pass of one tree reads: the binned rows, the row ids into them
-    (empty: every row, in order), and the float32 gradient and hessian of the fitted rows."""
+    (empty: every row, in order), and the float32 gradient and hessian of the fitted rows
+    (with ``K > 1`` outputs, ``g`` holds every output's gradient and hessian interleaved,
+    (n_fit, 2K), and ``h`` is empty)."""
 
     X: np.ndarray
     rows: np.ndarray
@@ -75,6 +77,10 @@ class Histograms:
     n_channels : {2, 3}
         Channels of the histograms (gradient, hessian, and the row count with 3); the
         grower sets ``n_channels`` before each tree, as the split rules ask.
+    n_outputs : int, default 1
+        ``K``: the outputs of vector-leaf trees (``boostlib._kernels._vector``). A bin then
+        holds every output's gradient and hessian sums, interleaved, and the row count
+        last (``width`` = ``2K + n_channels - 2`` channels); histograms are not bundled.
 
     Attributes
     ----------
@@ -96,8 +102,11 @@ class Histograms:
     def __init__(self, X_binned: Any, n_bins_nonmissing: np.ndarray, missing_bin: int,
                  n_threads: int, is_categorical: np.ndarray, bundle: bool = True,
                  default_bins: Optional[np.ndarray] = None,
-                 collective: Collective = LOCAL, n_channels: int = 3):
+                 collective: Collective = LOCAL, n_channels: int = 3, n_outputs: int = 1):
         self.X = X_binned
+        self.n_outputs = int(n_outputs)
+        if self.n_outputs > 1:
+            bundle = False
         self.nbnm = np.ascontiguousarray(n_bins_nonmissing, dtype=np.int32)
         if self.nbnm.shape != (X_binned.shape[0],) or np.any(self.nbnm < 1) or np.any(
                 self.nbnm > missing_bin):
@@ -154,6 +163,17 @@ class Histograms:
 
     # -- the binned data ---------------------------------------------------------------------
     @property
+    def width(self) -> int:
+        """Channels of a histogram bin: ``2 * n_outputs`` sums, and the row count when
+        ``n_channels`` is 3 (last)."""
+        return 2 * self.n_outputs + self.n_channels - 2
+
+    @property
+    def count_channel(self) -> int:
+        """The channel of the row count (``width - 1`` when there is one)."""
+        return 2 * self.n_outputs
+
+    @property
     def walkable(self) -> bool:
         """Whether depthwise trees can be walked row by row (a row-major matrix exists)."""
         return self._walkable
@@ -193,7 +213,7 @@ class Histograms:
         Levels alternate between the buffers (the parent level's histograms stay readable
         while the children's are written); reusing them avoids page faults on every level.
         """
-        shape = (n_slots, int(self.offsets[-1]), self.n_channels)
+        shape = (n_slots, int(self.offsets[-1]), self.width)
         size = shape[0] * shape[1] * shape[2]
         if self._pool[which].size < size:
             self._pool[which] = np.empty(size)
@@ -249,6 +269,8 @@ class Histograms:
         ``h``. A subset of the rows is first copied to a compact matrix, so every histogram
         pass reads only the fitted rows' bytes (``prepared``: :meth:`gather_sample` did
         it)."""
+        if self.n_outputs > 1:
+            return self._vector_inputs(rows, g, h)
         if prepared is not None:
             hX, g32, h32 = prepared.X, prepared.g32, prepared.h32
         else:
@@ -267,6 +289,21 @@ class Histograms:
                                    g32, h32)
         return HistogramInputs(hX, self._no_rows, g32, h32)
 
+    def _vector_inputs(self, rows: np.ndarray, g: np.ndarray, h: np.ndarray
+                       ) -> HistogramInputs:
+        """:meth:`inputs` of a vector-leaf tree: ``g`` and ``h`` (n_fit, K) interleaved
+        into one float32 array, and the fitted rows' bins (a compact copy for a subset)."""
+        k = self.n_outputs
+        gh = self.work("gh32", (rows.size, 2 * k), 0, np.float32)
+        gh[:, 0::2] = g
+        gh[:, 1::2] = h
+        if rows.size == self.n_rows:
+            hX = self.hist_rows
+        else:
+            hX = self.work("compact", (rows.size, self.hist_rows.shape[1]), 0, np.uint8)
+            np.take(self.hist_rows, rows, axis=0, out=hX)
+        return HistogramInputs(hX, self._no_rows, gh, np.empty(0, dtype=np.float32))
+
     # -- building ----------------------------------------------------------------------------
     def build(self, X: np.ndarray, rows: np.ndarray, node: np.ndarray,
               slot_of_node: np.ndarray, g: np.ndarray, h: np.ndarray, hist: np.ndarray,
@@ -282,6 +319,11 @@ class Histograms:
         """
         if node.shape[0] == 0:      # no rows here (a distributed fit's other workers may)
             hist[...] = 0.0
+            self.collective.allreduce(hist)
+            return
+        if self.n_outputs > 1:
+            _vector.build_histograms(X, rows, node, slot_of_node, g, self.offsets, hist,
+                                     self.n_threads, *listing)
             self.collective.allreduce(hist)
             return
         if self.bundling is None:
@@ -322,7 +364,7 @@ class Histograms:
         # every row is in one bin of the first feature: its bins hold every row's float32
         # derivatives, whose float64 sum cannot overflow: it is finite exactly when every
         # bin is
-        if not math.isfinite(hist[0, :int(self.offsets[1]), :2].sum()):
+        if not math.isfinite(hist[0, :int(self.offsets[1]), :2 * self.n_outputs].sum()):
             raise DerivativeOverflow()
         return node, inputs, hist
 
@@ -336,12 +378,13 @@ class Histograms:
         if counts is None:
             self.build(inputs.X, inputs.rows, node, slot, inputs.g, inputs.h, hist)
             return
+        c = self.count_channel
         sums = self._root_sums          # (copied into hist below: reused by every tree)
-        if sums is None or sums.shape[1] != hist.shape[1]:
-            sums = self._root_sums = np.empty((1, hist.shape[1], 2))
+        if sums is None or sums.shape[1:] != (hist.shape[1], c):
+            sums = self._root_sums = np.empty((1, hist.shape[1], c))
         self.build(inputs.X, inputs.rows, node, slot, inputs.g, inputs.h, sums)
-        hist[0, :, :2] = sums[0]
-        hist[0, :, 2] = counts
+        hist[0, :, :c] = sums[0]
+        hist[0, :, c] = counts
 
     def root_counts(self, inputs: HistogramInputs, all_rows: bool) -> Optional[np.ndarray]:
         """The row count of every histogram bin over all training rows, for a root of every
@@ -351,12 +394,12 @@ class Histograms:
         if not (all_rows and self.n_channels == 3 and not self.collective.distributed):
             return None
         if self._root_counts is None:
-            n_fit = inputs.g.size
-            zeros = np.zeros(n_fit, dtype=np.float32)
-            hist = np.empty((1, int(self.offsets[-1]), 3))
+            n_fit = inputs.g.shape[0]
+            hist = np.empty((1, int(self.offsets[-1]), self.width))
             self.build(inputs.X, inputs.rows, np.zeros(n_fit, dtype=np.int32),
-                       self._root_slot, zeros, zeros, hist)
-            self._root_counts = hist[0, :, 2].copy()
+                       self._root_slot, np.zeros_like(inputs.g), np.zeros_like(inputs.h),
+                       hist)
+            self._root_counts = hist[0, :, self.count_channel].copy()
         return self._root_counts
 
     def build_children(self, inputs: HistogramInputs, node: np.ndarray,
@@ -380,11 +423,16 @@ class Histograms:
         """Build the histogram (``hist``, one slot) of the node whose rows are the input
         rows at ``positions`` (a leaf-wise tree's segment)."""
         m = positions.size
-        seg_g, seg_h = self.work("segment", (2, m), 1, np.float32)
-        np.take(inputs.g, positions, out=seg_g)
-        np.take(inputs.h, positions, out=seg_h)
+        if self.n_outputs > 1:
+            seg_g = self.work("segment_gh", (m, inputs.g.shape[1]), 0, np.float32)
+            np.take(inputs.g, positions, axis=0, out=seg_g)
+            seg_h = inputs.h
+        else:
+            seg_g, seg_h = self.work("segment", (2, m), 1, np.float32)
+            np.take(inputs.g, positions, out=seg_g)
+            np.take(inputs.h, positions, out=seg_h)
         if self._segment_nodes.size < m:
-            self._segment_nodes = np.zeros(max(m, inputs.g.size), dtype=np.int32)
+            self._segment_nodes = np.zeros(max(m, inputs.g.shape[0]), dtype=np.int32)
         # (rows of X: positions, or training rows when X is read by training row)
         self.build(inputs.X, positions if inputs.rows.size == 0 else inputs.rows[positions],
                    self._segment_nodes[:m], self._root_slot, seg_g, seg_h, hist)

@@ -184,6 +184,20 @@ def _number(low: float, high: float = np.inf, *, integer: bool = False,
     return check
 
 
+#: ``multi_strategy``: a tree per output, or one vector-leaf tree for every output
+MULTI_STRATEGIES = ("one_output_per_tree", "multi_output_tree")
+
+
+def _no_constraint(value: Any) -> bool:
+    """Whether a ``monotonic_cst`` value constrains nothing (all zeros, or an empty dict)."""
+    if isinstance(value, Mapping):
+        return not any(value.values())
+    try:
+        return not np.any(np.asarray(value, dtype=float))
+    except (TypeError, ValueError):
+        return False
+
+
 def _choice(choices: Tuple[str, ...]) -> Callable[[str, Any], None]:
     return lambda name, value: check_choice(name, value, choices)
 
@@ -238,6 +252,15 @@ leaf.""", _number(1, MAX_DEPTH, integer=True), "int"),
 Oblivious trees (one split per level, CatBoost-style), per-node splits level by level, or
 leaf-wise trees (LightGBM's: the leaf whose split gains most is split next, up to
 ``max_leaves`` leaves).""", _choice(GROW_POLICIES), "choice"),
+    Parameter("multi_strategy", "one_output_per_tree",
+              '{"one_output_per_tree", "multi_output_tree"}', """\
+With several outputs (multiclass, multi-target regression, multilabel): one tree per output
+each round, each with its own structure (LightGBM's and XGBoost's default), or one tree
+whose leaves hold a value per output, its splits chosen by the outputs' summed gains
+(CatBoost's ``MultiClass``/``MultiRMSE`` trees, XGBoost's ``multi_output_tree``): a round
+then costs about one tree. Vector-leaf trees split on thresholds only (no categorical
+features, monotone constraints or ``prune_features``).""",
+              _choice(MULTI_STRATEGIES), "choice"),
     Parameter("max_leaves", None, "int", f"""\
 Leaves of a leaf-wise tree (``grow_policy="lossguide"`` only; 2 to {MAX_LEAVES}, default
 {DEFAULT_MAX_LEAVES}, LightGBM's ``num_leaves``).""",
@@ -464,6 +487,14 @@ def resolve(params: Mapping[str, Any]) -> Dict[str, Any]:
         raise ValueError("interaction_constraints need grow_policy='depthwise' or "
                          "'lossguide': a symmetric tree shares each level's split among all "
                          "its leaves, so every path uses the same features")
+    if p["multi_strategy"] == "multi_output_tree":
+        for name, unset in (("monotonic_cst", None), ("prune_features", False)):
+            if p[name] is not unset and not (name == "monotonic_cst" and _no_constraint(
+                    p[name])):
+                raise ValueError(f"{name}={p[name]!r} is not supported with multi_strategy="
+                                 "'multi_output_tree' (vector-leaf trees split on thresholds "
+                                 "without constraints); use multi_strategy="
+                                 "'one_output_per_tree'")
     if p["l2_regularization"] == 0 and p["min_child_weight"] == 0:
         raise ValueError("l2_regularization and min_child_weight cannot both be 0 (leaf "
                          "values -G/(H+l2) would divide by zero)")

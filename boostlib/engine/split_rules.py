@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .._kernels import _splitting
+from .._kernels import _splitting, _vector
 from .constraints import ColumnRules, bounded_value, child_bounds
 from .working_features import WorkingFeatures
 
@@ -131,6 +131,12 @@ class SplitRules:
     n_threads : int
     distributed : bool
         Whether other workers hold rows of the same trees.
+    n_outputs : int, default 1
+        ``K > 1``: the trees have vector leaves, and the histograms every output's sums
+        (:class:`~boostlib.engine.histograms.Histograms`); a split's gain is the sum of the
+        outputs' gains, its children's sizes their rows and hessians summed over the outputs
+        (``boostlib._kernels._vector``). Their splits are thresholds (no categorical sets)
+        without monotone constraints.
 
     Attributes
     ----------
@@ -157,8 +163,13 @@ class SplitRules:
     def __init__(self, params: "GrowParams", offsets: np.ndarray,
                  n_bins_nonmissing: np.ndarray, missing_bin: int, is_categorical: np.ndarray,
                  monotone: Optional[np.ndarray], column_rules: Optional[ColumnRules],
-                 features: WorkingFeatures, n_threads: int, distributed: bool):
+                 features: WorkingFeatures, n_threads: int, distributed: bool,
+                 n_outputs: int = 1):
         self.params = params
+        self.n_outputs = int(n_outputs)
+        if self.n_outputs > 1 and (np.any(is_categorical) or monotone is not None):
+            raise ValueError("vector-leaf trees split on thresholds only: no categorical "
+                             "features or monotone constraints")
         self.offsets = offsets
         self.nbnm = n_bins_nonmissing
         self.missing_bin = int(missing_bin)
@@ -187,7 +198,8 @@ class SplitRules:
         # exact in float64, so min_samples_leaf joins min_child_weight, as LightGBM does for
         # constant hessians. Decided per tree (begin_tree); on one machine only, where no
         # other worker's hessians could decide otherwise.
-        self._unit_counts = not count_free and not cat.any() and not distributed
+        self._unit_counts = (not count_free and not cat.any() and not distributed
+                             and self.n_outputs == 1)  # (K hessians of 1 sum to K per row)
         self.min_split_rows = (2 * params.min_samples_leaf if params.min_samples_leaf > 1
                                and not distributed else 0)
         n_features = self.nbnm.size
@@ -253,6 +265,8 @@ class SplitRules:
         **search_args
             ``allowed``, ``monotone``, ``bounds``: :meth:`NodeRules.search_args`.
         """
+        if self.n_outputs > 1:
+            return self._vector_node_splits(hist, slots, noise, per_feature, **search_args)
         k = slots.size
         best = np.empty((k, BEST_COLUMNS))
         if per_feature is None:
@@ -281,10 +295,9 @@ class SplitRules:
                     allowed: Optional[np.ndarray] = None) -> Optional[LevelSplit]:
         """The best split shared by the leaves whose histograms are in ``slots`` (a level
         of a symmetric tree), or None; ``allowed``: :meth:`level_mask`."""
-        if self._level_work is None:     # the level search's work space, a pair per bin
-            n = int(self.offsets[-1])
-            self._level_work = (np.empty((n, 2)), np.empty((n, 2), dtype=np.int32))
-        gain_sum, n_valid = self._level_work
+        if self.n_outputs > 1:
+            return self._vector_level_split(hist, slots, noise, allowed)
+        gain_sum, n_valid = self._level_work_arrays()
         f, b, d, gain = _splitting.find_split_level(
             hist, slots, self.offsets, self.nbnm, self.is_cat, self.cat_params, self.l2,
             self.min_samples_leaf, self.min_child_weight, noise, gain_sum, n_valid,
@@ -302,7 +315,81 @@ class SplitRules:
                 d = int(right[:, 2].sum() > left[:, 2].sum())  # no NaN seen: majority
         return LevelSplit(f, b, d, gain, left, right, self.valid(left, right), bits)
 
+    def _level_work_arrays(self) -> Tuple[np.ndarray, np.ndarray]:
+        """The level search's work space, a pair per bin (reused)."""
+        if self._level_work is None:
+            n = int(self.offsets[-1])
+            self._level_work = (np.empty((n, 2)), np.empty((n, 2), dtype=np.int32))
+        return self._level_work
+
+    def _vector_search(self, hist: np.ndarray, slots: np.ndarray, noise: np.ndarray,
+                       allowed: Optional[np.ndarray]) -> Tuple[int, int, int, float]:
+        """``_vector.find_split`` over the nodes of ``slots``."""
+        gain_sum, n_valid = self._level_work_arrays()
+        return _vector.find_split(hist, slots, self.offsets, self.nbnm, self.n_outputs,
+                                  self.l2, self.min_samples_leaf, self.min_child_weight,
+                                  noise, gain_sum, n_valid, self.n_threads, allowed=allowed)
+
+    def _vector_level_split(self, hist: np.ndarray, slots: np.ndarray, noise: np.ndarray,
+                            allowed: Optional[np.ndarray]) -> Optional[LevelSplit]:
+        """:meth:`level_split` of vector-leaf trees."""
+        f, b, d, gain = self._vector_search(hist, slots, noise, allowed)
+        if f < 0:
+            return None
+        left, right = self.vector_stats(hist, slots, f, b, d)
+        if not np.any(self._has_missing(self._missing_sums(hist, slots, f))):
+            d = int(right[:, 2].sum() > left[:, 2].sum())  # no NaN seen: majority
+        return LevelSplit(f, b, d, gain, left, right, self.valid(left, right))
+
+    def _vector_node_splits(self, hist: np.ndarray, slots: np.ndarray, noise: np.ndarray,
+                            per_feature: Optional[np.ndarray] = None,
+                            allowed: Optional[np.ndarray] = None) -> List[Optional[Split]]:
+        """:meth:`node_splits` of vector-leaf trees: one search per node."""
+        if per_feature is not None:
+            raise ValueError("vector-leaf trees keep no per-feature candidates "
+                             "(prune_features)")
+        out: List[Optional[Split]] = []
+        for j, slot in enumerate(slots.tolist()):
+            one = np.array([slot], dtype=np.int32)
+            f, b, d, gain = self._vector_search(
+                hist, one, noise[j] if noise.shape[0] else self._no_noise,
+                None if allowed is None else np.ascontiguousarray(allowed[j], np.uint8))
+            if f < 0:
+                out.append(None)
+                continue
+            left, right = self.vector_stats(hist, one, f, b, d)
+            cl, cr = float(left[0, 2]), float(right[0, 2])
+            if not np.any(self._has_missing(self._missing_sums(hist, one, f))):
+                d = int(cr > cl)
+            out.append(Split(f, b, d, gain, cl, cr))
+        return out
+
     # -- statistics --------------------------------------------------------------------------
+    def vector_stats(self, hist: np.ndarray, slots: np.ndarray, f: int, b: int, d: int
+                     ) -> Tuple[np.ndarray, np.ndarray]:
+        """The children of threshold split ``(f, b, d)`` in the nodes of ``slots`` of vector
+        histograms, summed in the order ``_vector.find_split`` sums them (so validity
+        decisions agree exactly): ``(left, right)``, each (len(slots), 3 + 2K): the
+        gradient and hessian summed over the outputs, the rows (the summed hessian without
+        a count channel), then every output's gradient and hessian."""
+        k = self.n_outputs
+        off, nb = int(self.offsets[f]), int(self.nbnm[f])
+        hf = hist[slots, off:off + nb + 1]
+        total = hf[:, :nb].sum(axis=1) + hf[:, nb]          # (bins in order, then missing)
+        left = hf[:, :b + 1].sum(axis=1)
+        if d == 0:
+            left = left + hf[:, nb]
+        right = total - left
+        out = []
+        for side in (left, right):
+            g_sum, h_sum = side[:, 0].copy(), side[:, 1].copy()
+            for j in range(1, k):           # in output order, as the kernel
+                g_sum += side[:, 2 * j]
+                h_sum += side[:, 2 * j + 1]
+            rows = side[:, 2 * k] if self.n_channels == 3 else h_sum
+            out.append(np.column_stack([g_sum, h_sum, rows, side[:, :2 * k]]))
+        return out[0], out[1]
+
     def split_stats(self, hist: np.ndarray, slots: np.ndarray, f: int, b: int, d: int,
                     left_set: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray]:
         """(g, h, count) sums, (len(slots), 3) each, of both children of split
@@ -336,17 +423,20 @@ class SplitRules:
         so they may follow the majority side like unseen missing values.
         """
         if self.n_channels == 3:
-            return miss[..., 2] > 0
-        return (miss[..., 0] != 0) | (miss[..., 1] != 0)
+            return miss[..., 2 * self.n_outputs] > 0
+        return np.any(miss != 0, axis=-1)
 
     def valid(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
         """Whether each pair of children sums (``left``, ``right``: (n, 3) from
         :meth:`split_stats`) respects the minimum sizes and has a positive denominator."""
         lam = self.l2
         msl, mcw = self.min_samples_leaf, self.min_child_weight
-        return ((left[:, 2] >= msl) & (right[:, 2] >= msl)
-                & (left[:, 1] >= mcw) & (right[:, 1] >= mcw)
-                & (left[:, 1] + lam > 0) & (right[:, 1] + lam > 0))
+        ok = ((left[:, 2] >= msl) & (right[:, 2] >= msl)
+              & (left[:, 1] >= mcw) & (right[:, 1] >= mcw))
+        if self.n_outputs > 1:      # (vector_stats) every output's hessian
+            return ok & np.all(left[:, 4::2] + lam > 0, axis=1) & np.all(
+                right[:, 4::2] + lam > 0, axis=1)
+        return ok & (left[:, 1] + lam > 0) & (right[:, 1] + lam > 0)
 
 
 class NodeRules:

@@ -280,13 +280,21 @@ def _has_infinity(arr: np.ndarray) -> bool:
     return any(np.isinf(arr[start:start + step]).any() for start in range(0, arr.shape[0], step))
 
 
-def check_y(y: Any, n_rows: int, numeric: bool = True) -> np.ndarray:
+def check_y(y: Any, n_rows: int, numeric: bool = True, targets: bool = False) -> np.ndarray:
     """``y`` as a 1-D array of ``n_rows`` entries (a column vector is raveled with a warning):
     float64 when ``numeric``, else class labels as they are (complex numbers, dates and
-    durations refused; floats finite)."""
+    durations refused; floats finite). With ``targets``, a numeric ``(n_rows, K)`` array of
+    ``K >= 2`` targets is kept 2-D (float64, C order)."""
     if y is None:
         raise ValueError("this estimator requires y to be passed, but the target y is None")
     arr = np.asarray(y)
+    if targets and numeric and arr.ndim == 2 and arr.shape[1] > 1:
+        if arr.shape[0] != n_rows:
+            raise ValueError(f"y has {arr.shape[0]} rows but X has {n_rows}")
+        num = np.ascontiguousarray(as_float64(arr, "y", "numbers"))
+        if not np.isfinite(num).all():
+            raise ValueError("Input y contains NaN or infinity")
+        return num
     if arr.ndim == 2 and arr.shape[1] == 1:
         warnings.warn("A column-vector y was passed when a 1d array was expected; it was "
                       "raveled to shape (n_samples,)", DataConversionWarning, stacklevel=3)

@@ -585,6 +585,17 @@ class BoostRegressor(RegressorMixin, _BaseBoost):
     feature_names_in_ : ndarray (only when fitted on a DataFrame with string columns)
     """
 
+    def _encode_y(self, y: Any, n_rows: int) -> np.ndarray:
+        # several targets: (n_samples, n_targets), for loss="multi_mse"
+        y = check_y(y, n_rows, targets=True)
+        self._n_targets = 1 if y.ndim == 1 else y.shape[1]
+        return y
+
+    def _loss_choice(self) -> Tuple[Any, Optional[Dict[str, Any]]]:
+        if self.loss is None and getattr(self, "_n_targets", 1) > 1:
+            return "multi_mse", self.loss_params
+        return super()._loss_choice()
+
     def predict(self, X: Any, *,
                 iteration_range: Optional[Tuple[int, int]] = None,
                 pred_contrib: bool = False, pred_interactions: bool = False,

@@ -59,6 +59,9 @@ class Loss(ABC):
     is_multiclass : bool
         True for losses of class indices ``0 .. K-1`` with ``K >= 2`` (the classifier
         requires one when y has more than two classes).
+    target_columns : bool
+        True for losses of several targets, a 2-D target with a column per output (as
+        ``multi_mse``); :func:`boostlib.testing.check_loss` then checks it on one.
     needs_groups : bool
         True for losses of query groups (ranking): the engine then calls
         :meth:`bind_groups` once per data set and uses the bound copy on that set's rows,
@@ -81,6 +84,7 @@ class Loss(ABC):
     name: ClassVar[str] = ""
     is_classification: ClassVar[bool] = False
     is_multiclass: ClassVar[bool] = False
+    target_columns: ClassVar[bool] = False
     link: Optional[str] = None
     needs_groups: ClassVar[bool] = False
     n_outputs: int = 1

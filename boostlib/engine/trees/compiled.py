@@ -46,13 +46,14 @@ def applies(grower: Any, noise_std: float, n_fit: int, monotone: bool = False,
     nodes unless ``node_samples`` (the leaf-wise loop's: it draws them in the order it
     searches the nodes; a column sample per tree is fine either way), no monotone
     constraints unless ``monotone`` (the caller takes the nodes' value intervals), no split
-    noise, a dense matrix, one machine (and a tree deeper than its root)."""
+    noise, a dense matrix, one machine, scalar leaves (and a tree deeper than its root)."""
     rules = grower.rules.column_rules
     columns_ok = rules is None or not rules.per_node or node_samples
     return (ENABLED and n_fit > 0 and grower.X.shape[0] > 0 and grower.params.max_depth >= 1
             and isinstance(grower.X, np.ndarray)
             and (grower.rules.monotone is None or monotone) and columns_ok
-            and noise_std == 0.0 and not grower.collective.distributed)
+            and noise_std == 0.0 and not grower.collective.distributed
+            and grower.params.n_outputs == 1)
 
 
 class _NodeFeatures:

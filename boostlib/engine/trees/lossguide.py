@@ -144,7 +144,8 @@ class LossguideKind(DepthwiseKind):
         k = len(candidates)
         n_features = grower.X.shape[0]
         noise = split_rules.noise(split_rng, noise_std, k)
-        per_feature = np.empty((k, n_features, CANDIDATE_COLUMNS))
+        per_feature = (np.empty((k, n_features, CANDIDATE_COLUMNS)) if p.prune_features
+                       else None)
         args = rules.search_args([leaf.node for leaf in candidates])
         if p.prune_features:        # search the features alive in each leaf
             dead = np.array([leaf.dead for leaf in candidates])

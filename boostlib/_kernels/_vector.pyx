@@ -1,0 +1,315 @@
+"""Histograms and split search of vector-leaf trees: one tree for ``K`` outputs.
+
+A vector-leaf histogram keeps, per (slot, bin), the sums of every output's gradient and
+hessian, interleaved, then optionally the row count: channels ``2k`` (gradient of output
+``k``), ``2k + 1`` (its hessian), ``2K`` (rows; absent in the count-free mode). The rows
+are read once for all ``K`` outputs.
+
+A split's gain is the sum over the outputs of their Newton gains,
+``sum_k GL_k^2/(HL_k + l2) + GR_k^2/(HR_k + l2) - G_k^2/(H_k + l2)``; its children must hold
+``min_samples_leaf`` rows and ``min_child_weight`` of hessian summed over the outputs (the
+count-free mode counts that summed hessian as the rows, as the scalar kernels count the
+hessian), and every output's ``H + l2`` must be positive.
+"""
+from cython.parallel cimport prange
+
+from libc.stdlib cimport malloc, free
+
+from .common cimport bin_t, idx_t, block_stop, LIST_BLOCK
+
+
+def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
+                     const idx_t[::1] node_of_row, const idx_t[::1] slot_of_node,
+                     const float[:, ::1] gh, const idx_t[::1] offsets,
+                     double[:, :, ::1] hist, int n_threads,
+                     const idx_t[::1] listed=None, const idx_t[::1] block_counts=None):
+    """Build, in one pass over the rows, the vector histograms of every node with a slot.
+
+    Parameters
+    ----------
+    X_rows : IN uint8 (n_rows_total, n_features), row-major bins (as
+        ``_histogram.build_histograms`` reads them: feature ``f``'s bin at ``offsets[f] +
+        X_rows[row, f]``).
+    rows : IN int32 (n_fit,) training-row ids; empty: every row, in order.
+    node_of_row : IN int32 (n_fit,) node of each fitted row.
+    slot_of_node : IN int32 per node id: its slot, or -1 (rows skipped).
+    gh : IN float32 (n_fit, 2K): each row's gradient and hessian of every output,
+        interleaved (weights applied).
+    offsets : IN int32 (n_features + 1,) the histogram layout.
+    hist : OUT float64 (n_slots, offsets[-1], 2K or 2K + 1). Every slot is overwritten.
+    n_threads : threads split the features; each bin is summed over the rows in order, so
+        the sums do not depend on ``n_threads``.
+    listed, block_counts : IN int32, optional, together: the rows of the slotted nodes as
+        ``_partition.apply_level`` lists them (the same rows, in the same order).
+    """
+    cdef Py_ssize_t n_features = X_rows.shape[1]
+    cdef Py_ssize_t n_rows_total = X_rows.shape[0]
+    cdef Py_ssize_t n_fit = node_of_row.shape[0]
+    cdef Py_ssize_t n_slots = hist.shape[0]
+    cdef Py_ssize_t width = hist.shape[2]
+    cdef Py_ssize_t n_gh = gh.shape[1]
+    cdef bint counted = width == n_gh + 1
+    cdef bint identity = rows.shape[0] == 0
+    cdef bint use_list = listed is not None
+    cdef Py_ssize_t slot_stride = hist.shape[1] * width
+    cdef Py_ssize_t n_chunks, c, f, f0, f1, p, q, j, blk, m, n_blocks = 0
+    cdef idx_t s
+    cdef Py_ssize_t r
+    cdef double* hs
+    cdef double* hb
+    cdef const float* gp
+    cdef const bin_t* xr
+    if offsets.shape[0] != n_features + 1 or offsets[0] != 0:
+        raise ValueError("offsets must have n_features + 1 entries, the first 0")
+    for f in range(n_features):
+        if offsets[f + 1] <= offsets[f]:
+            raise ValueError("every feature needs at least one histogram bin")
+    if n_gh < 2 or n_gh % 2 or not (width == n_gh or counted):
+        raise ValueError("gh must have 2K columns and hist 2K or 2K + 1 channels")
+    if hist.shape[1] != offsets[n_features]:
+        raise ValueError("hist must have offsets[-1] bins per slot")
+    if (gh.shape[0] != n_fit or (not identity and rows.shape[0] != n_fit)
+            or (identity and n_fit != n_rows_total)):
+        raise ValueError("rows, node_of_row and gh must have the same length")
+    if use_list != (block_counts is not None):
+        raise ValueError("listed and block_counts go together")
+    if use_list:
+        n_blocks = (n_fit + LIST_BLOCK - 1) // LIST_BLOCK
+        if listed.shape[0] != n_fit or block_counts.shape[0] != n_blocks:
+            raise ValueError(f"listed must have {n_fit} entries and block_counts {n_blocks}")
+        for blk in range(n_blocks):
+            if not 0 <= block_counts[blk] <= block_stop(blk, LIST_BLOCK, n_fit) - blk * LIST_BLOCK:
+                raise ValueError("block count out of range")
+            for q in range(block_counts[blk]):
+                if not blk * LIST_BLOCK <= listed[blk * LIST_BLOCK + q] < block_stop(
+                        blk, LIST_BLOCK, n_fit):
+                    raise IndexError("a listed row lies outside its block")
+    for p in range(n_fit):      # cheap beside the pass: every index the loop follows
+        if not ((identity or 0 <= rows[p] < n_rows_total)
+                and 0 <= node_of_row[p] < slot_of_node.shape[0]):
+            raise IndexError("row or node id out of range")
+    for j in range(slot_of_node.shape[0]):
+        if slot_of_node[j] >= n_slots:
+            raise ValueError("slot out of range")
+    if n_slots == 0:
+        return
+    n_chunks = n_threads if n_threads < n_features else n_features
+    if n_chunks < 1:
+        n_chunks = 1
+    with nogil:
+        for c in prange(n_chunks, schedule="static", num_threads=n_chunks):
+            f0 = c * n_features // n_chunks
+            f1 = (c + 1) * n_features // n_chunks
+            for s in range(n_slots):
+                hs = &hist[s, offsets[f0], 0]
+                for j in range((offsets[f1] - offsets[f0]) * width):
+                    hs[j] = 0.0
+            for blk in range(n_blocks if use_list else 1):
+                m = block_counts[blk] if use_list else n_fit
+                for q in range(m):
+                    p = listed[blk * LIST_BLOCK + q] if use_list else q
+                    s = slot_of_node[node_of_row[p]]
+                    if s < 0:
+                        continue
+                    r = p if identity else rows[p]
+                    xr = &X_rows[r, 0]
+                    gp = &gh[p, 0]
+                    hs = &hist[0, 0, 0] + s * slot_stride
+                    for f in range(f0, f1):
+                        hb = hs + (offsets[f] + xr[f]) * width
+                        for j in range(n_gh):
+                            hb[j] += gp[j]
+                        if counted:
+                            hb[n_gh] += 1.0
+
+
+cdef inline double _output_gain(double GL, double HL, double G, double H, double l2,
+                                bint* ok) noexcept nogil:
+    """One output's children score ``GL^2/(HL + l2) + GR^2/(HR + l2)``; clears ``ok`` when a
+    child's ``H + l2`` is not positive."""
+    cdef double GR = G - GL, HR = H - HL
+    if not (HL + l2 > 0.0 and HR + l2 > 0.0):
+        ok[0] = False
+        return 0.0
+    return GL * GL / (HL + l2) + GR * GR / (HR + l2)
+
+
+def find_split(const double[:, :, ::1] hist, const idx_t[::1] slots,
+               const idx_t[::1] offsets, const idx_t[::1] n_bins_nonmissing,
+               Py_ssize_t n_outputs, double l2, double min_samples_leaf,
+               double min_child_weight, const double[:, ::1] noise,
+               double[:, ::1] gain_sum, idx_t[:, ::1] n_valid, int n_threads,
+               const unsigned char[::1] allowed=None):
+    """The best threshold split shared by the nodes in ``slots`` (one node of a depthwise
+    or leaf-wise tree, or the leaves of a symmetric tree's level), summed over the outputs.
+
+    A candidate's gain is the sum of its gains over the nodes where it is valid (see the
+    module docstring); a candidate valid in no node cannot be chosen.
+
+    Parameters
+    ----------
+    hist : IN (n_slots, offsets[-1], 2K or 2K + 1) vector histograms.
+    slots : IN int32, the nodes' slots.
+    offsets, n_bins_nonmissing : the histogram layout and each feature's bins in use (its
+        missing bin follows them).
+    n_outputs : K.
+    l2, min_samples_leaf, min_child_weight : the rules (see the module docstring).
+    noise : IN (n_features, >= max bins) score noise by bin, or 0 rows for none.
+    gain_sum : OUT (offsets[-1], 2) summed gain per candidate (axis 1: ``nan_right``).
+    n_valid : OUT (offsets[-1], 2) nodes where the candidate is valid.
+    n_threads : OpenMP threads (parallel over features).
+    allowed : IN uint8 (n_features,), optional: the features that may be split on.
+
+    Returns
+    -------
+    (feature, bin, nan_right, gain) : feature -1 when no candidate has a positive gain.
+    """
+    cdef Py_ssize_t n_features = n_bins_nonmissing.shape[0]
+    cdef Py_ssize_t n_nodes = slots.shape[0]
+    cdef Py_ssize_t K = n_outputs
+    cdef Py_ssize_t width = hist.shape[2]
+    cdef bint counted = width == 2 * K + 1
+    cdef bint use_noise = noise.shape[0] > 0
+    cdef bint use_mask = allowed is not None
+    cdef Py_ssize_t f, b, nb, i, k, off, best_f, best_b
+    cdef int d, best_d
+    cdef double C, CL, CR, cm, cl, HLs, HRs, parent, gain, score, best_score
+    cdef bint no_miss, ok
+    cdef const double* hf
+    cdef double* work
+    cdef double* G
+    cdef double* H
+    cdef double* gm
+    cdef double* hm
+    cdef double* gl
+    cdef double* hl
+    if K < 1 or not (width == 2 * K or counted):
+        raise ValueError("hist must have 2K or 2K + 1 channels for K = n_outputs >= 1")
+    if offsets.shape[0] != n_features + 1 or offsets[0] != 0 or hist.shape[1] != offsets[
+            n_features]:
+        raise ValueError("offsets must match n_bins_nonmissing and hist")
+    for f in range(n_features):
+        if offsets[f + 1] - offsets[f] != n_bins_nonmissing[f] + 1 or n_bins_nonmissing[f] < 1:
+            raise ValueError("each feature needs n_bins_nonmissing[f] + 1 >= 2 bins")
+        if use_noise and n_bins_nonmissing[f] + 1 > noise.shape[1]:
+            raise ValueError("noise needs a column per bin")
+    if gain_sum.shape[0] != hist.shape[1] or gain_sum.shape[1] != 2:
+        raise ValueError("gain_sum must have shape (offsets[-1], 2)")
+    if n_valid.shape[0] != hist.shape[1] or n_valid.shape[1] != 2:
+        raise ValueError("n_valid must have shape (offsets[-1], 2)")
+    if use_noise and noise.shape[0] != n_features:
+        raise ValueError("noise must have shape (n_features, n_bins)")
+    if use_mask and allowed.shape[0] != n_features:
+        raise ValueError("allowed must have one entry per feature")
+    for i in range(n_nodes):
+        if not 0 <= slots[i] < hist.shape[0]:
+            raise ValueError("slot out of range")
+    with nogil:
+        for f in prange(n_features, schedule="dynamic", num_threads=n_threads):
+            nb = n_bins_nonmissing[f]
+            off = offsets[f]
+            for b in range(off, off + nb + 1):
+                gain_sum[b, 0] = 0.0
+                gain_sum[b, 1] = 0.0
+                n_valid[b, 0] = 0
+                n_valid[b, 1] = 0
+            if n_nodes == 0 or (use_mask and not allowed[f]):
+                continue
+            work = <double*> malloc(6 * K * sizeof(double))
+            G = work
+            H = work + K
+            gm = work + 2 * K
+            hm = work + 3 * K
+            gl = work + 4 * K
+            hl = work + 5 * K
+            for i in range(n_nodes):
+                hf = &hist[slots[i], off, 0]
+                C = 0.0
+                for k in range(K):
+                    G[k] = 0.0
+                    H[k] = 0.0
+                for b in range(nb):
+                    for k in range(K):
+                        G[k] = G[k] + hf[b * width + 2 * k]
+                        H[k] = H[k] + hf[b * width + 2 * k + 1]
+                    if counted:
+                        C = C + hf[b * width + 2 * K]
+                no_miss = True
+                cm = 0.0
+                for k in range(K):
+                    gm[k] = hf[nb * width + 2 * k]
+                    hm[k] = hf[nb * width + 2 * k + 1]
+                    G[k] = G[k] + gm[k]
+                    H[k] = H[k] + hm[k]
+                    if not counted:
+                        cm = cm + hm[k]
+                        no_miss = no_miss and gm[k] == 0.0
+                if counted:
+                    cm = hf[nb * width + 2 * K]
+                    C = C + cm
+                no_miss = no_miss and cm == 0.0
+                parent = 0.0
+                for k in range(K):
+                    if H[k] + l2 > 0.0:
+                        parent = parent + G[k] * G[k] / (H[k] + l2)
+                    gl[k] = 0.0
+                    hl[k] = 0.0
+                cl = 0.0
+                for b in range(nb):
+                    for k in range(K):
+                        gl[k] = gl[k] + hf[b * width + 2 * k]
+                        hl[k] = hl[k] + hf[b * width + 2 * k + 1]
+                    if counted:
+                        cl = cl + hf[b * width + 2 * K]
+                    for d in range(2):
+                        if d == 1 and no_miss:
+                            break       # both directions are the same (added below)
+                        ok = True
+                        gain = 0.0
+                        HLs = 0.0
+                        HRs = 0.0
+                        for k in range(K):
+                            if d == 0:
+                                gain = gain + _output_gain(gl[k] + gm[k], hl[k] + hm[k], G[k],
+                                                           H[k], l2, &ok)
+                                HLs = HLs + (hl[k] + hm[k])
+                                HRs = HRs + (H[k] - (hl[k] + hm[k]))
+                            else:
+                                gain = gain + _output_gain(gl[k], hl[k], G[k], H[k], l2, &ok)
+                                HLs = HLs + hl[k]
+                                HRs = HRs + (H[k] - hl[k])
+                        if counted:
+                            CL = cl + cm if d == 0 else cl
+                            CR = C - CL
+                        else:       # the hessians summed over the outputs count the rows
+                            CL = HLs
+                            CR = HRs
+                        if not (ok and CL >= min_samples_leaf and CR >= min_samples_leaf
+                                and HLs >= min_child_weight and HRs >= min_child_weight):
+                            continue
+                        gain = gain - parent
+                        gain_sum[off + b, d] += gain
+                        n_valid[off + b, d] += 1
+                        if no_miss:
+                            gain_sum[off + b, 1] += gain
+                            n_valid[off + b, 1] += 1
+            free(work)
+    best_f = -1
+    best_b = -1
+    best_d = 0
+    best_score = 0.0
+    for f in range(n_features):
+        off = offsets[f]
+        for b in range(n_bins_nonmissing[f]):
+            for d in range(2):
+                if n_valid[off + b, d] == 0 or not gain_sum[off + b, d] > 0.0:
+                    continue
+                score = gain_sum[off + b, d] + noise[f, b] if use_noise else gain_sum[off + b, d]
+                if best_f < 0 or score > best_score:
+                    best_f = f
+                    best_b = b
+                    best_d = d
+                    best_score = score
+    if best_f < 0:
+        return -1, -1, 0, 0.0
+    return best_f, best_b, best_d, gain_sum[offsets[best_f] + best_b, best_d]
