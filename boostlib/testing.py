@@ -462,8 +462,9 @@ def _check_vector_loss(c: _Checker, loss: Loss, y: np.ndarray | None, raw: np.nd
             k = getattr(loss, "n_classes", None) or 3
             y = np.arange(n_rows, dtype=np.float64) % k
             rng.shuffle(y)
-        elif loss.target_columns:   # three targets
-            y = rng.normal(0.0, 2.0, (n_rows, 3))
+        elif loss.target_columns:   # three targets (labels {0, 1} for classification)
+            y = (rng.integers(0, 2, (n_rows, 3)).astype(np.float64) if loss.is_classification
+                 else rng.normal(0.0, 2.0, (n_rows, 3)))
         else:
             y = rng.normal(0.0, 2.0, n_rows)
     y = np.ascontiguousarray(y, dtype=np.float64)

@@ -223,3 +223,58 @@ def test_dask_vector_trees_equal_the_local_model():
             da.from_array(X, chunks=(1000, 5)), da.from_array(y, chunks=1000))
     local = BoostClassifier(**p, n_jobs=1).fit(X, y)
     np.testing.assert_allclose(dask_model.predict_proba(X), local.predict_proba(X), atol=1e-6)
+
+
+# -- multilabel classification ------------------------------------------------------------------
+def _labels(n=800, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 5))
+    Y = np.column_stack([X[:, 0] > 0, X[:, 1] + X[:, 2] > 0.5, X[:, 3] * X[:, 0] > 0])
+    flip = rng.random(Y.shape) < 0.05
+    return X, (Y ^ flip).astype(int)
+
+
+def test_multilabel_passes_the_conformance_checks():
+    from boostlib.builtin.losses import MultiLabelLoss
+    check_loss(MultiLabelLoss(n_labels=3))
+
+
+def test_multilabel_with_a_tree_per_label_is_one_binary_model_per_label():
+    X, Y = _labels()
+    p = dict(n_estimators=15, max_depth=3, random_state=0, n_jobs=1)
+    clf = BoostClassifier(**p).fit(X, Y)
+    assert clf.loss_.name == "multilabel"
+    np.testing.assert_array_equal(clf.classes_, [0, 1, 2])
+    proba = clf.predict_proba(X)
+    assert proba.shape == Y.shape
+    for k in range(Y.shape[1]):     # (logloss's compiled derivatives: equal to rounding)
+        single = BoostClassifier(**p).fit(X, Y[:, k]).predict_proba(X)[:, 1]
+        np.testing.assert_allclose(proba[:, k], single, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(clf.predict(X), (proba > 0.5).astype(int))
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_multilabel_vector_trees_learn_every_label_and_round_trip(policy, tmp_path):
+    import boostlib
+    X, Y = _labels(seed=1)
+    clf = BoostClassifier(n_estimators=40, max_depth=3, grow_policy=policy, random_state=0,
+                          multi_strategy="multi_output_tree").fit(X[:600], Y[:600])
+    pred = clf.predict(X[600:])
+    assert pred.shape == (200, 3)
+    assert np.all(np.mean(pred == Y[600:], axis=0) > 0.75)
+    clf.save_model(tmp_path / "c.json")
+    again = boostlib.load_model(tmp_path / "c.json")
+    np.testing.assert_array_equal(again.predict_proba(X), clf.predict_proba(X))
+    np.testing.assert_array_equal(again.predict(X), clf.predict(X))
+
+
+@pytest.mark.parametrize("kwargs, y_of, match", [
+    (dict(class_weight="balanced"), lambda Y: Y, "class_weight='balanced' needs one class"),
+    (dict(loss="logloss"), lambda Y: Y, "does not fit a multilabel y"),
+    (dict(loss="multilabel"), lambda Y: Y[:, 0], "does not fit a one-label y"),
+    (dict(), lambda Y: Y * 2, r"0/1 column per label; got values \[2.0\]"),
+])
+def test_multilabel_misuse_is_refused_by_name(kwargs, y_of, match):
+    X, Y = _labels(200)
+    with pytest.raises(ValueError, match=match):
+        BoostClassifier(n_estimators=2, **kwargs).fit(X, y_of(Y))

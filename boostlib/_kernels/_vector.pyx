@@ -18,6 +18,17 @@ from libc.stdlib cimport malloc, free
 from .common cimport bin_t, idx_t, block_stop, LIST_BLOCK
 
 
+cdef inline void _add_row(double* hb, const float* gp, Py_ssize_t n_gh,
+                          bint counted) noexcept nogil:
+    """Add one row's ``2K`` derivatives (and its count) to its bin (a plain loop: the
+    compiler vectorises it)."""
+    cdef Py_ssize_t j
+    for j in range(n_gh):
+        hb[j] += gp[j]
+    if counted:
+        hb[n_gh] += 1.0
+
+
 def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
                      const idx_t[::1] node_of_row, const idx_t[::1] slot_of_node,
                      const float[:, ::1] gh, const idx_t[::1] offsets,
@@ -58,7 +69,6 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
     cdef double* hs
     cdef double* hb
     cdef const float* gp
-    cdef const bin_t* xr
     if offsets.shape[0] != n_features + 1 or offsets[0] != 0:
         raise ValueError("offsets must have n_features + 1 entries, the first 0")
     for f in range(n_features):
@@ -93,6 +103,8 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
             raise ValueError("slot out of range")
     if n_slots == 0:
         return
+    if not use_list:
+        n_blocks = (n_fit + LIST_BLOCK - 1) // LIST_BLOCK
     n_chunks = n_threads if n_threads < n_features else n_features
     if n_chunks < 1:
         n_chunks = 1
@@ -104,34 +116,128 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
                 hs = &hist[s, offsets[f0], 0]
                 for j in range((offsets[f1] - offsets[f0]) * width):
                     hs[j] = 0.0
-            for blk in range(n_blocks if use_list else 1):
-                m = block_counts[blk] if use_list else n_fit
-                for q in range(m):
-                    p = listed[blk * LIST_BLOCK + q] if use_list else q
-                    s = slot_of_node[node_of_row[p]]
-                    if s < 0:
-                        continue
-                    r = p if identity else rows[p]
-                    xr = &X_rows[r, 0]
-                    gp = &gh[p, 0]
-                    hs = &hist[0, 0, 0] + s * slot_stride
-                    for f in range(f0, f1):
-                        hb = hs + (offsets[f] + xr[f]) * width
-                        for j in range(n_gh):
-                            hb[j] += gp[j]
-                        if counted:
-                            hb[n_gh] += 1.0
+            # Block by block of rows, feature by feature: a feature's histogram (its bins'
+            # 2K + 1 sums) stays in cache while a block's rows are added to it (row by row,
+            # every feature at once, the slot's histogram of all features missed the cache
+            # on every row). Each bin still sums its rows in their order.
+            for blk in range(n_blocks):
+                m = block_counts[blk] if use_list else block_stop(blk, LIST_BLOCK, n_fit) \
+                    - blk * LIST_BLOCK
+                for f in range(f0, f1):
+                    for q in range(m):
+                        p = listed[blk * LIST_BLOCK + q] if use_list else blk * LIST_BLOCK + q
+                        s = slot_of_node[node_of_row[p]]
+                        if s < 0:
+                            continue
+                        r = p if identity else rows[p]
+                        gp = &gh[p, 0]
+                        hb = &hist[0, 0, 0] + s * slot_stride + (offsets[f] + X_rows[r, f]) \
+                            * width
+                        _add_row(hb, gp, n_gh, counted)
 
 
-cdef inline double _output_gain(double GL, double HL, double G, double H, double l2,
-                                bint* ok) noexcept nogil:
-    """One output's children score ``GL^2/(HL + l2) + GR^2/(HR + l2)``; clears ``ok`` when a
-    child's ``H + l2`` is not positive."""
-    cdef double GR = G - GL, HR = H - HL
-    if not (HL + l2 > 0.0 and HR + l2 > 0.0):
-        ok[0] = False
-        return 0.0
-    return GL * GL / (HL + l2) + GR * GR / (HR + l2)
+cdef void _search_feature(const double* h0, Py_ssize_t slot_stride, Py_ssize_t width,
+                          const idx_t* slots, Py_ssize_t n_nodes, Py_ssize_t off,
+                          Py_ssize_t nb, Py_ssize_t K, bint counted, double l2, double msl,
+                          double mcw, double* work, double* gain_sum,
+                          idx_t* n_valid) noexcept nogil:
+    """:func:`find_split`'s sums of one feature's candidates over the nodes, into
+    ``gain_sum``/``n_valid`` (rows ``b``, the feature's bins; 2 columns). Each output's
+    prefix sums are taken along the bins, then every candidate's score for that output, a
+    branch-free loop over the bins that the compiler vectorises: ``(GL^2 (HR + l2) + GR^2
+    (HL + l2)) / ((HL + l2)(HR + l2))``, one division (a few ulps from the two terms'
+    sum). ``work`` holds ``4K + 10 (nb + 1)`` doubles."""
+    cdef double* G = work
+    cdef double* H = work + K
+    cdef double* gm = work + 2 * K
+    cdef double* hm = work + 3 * K
+    cdef double* pg = work + 4 * K          # an output's prefix sums, by bin
+    cdef double* ph = pg + nb + 1
+    cdef double* acc = ph + nb + 1          # per bin and direction: the summed scores,
+    cdef double* hls = acc + 2 * (nb + 1)   # the left and right hessians summed over the
+    cdef double* hrs = hls + 2 * (nb + 1)   # outputs, and 1.0 where an output's H + l2 <= 0
+    cdef double* bad = hrs + 2 * (nb + 1)
+    cdef Py_ssize_t i, k, b, d, nd
+    cdef double C, cm, cl, CL, CR, parent, GL, HL, GR, HR, al, ar, gk, hk, gmk, hmk
+    cdef bint no_miss
+    cdef const double* hf
+    for i in range(n_nodes):
+        hf = h0 + slots[i] * slot_stride + off * width
+        C = 0.0
+        for k in range(K):
+            G[k] = 0.0
+            H[k] = 0.0
+        for b in range(nb):
+            for k in range(K):
+                G[k] = G[k] + hf[b * width + 2 * k]
+                H[k] = H[k] + hf[b * width + 2 * k + 1]
+            if counted:
+                C = C + hf[b * width + 2 * K]
+        no_miss = True
+        cm = 0.0
+        for k in range(K):
+            gm[k] = hf[nb * width + 2 * k]
+            hm[k] = hf[nb * width + 2 * k + 1]
+            G[k] = G[k] + gm[k]
+            H[k] = H[k] + hm[k]
+            if not counted:
+                cm = cm + hm[k]
+                no_miss = no_miss and gm[k] == 0.0
+        if counted:
+            cm = hf[nb * width + 2 * K]
+            C = C + cm
+        no_miss = no_miss and cm == 0.0
+        nd = 1 if no_miss else 2       # without missing rows both directions are the same
+        parent = 0.0
+        for k in range(K):
+            if H[k] + l2 > 0.0:
+                parent = parent + G[k] * G[k] / (H[k] + l2)
+        for b in range(2 * (nb + 1)):
+            acc[b] = 0.0
+            hls[b] = 0.0
+            hrs[b] = 0.0
+            bad[b] = 0.0
+        for k in range(K):
+            gk = 0.0
+            hk = 0.0
+            for b in range(nb):
+                gk = gk + hf[b * width + 2 * k]
+                hk = hk + hf[b * width + 2 * k + 1]
+                pg[b] = gk
+                ph[b] = hk
+            for d in range(nd):
+                gmk = gm[k] if d == 0 else 0.0      # d = 0: the missing rows go left
+                hmk = hm[k] if d == 0 else 0.0
+                for b in range(nb):
+                    GL = pg[b] + gmk
+                    HL = ph[b] + hmk
+                    GR = G[k] - GL
+                    HR = H[k] - HL
+                    al = HL + l2
+                    ar = HR + l2
+                    acc[d * (nb + 1) + b] += (GL * GL * ar + GR * GR * al) / (al * ar)
+                    hls[d * (nb + 1) + b] += HL
+                    hrs[d * (nb + 1) + b] += HR
+                    bad[d * (nb + 1) + b] += (al <= 0.0) | (ar <= 0.0)
+        cl = 0.0
+        for b in range(nb):
+            if counted:
+                cl = cl + hf[b * width + 2 * K]
+            for d in range(nd):
+                if counted:
+                    CL = cl + cm if d == 0 else cl
+                    CR = C - CL
+                else:       # the hessians summed over the outputs count the rows
+                    CL = hls[d * (nb + 1) + b]
+                    CR = hrs[d * (nb + 1) + b]
+                if not (bad[d * (nb + 1) + b] == 0.0 and CL >= msl and CR >= msl
+                        and hls[d * (nb + 1) + b] >= mcw and hrs[d * (nb + 1) + b] >= mcw):
+                    continue
+                gain_sum[2 * b + d] += acc[d * (nb + 1) + b] - parent
+                n_valid[2 * b + d] += 1
+                if no_miss:
+                    gain_sum[2 * b + 1] += acc[b] - parent
+                    n_valid[2 * b + 1] += 1
 
 
 def find_split(const double[:, :, ::1] hist, const idx_t[::1] slots,
@@ -173,16 +279,8 @@ def find_split(const double[:, :, ::1] hist, const idx_t[::1] slots,
     cdef bint use_mask = allowed is not None
     cdef Py_ssize_t f, b, nb, i, k, off, best_f, best_b
     cdef int d, best_d
-    cdef double C, CL, CR, cm, cl, HLs, HRs, parent, gain, score, best_score
-    cdef bint no_miss, ok
-    cdef const double* hf
+    cdef double score, best_score
     cdef double* work
-    cdef double* G
-    cdef double* H
-    cdef double* gm
-    cdef double* hm
-    cdef double* gl
-    cdef double* hl
     if K < 1 or not (width == 2 * K or counted):
         raise ValueError("hist must have 2K or 2K + 1 channels for K = n_outputs >= 1")
     if offsets.shape[0] != n_features + 1 or offsets[0] != 0 or hist.shape[1] != offsets[
@@ -215,84 +313,10 @@ def find_split(const double[:, :, ::1] hist, const idx_t[::1] slots,
                 n_valid[b, 1] = 0
             if n_nodes == 0 or (use_mask and not allowed[f]):
                 continue
-            work = <double*> malloc(6 * K * sizeof(double))
-            G = work
-            H = work + K
-            gm = work + 2 * K
-            hm = work + 3 * K
-            gl = work + 4 * K
-            hl = work + 5 * K
-            for i in range(n_nodes):
-                hf = &hist[slots[i], off, 0]
-                C = 0.0
-                for k in range(K):
-                    G[k] = 0.0
-                    H[k] = 0.0
-                for b in range(nb):
-                    for k in range(K):
-                        G[k] = G[k] + hf[b * width + 2 * k]
-                        H[k] = H[k] + hf[b * width + 2 * k + 1]
-                    if counted:
-                        C = C + hf[b * width + 2 * K]
-                no_miss = True
-                cm = 0.0
-                for k in range(K):
-                    gm[k] = hf[nb * width + 2 * k]
-                    hm[k] = hf[nb * width + 2 * k + 1]
-                    G[k] = G[k] + gm[k]
-                    H[k] = H[k] + hm[k]
-                    if not counted:
-                        cm = cm + hm[k]
-                        no_miss = no_miss and gm[k] == 0.0
-                if counted:
-                    cm = hf[nb * width + 2 * K]
-                    C = C + cm
-                no_miss = no_miss and cm == 0.0
-                parent = 0.0
-                for k in range(K):
-                    if H[k] + l2 > 0.0:
-                        parent = parent + G[k] * G[k] / (H[k] + l2)
-                    gl[k] = 0.0
-                    hl[k] = 0.0
-                cl = 0.0
-                for b in range(nb):
-                    for k in range(K):
-                        gl[k] = gl[k] + hf[b * width + 2 * k]
-                        hl[k] = hl[k] + hf[b * width + 2 * k + 1]
-                    if counted:
-                        cl = cl + hf[b * width + 2 * K]
-                    for d in range(2):
-                        if d == 1 and no_miss:
-                            break       # both directions are the same (added below)
-                        ok = True
-                        gain = 0.0
-                        HLs = 0.0
-                        HRs = 0.0
-                        for k in range(K):
-                            if d == 0:
-                                gain = gain + _output_gain(gl[k] + gm[k], hl[k] + hm[k], G[k],
-                                                           H[k], l2, &ok)
-                                HLs = HLs + (hl[k] + hm[k])
-                                HRs = HRs + (H[k] - (hl[k] + hm[k]))
-                            else:
-                                gain = gain + _output_gain(gl[k], hl[k], G[k], H[k], l2, &ok)
-                                HLs = HLs + hl[k]
-                                HRs = HRs + (H[k] - hl[k])
-                        if counted:
-                            CL = cl + cm if d == 0 else cl
-                            CR = C - CL
-                        else:       # the hessians summed over the outputs count the rows
-                            CL = HLs
-                            CR = HRs
-                        if not (ok and CL >= min_samples_leaf and CR >= min_samples_leaf
-                                and HLs >= min_child_weight and HRs >= min_child_weight):
-                            continue
-                        gain = gain - parent
-                        gain_sum[off + b, d] += gain
-                        n_valid[off + b, d] += 1
-                        if no_miss:
-                            gain_sum[off + b, 1] += gain
-                            n_valid[off + b, 1] += 1
+            work = <double*> malloc((4 * K + 10 * (nb + 1)) * sizeof(double))
+            _search_feature(&hist[0, 0, 0], hist.shape[1] * width, width, &slots[0], n_nodes,
+                            off, nb, K, counted, l2, min_samples_leaf, min_child_weight,
+                            work, &gain_sum[off, 0], &n_valid[off, 0])
             free(work)
     best_f = -1
     best_b = -1

@@ -1,6 +1,6 @@
 """Built-in losses: ``logloss``, ``mse``, ``huber``, ``sla``, ``multiclass`` and
-``multi_mse`` (half squared error summed over several targets), registered through the
-public hook.
+``multi_mse`` (half squared error summed over several targets) and ``multilabel`` (logloss
+summed over several 0/1 labels), registered through the public hook.
 
 Formulas (``z`` is the raw score, ``g = dL/dz``, ``h = d2L/dz2``):
 
@@ -350,8 +350,76 @@ class MultiMSELoss(Loss):
         return 0.5 * np.einsum("ij,ij->i", d, d)
 
 
+class MultiLabelLoss(Loss):
+    """Logloss summed over ``K`` binary labels (multilabel classification, one sigmoid per
+    label): a target of 0/1 columns, ``K`` raw outputs, ``L(z, y) = sum_k softplus(z_k) -
+    y_k z_k``, ``g_k = p_k - y_k``, ``h_k = p_k (1 - p_k)`` with ``p_k = sigmoid(z_k)``.
+
+    Parameters
+    ----------
+    n_labels : int, optional
+        ``K`` (at least 2); taken from the training target's columns when not given.
+    """
+
+    name = "multilabel"
+    link = "logit"
+    is_classification = True
+    target_columns = True
+
+    def __init__(self, n_labels: Optional[int] = None):
+        if n_labels is not None and (isinstance(n_labels, bool) or not isinstance(
+                n_labels, (int, np.integer)) or n_labels < 2):
+            raise ValueError(f"loss 'multilabel': n_labels={n_labels!r} is invalid; expected "
+                             "an int >= 2 or None")
+        self.n_labels = None if n_labels is None else int(n_labels)
+
+    @property
+    def n_outputs(self) -> int:
+        """``K``: one raw score per label."""
+        if self.n_labels is None:
+            raise ValueError("loss 'multilabel': the number of labels is not known yet (pass "
+                             "n_labels or call validate_target on the training target)")
+        return self.n_labels
+
+    def validate_target(self, y: np.ndarray) -> np.ndarray:
+        y = super().validate_target(y)
+        if y.ndim != 2 or y.shape[1] < 2:
+            raise ValueError(f"loss 'multilabel' needs a 2-D target of at least 2 label "
+                             f"columns; got shape {y.shape}")
+        if not np.all((y == 0.0) | (y == 1.0)):
+            bad = np.unique(y[(y != 0.0) & (y != 1.0)])[:5]
+            raise ValueError(f"loss 'multilabel' needs targets in {{0, 1}}; got {bad.tolist()}")
+        if self.n_labels is None:
+            self.n_labels = y.shape[1]
+        elif y.shape[1] != self.n_labels:
+            raise ValueError(f"loss 'multilabel' has n_labels={self.n_labels}; the target has "
+                             f"{y.shape[1]} columns")
+        return y
+
+    def init_raw(self, y: np.ndarray, sample_weight: Optional[np.ndarray]) -> np.ndarray:
+        """Each label's log-odds (of its weighted frequency), as ``logloss`` takes it."""
+        p = np.array([np.average(np.ascontiguousarray(y[:, k]), weights=sample_weight)
+                      for k in range(y.shape[1])])
+        p = np.clip(p, 1e-12, 1.0 - 1e-12)
+        return np.log(p / (1.0 - p))
+
+    def gradient_hessian(self, y, raw, gradient, hessian, n_threads=1):
+        p = sigmoid(raw)
+        np.multiply(p, 1.0 - p, out=hessian)
+        np.subtract(p, y, out=gradient)
+
+    def loss(self, y, raw):
+        z = np.asarray(raw, dtype=np.float64)
+        return (np.logaddexp(0.0, z) - y * z).sum(axis=1)
+
+    def transform(self, raw: np.ndarray) -> np.ndarray:
+        """Each label's probability, shape (n, K) (the rows do not sum to 1)."""
+        return sigmoid(raw)
+
+
 @hookimpl
 def boostlib_add_losses():
     """Register the built-in losses."""
     return {"logloss": LogLoss, "mse": MSELoss, "huber": HuberLoss, "sla": SLALoss,
-            "multiclass": MulticlassLoss, "multi_mse": MultiMSELoss}
+            "multiclass": MulticlassLoss, "multi_mse": MultiMSELoss,
+            "multilabel": MultiLabelLoss}

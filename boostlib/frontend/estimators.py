@@ -280,7 +280,8 @@ class _BaseBoost(BaseEstimator):
                 fit_rows, held = holdout(
                     y_enc.shape[0], self.validation_fraction,
                     stream_rng(seed_sequence(self.random_state), "validation"),
-                    classes=y_enc if self._classes_of_fit() is not None else None,
+                    classes=(y_enc if self._classes_of_fit() is not None and y_enc.ndim == 1
+                             else None),
                     group=check_group(group, y_enc.shape[0]))
                 eval_set = [(_rows(X, held), _rows(np.asarray(y), held))]
                 eval_sample_weight = [None if row_weight is None else row_weight[held]]
@@ -679,12 +680,25 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
 
     def _class_weights(self, y_enc: np.ndarray,
                        sample_weight: Optional[np.ndarray]) -> Optional[np.ndarray]:
+        if y_enc.ndim == 2 and self.class_weight is not None:
+            raise ValueError(f"class_weight={self.class_weight!r} needs one class per row; a "
+                             "multilabel y has several labels per row (weight the rows with "
+                             "sample_weight)")
         rows = class_row_weights(self.class_weight, self._fitting_classes, y_enc)
         if rows is None:
             return sample_weight
         return rows if sample_weight is None else sample_weight * rows
 
     def _encode_y(self, y: Any, n_rows: int) -> np.ndarray:
+        indicator = _label_indicator(y, n_rows)
+        if indicator is not None:           # multilabel: a 0/1 column per label
+            labels = np.arange(indicator.shape[1])
+            fitted = getattr(self, "_fitting_classes", None)
+            if fitted is not None and not np.array_equal(fitted, labels):
+                raise ValueError(f"y has {labels.size} label columns; the fitted model has "
+                                 f"{fitted.size} classes")
+            self._fitting_classes = labels
+            return indicator
         _check_label_types(y)
         y = check_y(y, n_rows, numeric=False)
         if y.dtype == object and y.size:
@@ -713,6 +727,8 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
 
     def _loss_choice(self) -> Tuple[Any, Optional[Dict[str, Any]]]:
         n_classes = self._fitting_classes.size
+        if self._fitting_multilabel:
+            return ("multilabel" if self.loss is None else self.loss), self.loss_params
         if self.loss is None:
             return ("logloss" if n_classes == 2 else "multiclass"), self.loss_params
         if is_function(self.loss):      # a custom objective of the class raw scores
@@ -728,17 +744,23 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
             eval_init_score: Optional[Sequence[Any]] = None):
         # a warm start encodes y with the fitted model's classes
         self._fitting_classes = self.classes_ if self._continues() else None
+        self._y_columns = _label_indicator(y, np.shape(y)[0]) is not None
         try:
             super().fit(X, y, sample_weight, eval_set, eval_sample_weight, callbacks,
                         init_score=init_score, eval_init_score=eval_init_score)
         finally:
-            del self._fitting_classes
+            del self._fitting_classes, self._y_columns
         return self
 
     fit.__doc__ = _BaseBoost.fit.__doc__
 
     def _classes_of_fit(self) -> Optional[np.ndarray]:
         return self._fitting_classes
+
+    @property
+    def _fitting_multilabel(self) -> bool:
+        """Whether the fit under way has a multilabel y (a 0/1 column per label)."""
+        return self._y_columns
 
     @property
     def classes_(self) -> np.ndarray:
@@ -752,6 +774,12 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
                              "BoostClassifier needs one of those with is_classification=True "
                              "(e.g. 'logloss', 'sla', 'multiclass')")
         n_classes = self._fitting_classes.size
+        if self._fitting_multilabel != loss.target_columns:
+            raise ValueError(f"loss={loss.name!r} does not fit a "
+                             f"{'multilabel' if self._fitting_multilabel else 'one-label'} y; "
+                             "a 0/1 column per label needs loss='multilabel' (or None)")
+        if self._fitting_multilabel:
+            return
         if n_classes > 2 and not loss.is_multiclass:
             raise ValueError(f"loss={loss.name!r} is a binary loss, but y has {n_classes} "
                              "classes; use a multiclass loss (loss=None or 'multiclass')")
@@ -805,6 +833,8 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
         return np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
 
     def _labels(self, fitted: _Fitted, raw: np.ndarray) -> np.ndarray:
+        if fitted.model.loss.target_columns:    # multilabel: each label's 0/1
+            return (raw > 0).astype(np.int64)
         index = (raw > 0).astype(np.intp) if raw.ndim == 1 else np.argmax(raw, axis=1)
         return fitted.classes[index]
 
@@ -929,6 +959,25 @@ def _warn_if_a_quantity(classes: np.ndarray, n_rows: int) -> None:
 
 #: The class labels a model file holds (``classes_`` is saved with the model).
 _LABEL_TYPES = "booleans, integers, floats or strings"
+
+
+def _label_indicator(y: Any, n_rows: int) -> Optional[np.ndarray]:
+    """A multilabel ``y`` (a 2-D array of 0/1 or booleans, a column per label, at least two)
+    as float64, or None for any other ``y``."""
+    arr = np.asarray(y)
+    if arr.ndim != 2 or arr.shape[1] < 2:
+        return None
+    if arr.dtype.kind not in "biuf":
+        raise ValueError(f"y: a 2-D y is a multilabel indicator, a 0/1 column per label; "
+                         f"got dtype {arr.dtype}")
+    values = arr.astype(np.float64)
+    if not np.all((values == 0.0) | (values == 1.0)):
+        bad = np.unique(values[(values != 0.0) & (values != 1.0)])[:5]
+        raise ValueError(f"y: a 2-D y is a multilabel indicator, a 0/1 column per label; got "
+                         f"values {bad.tolist()}")
+    if arr.shape[0] != n_rows:
+        raise ValueError(f"y has {arr.shape[0]} rows but X has {n_rows}")
+    return np.ascontiguousarray(values)
 
 
 def _check_label_types(y: Any) -> None:
