@@ -18,15 +18,48 @@ from libc.stdlib cimport malloc, free
 from .common cimport bin_t, idx_t, block_stop, LIST_BLOCK
 
 
-cdef inline void _add_row(double* hb, const float* gp, Py_ssize_t n_gh,
-                          bint counted) noexcept nogil:
-    """Add one row's ``2K`` derivatives (and its count) to its bin (a plain loop: the
-    compiler vectorises it)."""
-    cdef Py_ssize_t j
-    for j in range(n_gh):
-        hb[j] += gp[j]
-    if counted:
-        hb[n_gh] += 1.0
+cdef extern from *:
+    """
+    /* Add the rows of one block (positions q0 .. q0 + m - 1, or pos[0 .. m - 1] when listed)
+       to the histograms of features f0 .. f1 - 1, group features at a time. */
+    static void boostlib_vector_add_block(
+            const unsigned char *X, Py_ssize_t x_stride, const int *rows, const int *pos,
+            Py_ssize_t q0, Py_ssize_t m, const int *node_of_row, const int *slot_of_node,
+            const float *gh, Py_ssize_t n_gh, const int *offsets, Py_ssize_t f0, Py_ssize_t f1,
+            double *hist, Py_ssize_t slot_stride, Py_ssize_t width, int counted,
+            Py_ssize_t group) {
+        for (Py_ssize_t fg = f0; fg < f1; fg += group) {
+            Py_ssize_t fe = fg + group < f1 ? fg + group : f1;
+            for (Py_ssize_t q = 0; q < m; q++) {
+                Py_ssize_t p = pos ? pos[q] : q0 + q;
+                int s = slot_of_node[node_of_row[p]];
+                if (s < 0)
+                    continue;
+                const unsigned char *xr = X + (rows ? rows[p] : p) * x_stride;
+                const float *restrict gp = gh + p * n_gh;
+                double *hs = hist + s * slot_stride;
+                for (Py_ssize_t f = fg; f < fe; f++) {
+                    double *restrict hb = hs + (offsets[f] + xr[f]) * width;
+                    for (Py_ssize_t j = 0; j < n_gh; j++)
+                        hb[j] += (double)gp[j];
+                    if (counted)
+                        hb[n_gh] += 1.0;
+                }
+            }
+        }
+    }
+    """
+    void _add_block "boostlib_vector_add_block" (
+        const bin_t* X, Py_ssize_t x_stride, const idx_t* rows, const idx_t* pos,
+        Py_ssize_t q0, Py_ssize_t m, const idx_t* node_of_row, const idx_t* slot_of_node,
+        const float* gh, Py_ssize_t n_gh, const idx_t* offsets, Py_ssize_t f0, Py_ssize_t f1,
+        double* hist, Py_ssize_t slot_stride, Py_ssize_t width, int counted,
+        Py_ssize_t group) noexcept nogil
+
+cdef enum:
+    # Features whose histograms a block of rows is added to at a time: 4 measured best for
+    # K = 10 (0.7x the time of all features a row at a time; 200,000 x 28 rows, busy host).
+    FEATURE_GROUP = 4
 
 
 def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
@@ -67,8 +100,6 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
     cdef idx_t s
     cdef Py_ssize_t r
     cdef double* hs
-    cdef double* hb
-    cdef const float* gp
     if offsets.shape[0] != n_features + 1 or offsets[0] != 0:
         raise ValueError("offsets must have n_features + 1 entries, the first 0")
     for f in range(n_features):
@@ -116,24 +147,18 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
                 hs = &hist[s, offsets[f0], 0]
                 for j in range((offsets[f1] - offsets[f0]) * width):
                     hs[j] = 0.0
-            # Block by block of rows, feature by feature: a feature's histogram (its bins'
-            # 2K + 1 sums) stays in cache while a block's rows are added to it (row by row,
-            # every feature at once, the slot's histogram of all features missed the cache
-            # on every row). Each bin still sums its rows in their order.
+            # Block by block of rows, a few features at a time: those features' histograms
+            # (each 2K + 1 sums a bin) stay in cache while the block's rows are added to
+            # them (row by row over all features, the slot's histogram missed the cache on
+            # every row). Each bin still sums its rows in their order.
             for blk in range(n_blocks):
                 m = block_counts[blk] if use_list else block_stop(blk, LIST_BLOCK, n_fit) \
                     - blk * LIST_BLOCK
-                for f in range(f0, f1):
-                    for q in range(m):
-                        p = listed[blk * LIST_BLOCK + q] if use_list else blk * LIST_BLOCK + q
-                        s = slot_of_node[node_of_row[p]]
-                        if s < 0:
-                            continue
-                        r = p if identity else rows[p]
-                        gp = &gh[p, 0]
-                        hb = &hist[0, 0, 0] + s * slot_stride + (offsets[f] + X_rows[r, f]) \
-                            * width
-                        _add_row(hb, gp, n_gh, counted)
+                _add_block(&X_rows[0, 0], X_rows.shape[1], NULL if identity else &rows[0],
+                           &listed[blk * LIST_BLOCK] if use_list else NULL,
+                           blk * LIST_BLOCK, m, &node_of_row[0], &slot_of_node[0], &gh[0, 0],
+                           n_gh, &offsets[0], f0, f1, &hist[0, 0, 0], slot_stride, width,
+                           counted, FEATURE_GROUP)
 
 
 cdef void _search_feature(const double* h0, Py_ssize_t slot_stride, Py_ssize_t width,

@@ -694,10 +694,14 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
         if indicator is not None:           # multilabel: a 0/1 column per label
             labels = np.arange(indicator.shape[1])
             fitted = getattr(self, "_fitting_classes", None)
+            if fitted is not None and not (self._fitting_multilabel or self._continues()):
+                raise ValueError("an eval_set's y is multilabel (a 0/1 column per label), "
+                                 "the training y is not")
             if fitted is not None and not np.array_equal(fitted, labels):
                 raise ValueError(f"y has {labels.size} label columns; the fitted model has "
                                  f"{fitted.size} classes")
             self._fitting_classes = labels
+            self._y_columns = True
             return indicator
         _check_label_types(y)
         y = check_y(y, n_rows, numeric=False)
@@ -744,7 +748,7 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
             eval_init_score: Optional[Sequence[Any]] = None):
         # a warm start encodes y with the fitted model's classes
         self._fitting_classes = self.classes_ if self._continues() else None
-        self._y_columns = _label_indicator(y, np.shape(y)[0]) is not None
+        self._y_columns = False         # (True once _encode_y reads a multilabel y)
         try:
             super().fit(X, y, sample_weight, eval_set, eval_sample_weight, callbacks,
                         init_score=init_score, eval_init_score=eval_init_score)
@@ -759,8 +763,9 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
 
     @property
     def _fitting_multilabel(self) -> bool:
-        """Whether the fit under way has a multilabel y (a 0/1 column per label)."""
-        return self._y_columns
+        """Whether the fit under way has a multilabel y (a 0/1 column per label; the Dask
+        classifier, which fits without :meth:`fit`, takes none)."""
+        return getattr(self, "_y_columns", False)
 
     @property
     def classes_(self) -> np.ndarray:
