@@ -26,16 +26,21 @@ def _data(n=6000, n_features=6, seed=0, classes=2):
     return X, y
 
 
-def _distributed(params, X, y, n_workers, weight=None, seed=1):
-    """Models of ``n_workers`` simulated workers on uneven row ranges of (X, y)."""
+def _distributed(params, X, y, n_workers, weight=None, seed=1, init_score=None,
+                 valid=()):
+    """Models of ``n_workers`` simulated workers on uneven row ranges of (X, y) (and of
+    the rows' offsets ``init_score``); ``valid``: validation sets every worker scores."""
     full = Dataset(X, y, sample_weight=weight)
     mapper, _ = full.training_matrix(255, seed_sequence(params.get("random_state")), 1)
-    p, bias = distributed_start(params, y, weight)
+    p, bias = distributed_start(params, y, weight, offsets=init_score is not None)
     parts = split_rows(X.shape[0], n_workers, seed)
 
     def fit(collective, rows):
-        part = Dataset(X[rows], y[rows], sample_weight=None if weight is None else weight[rows])
-        return train(p, part, shard=Shard(collective, mapper, bias, X.shape[0]))
+        part = Dataset(X[rows], y[rows], sample_weight=None if weight is None else weight[rows],
+                       init_score=None if init_score is None else init_score[rows])
+        return train(p, part, shard=Shard(collective, mapper, bias, X.shape[0]),
+                     valid_sets=[Dataset(Xv, yv, init_score=iv, reference=part)
+                                 for Xv, yv, iv in valid])
 
     return run_workers(fit, parts)
 
@@ -118,6 +123,64 @@ def test_a_failing_worker_fails_every_worker(temp_plugin):
     with pytest.raises(Exception, match="boom on worker 1"):
         _distributed(dict(n_estimators=5, update="fails_on_rank_1", random_state=0,
                           n_jobs=1), X, y, 2)
+
+
+def _target_for(loss, score, rng):
+    """A target of ``loss`` (one a distributed fit takes) that follows ``score``."""
+    if loss in ("logloss", "sla"):
+        return (score > 0).astype(float)
+    if loss == "multiclass":
+        return np.digitize(score, [-0.5, 0.5]).astype(float)
+    if loss in ("poisson", "tweedie"):
+        return rng.poisson(np.exp(0.5 * score - 0.5)).astype(float)
+    if loss == "gamma":
+        return rng.gamma(2.0, np.exp(0.3 * score) / 2.0)
+    return score + 0.3 * rng.normal(size=score.size)        # mse, huber
+
+
+@pytest.mark.parametrize("loss", ["mse", "huber", "logloss", "sla", "multiclass", "poisson",
+                                  "tweedie", "gamma"])
+def test_offsets_give_the_local_model_for_every_loss(loss):
+    """Workers each holding their rows' offsets grow the model one machine grows from the
+    same offsets: a bias of 0 (the offsets replace the start), the same trees, and the
+    same validation losses (whose offsets every worker holds)."""
+    X, _ = _data(n=3000, seed=9)
+    rng = np.random.default_rng(9)
+    score = np.nansum(X[:, :3], axis=1)
+    y = _target_for(loss, score, rng)
+    n_outputs = 3 if loss == "multiclass" else 1
+    init_score = rng.normal(scale=0.5, size=(X.shape[0], n_outputs)) + 0.2
+    if n_outputs == 1:
+        init_score = init_score[:, 0]
+    if loss in ("poisson", "tweedie", "gamma"):
+        init_score = init_score + np.log(np.maximum(y.mean(), 1e-3))
+    params = dict(n_estimators=12, grow_policy="depthwise", random_state=3, n_jobs=1,
+                  loss=loss, learning_rate=0.3)
+    valid = [(X[:500], y[:500], init_score[:500])]
+    local = train(params, Dataset(X, y, init_score=init_score),
+                  valid_sets=[Dataset(X[:500], y[:500], init_score=init_score[:500])])
+    assert np.array_equal(local.ensemble.bias_array, np.zeros(n_outputs))
+    models = _distributed(params, X, y, 3, init_score=init_score, valid=valid)
+    for model in models:
+        assert np.array_equal(model.ensemble.bias_array, np.zeros(n_outputs))
+        np.testing.assert_allclose(model.predict(X, raw=True, init_score=init_score),
+                                   local.predict(X, raw=True, init_score=init_score),
+                                   rtol=0, atol=1e-9)
+        np.testing.assert_allclose(model.evals_result["valid_0"][loss],
+                                   local.evals_result["valid_0"][loss], rtol=1e-12)
+    # the offsets matter: without them the workers' model is another one
+    plain = _distributed(params, X, y, 3)[0]
+    assert not np.allclose(plain.predict(X, raw=True), models[0].predict(X, raw=True))
+
+
+def test_a_shard_with_offsets_starts_from_them_alone():
+    """Offsets replace the loss's start: a Shard whose bias is not 0 is refused."""
+    X, y = _data(n=400)
+    from reference.thread_collective import ThreadGroup
+    mapper, _ = Dataset(X, y).training_matrix(255, seed_sequence(0), 1)
+    with pytest.raises(ValueError, match=r"init_score.*bias must be 0.*offsets=True"):
+        train(dict(n_estimators=2, n_jobs=1), Dataset(X, y, init_score=np.zeros(400)),
+              shard=Shard(ThreadGroup(1).members[0], mapper, np.array([0.5]), 400))
 
 
 def test_shard_refuses_what_does_not_distribute():

@@ -133,7 +133,8 @@ def _loss_spec(spec: Any, loss: Any, loss_params: Optional[dict]) -> dict:
 
 
 def distributed_start(params: Mapping[str, Any], y: np.ndarray,
-                      sample_weight: Optional[np.ndarray]) -> Tuple[dict, np.ndarray]:
+                      sample_weight: Optional[np.ndarray], offsets: bool = False
+                      ) -> Tuple[dict, np.ndarray]:
     """What the driver of a distributed fit computes once from the whole target: the
     parameters every worker trains with (the loss resolved to its name and every parameter
     it learns from the target, such as ``multiclass``'s ``n_classes``, so that workers whose
@@ -146,6 +147,9 @@ def distributed_start(params: Mapping[str, Any], y: np.ndarray,
         The fit's parameters (as for :func:`train`).
     y, sample_weight : ndarray
         The whole training target and row weights (None: 1).
+    offsets : bool, default False
+        Whether the rows have offsets (``init_score``): they replace the loss's constant
+        start, as in a local fit, so the starting raw score is 0.
     """
     p = dict(params)
     spec = p.get("loss") if p.get("loss") is not None else default_loss(y)
@@ -156,6 +160,8 @@ def distributed_start(params: Mapping[str, Any], y: np.ndarray,
     n_outputs = loss.n_outputs
     if isinstance(spec, str):
         p["loss"], p["loss_params"] = spec, _loss_spec(spec, loss, p.get("loss_params"))["params"]
+    if offsets:
+        return p, np.zeros(int(n_outputs))
     return p, _bias(loss, target, sample_weight, int(n_outputs))
 
 
@@ -214,8 +220,10 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
         worker): ``train_set`` holds this worker's rows, and the bin borders, the starting
         score and the row count come from the whole data set. Every worker must call
         ``train`` with the same parameters and validation sets; each returns the same model.
-        Not with ``init_model``, nor with losses that rank within query groups or renew
-        their leaf values from per-leaf quantiles.
+        With offsets, each worker's ``train_set`` holds its rows' ``init_score`` and the
+        shard's bias is 0 (``distributed_start(..., offsets=True)``). Not with
+        ``init_model``, nor with losses that rank within query groups or renew their leaf
+        values from per-leaf quantiles.
 
     Returns
     -------
@@ -272,9 +280,11 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
                      None if init_model is None else init_model.ensemble)
     w = train_set.sample_weight
     offset = offsets(train_set.init_score, n_outputs, "train_set's init_score")
-    if offset is not None and shard is not None:
-        raise ValueError("init_score: a distributed fit takes offsets through the Dask "
-                         "estimators' init_score, which sets the start on every worker")
+    if offset is not None and shard is not None and np.any(np.asarray(shard.bias) != 0):
+        raise ValueError("init_score: a distributed fit with offsets starts from them alone "
+                         "(as a local one does), so its Shard's bias must be 0, not "
+                         f"{np.asarray(shard.bias).tolist()}: take it from "
+                         "distributed_start(..., offsets=True)")
 
     if shard is not None:
         bias = np.asarray(shard.bias, dtype=np.float64).reshape(n_outputs)

@@ -22,7 +22,8 @@ class Shard:
         Bin borders computed on rows drawn across every worker's rows, as one machine would
         draw them from the concatenated data.
     bias : ndarray of float64, shape (n_outputs,)
-        The loss's starting raw score on every worker's target.
+        The loss's starting raw score on every worker's target (0 when the rows have
+        offsets, which replace it).
     n_rows : int
         Training rows over every worker.
     """
