@@ -63,7 +63,10 @@ def _forms(X):
                                          flag=X.flag.astype("boolean")),
              "pandas Arrow dtypes": X.assign(
                  x=X.x.astype(pd.ArrowDtype(pa.float64())),
-                 text=X.text.astype("string[pyarrow]"))}
+                 text=X.text.astype("string[pyarrow]")),
+             "pandas Arrow text": X.assign(text=X.text.astype(pd.ArrowDtype(pa.string()))),
+             "pandas Arrow large text": X.assign(
+                 text=X.text.astype(pd.ArrowDtype(pa.large_string())))}
     try:
         pl = importorskip("polars")
     except pytest.skip.Exception:

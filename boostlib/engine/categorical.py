@@ -27,10 +27,18 @@ def _is_frame(X: Any) -> bool:
     return hasattr(X, "columns") and (hasattr(X, "dtypes") or hasattr(X, "categories"))
 
 
-def _label_column(dtype: Any) -> bool:
-    """Whether a pandas column of ``dtype`` holds labels (category, object or string)."""
+def label_column(dtype: Any) -> bool:
+    """Whether a pandas column of ``dtype`` holds labels: category, object, or text of any
+    storage (``str``, ``string``, Arrow ``string`` and ``large_string``)."""
     name = str(getattr(dtype, "name", dtype))
-    return name == "category" or name.startswith("string") or getattr(dtype, "kind", "") == "O"
+    return name == "category" or name.startswith(("string", "large_string")) \
+        or getattr(dtype, "kind", "") in ("O", "U")
+
+
+def sorted_levels(values: Any) -> List[Any]:
+    """The levels of labels ``values`` (distinct, none missing) that carry no order of their
+    own (text): sorted, numbers and text apart (by type name, then value)."""
+    return sorted(values, key=lambda v: (str(type(v)), v))
 
 
 def categorical_spec(spec: Any) -> List[Any]:
@@ -63,7 +71,7 @@ def categorical_mask(X: Any, spec: Any, n_features: int,
         table_cats = getattr(X, "categories", None) or {}
         dtypes = list(getattr(X, "dtypes", [None] * n_features))
         for j, col in enumerate(X.columns):
-            auto[j] = col in table_cats or (dtypes[j] is not None and _label_column(dtypes[j]))
+            auto[j] = col in table_cats or (dtypes[j] is not None and label_column(dtypes[j]))
     if spec is None or (isinstance(spec, str) and spec == "auto"):
         return auto
     items = categorical_spec(spec)
@@ -121,7 +129,7 @@ def _levels_of(column: Any, table_levels: Levels) -> Tuple[np.ndarray, List[Any]
         return codes, list(cat.categories)
     values = np.asarray(column, dtype=object)
     present = np.array([not is_missing(v) for v in values], dtype=bool)
-    levels = sorted({v for v in values[present]}, key=lambda v: (str(type(v)), v))
+    levels = sorted_levels({v for v in values[present]})
     index = {v: i for i, v in enumerate(levels)}
     codes = np.full(values.size, np.nan)
     codes[present] = [index[v] for v in values[present]]
@@ -166,7 +174,7 @@ def encode(X: Any, mask: np.ndarray, to_numeric: Any) -> Tuple[np.ndarray, List[
         col = columns[j]
         column = X.iloc[:, j] if pandas else values[:, j]
         dtype = getattr(column, "dtype", None)
-        if col in table_cats or (dtype is not None and _label_column(dtype)):
+        if col in table_cats or (dtype is not None and label_column(dtype)):
             out[:, j], levels[j] = _levels_of(column, table_cats.get(col))
             if len(levels[j]) > MAX_CODE + 1:
                 raise ValueError(f"categorical feature {shown(col)} has {len(levels[j])} levels: "
