@@ -76,9 +76,9 @@ class _DaskBoost:
         self._check_dask()
         client = _client(self.client)
         n_workers = max(1, len(worker_addresses(client)))
-        X = as_collection(X, n_workers)
-        names = feature_names(X)
         timeout = float(self.timeout)
+        X = as_collection(X, n_workers, client, timeout)
+        names = feature_names(X)
         y = np.asarray(_in_memory(y, client, timeout, "y"))
         n_rows = y.shape[0]
         if n_rows == 0:

@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from .._messages import listing
+from ..engine.categorical import is_missing, label_column, sorted_levels
 from .waits import TIMEOUT, finished, results, worker_addresses  # noqa: F401 (re-exported)
 
 
@@ -20,10 +21,11 @@ def is_frame(obj: Any) -> bool:
     return is_dask(obj) and hasattr(obj, "columns")
 
 
-def as_collection(X: Any, n_parts: int) -> Any:
+def as_collection(X: Any, n_parts: int, client: Any = None, timeout: float = TIMEOUT) -> Any:
     """``X`` as a Dask collection: itself, or an in-memory array or frame cut into
     ``n_parts`` partitions of rows; a Dask array gets one chunk across its columns, and a
-    frame's categorical columns get known categories (the same codes on every worker)."""
+    frame's label columns get the same categories in every partition
+    (:func:`with_levels`, computed on ``client`` within ``timeout`` seconds when given)."""
     import dask.array as da
     import dask.dataframe as dd
     if not is_dask(X):
@@ -34,12 +36,8 @@ def as_collection(X: Any, n_parts: int) -> Any:
             X = da.from_array(arr, chunks=(max(1, -(-arr.shape[0] // max(1, n_parts))),)
                               + arr.shape[1:])
     if is_frame(X):
-        unknown = [c for c in X.columns if _needs_categories(X[c])]
-        if unknown:     # categorize reads the columns by name: check them first
-            X = X.map_partitions(check_columns, list(X.columns), meta=X._meta,
-                                 enforce_metadata=False, align_dataframes=False)
-            X = X.categorize(columns=unknown)
-        return X
+        labels = [c for c in X.columns if _needs_levels(X[c])]
+        return with_levels(X, labels, client, timeout) if labels else X
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D, got a Dask array of shape {X.shape}")
     if any(np.isnan(n) for n in X.chunks[0]):     # e.g. a frame's to_dask_array()
@@ -47,13 +45,92 @@ def as_collection(X: Any, n_parts: int) -> Any:
     return X.rechunk({1: -1})
 
 
-def _needs_categories(column: Any) -> bool:
-    """A frame column whose codes must be agreed on: text, or categorical of unknown
+def _needs_levels(column: Any) -> bool:
+    """A frame column whose codes must be agreed on: labels (text of any storage, objects,
+    Arrow dictionaries: what a local fit reads as labels), or categorical of unknown
     categories."""
-    kind = str(column.dtype)
-    if kind == "category":
+    if str(column.dtype) == "category":
         return not column.cat.known
-    return kind in ("object", "string", "str") or kind.startswith("string")
+    return label_column(column.dtype)
+
+
+def with_levels(X: Any, labels: List[Any], client: Any = None,
+                timeout: float = TIMEOUT) -> Any:
+    """The Dask DataFrame ``X`` with its columns ``labels`` as pandas categoricals of the
+    same categories in every partition: the levels a local fit gives the partitions
+    concatenated (:func:`merged_levels`), so every worker codes them alike and the model's
+    levels are the local model's. One pass over the partitions gathers their labels; on
+    ``client``, every wait ends once a worker is silent for ``timeout`` seconds
+    (:mod:`~boostlib.dask.waits`).
+
+    Raises
+    ------
+    ValueError
+        For a partition whose columns are not those ``X`` declares (the labels are read
+        by name), naming it (:func:`check_columns`).
+    """
+    import dask
+    columns = list(X.columns)
+    task = dask.delayed(partition_labels, pure=True)
+    tasks = [task(part, columns, labels, i) for i, part in enumerate(partitions(X))]
+    if client is None:
+        found = list(dask.compute(*tasks))
+    else:
+        found = results(client, client.compute(tasks), timeout,
+                        "gathering the labels of X's text and categorical columns")
+    levels = {c: merged_levels([f[c] for f in found]) for c in labels}
+    return X.map_partitions(as_categories, levels, meta=as_categories(X._meta, levels),
+                            enforce_metadata=False, align_dataframes=False)
+
+
+def partition_labels(part: Any, columns: List[Any], labels: List[Any], index: int
+                     ) -> Dict[Any, Tuple[Optional[List[Any]], List[Any]]]:
+    """``{column: (categories, labels)}`` of the label columns ``labels`` of partition
+    ``index`` (once it has the declared ``columns``): a categorical column's categories,
+    in order (None for any other column), and the distinct labels present."""
+    import pandas as pd
+    check_columns(part, columns, {"number": index})
+    out = {}
+    for c in labels:
+        column = part[c]
+        categories = None
+        if str(column.dtype) == "category":
+            categories = list(column.cat.categories)
+            codes = np.unique(np.asarray(column.cat.codes))
+            present = [categories[k] for k in codes if k >= 0]
+        else:
+            present = [v for v in pd.unique(np.asarray(column, dtype=object))
+                       if not is_missing(v)]
+        out[c] = (categories, present)
+    return out
+
+
+def merged_levels(found: List[Tuple[Optional[List[Any]], List[Any]]]) -> List[Any]:
+    """The levels of one label column over partitions whose categories and labels are
+    ``found`` (:func:`partition_labels`), as a local fit reads the partitions concatenated:
+    categorical partitions of one list of categories concatenate to that categorical (its
+    categories, in their order); anything else concatenates to labels, whose levels are
+    their sorted distinct values (:func:`~boostlib.engine.categorical.sorted_levels`)."""
+    first = found[0][0] if found else None
+    if first is not None and all(categories == first for categories, _ in found):
+        return list(first)
+    return sorted_levels({v for _, present in found for v in present})
+
+
+def as_categories(part: Any, levels: Dict[Any, List[Any]]) -> Any:
+    """The frame ``part`` with each column of ``levels`` as a pandas categorical of those
+    categories (labels not among them, and missing values, become missing)."""
+    import pandas as pd
+    out = part.copy(deep=False)
+    for c, categories in levels.items():
+        column = part[c]
+        dtype = pd.CategoricalDtype(categories)
+        if str(column.dtype) == "category":
+            out[c] = column.cat.set_categories(categories)
+        else:       # through objects: Arrow dictionaries with nulls do not cast directly
+            out[c] = pd.Series(pd.Categorical(np.asarray(column, dtype=object), dtype=dtype),
+                               index=part.index, name=c)
+    return out
 
 
 def partitions(X: Any) -> List[Any]:
