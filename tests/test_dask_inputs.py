@@ -28,6 +28,198 @@ def client():
         yield c
 
 
+def _features(n, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    return rng, X
+
+
+def _poisson(n=3000, seed=0):
+    """Counts over an exposure: ``log(exposure)`` is the offset."""
+    rng, X = _features(n, seed)
+    exposure = rng.uniform(0.2, 5.0, n)
+    y = rng.poisson(np.exp(0.4 * np.nan_to_num(X[:, 0]) - 0.5) * exposure).astype(float)
+    return X, y, np.log(exposure)
+
+
+# -- offsets ------------------------------------------------------------------------------
+
+def test_poisson_offsets_give_the_local_model(client):
+    X, y, off = _poisson()
+    Xv, yv, offv = _poisson(n=600, seed=1)
+    params = dict(n_estimators=25, grow_policy="depthwise", random_state=0, loss="poisson")
+    chunks = (900, 900, 700, 500)
+    model = DaskBoostRegressor(client=client, **params).fit(
+        da.from_array(X, chunks=(chunks, 4)), da.from_array(y, chunks=chunks),
+        init_score=da.from_array(off, chunks=chunks), eval_set=[(Xv, yv)],
+        eval_init_score=[offv])
+    local = BoostRegressor(n_jobs=1, **params).fit(X, y, init_score=off, eval_set=[(Xv, yv)],
+                                                   eval_init_score=[offv])
+    assert np.array_equal(model.model_.ensemble.bias_array, [0.0])
+    Xd, offd = da.from_array(Xv, chunks=(200, 4)), da.from_array(offv, chunks=200)
+    counts = model.predict(Xd, init_score=offd)
+    assert isinstance(counts, da.Array)
+    np.testing.assert_allclose(counts.compute(), local.predict(Xv, init_score=offv),
+                               rtol=1e-9)
+    rates = model.predict(Xd).compute()         # per unit of exposure
+    np.testing.assert_allclose(rates, local.predict(Xv), rtol=1e-9)
+    np.testing.assert_allclose(counts.compute(), rates * np.exp(offv), rtol=1e-12)
+    np.testing.assert_allclose(model.evals_result_["valid_0"]["poisson"],
+                               local.evals_result_["valid_0"]["poisson"], rtol=1e-9)
+
+
+def test_binary_offsets_from_a_column_of_the_frame(client):
+    """The usual layout: features and offsets are columns of one Dask DataFrame, so they
+    share its partitions."""
+    rng, X = _features(2400, 2)
+    off = rng.normal(size=2400)
+    y = (np.nan_to_num(X[:, 0]) + off + 0.5 * rng.normal(size=2400) > 0).astype(int)
+    frame = pd.DataFrame(X, columns=list("abcd")).assign(offset=off)
+    ddf = dd.from_pandas(frame, npartitions=5, sort=False)
+    features, offsets = ddf.drop(columns="offset"), ddf["offset"]
+    params = dict(n_estimators=20, grow_policy="symmetric", random_state=1)
+    model = DaskBoostClassifier(client=client, **params).fit(
+        features, dd.from_pandas(pd.Series(y), npartitions=5, sort=False), init_score=offsets)
+    local = BoostClassifier(n_jobs=1, **params).fit(frame.drop(columns="offset"), y,
+                                                    init_score=off)
+    proba = model.predict_proba(features, init_score=offsets).compute()
+    np.testing.assert_allclose(proba, local.predict_proba(frame.drop(columns="offset"),
+                                                          init_score=off), atol=1e-9)
+    raw = model.decision_function(features).compute() + off
+    np.testing.assert_allclose(proba[:, 1], 1 / (1 + np.exp(-raw)), rtol=1e-12)
+    labels = model.predict(features, init_score=offsets).compute()
+    np.testing.assert_array_equal(labels, (raw > 0).astype(int))
+
+
+def test_multiclass_offsets_one_per_class_with_early_stopping(client):
+    rng, X = _features(3000, 3)
+    off = rng.normal(size=(3000, 3))
+    score = np.nan_to_num(X[:, 0]) + 0.5 * rng.normal(size=3000)
+    y = np.digitize(score + off[:, 2] - off[:, 0], [-0.7, 0.7])
+    tr, va = slice(0, 2400), slice(2400, None)
+    params = dict(n_estimators=80, grow_policy="lossguide", random_state=2,
+                  learning_rate=0.3, early_stopping_rounds=4)
+    model = DaskBoostClassifier(client=client, **params).fit(
+        da.from_array(X[tr], chunks=(600, 2)), y[tr],       # chunked across columns too
+        init_score=da.from_array(off[tr], chunks=(600, 2)),
+        eval_set=[(X[va], y[va])], eval_init_score=[da.from_array(off[va], chunks=300)])
+    local = BoostClassifier(n_jobs=1, **params).fit(
+        X[tr], y[tr], init_score=off[tr], eval_set=[(X[va], y[va])],
+        eval_init_score=[off[va]])
+    assert model.best_iteration_ == local.best_iteration_ < 79
+    assert np.array_equal(model.model_.ensemble.bias_array, np.zeros(3))
+    proba = model.predict_proba(da.from_array(X, chunks=(1000, 4)),
+                                init_score=da.from_array(off, chunks=(1000, 3))).compute()
+    np.testing.assert_allclose(proba, local.predict_proba(X, init_score=off), atol=1e-9)
+    raw = model.decision_function(X) + off
+    expected = np.exp(raw - raw.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(proba, expected / expected.sum(axis=1, keepdims=True),
+                               rtol=1e-12)
+
+
+def test_in_memory_offsets_with_dask_X(client):
+    """Offsets in memory are cut like the rows of X: at fit (by the driver, as the target
+    is) and at prediction on a Dask array."""
+    X, y, off = _poisson(n=2000, seed=4)
+    params = dict(n_estimators=10, random_state=0, loss="poisson")
+    model = DaskBoostRegressor(client=client, **params).fit(
+        dd.from_pandas(pd.DataFrame(X), npartitions=3), y, init_score=off)
+    local = BoostRegressor(n_jobs=1, **params).fit(pd.DataFrame(X), y, init_score=off)
+    Xd = da.from_array(X, chunks=(300, 4))
+    np.testing.assert_allclose(model.predict(Xd, init_score=off).compute(),
+                               local.predict(X, init_score=off), rtol=1e-9)
+    np.testing.assert_allclose(model.predict(X, init_score=da.from_array(off, chunks=500)),
+                               local.predict(X, init_score=off), rtol=1e-9)
+
+
+def _poisson_dask(n=1200, chunks=400):
+    X, y, off = _poisson(n=n, seed=5)
+    return (da.from_array(X, chunks=(chunks, 4)), da.from_array(y, chunks=chunks),
+            da.from_array(off, chunks=chunks), X, y, off)
+
+
+@pytest.mark.parametrize("offsets, match", [
+    (lambda off: off.rechunk(300), r"init_score has 4 partitions.* X has 3"),
+    (lambda off: off.rechunk(((400, 300, 500),)),
+     r"init_score: partition 1 has 300 rows, where partition 1 of X has 400"),
+    (lambda off: da.concatenate([off[:-1], da.from_array(np.ones(2), chunks=2)])
+     .rechunk(((400, 400, 401),)), r"partition 2 has 401 rows, where partition 2 of X"),
+    (lambda off: da.where(da.arange(1200, chunks=400) == 923, np.nan, off),
+     r"init_score\[923\] is \[nan\]; expected finite raw-score offsets"),
+    (lambda off: da.where(da.arange(1200, chunks=400) == 5, np.inf, off),
+     r"init_score\[5\] is \[inf\]; expected finite"),
+    (lambda off: da.stack([off, off], axis=1), r"init_score has 2 column\(s\); the loss has 1"),
+    (lambda off: off.astype(str), r"init_score holds text"),
+    (lambda off: np.zeros(1199), r"init_score has shape \(1199,\); expected \(1200,\)"),
+])
+def test_bad_offsets_are_named_before_training(client, offsets, match):
+    Xd, yd, off, *_ = _poisson_dask()
+    with pytest.raises(ValueError, match=match):
+        DaskBoostRegressor(client=client, n_estimators=2, loss="poisson").fit(
+            Xd, yd, init_score=offsets(off))
+
+
+def test_offsets_of_a_frame_whose_partitions_do_not_line_up(client):
+    frame = pd.DataFrame(_poisson(n=1200, seed=6)[0], columns=list("abcd"))
+    ddf = dd.from_pandas(frame, npartitions=3, sort=False)
+    off = dd.from_pandas(pd.Series(np.zeros(1200)), npartitions=2, sort=False)
+    with pytest.raises(ValueError, match=r"init_score has 2 partitions.* X has 3.*"
+                                         r"partitions of the DataFrame"):
+        DaskBoostRegressor(client=client, n_estimators=2).fit(ddf, np.zeros(1200),
+                                                               init_score=off)
+
+
+def test_multiclass_offsets_need_a_column_per_class(client):
+    rng, X = _features(900, 7)
+    y = rng.integers(0, 3, 900)
+    with pytest.raises(ValueError, match=r"init_score has 1 column\(s\); the loss has 3 "
+                                         r"output\(s\): expected shape \(900, 3\)"):
+        DaskBoostClassifier(client=client, n_estimators=2).fit(
+            da.from_array(X, chunks=(300, 4)), y, init_score=np.zeros(900))
+    with pytest.raises(ValueError, match=r"eval_init_score\[0\] has 2 column\(s\); the loss "
+                                         r"has 3"):
+        DaskBoostClassifier(client=client, n_estimators=2).fit(
+            da.from_array(X, chunks=(300, 4)), y, init_score=np.zeros((900, 3)),
+            eval_set=[(X, y)], eval_init_score=[np.zeros((900, 2))])
+
+
+def test_eval_sets_need_offsets_when_training_has_them(client):
+    Xd, yd, off, X, y, _ = _poisson_dask()
+    est = DaskBoostRegressor(client=client, n_estimators=2, loss="poisson")
+    with pytest.raises(ValueError, match="init_score is given but eval_init_score is not"):
+        est.fit(Xd, yd, init_score=off, eval_set=[(X, y)])
+    with pytest.raises(ValueError, match=r"eval_init_score\[0\] has shape \(10,\)"):
+        est.fit(Xd, yd, init_score=off, eval_set=[(X, y)], eval_init_score=[off[:10]])
+    with pytest.raises(ValueError, match="eval_init_score is given without eval_set"):
+        est.fit(Xd, yd, eval_init_score=[off])
+
+
+def test_bad_offsets_at_prediction_are_named(client):
+    Xd, yd, off, X, y, off_np = _poisson_dask()
+    model = DaskBoostRegressor(client=client, n_estimators=3, loss="poisson").fit(Xd, yd)
+    with pytest.raises(ValueError, match=r"init_score has 4 partitions.* X has 3"):
+        model.predict(Xd, init_score=off.rechunk(300))
+    with pytest.raises(ValueError, match=r"init_score: partition 1 has 300 rows, where "
+                                         r"partition 1 of X has 400"):
+        model.predict(Xd, init_score=off.rechunk(((400, 300, 500),)))
+    with pytest.raises(ValueError, match=r"init_score has shape \(1199,\)"):
+        model.predict(Xd, init_score=off_np[:-1])
+    frame = dd.from_pandas(pd.DataFrame(X), npartitions=3, sort=False)
+    with pytest.raises(ValueError, match=r"init_score: X is a Dask DataFrame.*Dask "
+                                         r"collection"):
+        model.predict(frame, init_score=off_np)
+    bad = dd.from_pandas(pd.Series(np.where(np.arange(1200) == 1000, np.nan, off_np)),
+                         npartitions=3, sort=False)
+    with pytest.raises(ValueError, match=r"partition 2 of init_score: init_score\[200\] is "
+                                         r"\[nan\]"):
+        model.predict(frame, init_score=bad).compute()
+    short = dd.from_pandas(pd.Series(off_np[:-2]), npartitions=3, sort=False)
+    with pytest.raises(ValueError, match=r"init_score: partition \d has 39\d rows, where "
+                                         r"partition \d of X has 400"):
+        model.predict(frame, init_score=short).compute()
+
+
 # -- nullable, Arrow-backed, text and categorical columns ---------------------------------
 
 def _typed_frame(n=2400, seed=10):

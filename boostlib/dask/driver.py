@@ -17,7 +17,8 @@ from ..engine.random_streams import stream_rng
 from ..booster.training import distributed_start
 from ..plugin.collective import CollectiveError
 from .collective import install
-from .parts import Parts, balance, gather_rows, persist
+from ..engine.validation import check_offset_columns
+from .parts import Parts, balance, gather_rows, is_dask, persist, persist_offsets
 from .waits import TIMEOUT, bounded, results, worker_addresses
 from .worker import count_categories, fit_part
 
@@ -102,8 +103,8 @@ def _slice(values: Optional[np.ndarray], parts: Parts, idx: List[int]) -> Option
 
 def fit(client: Any, params: Dict[str, Any], X: Any, y: np.ndarray,
         weight: Optional[np.ndarray], dataset_kw: Dict[str, Any],
-        valid: Sequence[Tuple[Any, Any, Any]] = (), timeout: float = 300.0
-        ) -> Tuple[Model, Dict[str, Any]]:
+        valid: Sequence[Tuple[Any, Any, Any, Any]] = (), timeout: float = 300.0,
+        init_score: Any = None) -> Tuple[Model, Dict[str, Any]]:
     """Train on a Dask collection across the workers holding its partitions.
 
     Parameters
@@ -116,11 +117,17 @@ def fit(client: Any, params: Dict[str, Any], X: Any, y: np.ndarray,
         The whole (encoded) target and row weights, in X's row order.
     dataset_kw : dict
         ``feature_names`` and ``categorical_features`` of every worker's Dataset.
-    valid : list of (X, y, weight)
-        Validation sets in memory; every worker holds and scores each whole.
+    valid : list of (X, y, weight, init_score)
+        Validation sets in memory (``init_score``: their offsets, checked, or None); every
+        worker holds and scores each whole.
     timeout : float
         Seconds a worker waits for the others at one step before the fit fails, and the
         driver for the workers at each step of the set-up (:mod:`~boostlib.dask.waits`).
+    init_score : ndarray or Dask collection, optional
+        The rows' raw-score offsets: checked, in memory (cut by rows as ``y`` is), or a Dask
+        array, Series or DataFrame whose partitions hold the rows of X's
+        (:func:`~boostlib.dask.parts.persist_offsets`). The fit then starts from them, as a
+        local fit does.
 
     Returns
     -------
@@ -137,12 +144,22 @@ def fit(client: Any, params: Dict[str, Any], X: Any, y: np.ndarray,
     parts = balance(client, parts, worker_addresses(client), timeout=timeout)
     if parts.n_rows != y.shape[0]:
         raise ValueError(f"y has {y.shape[0]} entries but X has {parts.n_rows} rows")
+    offset_parts, n_columns = None, None
+    if is_dask(init_score):
+        offset_parts, n_columns = persist_offsets(client, init_score, parts, timeout)
     groups = parts.by_worker()
     if weight is not None:      # a worker whose rows all weigh 0 adds nothing: leave it out
         groups = {a: idx for a, idx in groups.items()
                   if weight[_rows_of(parts, idx)].sum() > 0}
     addresses = list(groups)
-    p, bias = distributed_start(p, y, weight)
+    p, bias = distributed_start(p, y, weight, offsets=init_score is not None)
+    if init_score is not None:      # one column per output, before any worker starts
+        shape = init_score.shape if offset_parts is None else \
+            ((parts.n_rows,) if n_columns == 0 else (parts.n_rows, n_columns))
+        check_offset_columns(shape, bias.size, "init_score")
+    for i, entry in enumerate(valid):
+        if entry[3] is not None:
+            check_offset_columns(entry[3].shape, bias.size, f"eval_init_score[{i}]")
     mapper = global_mapper(client, parts, groups, p["random_state"], p["max_bins"], weight,
                            dataset_kw, 1, p["min_samples_bin"], timeout)
     n_rows = sum(int(parts.lengths[idx].sum()) for idx in groups.values())
@@ -168,11 +185,17 @@ def fit(client: Any, params: Dict[str, Any], X: Any, y: np.ndarray,
         y_part = scatter(y[rows], "sending the targets", [address])
         w_part = None if weight is None else scatter(weight[rows], "sending the weights",
                                                      [address])
+        if offset_parts is not None:        # Dask moves them where they are needed
+            offsets = [offset_parts[i] for i in idx]
+        elif init_score is not None:
+            offsets = scatter(init_score[rows], "sending the offsets", [address])
+        else:
+            offsets = None
         worker_params = dict(p, verbose=p["verbose"] if rank == 0 else 0)
         futures.append(client.submit(
             fit_part, fit_id, rank, addresses, timeout, [parts.futures[i] for i in idx],
             y_part, w_part, worker_params, shard_parts, dataset_kw, valid_data, names,
-            workers=[address], allow_other_workers=False, pure=False, retries=0))
+            offsets, workers=[address], allow_other_workers=False, pure=False, retries=0))
     results = _wait(client, futures, addresses)
     prints = {r["fingerprint"] for r in results}
     if len(prints) != 1:

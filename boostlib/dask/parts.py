@@ -8,6 +8,7 @@ import numpy as np
 
 from .._messages import listing
 from ..engine.categorical import is_missing, label_column, sorted_levels
+from ..engine.validation import check_init_score
 from .waits import TIMEOUT, finished, results, worker_addresses  # noqa: F401 (re-exported)
 
 
@@ -188,6 +189,98 @@ def persist(client: Any, X: Any, timeout: float = TIMEOUT) -> Parts:
     where = client.who_has(futures)
     owners = [sorted(where[f.key])[0] for f in futures]
     return Parts(futures, lengths, owners)
+
+
+#: How to give the offsets the partitions of X (the end of the errors that they do not).
+OFFSET_LAYOUT = ("give init_score the partitions of X, with as many rows in each: take both "
+                 "from the partitions of the DataFrame X comes from (X=frame[features], "
+                 "init_score=frame['offset']), or rechunk an array like X "
+                 "(init_score.rechunk({0: X.chunks[0]})); or pass init_score in memory")
+
+
+def offset_partitions_error(n_offsets: int, n_parts: int) -> ValueError:
+    """The error for offsets in ``n_offsets`` partitions where X has ``n_parts``."""
+    return ValueError(f"init_score has {n_offsets} partitions and X has {n_parts}: "
+                      f"{OFFSET_LAYOUT}")
+
+
+def offset_rows_error(index: int, n_rows: int, expected: int) -> ValueError:
+    """The error for partition ``index`` of the offsets holding ``n_rows`` rows, where X's
+    holds ``expected``."""
+    return ValueError(f"init_score: partition {index} has {n_rows} rows, where partition "
+                      f"{index} of X has {expected}: {OFFSET_LAYOUT}")
+
+
+def offset_pieces(init_score: Any) -> List[Any]:
+    """The row partitions of the Dask collection ``init_score`` (an array: whole rows per
+    block), as delayed objects."""
+    if not is_frame(init_score) and getattr(init_score, "ndim", 1) not in (1, 2):
+        raise ValueError(f"init_score has shape {init_score.shape}; expected (n_rows,) or "
+                         "(n_rows, n_outputs): one offset per row (per output)")
+    if not is_frame(init_score) and init_score.ndim == 2:
+        init_score = init_score.rechunk({1: -1})
+    return partitions(init_score)
+
+
+def known_rows(init_score: Any) -> Optional[Tuple[int, ...]]:
+    """The rows of every partition of the Dask collection ``init_score`` when Dask knows
+    them without computing it (an array of known chunk sizes), else None."""
+    chunks = getattr(init_score, "chunks", None)
+    if is_frame(init_score) or chunks is None or any(np.isnan(n) for n in chunks[0]):
+        return None
+    return tuple(int(n) for n in chunks[0])
+
+
+def persist_offsets(client: Any, init_score: Any, parts: Parts, timeout: float = TIMEOUT
+                    ) -> Tuple[List[Any], int]:
+    """The partitions of the Dask collection ``init_score`` (offsets of X's rows) computed
+    on the workers, once each is checked to line up with X's persisted partitions ``parts``
+    and to hold finite numbers (:func:`check_offsets`); and their number of columns (0:
+    one offset per row). Each wait at most ``timeout`` seconds.
+
+    Raises
+    ------
+    ValueError
+        Naming ``init_score``: other numbers of partitions, or of rows in a partition, than
+        X's; text, values that are not finite (by their row in the whole), or partitions of
+        different numbers of columns.
+    """
+    pieces = offset_pieces(init_score)
+    if len(pieces) != len(parts.futures):
+        raise offset_partitions_error(len(pieces), len(parts.futures))
+    rows = known_rows(init_score)
+    if rows is not None:
+        for i, (n, expected) in enumerate(zip(rows, parts.lengths)):
+            if n != expected:
+                raise offset_rows_error(i, n, int(expected))
+    futures = client.compute(pieces)
+    finished(client, futures, timeout, "computing the partitions of init_score")
+    checks = client.map(check_offsets, futures, range(len(futures)),
+                        parts.starts.tolist(), parts.lengths.tolist(), pure=False)
+    columns = results(client, checks, timeout, "checking the partitions of init_score")
+    for i, n in enumerate(columns):
+        if n != columns[0]:
+            raise ValueError(f"init_score: partition {i} has {max(n, 1)} column(s), "
+                             f"partition 0 {max(columns[0], 1)}; expected one shape for "
+                             "every partition, (n_rows,) or (n_rows, n_outputs)")
+    return futures, int(columns[0]) if columns else 0
+
+
+def check_offsets(part: Any, index: int, first_row: int, n_rows: int) -> int:
+    """The number of columns (0: one offset per row) of partition ``index`` of the offsets,
+    once it holds finite numbers for the ``n_rows`` rows of X's partition ``index``, whose
+    first row is row ``first_row`` of X.
+
+    Raises
+    ------
+    ValueError
+        Naming ``init_score`` and the partition, or the row in the whole.
+    """
+    values = np.asarray(part)
+    if values.ndim == 0 or values.shape[0] != n_rows:
+        raise offset_rows_error(index, values.shape[0] if values.ndim else 1, n_rows)
+    checked = check_init_score(values, n_rows, "init_score", first_row=first_row)
+    return 0 if checked.ndim == 1 else int(checked.shape[1])
 
 
 def check_partition(part: Any, index: int, columns: Optional[List[Any]],

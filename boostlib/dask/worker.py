@@ -49,13 +49,22 @@ def _worker_threads() -> int:
         return 1
 
 
+def joined_offsets(offsets: Any) -> Optional[np.ndarray]:
+    """This worker's rows' offsets: None, an array (cut from offsets in memory), or the
+    partitions of a Dask collection (arrays, Series or DataFrames), stacked in order."""
+    if offsets is None or isinstance(offsets, np.ndarray):
+        return offsets
+    return np.concatenate([np.asarray(part, dtype=np.float64) for part in offsets], axis=0)
+
+
 def fit_part(fit: str, rank: int, addresses: List[str], timeout: float,
              parts: List[Any], y: np.ndarray, weight: Optional[np.ndarray],
              params: Dict[str, Any], shard_parts: Tuple[Any, np.ndarray, int],
-             dataset_kw: Dict[str, Any], valid: List[Tuple[Any, Any, Any]],
-             valid_names: List[str]) -> Dict[str, Any]:
+             dataset_kw: Dict[str, Any], valid: List[Tuple[Any, Any, Any, Any]],
+             valid_names: List[str], offsets: Any = None) -> Dict[str, Any]:
     """Train on this worker's partitions as worker ``rank`` of the workers at
-    ``addresses`` (fit ``fit``).
+    ``addresses`` (fit ``fit``); ``offsets``: their rows' offsets (:func:`joined_offsets`),
+    and each validation set ``(X, y, weight, offsets)``.
 
     Returns the model (worker 0 only; the others return None), its fingerprint, the time
     and number of the sums this worker took part in, and the time of the whole fit. A
@@ -64,9 +73,10 @@ def fit_part(fit: str, rank: int, addresses: List[str], timeout: float,
     start = time.perf_counter()
     collective = DaskCollective(fit, rank, addresses, timeout)
     try:
-        train_set = Dataset(concat(parts), y, sample_weight=weight, **dataset_kw)
-        valid_sets = [Dataset(Xv, yv, sample_weight=wv, reference=train_set)
-                      for Xv, yv, wv in valid]
+        train_set = Dataset(concat(parts), y, sample_weight=weight,
+                            init_score=joined_offsets(offsets), **dataset_kw)
+        valid_sets = [Dataset(Xv, yv, sample_weight=wv, reference=train_set, init_score=iv)
+                      for Xv, yv, wv, iv in valid]
         mapper, bias, n_rows = shard_parts
         if params.get("n_jobs") is None:        # the worker's threads, not the machine's
             params = dict(params, n_jobs=_worker_threads())

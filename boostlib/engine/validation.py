@@ -210,10 +210,13 @@ def column_differences(expected: np.ndarray, got: np.ndarray, where: str) -> Opt
             f"{where} {shown(expected[j])}")
 
 
-def check_init_score(init_score: Any, n_rows: int, name: str = "init_score"
-                     ) -> Optional[np.ndarray]:
+def check_init_score(init_score: Any, n_rows: int, name: str = "init_score",
+                     first_row: int = 0) -> Optional[np.ndarray]:
     """Offsets of the raw scores (LightGBM's ``init_score``, XGBoost's ``base_margin``):
     None, or finite float64 of shape (n_rows,) or (n_rows, n_outputs).
+
+    ``first_row`` numbers the first of them in the messages (a partition's offsets are
+    rows ``first_row ...`` of the whole).
 
     Raises
     ------
@@ -230,7 +233,8 @@ def check_init_score(init_score: Any, n_rows: int, name: str = "init_score"
     bad = ~np.isfinite(arr)
     if bad.any():
         row = int(np.argmax(bad.any(axis=1) if arr.ndim == 2 else bad))
-        raise ValueError(f"{name}[{row}] is {arr.reshape(n_rows, -1)[row].tolist()}; "
+        raise ValueError(f"{name}[{first_row + row}] is "
+                         f"{arr.reshape(n_rows, -1)[row].tolist()}; "
                          "expected finite raw-score offsets (an offset is added to the raw "
                          "score, not a missing value)")
     return arr
@@ -248,13 +252,21 @@ def offsets(init_score: Optional[np.ndarray], n_outputs: int, name: str = "init_
     """
     if init_score is None:
         return None
+    check_offset_columns(init_score.shape, n_outputs, name)
     if init_score.ndim == 1:
         init_score = init_score[:, None]
-    if init_score.shape[1] != n_outputs:
-        raise ValueError(f"{name} has {init_score.shape[1]} column(s); the loss has "
-                         f"{n_outputs} output(s): expected shape ({init_score.shape[0]},"
-                         f"{' ' + str(n_outputs) if n_outputs > 1 else ''})")
     return np.ascontiguousarray(init_score.T)
+
+
+def check_offset_columns(shape: Tuple[int, ...], n_outputs: int, name: str = "init_score"
+                         ) -> None:
+    """ValueError naming ``name`` unless offsets of ``shape`` ((n_rows,) or
+    (n_rows, n_columns)) have one column per output of the loss (1-D: one column)."""
+    columns = 1 if len(shape) == 1 else int(shape[1])
+    if columns != n_outputs:
+        raise ValueError(f"{name} has {columns} column(s); the loss has "
+                         f"{n_outputs} output(s): expected shape ({shape[0]},"
+                         f"{' ' + str(n_outputs) if n_outputs > 1 else ''})")
 
 
 #: How a prediction's message about its columns starts (scikit-learn's words).
