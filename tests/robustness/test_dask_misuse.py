@@ -407,8 +407,8 @@ def test_a_partition_of_other_dtypes_is_named_with_its_column(client, spoil):
 
 
 def _text_pieces(n_parts=4, n=300, seed=4):
-    """Partitions with a text column ``t``: its categories are computed (``categorize``)
-    before the partitions are checked one by one."""
+    """Partitions with a text column ``t``: its labels are gathered (one pass over the
+    partitions) before the partitions are checked one by one."""
     rng = np.random.default_rng(seed)
     return [pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n),
                           "t": rng.choice(list("xyz"), n)}) for _ in range(n_parts)]
@@ -435,8 +435,8 @@ COLUMN_CHANGES = {
 def test_a_partition_of_other_columns_is_named_with_the_columns(client, change):
     """Columns renamed, missing, added or reordered in one partition (which a DataFrame
     built from files or a database declares as the first one's) are named with the
-    partition and what was declared, before any categories are computed: a text column
-    renamed gave pandas' bare KeyError from ``categorize``."""
+    partition and what was declared, before any labels are gathered: a text column
+    renamed gave pandas' bare KeyError from Dask's ``categorize``."""
     pieces = _text_pieces()
     y = pd.concat(pieces, ignore_index=True)["a"].to_numpy()
     spoil, expected = COLUMN_CHANGES[change]
