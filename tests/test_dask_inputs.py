@@ -131,6 +131,11 @@ def test_in_memory_offsets_with_dask_X(client):
                                local.predict(X, init_score=off), rtol=1e-9)
     np.testing.assert_allclose(model.predict(X, init_score=da.from_array(off, chunks=500)),
                                local.predict(X, init_score=off), rtol=1e-9)
+    # X in memory (cut by the estimator) with Dask offsets: computed, cut as y is
+    model = DaskBoostRegressor(client=client, **params).fit(
+        pd.DataFrame(X), y, init_score=da.from_array(off, chunks=700))
+    np.testing.assert_allclose(model.predict(X, init_score=off),
+                               local.predict(X, init_score=off), rtol=1e-9)
 
 
 def _poisson_dask(n=1200, chunks=400):
