@@ -278,3 +278,20 @@ def test_multilabel_misuse_is_refused_by_name(kwargs, y_of, match):
     X, Y = _labels(200)
     with pytest.raises(ValueError, match=match):
         BoostClassifier(n_estimators=2, **kwargs).fit(X, y_of(Y))
+
+
+def test_plots_draw_a_vector_tree_as_its_outputs_trees():
+    importorskip("matplotlib")
+    import matplotlib
+    matplotlib.use("Agg")
+    from boostlib.plotting import plot_importance, plot_tree
+    X, y = _data(seed=8)
+    clf = BoostClassifier(n_estimators=5, max_depth=3, grow_policy="depthwise",
+                          random_state=0, multi_strategy="multi_output_tree").fit(X, y)
+    tree = clf.model_.ensemble.trees[0].trees[0]
+    ax = plot_tree(clf, tree_index=0)
+    drawn = [t.get_text() for t in ax.texts]
+    n_splits = int(np.sum(tree.left >= 0))
+    assert sum("<=" in text or "in {" in text for text in drawn) >= n_splits
+    ax = plot_importance(clf)
+    assert len(ax.patches) >= 1
