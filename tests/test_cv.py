@@ -122,3 +122,32 @@ def test_callbacks_see_the_history_and_can_stop():
     frame = result.to_frame()
     assert isinstance(frame, pd.DataFrame) and list(frame.columns)[:2] == ["logloss-mean",
                                                                            "logloss-std"]
+
+
+def test_estimator_training_inputs_cross_validate_what_fit_trains():
+    """``training_inputs`` gives cv the parameters and rows fit would train on: a fold's
+    model is the estimator fitted on that fold's rows (three string classes, class weights,
+    early stopping from the estimator)."""
+    from boostlib import BoostClassifier
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(900, 4))
+    labels = np.array(["ant", "bee", "cat"])[np.argmax(X[:, :3] + rng.gumbel(size=(900, 3)),
+                                                       axis=1)]
+    est = BoostClassifier(n_estimators=200, learning_rate=0.5, max_depth=3,
+                          class_weight={"cat": 2.0}, early_stopping_rounds=4, random_state=0)
+    params, data, classes = est.training_inputs(X, labels)
+    assert list(classes) == ["ant", "bee", "cat"]
+    assert params["loss"] == "multiclass" and params["early_stopping_rounds"] == 4
+    np.testing.assert_array_equal(data.y, np.searchsorted(classes, labels))
+    np.testing.assert_array_equal(data.sample_weight, np.where(labels == "cat", 2.0, 1.0))
+    assert not hasattr(est, "_fitting_classes") and not hasattr(est, "model_")
+    result = cv(params, data, nfold=3, return_models=True)
+    best = result.best_iteration
+    assert len(result.history["multiclass-mean"]) == best + 5 < 200
+    fit_rows, held = result.folds[1]
+    alone = BoostClassifier(**{**est.get_params(), "n_estimators": best + 1,
+                               "early_stopping_rounds": None}).fit(X[fit_rows],
+                                                                   labels[fit_rows])
+    np.testing.assert_array_equal(result.oof_prediction[held], alone.predict_proba(X[held]))
+    with pytest.raises(ValueError, match="class_weight"):
+        BoostClassifier(class_weight="heavy").training_inputs(X, labels)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -86,6 +86,18 @@ def _same(a: Any, b: Any) -> bool:
         return bool(a is b or a == b)
     except Exception:  # noqa: BLE001 - e.g. arrays inside dicts
         return False
+
+
+class TrainingInputs(NamedTuple):
+    """What :meth:`BoostRegressor.training_inputs` gives: the arguments of
+    :func:`boostlib.train` and :func:`boostlib.cv` that ``fit`` would pass."""
+
+    #: The training parameters.
+    params: Dict[str, Any]
+    #: Every row, as ``fit`` codes, weights and groups them.
+    train_set: Dataset
+    #: A classifier's labels, in the order of the target's class indices (else None).
+    classes: Optional[np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -266,12 +278,7 @@ class _BaseBoost(BaseEstimator):
         init_model = self._warm_model()
         if init_model is not None and init_model.n_iterations == self.n_estimators:
             return self             # nothing to add (scikit-learn's GradientBoosting)
-        X = as_frame(X)
-        names = feature_names(X)
-        X, categorical = self._features(X)
-        y_enc = self._encode_y(y, X.shape[0])
-        row_weight = check_sample_weight(sample_weight, X.shape[0])
-        w = self._class_weights(y_enc, row_weight)
+        X, names, categorical, y_enc, row_weight, w = self._fit_inputs(X, y, sample_weight)
         params = self._training_params()
         rounds = self._stopping_rounds(y_enc.shape[0])
         if rounds is not None:
@@ -293,9 +300,7 @@ class _BaseBoost(BaseEstimator):
                     eval_init_score, init_score = [offsets[held]], offsets[fit_rows]
                 X, y_enc = _rows(X, fit_rows), y_enc[fit_rows]
                 w = None if w is None else w[fit_rows]
-        params["loss"], params["loss_params"] = self._loss_choice()
-        loss = registry.create("loss", params["loss"], params["loss_params"])
-        self._check_loss(loss)
+        params["loss"], params["loss_params"] = self._checked_loss()
         if init_model is not None:      # the iterations to add
             params["n_estimators"] = self.n_estimators - init_model.n_iterations
         train_set = Dataset(X, y_enc, sample_weight=w, feature_names=names,
@@ -310,6 +315,66 @@ class _BaseBoost(BaseEstimator):
                         "n_estimators": self.n_estimators}
         self._set_model(model, self._classes_of_fit())
         return self
+
+    def _fit_inputs(self, X: Any, y: Any, sample_weight: Any
+                    ) -> Tuple[Any, Any, Any, np.ndarray, Optional[np.ndarray],
+                               Optional[np.ndarray]]:
+        """``X`` for the training Dataset, its feature names and categorical features, the
+        encoded target, the user's row weights and the fit's row weights (a classifier's
+        ``class_weight`` multiplied in)."""
+        X = as_frame(X)
+        names = feature_names(X)
+        X, categorical = self._features(X)
+        y_enc = self._encode_y(y, X.shape[0])
+        row_weight = check_sample_weight(sample_weight, X.shape[0])
+        return X, names, categorical, y_enc, row_weight, self._class_weights(y_enc, row_weight)
+
+    def _checked_loss(self) -> Tuple[Any, Optional[Dict[str, Any]]]:
+        """The loss of this fit and its parameters (:meth:`_loss_choice`), refused when it
+        does not suit the estimator."""
+        spec, loss_params = self._loss_choice()
+        self._check_loss(registry.create("loss", spec, loss_params))
+        return spec, loss_params
+
+    def training_inputs(self, X: Any, y: Any, *, sample_weight: Any = None,
+                        group: Any = None, init_score: Any = None) -> TrainingInputs:
+        """The inputs of :func:`boostlib.train` and :func:`boostlib.cv` that :meth:`fit`
+        would build from ``(X, y)``, with no row held out: to cross-validate this
+        estimator's setting with :func:`boostlib.cv`, which holds out each fold in turn.
+
+        Parameters
+        ----------
+        X, y, sample_weight, init_score
+            As for :meth:`fit`.
+        group : array-like of int, optional
+            Query sizes (as for :meth:`BoostRanker.fit`).
+
+        Returns
+        -------
+        TrainingInputs
+            ``(params, train_set, classes)``: the training parameters (the loss as ``fit``
+            chooses it, e.g. ``"multiclass"`` for three classes; ``early_stopping_rounds``
+            set when the estimator's early stopping is on for ``len(y)`` rows, which
+            :func:`boostlib.cv` then applies to the folds' mean), the
+            :class:`~boostlib.Dataset` of every row (categorical features, ``class_weight``
+            and query groups as ``fit`` has them) and a classifier's labels (the classes
+            the target's indices stand for; None for other estimators). ``warm_start`` does
+            not apply.
+
+        Raises
+        ------
+        ValueError, TypeError
+            As :meth:`fit` would, for bad parameters or data.
+        """
+        self._check_params()
+        X, names, categorical, y_enc, _, w = self._fit_inputs(X, y, sample_weight)
+        params = self._training_params()
+        params["early_stopping_rounds"] = self._stopping_rounds(y_enc.shape[0])
+        params["loss"], params["loss_params"] = self._checked_loss()
+        train_set = Dataset(X, y_enc, sample_weight=w, feature_names=names,
+                            categorical_features=categorical, group=group,
+                            init_score=init_score)
+        return TrainingInputs(params, train_set, self._classes_of_fit())
 
     def _stopping_rounds(self, n_rows: int) -> Optional[int]:
         """The early stopping rounds of a fit of ``n_rows`` rows (None: no early stopping):
@@ -757,6 +822,18 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
         return self
 
     fit.__doc__ = _BaseBoost.fit.__doc__
+
+    def training_inputs(self, X: Any, y: Any, *, sample_weight: Any = None,
+                        group: Any = None, init_score: Any = None) -> TrainingInputs:
+        self._fitting_classes = None
+        self._y_columns = False         # (True once _encode_y reads a multilabel y)
+        try:
+            return super().training_inputs(X, y, sample_weight=sample_weight, group=group,
+                                           init_score=init_score)
+        finally:
+            del self._fitting_classes, self._y_columns
+
+    training_inputs.__doc__ = _BaseBoost.training_inputs.__doc__
 
     def _classes_of_fit(self) -> Optional[np.ndarray]:
         return self._fitting_classes
