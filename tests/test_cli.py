@@ -729,7 +729,8 @@ def test_early_stopping_without_eval_fraction_names_the_options(tmp_path, capsys
     message = _error(capsys, "train", data, "--target", "3", "--early-stopping-rounds", 10)
     assert message == ("boostlib: error: --early-stopping-rounds 10 needs held-out rows to "
                        "watch, but there are none; expected --eval-fraction F too (e.g. "
-                       "--eval-fraction 0.2 holds out 20% of the rows)")
+                       "--eval-fraction 0.2 holds out 20% of the rows), or --cv K (each "
+                       "fold's held-out rows)")
     assert "eval_set" not in message and not (tmp_path / "model.json").exists()
     code, out, err = _run(capsys, "train", data, "--target", "3", "--early-stopping-rounds", 3,
                           "--eval-fraction", 0.3, "-o", tmp_path / "m.json",

@@ -41,7 +41,16 @@ def estimator_from_parts(parts: model_files.ModelParts) -> Any:
     est = cls(**parts.params)
     model = Model.from_parts(parts)
     model.params = {**est.get_params(deep=False)}
-    est._set_model(model, parts.classes)
+    return install_model(est, model, parts.classes)
+
+
+def install_model(est: Any, model: Model, classes: Any = None) -> Any:
+    """Make ``est`` (a BoostClassifier, BoostRegressor or BoostRanker) the fitted estimator
+    of a trained :class:`~boostlib.Model` (and, for a classifier, of its labels ``classes``,
+    in the order of the model's class indices), as loading a model file does; return it.
+    Its predictions are then the model's (the command line predicts the out-of-fold rows of
+    ``train --cv`` so)."""
+    est._set_model(model, classes)
     return est
 
 

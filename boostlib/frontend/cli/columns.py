@@ -230,6 +230,18 @@ def fraction_option(text: str) -> float:
     return value
 
 
+def folds_option(text: str) -> int:
+    """argparse type of --cv: the number of folds, an int >= 2."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"expected the number of folds, an integer >= 2, got "
+                                         f"{text!r}")
+    return value
+
+
 def rounds_option(text: str) -> int:
     """argparse type of the demo's --early-stopping-rounds: an int >= 0."""
     try:

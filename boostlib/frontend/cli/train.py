@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 import time
+from dataclasses import dataclass
 from typing import Any, Dict, Optional
 
 import numpy as np
@@ -13,9 +15,9 @@ import numpy as np
 from ...io.tables import identifier_columns, read_table
 from ...plugin import registry
 from .columns import (MAX_CLASSES, MIN_CLASS_ROWS, TASK_RULE, categorical_parameter, class_index,
-                      column_list, column_name, feature_columns, fraction_option, listed,
-                      offset_column, plural, query_sizes, read_target, run_lengths, show_value,
-                      split_queries, split_rows)
+                      column_list, column_name, feature_columns, folds_option, fraction_option,
+                      listed, offset_column, plural, query_sizes, read_target, run_lengths,
+                      show_value, split_queries, split_rows)
 from .files import check_data_name, check_output
 from .options import TASKS, add_data_options, add_estimator_options, estimator_classes
 
@@ -115,16 +117,17 @@ def _check_plugin_params(params: Dict[str, Any]) -> None:
                          "are not sampled; expected --sampler NAME too")
 
 
-def check_parameters(cls: type, params: Dict[str, Any], eval_fraction: float) -> None:
+def check_parameters(cls: type, params: Dict[str, Any], eval_fraction: float,
+                     cv: Optional[int] = None) -> None:
     """Validate ``train``'s estimator parameters before the data is read, so that a bad
     value fails at once, not after reading a large file.
 
     Checks what needs no data: the values (``cls(**params)._check_params()``, as ``fit``
     does first), the sampler and update rule with their parameters, the loss when
     ``--loss`` names one, the ``--eval-metric`` names, ``--sampler-params`` without a
-    sampler, and ``--early-stopping-rounds`` without held-out rows. What depends on the
-    data (a loss that does not fit the task, a metric that does not fit the loss) is
-    checked by ``fit``.
+    sampler, and ``--early-stopping-rounds`` without held-out rows (neither
+    ``--eval-fraction`` nor ``--cv``). What depends on the data (a loss that does not fit
+    the task, a metric that does not fit the loss) is checked by ``fit``.
 
     Raises
     ------
@@ -148,17 +151,76 @@ def check_parameters(cls: type, params: Dict[str, Any], eval_fraction: float) ->
             create_metric(metric)
         except registry.PluginError as exc:
             raise registry.PluginError(f"eval_metric: {exc}") from None
-    if p["early_stopping_rounds"] is not None and eval_fraction == 0:
+    if p["early_stopping_rounds"] is not None and eval_fraction == 0 and cv is None:
         raise ValueError(f"--early-stopping-rounds {p['early_stopping_rounds']} needs held-out "
                          "rows to watch, but there are none; expected --eval-fraction F too "
-                         "(e.g. --eval-fraction 0.2 holds out 20% of the rows)")
+                         "(e.g. --eval-fraction 0.2 holds out 20% of the rows), or --cv K "
+                         "(each fold's held-out rows)")
 
 
-def run_train(args: argparse.Namespace) -> int:
-    check_data_name(args.data)
-    check_output(args.output, {"DATA": args.data}, "model.json")
-    categorical = list(dict.fromkeys(args.categorical or ()))
-    drop = list(dict.fromkeys(args.drop or ()))
+@dataclass
+class TrainingData:
+    """What ``train`` reads from DATA, as the options say: the rows to fit, their task and
+    the estimator to fit them with.
+
+    Attributes
+    ----------
+    table : Table
+    X : NamedMatrix
+        The feature columns (categorical ones coded, their levels in ``X.categories``).
+    y : ndarray
+        The target: class labels, numbers or relevance labels.
+    task : {"classification", "regression", "ranking"}
+    cls : type
+        BoostClassifier, BoostRegressor or BoostRanker.
+    params : dict
+        The estimator parameters given as options (and ``categorical_features``).
+    sizes : ndarray of int, optional
+        Query sizes in row order (``--group``).
+    offset : ndarray, optional
+        The ``--offset`` column.
+    """
+
+    table: Any
+    X: Any
+    y: np.ndarray
+    task: str
+    cls: type
+    params: Dict[str, Any]
+    sizes: Optional[np.ndarray] = None
+    offset: Optional[np.ndarray] = None
+
+
+def check_train_options(args: argparse.Namespace) -> None:
+    """Refuse options that do not go together, before anything is read: ``--group``
+    without ranking (and the converse), ``--group`` or ``--offset`` naming the target,
+    and the output files of the mode not chosen (``--output`` with ``--cv``, the
+    cross-validation outputs without it)."""
+    if args.cv is None:
+        for option, value in (("--cv-output", args.cv_output),
+                              ("--oof-output", args.oof_output)):
+            if value is not None:
+                raise ValueError(f"{option} {value!r} is for cross-validation; expected --cv K "
+                                 "with it (or no " + option + ")")
+        check_output(output_path(args), {"DATA": args.data}, "model.json")
+    else:
+        if args.output is not None:
+            raise ValueError(f"--output {args.output!r} is a model file, which --cv {args.cv} "
+                             "does not write (it trains one model per fold); expected "
+                             "--cv-output FILE.csv for the scores of every round, or no --cv "
+                             "to train the model")
+        if args.eval_fraction:
+            raise ValueError(f"--eval-fraction {args.eval_fraction:g} and --cv {args.cv} both "
+                             "choose the held-out rows; expected one of them (--cv holds out "
+                             "each fold in turn)")
+        outputs = [(o, v) for o, v in (("--cv-output", args.cv_output),
+                                       ("--oof-output", args.oof_output)) if v is not None]
+        for option, path in outputs:
+            check_output(path, {"DATA": args.data}, f"{option[2:]}.csv", option)
+        if len(outputs) == 2 and os.path.abspath(outputs[0][1]) == \
+                os.path.abspath(outputs[1][1]):
+            raise ValueError(f"--cv-output and --oof-output are both {outputs[0][1]!r}; "
+                             "expected two files")
     if (args.task == "ranking") != (args.group is not None):
         raise ValueError("--task ranking needs --group COLUMN (the query id of each row)"
                          if args.group is None else
@@ -171,11 +233,31 @@ def run_train(args: argparse.Namespace) -> int:
         raise ValueError(f"--offset {args.offset!r} is the "
                          f"{'--target' if args.offset == args.target else '--group'} column; "
                          "expected a column of raw-score offsets")
+
+
+def output_path(args: argparse.Namespace) -> str:
+    """The model file ``train`` writes (``--output``, default ``model.json``)."""
+    return "model.json" if args.output is None else args.output
+
+
+def read_training_data(args: argparse.Namespace) -> TrainingData:
+    """Check the options and parameters, read DATA and print what was read (the task line
+    on stderr; rows, features, task, categorical features and dropped columns on stdout).
+
+    Raises
+    ------
+    ValueError, TypeError, OSError
+        For bad options, parameters or data, naming the option, column or row.
+    """
+    check_data_name(args.data)
+    check_train_options(args)
+    categorical = list(dict.fromkeys(args.categorical or ()))
+    drop = list(dict.fromkeys(args.drop or ()))
     classes = estimator_classes()
     params = {name: getattr(args, name) for name in args.estimator_params
               if hasattr(args, name)}
     check_parameters(classes[TASKS.index(args.task) if args.task else 1], params,
-                     args.eval_fraction)
+                     args.eval_fraction, args.cv)
     table = read_table(args.data, args.header, args.sep, categorical=categorical)
     if args.group is not None and args.group not in table.columns:
         raise ValueError(f"--group {args.group!r}: {table.path} has no column {args.group!r}; "
@@ -191,7 +273,6 @@ def run_train(args: argparse.Namespace) -> int:
     cls = {"classification": classes[0], "regression": classes[1],
            "ranking": classes[2]}[task]
     params.update(categorical_parameter(cls, X, categorical, table.path))
-    model = cls(**params)
     if task == "classification":
         labels = [str(c) for c in np.unique(y).tolist()]
         described = "classes " + ", ".join(labels[:10]) + \
@@ -217,10 +298,20 @@ def run_train(args: argparse.Namespace) -> int:
               file=sys.stderr)
     if drop:
         print(f"dropped {plural(drop)}: {listed(drop, len(drop))}")
+    return TrainingData(table, X, y, task, cls, params, sizes, offset)
+
+
+def run_train(args: argparse.Namespace) -> int:
+    data = read_training_data(args)
+    if args.cv is not None:
+        from .cv import run_cv
+        return run_cv(args, data)
+    X, y, sizes, offset, cls = data.X, data.y, data.sizes, data.offset, data.cls
+    model = cls(**data.params)
     seed = getattr(args, "random_state", None)
-    fit_rows, eval_rows = (split_rows(table.n_rows, args.eval_fraction, seed) if sizes is None else
-                           split_queries(sizes, args.eval_fraction, seed))
-    if task == "classification" and eval_rows is not None:
+    fit_rows, eval_rows = (split_rows(data.table.n_rows, args.eval_fraction, seed)
+                           if sizes is None else split_queries(sizes, args.eval_fraction, seed))
+    if data.task == "classification" and eval_rows is not None:
         unseen = np.setdiff1d(y[eval_rows], y[fit_rows])
         if unseen.size:
             raise ValueError(f"--eval-fraction {args.eval_fraction:g} holds out every row of "
@@ -249,8 +340,9 @@ def run_train(args: argparse.Namespace) -> int:
         eval_offset = None if offset is None else offset[eval_rows]
         print(f"evaluation on {eval_rows.size} held-out rows: "
               f"{evaluation(model, eval_set[0][0], eval_set[0][1], eval_group, eval_offset)}")
-    model.save_model(args.output)
-    print(f"model written to {args.output}")
+    output = output_path(args)
+    model.save_model(output)
+    print(f"model written to {output}")
     return 0
 
 
@@ -266,8 +358,8 @@ def add_train(sub: Any) -> None:
     train.add_argument("data", metavar="DATA", help="training data (CSV, TSV or Parquet)")
     train.add_argument("--target", required=True, metavar="COLUMN", type=column_name,
                        help="name of the target column (its 0-based index without a header)")
-    train.add_argument("--output", "-o", default="model.json", metavar="MODEL.json",
-                       help="model file to write (default: model.json)")
+    train.add_argument("--output", "-o", default=None, metavar="MODEL.json",
+                       help="model file to write (default: model.json); not with --cv")
     train.add_argument("--task", choices=TASKS, default=None,
                        help=f"default: inferred from the target and printed on stderr: "
                             f"{TASK_RULE} (see 'task:' below)")
@@ -294,5 +386,26 @@ def add_train(sub: Any) -> None:
                        metavar="COLS",
                        help="comma-separated columns to leave out of the features (e.g. an ID); "
                             "'predict' ignores them too")
+    folds = train.add_argument_group(
+        "cross-validation", "--cv K trains no model file: it cross-validates the options' "
+                            "estimator with boostlib.cv and prints the mean and standard "
+                            "deviation over the folds of every score, by iteration")
+    folds.add_argument("--cv", type=folds_option, default=None, metavar="K",
+                       help="K-fold cross-validation instead of one model: each of K folds "
+                            "(stratified by class for classification, whole queries for "
+                            "ranking, drawn with --random-state, 0 when not given) is held "
+                            "out in turn and scored after every iteration; "
+                            "--early-stopping-rounds stops every fold when the mean of the "
+                            "first score (the first --eval-metric, else the loss) has not "
+                            "improved for N iterations")
+    folds.add_argument("--cv-output", default=None, metavar="FILE.csv",
+                       help="with --cv: write the mean and standard deviation of every score "
+                            "at every iteration as CSV (columns iteration, <score>-mean, "
+                            "<score>-std, ...)")
+    folds.add_argument("--oof-output", default=None, metavar="FILE.csv",
+                       help="with --cv: write every row's out-of-fold prediction (by the model "
+                            "of the fold that held it out, at the best iteration with early "
+                            "stopping) as CSV, in file order: its fold, then the columns "
+                            "'boostlib predict' writes")
     add_data_options(train)
     train.set_defaults(func=run_train, estimator_params=add_estimator_options(train))
