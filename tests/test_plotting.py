@@ -53,12 +53,23 @@ def _texts(ax, gid):
 
 
 # -- learning curves ---------------------------------------------------------------------------
+def _curves(ax):
+    """The learning-curve lines of a panel (not the best-iteration marks)."""
+    return [line for line in ax.get_lines() if line.get_gid() != "best_iteration"]
+
+
+def _best_lines(ax):
+    return [line for line in ax.get_lines() if line.get_gid() == "best_iteration"]
+
+
 def test_learning_curves_of_update_rules_on_one_axes(plt, higgs_small, tmp_path):
     X, y, Xt, yt = higgs_small
     rules = [u for u in ("sgb", "sglb", "agbm") if u in available("update")]
     models = [BoostClassifier(n_estimators=15, max_depth=3, update=u, random_state=0)
               .fit(X, y, eval_set=[(Xt, yt)]) for u in rules]
-    ax = plot_learning_curves(models, title="update rules")
+    axes = plot_learning_curves(models, title="update rules", best_iteration=False)
+    assert isinstance(axes, np.ndarray) and axes.shape == (1,)
+    ax = axes[0]
     _render(ax, tmp_path / "curves.png")
 
     lines = ax.get_lines()
@@ -76,8 +87,8 @@ def test_learning_curves_of_update_rules_on_one_axes(plt, higgs_small, tmp_path)
     colors = [lines[2 * i].get_color() for i in range(len(rules))]
     assert len(set(colors)) == len(rules)
     assert all(lines[2 * i + 1].get_color() == colors[i] for i in range(len(rules)))
-    assert ax.get_ylabel() == "logloss" and ax.get_xlabel() == "iteration"
-    assert ax.get_title() == "update rules"
+    assert ax.get_ylabel() == "logloss" and ax.get_xlabel() == "iterations"
+    assert ax.get_title() == "logloss" and ax.figure.get_suptitle() == "update rules"
 
 
 def test_learning_curves_from_dicts_labels_and_dataset_selection(plt, higgs_small, tmp_path):
@@ -85,8 +96,8 @@ def test_learning_curves_from_dicts_labels_and_dataset_selection(plt, higgs_smal
     fits = {lr: BoostClassifier(n_estimators=10 + i, max_depth=2, learning_rate=lr,
                                 random_state=0).fit(X, y, eval_set=[(Xt, yt), (X[:300], y[:300])])
             for i, lr in enumerate((0.05, 0.3))}
-    # a mapping label -> evals_result_ dict
-    ax = plot_learning_curves({f"lr={lr}": m.evals_result_ for lr, m in fits.items()})
+    # a mapping label -> evals_result_ dict: no best iteration to mark
+    (ax,) = plot_learning_curves({f"lr={lr}": m.evals_result_ for lr, m in fits.items()})
     _render(ax, tmp_path / "dicts.png")
     assert [line.get_label() for line in ax.get_lines()] == [
         f"lr={lr}: {d}" for lr in (0.05, 0.3) for d in ("train", "valid_0", "valid_1")]
@@ -97,18 +108,21 @@ def test_learning_curves_from_dicts_labels_and_dataset_selection(plt, higgs_smal
     # explicit labels, only the validation set, on a given axes
     fig, ax2 = plt.subplots()
     out = plot_learning_curves(list(fits.values()), ["slow", "fast"], datasets=["valid_0"],
-                               ax=ax2, logy=True)
-    assert out is ax2
+                               ax=ax2, logy=True, best_iteration=False)
+    assert list(out) == [ax2]
     assert [line.get_label() for line in ax2.get_lines()] == ["slow: valid_0", "fast: valid_0"]
     assert ax2.get_yscale() == "log"
 
     # a single model, and default labels that would collide get numbered
-    one = plot_learning_curves(fits[0.05])
+    (one,) = plot_learning_curves(fits[0.05], best_iteration=False)
     assert [line.get_label() for line in one.get_lines()] == [
         "sgb: train", "sgb: valid_0", "sgb: valid_1"]
-    both = plot_learning_curves(list(fits.values()), datasets=["train"])
-    assert [line.get_label() for line in both.get_lines()] == ["sgb (0): train",
-                                                              "sgb (1): train"]
+    (both,) = plot_learning_curves(list(fits.values()), datasets=["train"])
+    assert [line.get_label() for line in _curves(both)] == ["sgb (0): train",
+                                                           "sgb (1): train"]
+    # the models have a validation set: their best iterations are marked
+    assert [line.get_xdata()[0] for line in _best_lines(both)] == [
+        m.best_iteration_ + 1 for m in fits.values()]
 
 
 def test_learning_curves_errors(plt, higgs_small):
@@ -124,6 +138,120 @@ def test_learning_curves_errors(plt, higgs_small):
         plot_learning_curves([BoostClassifier()])
     with pytest.raises(TypeError):
         plot_learning_curves(42)
+    with pytest.raises(ValueError, match="metric=.* distinct"):
+        plot_learning_curves(model, metric=["logloss", "logloss"])
+
+
+@pytest.fixture(scope="module")
+def early_stopped(higgs_small):
+    """A classifier with an AUC metric that stopped early on its eval set."""
+    X, y, Xt, yt = higgs_small
+    model = BoostClassifier(n_estimators=400, learning_rate=0.5, max_depth=4,
+                            eval_metric="auc", early_stopping_rounds=8, random_state=0
+                            ).fit(X, y, eval_set=[(Xt, yt)])
+    curve = model.evals_result_["valid_0"]["auc"]
+    assert model.best_iteration_ == int(np.argmax(curve)) and len(curve) < 400
+    return model
+
+
+def test_one_panel_per_metric_with_the_best_iteration_marked(plt, early_stopped, tmp_path):
+    model = early_stopped
+    best = model.best_iteration_
+    for source in (model, model.model_):
+        axes = plot_learning_curves(source, title="HIGGS")
+        _render(axes[0], tmp_path / "panels.png")
+        assert len(axes) == 2 and [ax.get_title() for ax in axes] == ["logloss", "auc"]
+        assert len(axes[0].figure.axes) == 2 and axes[0].figure is axes[1].figure
+        logloss, auc = axes
+        # the loss panel: the training and validation loss; the AUC panel: validation only
+        assert [line.get_label() for line in _curves(logloss)] == ["sgb: train",
+                                                                    "sgb: valid_0"]
+        assert [line.get_label() for line in _curves(auc)] == ["sgb: valid_0"]
+        np.testing.assert_array_equal(_curves(auc)[0].get_ydata(),
+                                      model.evals_result_["valid_0"]["auc"])
+        np.testing.assert_array_equal(_curves(logloss)[0].get_ydata(),
+                                      model.evals_result_["train"]["logloss"])
+        for ax in axes:         # the best iteration: a vertical line at best + 1 iterations
+            (mark,) = _best_lines(ax)
+            assert list(mark.get_xdata()) == [best + 1, best + 1]
+            assert mark.get_label() == f"sgb: best_iteration {best}"
+            assert mark.get_color() == _curves(ax)[-1].get_color()
+            assert _texts(ax, "best_iteration") == [f"{best + 1} iterations"]
+            assert mark.get_label() in [t.get_text() for t in ax.get_legend().get_texts()]
+        plt.close("all")
+    # without validation data the best iteration is the last one: nothing is marked
+    X = np.random.default_rng(0).normal(size=(300, 3))
+    plain = BoostRegressor(n_estimators=5, max_depth=2).fit(X, X[:, 0])
+    (ax,) = plot_learning_curves(plain)
+    assert _best_lines(ax) == [] and _texts(ax, "best_iteration") == []
+    (ax,) = plot_learning_curves(model, metric="auc", best_iteration=False)
+    assert _best_lines(ax) == []
+
+
+def test_metric_order_and_given_axes(plt, early_stopped):
+    fig, given = plt.subplots(1, 2)
+    axes = plot_learning_curves(early_stopped, metric=["auc", "logloss"], ax=given)
+    assert list(axes) == list(given)
+    assert [ax.get_title() for ax in axes] == ["auc", "logloss"]
+    with pytest.raises(ValueError, match="ax holds 1 axes for 2 panels"):
+        plot_learning_curves(early_stopped, ax=given[0])
+    with pytest.raises(ValueError, match="ax holds 2 axes for 1 panels"):
+        plot_learning_curves(early_stopped, metric="auc", ax=given)
+    # four metrics: panels three to a row
+    from boostlib import Dataset, train
+    X, y = np.random.default_rng(1).normal(size=(400, 3)), None
+    y = (X[:, 0] > 0).astype(float)
+    model = train({"n_estimators": 6, "eval_metric": ["auc", "accuracy", "average_precision"]},
+                  Dataset(X, y), valid_sets=[Dataset(X[:100], y[:100])])
+    axes = plot_learning_curves(model)
+    assert [ax.get_title() for ax in axes] == ["logloss", "auc", "accuracy",
+                                               "average_precision"]
+    assert len(axes[0].figure.axes) == 4
+    rows = sorted({round(ax.get_position().y0, 3) for ax in axes})
+    assert len(rows) == 2
+
+
+def test_cv_result_mean_with_a_std_band_and_its_best_iteration(plt, higgs_small, tmp_path):
+    from matplotlib.collections import PolyCollection
+
+    from boostlib import Dataset, cv
+
+    X, y, _, _ = higgs_small
+    result = cv({"n_estimators": 200, "learning_rate": 0.5, "max_depth": 3,
+                 "eval_metric": "auc", "random_state": 0}, Dataset(X, y), nfold=3,
+                early_stopping_rounds=5)
+    best = result.best_iteration
+    n = len(result.history["auc-mean"])
+    assert n == best + 6
+    axes = plot_learning_curves(result)
+    _render(axes[0], tmp_path / "cv.png")
+    assert [ax.get_title() for ax in axes] == ["logloss", "auc"]
+    for ax, name in zip(axes, ("logloss", "auc")):
+        (line,) = _curves(ax)
+        assert line.get_label() == "3-fold cv: valid (mean ± std)"
+        np.testing.assert_array_equal(line.get_xdata(), np.arange(1, n + 1))
+        np.testing.assert_array_equal(line.get_ydata(), result.history[f"{name}-mean"])
+        (band,) = [c for c in ax.collections if c.get_gid() == "std_band"]
+        assert isinstance(band, PolyCollection)
+        vertices = band.get_paths()[0].vertices
+        mean = np.array(result.history[f"{name}-mean"])
+        std = np.array(result.history[f"{name}-std"])
+        # the band's outline runs along mean + std and mean - std
+        for x, upper, lower in ((1, mean[0] + std[0], mean[0] - std[0]),
+                                (n, mean[-1] + std[-1], mean[-1] - std[-1])):
+            at = vertices[np.isclose(vertices[:, 0], x)][:, 1]
+            assert np.isclose(at.max(), upper) and np.isclose(at.min(), lower)
+        (mark,) = _best_lines(ax)
+        assert list(mark.get_xdata()) == [best + 1, best + 1]
+    # beside a model, with labels
+    estimator = BoostClassifier(n_estimators=20, max_depth=3, eval_metric="auc",
+                                random_state=0).fit(X[:1000], y[:1000],
+                                                    eval_set=[(X[1000:], y[1000:])])
+    axes = plot_learning_curves({"cv": result, "holdout": estimator}, metric="auc")
+    assert [line.get_label() for line in _curves(axes[0])] == ["cv: valid (mean ± std)",
+                                                               "holdout: valid_0"]
+    assert [line.get_xdata()[0] for line in _best_lines(axes[0])] == [
+        best + 1, estimator.best_iteration_ + 1]
 
 
 # -- importance ----------------------------------------------------------------------------------
@@ -456,27 +584,31 @@ def test_multiclass_learning_curves_of_estimator_and_model(plt, three_classes, h
                                                            tmp_path):
     clf = _fit_multiclass(three_classes, n_estimators=6)
     for source in (clf, clf.model_):
-        ax = plot_learning_curves(source)
+        (ax,) = plot_learning_curves(source)
         _render(ax, tmp_path / "mc_curves.png")
-        lines = ax.get_lines()
+        lines = _curves(ax)
         assert [line.get_label() for line in lines] == ["sgb: train", "sgb: valid_0"]
         for line, d in zip(lines, ("train", "valid_0")):
             curve = clf.evals_result_[d]["multiclass"]
             assert len(curve) == 6
             np.testing.assert_array_equal(line.get_ydata(), curve)
-        assert ax.get_ylabel() == "multiclass"
+        assert ax.get_ylabel() == "multiclass" and ax.get_title() == "multiclass"
         plt.close("all")
-    ax = plot_learning_curves({"3 classes": clf.model_}, metric="multiclass",
-                              datasets=["valid_0"])
+    (ax,) = plot_learning_curves({"3 classes": clf.model_}, metric="multiclass",
+                                 datasets=["valid_0"], best_iteration=False)
     assert [line.get_label() for line in ax.get_lines()] == ["3 classes: valid_0"]
     with pytest.raises(ValueError, match=r"metric 'logloss'.*\['multiclass'\]"):
         plot_learning_curves(clf, metric="logloss")
-    # a binary and a multiclass model on one axes: each its own loss
+    # a binary and a multiclass model: each its own loss, in its own panel
     X, y, Xt, yt = higgs_small
     binary = BoostClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y)
-    ax = plot_learning_curves({"binary": binary, "multiclass": clf}, datasets=["train"])
-    assert [len(line.get_ydata()) for line in ax.get_lines()] == [3, 6]
-    assert ax.get_ylabel() == "logloss, multiclass"
+    axes = plot_learning_curves({"binary": binary, "multiclass": clf}, datasets=["train"])
+    assert [ax.get_title() for ax in axes] == ["logloss", "multiclass"]
+    assert [[line.get_label() for line in _curves(ax)] for ax in axes] == [
+        ["binary: train"], ["multiclass: train"]]
+    # a model's best iteration is marked where its curves are
+    assert [len(_best_lines(ax)) for ax in axes] == [0, 1]
+    assert [len(ax.get_lines()[0].get_ydata()) for ax in axes] == [3, 6]
 
 
 def test_multiclass_importance_sums_the_gain_of_every_class(plt, three_classes, tmp_path):

@@ -126,20 +126,45 @@ def _describe(model: Any) -> str:
     return label
 
 
+@dataclass
+class _Curves:
+    """One model's curves: ``{data set: {metric: values}}``, a CV result's standard
+    deviations in the same shape (``bands``), and the best iteration to mark (0-based)."""
+
+    label: str
+    result: EvalsResult
+    bands: EvalsResult = field(default_factory=dict)
+    best: Optional[int] = None
+
+
+def _is_cv_result(obj: Any) -> bool:
+    from ..booster.cv import CVResult
+    return isinstance(obj, CVResult)
+
+
+def _cv_curves(result: Any) -> Tuple[EvalsResult, EvalsResult]:
+    """A :class:`~boostlib.CVResult`'s history as the held-out folds' curves: the means,
+    and the standard deviations, of every score, under the data set ``"valid"``."""
+    from ..booster.cv import VALID
+    means = {k[:-len("-mean")]: v for k, v in result.history.items() if k.endswith("-mean")}
+    stds = {k[:-len("-std")]: v for k, v in result.history.items() if k.endswith("-std")}
+    return {VALID: means}, {VALID: stds}
+
+
 def _curve_sources(models_or_evals_results: Any,
-                   labels: Optional[Sequence[str]]) -> List[Tuple[str, EvalsResult]]:
-    """``[(label, evals_result), ...]`` from the accepted input forms."""
+                   labels: Optional[Sequence[str]]) -> List[_Curves]:
+    """The curves of every model, from the accepted input forms."""
     obj = models_or_evals_results
     if _is_evals_result(obj) or hasattr(obj, "evals_result_") or hasattr(obj, "get_params") \
-            or _is_model(obj):
+            or _is_model(obj) or _is_cv_result(obj):
         items: List[Tuple[Optional[str], Any]] = [(None, obj)]
     elif isinstance(obj, Mapping):
         items = [(str(k), v) for k, v in obj.items()]
     elif isinstance(obj, Sequence) and not isinstance(obj, str):
         items = [(None, v) for v in obj]
     else:
-        raise TypeError("models_or_evals_results must be a fitted estimator, a Model, an "
-                        "evals_result_ dict, or a list or dict of those; got "
+        raise TypeError("models_or_evals_results must be a fitted estimator, a Model, a "
+                        "CVResult, an evals_result_ dict, or a list or dict of those; got "
                         + type(obj).__name__)
     if not items:
         raise ValueError("models_or_evals_results is empty")
@@ -150,21 +175,43 @@ def _curve_sources(models_or_evals_results: Any,
         items = [(label, v) for label, (_, v) in zip(labels, items)]
     sources = []
     for i, (label, item) in enumerate(items):
+        bands: EvalsResult = {}
+        best: Optional[int] = None
         if _is_evals_result(item):
             result = item
             default = f"model {i}"
+        elif _is_cv_result(item):
+            result, bands = _cv_curves(item)
+            best = int(item.best_iteration)
+            default = f"{len(item.folds)}-fold cv"
         else:
-            result = item.evals_result if _is_model(item) else \
-                getattr(item, "evals_result_", None)
+            model = item if _is_model(item) else \
+                getattr(item, "model_", None) if _fitted(item) else None
+            result = None if model is None else model.evals_result
             if result is None:
                 raise ValueError(f"item {i} ({type(item).__name__}) has no evals_result_: "
-                                 "pass fitted estimators, Models or their evals_result_ "
-                                 "dicts")
+                                 "pass fitted estimators, Models, CVResults or their "
+                                 "evals_result_ dicts")
+            # the best iteration of the last validation set (without one: the last)
+            if any(name != "train" for name in result) and model.best_iteration is not None:
+                best = int(model.best_iteration)
             default = _describe(item)
-        sources.append((label if label is not None else default, result))
-    if labels is None and len({s[0] for s in sources}) < len(sources):
-        sources = [(f"{label} ({i})", result) for i, (label, result) in enumerate(sources)]
+        sources.append(_Curves(label if label is not None else default, result, bands, best))
+    if labels is None and len({s.label for s in sources}) < len(sources):
+        for i, source in enumerate(sources):
+            source.label = f"{source.label} ({i})"
     return sources
+
+
+def _fitted(estimator: Any) -> bool:
+    """Whether an estimator is fitted (scikit-learn's ``__sklearn_is_fitted__``)."""
+    check = getattr(estimator, "__sklearn_is_fitted__", None)
+    if check is not None:
+        return bool(check())
+    try:
+        return getattr(estimator, "evals_result_", None) is not None
+    except Exception:  # noqa: BLE001 - an unfitted estimator's property raising
+        return False
 
 
 def _dataset_style(name: str, valid_styles: Dict[str, str]) -> str:
@@ -175,100 +222,192 @@ def _dataset_style(name: str, valid_styles: Dict[str, str]) -> str:
     return valid_styles[name]
 
 
-def _default_metric(result: Dict[str, Dict[str, Any]]) -> str:
-    """The score a model's curves are drawn for: its loss, the first score of its training
-    curve, else (a loss without values) the first score of its first data set."""
-    for name in ("train", *result):
-        if result.get(name):
-            return next(iter(result[name]))
-    raise ValueError("the evals_result holds no curve to plot")
+def _panels(sources: List[_Curves], metric: Any,
+            datasets: Optional[Sequence[str]]) -> Tuple[List[str], Dict[str, List[str]]]:
+    """The metrics to draw, one panel each, and each model's data sets to draw from.
+
+    Without ``metric``: every metric any model records, in the order met (each model's
+    data sets in order, their metrics in order). With it: those named, each recorded by
+    every model on one of its data sets at least."""
+    names: Dict[str, List[str]] = {}
+    for source in sources:
+        found = list(source.result) if datasets is None else \
+            [d for d in datasets if d in source.result]
+        if datasets is not None and not found:
+            raise ValueError(f"{source.label}: none of datasets={list(datasets)} is in its "
+                             f"evals_result_ (it has {list(source.result)})")
+        names[source.label] = found
+    if metric is None:
+        metrics: List[str] = []
+        for source in sources:
+            for name in names[source.label]:
+                metrics += [m for m in source.result[name] if m not in metrics]
+        if not metrics:
+            raise ValueError("the evals_result holds no curve to plot")
+        return metrics, names
+    metrics = [metric] if isinstance(metric, str) else [str(m) for m in metric]
+    if not metrics or len(set(metrics)) != len(metrics):
+        raise ValueError(f"metric={metric!r} is invalid; expected a metric name or a list of "
+                         "distinct names")
+    for source in sources:
+        recorded = list(dict.fromkeys(m for name in names[source.label]
+                                      for m in source.result[name]))
+        for key in metrics:
+            if key not in recorded:
+                where = names[source.label]
+                raise ValueError(f"{source.label}: metric {key!r} is not recorded for "
+                                 f"{where[0] if len(where) == 1 else where} (it has "
+                                 f"{recorded})")
+    return metrics, names
+
+
+def _panel_axes(ax: Any, n: int) -> np.ndarray:
+    """``n`` axes: ``ax`` (one Axes for one panel, else a sequence of ``n``), or a new
+    figure of ``n`` panels, three to a row."""
+    if ax is None:
+        plt = _pyplot()
+        n_cols = min(n, 3)
+        n_rows = math.ceil(n / n_cols)
+        fig, grid = plt.subplots(n_rows, n_cols, figsize=(5.2 * n_cols, 3.9 * n_rows),
+                                 squeeze=False, layout="constrained")
+        flat = list(grid.ravel())
+        for extra in flat[n:]:
+            fig.delaxes(extra)
+        axes = flat[:n]
+    elif hasattr(ax, "plot"):
+        axes = [ax]
+    else:
+        axes = list(np.ravel(np.asarray(ax, dtype=object)))
+    if len(axes) != n:
+        raise ValueError(f"ax holds {len(axes)} axes for {n} panels (one per metric); "
+                         f"expected {n} axes, ax=None, or metric= naming "
+                         f"{'one metric' if len(axes) == 1 else f'{len(axes)} metrics'}")
+    out = np.empty(n, dtype=object)
+    out[:] = axes
+    return out
 
 
 def plot_learning_curves(models_or_evals_results: Any, labels: Optional[Sequence[str]] = None,
-                         *, metric: Optional[str] = None,
+                         *, metric: Union[str, Sequence[str], None] = None,
                          datasets: Optional[Sequence[str]] = None,
-                         ax: Optional["Axes"] = None, title: Optional[str] = None,
-                         logy: bool = False) -> "Axes":
-    """Plot the loss after every boosting iteration, for one or several models.
+                         ax: Any = None, title: Optional[str] = None,
+                         logy: bool = False, best_iteration: bool = True) -> np.ndarray:
+    """Plot every score after every boosting iteration, one panel per metric, for one or
+    several models.
 
-    Every model gets one colour; its data sets are told apart by the line style: the
-    training loss (``"train"``) dashed, the first validation set (``"valid_0"``) solid,
-    further validation sets dash-dotted and dotted. Each line is labelled
-    ``"<model label>: <data set>"`` in the legend.
+    Each panel is titled with its metric and holds that metric's curves only: for every
+    model, every data set that records it. Every model gets one colour; its data sets are
+    told apart by the line style: the training loss (``"train"``) dashed, the first
+    validation set (``"valid_0"``, or a CV result's ``"valid"``) solid, further validation
+    sets dash-dotted and dotted. Each line is labelled ``"<model label>: <data set>"`` in
+    the legend. The x axis counts iterations: the point at ``x`` is the model after ``x``
+    iterations.
+
+    A :class:`~boostlib.CVResult` draws the mean over the held-out folds of every score,
+    with a band of ± one standard deviation around it.
+
+    The best iteration of a model with validation data (``best_iteration_``, a Model's
+    ``best_iteration``: the best score of the last validation set, where early stopping
+    truncates the model) or of a CV result is marked in every panel by a dotted vertical
+    line of the model's colour at ``x = best_iteration + 1`` (the iterations the best model
+    holds), labelled ``"<model label>: best_iteration <k>"`` in the legend and ``"<k + 1>
+    iterations"`` at the top of the line. A continued model's curves hold its new
+    iterations only, while its best iteration counts them all: it is marked only when it
+    falls on its curves.
 
     Parameters
     ----------
-    models_or_evals_results : estimator, Model, dict, or list or dict of those
+    models_or_evals_results : estimator, Model, CVResult, dict, or list or dict of those
         Fitted estimators (their ``evals_result_`` is plotted), :class:`boostlib.Model`
-        instances (their ``evals_result``) or ``evals_result_`` dictionaries
-        (``{data set: {metric: [value per iteration]}}``). A dict mapping a label to one of
-        those gives the labels.
+        instances (their ``evals_result``), :class:`~boostlib.CVResult` instances (their
+        ``history``) or ``evals_result_`` dictionaries (``{data set: {metric: [value per
+        iteration]}}``). A dict mapping a label to one of those gives the labels.
     labels : list of str, optional
         One label per model. By default the dict keys, else each estimator's (or Model's)
-        update rule (and sampler), else ``"model i"``.
-    metric : str, optional
-        The metric to plot (a key of the inner dictionaries). By default each model's loss
-        (the first score of its training curve: ``"logloss"`` for a binary classifier,
-        ``"multiclass"`` for a classifier of more than two classes, ``"mse"`` for a
-        regressor), on every data set that records it: one metric per model, never a
-        metric of one data set beside another metric of another. Models of different
-        losses can share the axes; the y label then lists their metrics.
+        update rule (and sampler), ``"<k>-fold cv"`` for a CV result, else ``"model i"``.
+    metric : str or list of str, optional
+        The metrics to plot, one panel each, in this order; every model must record each
+        of them on one of its data sets. By default every metric any model records, in
+        the order met: the loss first (``"logloss"`` for a binary classifier,
+        ``"multiclass"`` for more classes, ``"mse"`` for a regressor), then the metrics of
+        ``eval_metric``. Models of different losses can be drawn together: each loss
+        gets its panel.
     datasets : list of str, optional
         Data sets to plot, e.g. ``["valid_0"]``. By default every data set of every model.
-    ax : matplotlib Axes, optional
-        Where to draw; a new figure is made when None.
+    ax : matplotlib Axes or sequence of Axes, optional
+        Where to draw: one Axes per panel (a single Axes for a single panel). A new figure
+        of one panel per metric (three to a row) is made when None.
     title : str, optional
-        Title of the axes.
+        Title of the figure (its ``suptitle``); each panel's title is its metric.
     logy : bool, default False
-        Use a logarithmic y axis.
+        Use logarithmic y axes.
+    best_iteration : bool, default True
+        Mark the best iterations; False draws the curves alone.
 
     Returns
     -------
-    matplotlib.axes.Axes
-        The axes drawn on.
+    numpy.ndarray of matplotlib.axes.Axes
+        The panels drawn on, one per metric, in order (``axes[0].figure`` is the figure).
+        The best-iteration lines have the gid ``"best_iteration"`` (their labels, the
+        texts of that gid), the standard-deviation bands of CV results ``"std_band"``.
 
     Raises
     ------
     ImportError
         When matplotlib is not installed.
     ValueError
-        For an unfitted estimator, an unknown ``metric`` or ``datasets`` entry, or a
-        ``labels`` list of the wrong length.
+        For an unfitted estimator, an unknown ``metric`` or ``datasets`` entry, a
+        ``labels`` list of the wrong length, or ``ax`` holding another number of axes
+        than panels.
     """
     sources = _curve_sources(models_or_evals_results, labels)
-    ax = _new_axes(ax, (7.0, 4.5))
+    metrics, names = _panels(sources, metric, datasets)
+    axes = _panel_axes(ax, len(metrics))
     colors = _pyplot().rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
-    valid_styles: Dict[str, str] = {}
-    metrics_used = []
-    n_lines = 0
-    for (label, result), color in zip(sources, itertools.cycle(colors)):
-        names = list(result) if datasets is None else [d for d in datasets if d in result]
-        if datasets is not None and not names:
-            raise ValueError(f"{label}: none of datasets={list(datasets)} is in its "
-                             f"evals_result_ (it has {list(result)})")
-        key = metric if metric is not None else _default_metric(result)
-        if metric is None and datasets is None:
-            names = [name for name in names if key in result[name]]
-        for name in names:
-            curves = result[name]
-            if key not in curves:
-                raise ValueError(f"{label}: metric {key!r} is not recorded for {name!r} "
-                                 f"(it has {list(curves)})")
-            if key not in metrics_used:
-                metrics_used.append(key)
-            values = np.asarray(curves[key], dtype=np.float64)
-            ax.plot(np.arange(1, values.size + 1), values, color=color,
-                    linestyle=_dataset_style(name, valid_styles), label=f"{label}: {name}")
-            n_lines += 1
-    ax.set_xlabel("iteration")
-    ax.set_ylabel(", ".join(metrics_used) if metrics_used else "loss")
-    if logy:
-        ax.set_yscale("log")
+    for key, panel in zip(metrics, axes):
+        valid_styles: Dict[str, str] = {}
+        for source, color in zip(sources, itertools.cycle(colors)):
+            drawn = 0
+            for name in names[source.label]:
+                values = source.result[name].get(key)
+                if values is None:
+                    continue
+                values = np.asarray(values, dtype=np.float64)
+                x = np.arange(1, values.size + 1)
+                std = source.bands.get(name, {}).get(key)
+                label = f"{source.label}: {name}" + (" (mean ± std)" if std is not None
+                                                      else "")
+                panel.plot(x, values, color=color,
+                           linestyle=_dataset_style(name, valid_styles), label=label)
+                if std is not None:
+                    std = np.asarray(std, dtype=np.float64)
+                    panel.fill_between(x, values - std, values + std, color=color,
+                                       alpha=0.2, linewidth=0, gid="std_band")
+                drawn = max(drawn, values.size)
+            if best_iteration and source.best is not None and 0 <= source.best < drawn:
+                _mark_best(panel, source.best, color, source.label)
+        panel.set_title(key)
+        panel.set_xlabel("iterations")
+        panel.set_ylabel(key)
+        if logy:
+            panel.set_yscale("log")
+        if panel.get_lines():
+            panel.legend(fontsize="small")
     if title is not None:
-        ax.set_title(title)
-    if n_lines:
-        ax.legend()
-    return ax
+        axes[0].figure.suptitle(title)
+    return axes
+
+
+def _mark_best(ax: "Axes", best: int, color: Any, label: str) -> None:
+    """A dotted vertical line at ``best + 1`` iterations, labelled in the legend
+    (``"<label>: best_iteration <best>"``) and at the top of the panel (``"<best + 1>
+    iterations"``)."""
+    x = best + 1
+    ax.axvline(x, color=color, linestyle=":", linewidth=1.2, gid="best_iteration",
+               label=f"{label}: best_iteration {best}")
+    ax.annotate(f"{x} iterations", xy=(x, 1.0), xycoords=("data", "axes fraction"),
+                xytext=(2, -2), textcoords="offset points", ha="left", va="top",
+                rotation=90, fontsize="x-small", color=color, gid="best_iteration")
 
 
 # -- feature importance -------------------------------------------------------------------------
