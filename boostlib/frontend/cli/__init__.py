@@ -1,7 +1,8 @@
 """The ``boostlib`` command: ``demo``, ``train``, ``predict``, ``export`` and ``plugins``.
 
 One module per subcommand (:mod:`~boostlib.frontend.cli.demo`,
-:mod:`~boostlib.frontend.cli.train`, :mod:`~boostlib.frontend.cli.predict`,
+:mod:`~boostlib.frontend.cli.train`, with its cross-validation mode ``--cv K`` in
+:mod:`~boostlib.frontend.cli.cv`, :mod:`~boostlib.frontend.cli.predict`,
 :mod:`~boostlib.frontend.cli.export`, :mod:`~boostlib.frontend.cli.plugins`) over shared
 parts: the estimator parameters as options (:mod:`~boostlib.frontend.cli.options`), what
 ``train`` reads from a table (:mod:`~boostlib.frontend.cli.columns`) and the files the

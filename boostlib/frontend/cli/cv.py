@@ -109,8 +109,9 @@ def history_csv(result: CVResult) -> str:
 
 def oof_csv(result: CVResult, data: TrainingData, classes: Any) -> str:
     """``--oof-output``: every row's prediction by its fold's model, in file order: the fold
-    (0-based) then the columns of ``boostlib predict`` (:func:`prediction_rows`), each
-    fold's model in an estimator of the options' class as ``predict`` would load it."""
+    (0-based) then the columns of ``boostlib predict``
+    (:func:`~boostlib.frontend.cli.predict.prediction_rows`), each fold's model in an
+    estimator of the options' class as ``predict`` would load it."""
     assert result.models is not None
     header: Sequence[str] = ()
     rows: List[Any] = [None] * data.table.n_rows
