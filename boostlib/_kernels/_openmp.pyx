@@ -10,6 +10,8 @@ and warns once. The ``spawn`` and ``forkserver`` start methods keep every thread
 import os
 import warnings
 
+from ._cpu_limits import usable_cpus
+
 _forked = False
 _warned = False
 
@@ -67,11 +69,13 @@ def effective_n_threads(n_jobs=None):
     Parameters
     ----------
     n_jobs : int or None
-        ``None`` means every core the process may use (``OMP_NUM_THREADS`` caps it);
-        a positive number is a count, capped at the number of cores the process may use
+        ``None`` means every core the process may use (``OMP_NUM_THREADS`` caps it); a
+        positive number is a count, capped at the number of cores the process may use
         (more threads than cores only make OpenMP's threads wait for each other); a negative
         number counts back from the number of cores (``-1`` = all, ``-2`` = all but one), as
-        in joblib.
+        in joblib. The cores the process may use are the fewest of its CPU affinity mask,
+        its control groups' CPU quota (a container's ``--cpus``) and ``os.cpu_count()``
+        (:func:`boostlib._kernels._cpu_limits.usable_cpus`).
 
     Returns
     -------
@@ -85,10 +89,7 @@ def effective_n_threads(n_jobs=None):
             f"n_jobs={n_jobs!r} is invalid; expected None, a positive or a negative integer")
     if boostlib_openmp_enabled() == 0:
         return 1
-    try:
-        n_cpus = len(os.sched_getaffinity(0))
-    except AttributeError:
-        n_cpus = os.cpu_count() or 1
+    n_cpus = usable_cpus()
     if n_jobs is None:
         n = max(1, min(n_cpus, boostlib_omp_max_threads()))
     elif n_jobs < 0:

@@ -386,9 +386,12 @@ the same model every time.""", None, "int",
               "rows to bin) differs from run to run, and the held-out rows are drawn with "
               "seed 0"),
     Parameter("n_jobs", None, "int", """\
-Threads for the kernels (None: all cores; negative counts back from all cores). In a process
-forked after boostlib was imported, one thread (with a warning): OpenMP threads hang after a
-fork; see ``docs/estimators.md``.""", _n_jobs, "int"),
+Threads for the kernels (None: all cores; negative counts back from all cores). The cores
+are those the process may use: the fewest of its CPU affinity mask, its control group's CPU
+quota (a container's ``--cpus``, a Kubernetes CPU limit) and the machine's cores;
+``OMP_NUM_THREADS`` caps the default. In a process forked after boostlib was imported, one
+thread (with a warning): OpenMP threads hang after a fork; see ``docs/estimators.md``.""",
+              _n_jobs, "int"),
     Parameter("verbose", 0, "bool or int", """\
 ``True``: show the progress of the fit on stderr with the current losses and metrics (a tqdm
 bar when tqdm is installed, otherwise a log line every tenth of the iterations); an int

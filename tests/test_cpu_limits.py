@@ -1,0 +1,267 @@
+"""The default thread count: the CPUs the process may use (affinity mask, cgroup v2 and v1
+CPU quota, os.cpu_count()), with the control-group files faked in temporary folders."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from boostlib import BoostRegressor
+from boostlib._kernels import _cpu_limits
+from boostlib._kernels._openmp import effective_n_threads, openmp_enabled
+from boostlib.builtin.losses import MSELoss
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("max 100000\n", None),
+    ("max\n", None),
+    ("200000 100000\n", 2),
+    ("150000 100000\n", 2),          # 1.5 CPUs: 2 threads (ceil)
+    ("50000 100000\n", 1),           # half a CPU: still 1
+    ("100000\n", 1),                 # the period defaults to the kernel's 100000
+    ("400000 50000", 8),
+    ("", None),
+    ("abc 100000", None),
+    ("200000 abc", None),
+    ("1.5 1", None),
+    ("0 100000", None),
+    ("-5 100000", None),
+    ("100000 0", None),
+    ("1 2 3", None),
+    (None, None),
+])
+def test_cpu_max_text(text, expected):
+    assert _cpu_limits.parse_cpu_max(text) == expected
+
+
+@pytest.mark.parametrize("quota, period, expected", [
+    ("-1\n", "100000\n", None),
+    ("250000\n", "100000\n", 3),
+    ("100000", "100000", 1),
+    ("1", "100000", 1),
+    ("x", "100000", None),
+    ("200000", "", None),
+    ("200000", None, None),
+    (None, "100000", None),
+    ("0", "100000", None),
+])
+def test_cfs_quota_text(quota, period, expected):
+    assert _cpu_limits.parse_cfs(quota, period) == expected
+
+
+def _proc(tmp_path, mountinfo, cgroup):
+    proc = tmp_path / "proc"
+    proc.mkdir()
+    (proc / "mountinfo").write_text(mountinfo)
+    (proc / "cgroup").write_text(cgroup)
+    return str(proc)
+
+
+def _write(folder, **files):
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name.replace("__", ".")).write_text(text)
+
+
+def _v2_line(point, root="/"):
+    return f"30 23 0:26 {root} {point} rw,nosuid,nodev - cgroup2 cgroup2 rw,nsdelegate\n"
+
+
+def _v1_line(point, root="/", options="rw,cpu,cpuacct"):
+    return f"32 31 0:29 {root} {point} rw,relatime - cgroup cgroup {options}\n"
+
+
+OTHER_MOUNTS = ("22 1 253:1 / / rw,relatime - ext4 /dev/vda rw\n"
+                "23 22 0:21 / /proc rw - proc proc rw\n")
+
+
+def test_cgroup_v2_container_quota(tmp_path):
+    # a container: its own group is the root of the mount, /proc/self/cgroup says "/"
+    cg = tmp_path / "sys" / "fs" / "cgroup"
+    _write(cg, cpu__max="200000 100000\n")
+    proc = _proc(tmp_path, OTHER_MOUNTS + _v2_line(cg), "0::/\n")
+    assert _cpu_limits.read_cgroup_cpu_limit(proc) == 2
+
+
+def test_cgroup_v2_no_quota_and_missing_file(tmp_path):
+    cg = tmp_path / "cg"
+    _write(cg, cpu__max="max 100000\n")
+    assert _cpu_limits.read_cgroup_cpu_limit(_proc(tmp_path, _v2_line(cg), "0::/\n")) is None
+    os.remove(cg / "cpu.max")
+    assert _cpu_limits.read_cgroup_cpu_limit(str(tmp_path / "proc")) is None
+
+
+def test_cgroup_v2_parents_cap_their_children(tmp_path):
+    # a host process in /a/b: the quota of /a (4 CPUs) and of /a/b (1.5 -> 2) both apply
+    cg = tmp_path / "cg"
+    _write(cg / "a", cpu__max="400000 100000\n")
+    _write(cg / "a" / "b", cpu__max="150000 100000\n")
+    proc = _proc(tmp_path, _v2_line(cg), "0::/a/b\n")
+    assert _cpu_limits.read_cgroup_cpu_limit(proc) == 2
+    (cg / "a" / "b" / "cpu.max").write_text("max 100000\n")
+    assert _cpu_limits.read_cgroup_cpu_limit(proc) == 4
+    # a sibling group's quota does not count
+    _write(cg / "a" / "c", cpu__max="100000 100000\n")
+    assert _cpu_limits.read_cgroup_cpu_limit(proc) == 4
+
+
+def test_cgroup_v2_group_mounted_as_root(tmp_path):
+    # no cgroup namespace: the container's group /docker/x is mounted as the root
+    cg = tmp_path / "cg"
+    _write(cg, cpu__max="300000 100000\n")
+    proc = _proc(tmp_path, _v2_line(cg, root="/docker/x"), "0::/docker/x\n")
+    assert _cpu_limits.read_cgroup_cpu_limit(proc) == 3
+
+
+def test_cgroup_v1_quota(tmp_path):
+    cpu = tmp_path / "cgroup" / "cpu,cpuacct"
+    _write(cpu / "docker" / "x", cpu__cfs_quota_us="100000\n", cpu__cfs_period_us="100000\n")
+    _write(cpu, cpu__cfs_quota_us="-1\n", cpu__cfs_period_us="100000\n")
+    mounts = OTHER_MOUNTS + _v1_line(cpu) + _v1_line(tmp_path / "memory", options="rw,memory")
+    cgroup = "5:memory:/docker/x\n3:cpu,cpuacct:/docker/x\n1:name=systemd:/docker/x\n"
+    assert _cpu_limits.read_cgroup_cpu_limit(_proc(tmp_path, mounts, cgroup)) == 1
+
+
+def test_cgroup_v1_no_quota(tmp_path):
+    cpu = tmp_path / "cpu"
+    _write(cpu, cpu__cfs_quota_us="-1\n", cpu__cfs_period_us="100000\n")
+    proc = _proc(tmp_path, _v1_line(cpu, options="rw,cpu"), "2:cpuacct:/\n1:cpu:/\n")
+    assert _cpu_limits.read_cgroup_cpu_limit(proc) is None
+
+
+def test_hybrid_hierarchies_take_the_smaller_quota(tmp_path):
+    cpu, unified = tmp_path / "cpu", tmp_path / "unified"
+    _write(cpu, cpu__cfs_quota_us="600000\n", cpu__cfs_period_us="100000\n")
+    _write(unified, cpu__max="250000 100000\n")
+    proc = _proc(tmp_path, _v1_line(cpu, options="rw,cpu") + _v2_line(unified),
+                 "1:cpu:/\n0::/\n")
+    assert _cpu_limits.read_cgroup_cpu_limit(proc) == 3
+
+
+def test_mount_points_with_escaped_spaces(tmp_path):
+    cg = tmp_path / "my cgroup"
+    _write(cg, cpu__max="100000 100000\n")
+    line = _v2_line(str(cg).replace(" ", "\\040"))
+    assert _cpu_limits.read_cgroup_cpu_limit(_proc(tmp_path, line, "0::/\n")) == 1
+
+
+@pytest.mark.parametrize("mountinfo, cgroup, files", [
+    ("garbage\n\n- - -\n1 2 3 - x\n", "0::/\n", {"cpu__max": "100000 100000"}),
+    (None, "0::/\n", {"cpu__max": "100000 100000"}),           # no mountinfo
+    ("v2", None, {"cpu__max": "100000 100000"}),                # no cgroup file
+    ("v2", "garbage without colons\n", {"cpu__max": "100000 100000"}),
+    ("v2", "0::/\n", {"cpu__max": "lots of CPUs"}),
+    ("v2", "0::/\n", {"cpu__max": "\x00\xff"}),
+    ("v1", "1:cpu:/\n", {"cpu__cfs_quota_us": "100000"}),       # no period file
+    ("v1", "1:cpu:/\n", {"cpu__cfs_quota_us": "1e5", "cpu__cfs_period_us": "100000"}),
+])
+def test_malformed_or_absent_files_set_no_limit(tmp_path, mountinfo, cgroup, files):
+    cg = tmp_path / "cg"
+    _write(cg, **files)
+    line = {"v2": _v2_line(cg), "v1": _v1_line(cg, options="rw,cpu")}.get(mountinfo,
+                                                                          mountinfo)
+    proc = tmp_path / "proc"
+    proc.mkdir()
+    if line is not None:
+        (proc / "mountinfo").write_text(line)
+    if cgroup is not None:
+        (proc / "cgroup").write_text(cgroup)
+    assert _cpu_limits.read_cgroup_cpu_limit(str(proc)) is None
+
+
+def test_unreadable_proc_folder_sets_no_limit(tmp_path):
+    assert _cpu_limits.read_cgroup_cpu_limit(str(tmp_path / "absent")) is None
+
+
+@pytest.mark.parametrize("affinity, quota, count, expected", [
+    (64, None, 64, 64),
+    (64, 2, 64, 2),             # a 2-CPU container on a 64-core host
+    (3, 8, 64, 3),              # taskset to 3 CPUs
+    (None, 5, 64, 5),           # a platform without affinity
+    (None, None, 12, 12),
+    (None, None, None, 1),      # nothing known: one thread
+    (8, None, None, 8),
+])
+def test_usable_cpus_is_the_smallest_limit(monkeypatch, affinity, quota, count, expected):
+    monkeypatch.setattr(_cpu_limits, "affinity_cpus", lambda: affinity)
+    monkeypatch.setattr(_cpu_limits, "cgroup_cpu_limit", lambda: quota)
+    monkeypatch.setattr(_cpu_limits.os, "cpu_count", lambda: count)
+    assert _cpu_limits.usable_cpus() == expected
+
+
+def test_affinity_of_this_process():
+    if not hasattr(os, "sched_getaffinity"):
+        assert _cpu_limits.affinity_cpus() is None
+    else:
+        assert _cpu_limits.affinity_cpus() == len(os.sched_getaffinity(0))
+
+
+class _ThreadsSeen(MSELoss):
+    """MSE that records the thread counts training hands it (in the class: training may
+    work on a copy of the instance)."""
+
+    seen: list = []
+
+    def gradient_hessian(self, y, raw, gradient, hessian, n_threads=1):
+        _ThreadsSeen.seen.append(n_threads)
+        super().gradient_hessian(y, raw, gradient, hessian, n_threads)
+
+
+def _threads_of_default_fit():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 4))
+    _ThreadsSeen.seen = []
+    BoostRegressor(n_estimators=3, loss=_ThreadsSeen()).fit(X, X[:, 0])
+    return _ThreadsSeen.seen
+
+
+@pytest.mark.skipif(not openmp_enabled(), reason="built without OpenMP: always one thread")
+def test_a_container_quota_caps_the_default_fit(monkeypatch):
+    monkeypatch.setattr(_cpu_limits, "affinity_cpus", lambda: 64)
+    monkeypatch.setattr(_cpu_limits.os, "cpu_count", lambda: 64)
+    monkeypatch.setattr(_cpu_limits, "cgroup_cpu_limit", lambda: 1)
+    assert effective_n_threads(None) == 1
+    assert effective_n_threads(-1) == 1
+    assert effective_n_threads(16) == 1
+    seen = _threads_of_default_fit()
+    assert seen and set(seen) == {1}
+
+
+_AFFINITY_SCRIPT = textwrap.dedent("""
+    import os, sys
+    import numpy as np
+    from boostlib import BoostRegressor
+    from boostlib.builtin.losses import MSELoss
+    from boostlib._kernels._openmp import effective_n_threads
+
+    # boostlib (and OpenMP) loaded with every CPU; now the process may use one
+    before = effective_n_threads(None)
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+    class Seen(MSELoss):
+        seen = []
+        def gradient_hessian(self, y, raw, gradient, hessian, n_threads=1):
+            Seen.seen.append(n_threads)
+            super().gradient_hessian(y, raw, gradient, hessian, n_threads)
+
+    X = np.random.default_rng(0).normal(size=(500, 4))
+    BoostRegressor(n_estimators=3, loss=Seen()).fit(X, X[:, 0])
+    print(before, effective_n_threads(None), sorted(set(Seen.seen)))
+""")
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs sched_setaffinity")
+@pytest.mark.skipif(not openmp_enabled(), reason="built without OpenMP: always one thread")
+def test_an_affinity_mask_of_one_cpu_gives_one_thread():
+    if _cpu_limits.usable_cpus() < 2:
+        pytest.skip("this process may use one CPU only: nothing to restrict")
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    out = subprocess.run([sys.executable, "-c", _AFFINITY_SCRIPT], capture_output=True,
+                         text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    before, after, seen = out.stdout.strip().split(" ", 2)
+    assert int(before) >= 2          # OpenMP's own count stays at the CPUs it started with
+    assert int(after) == 1
+    assert seen == "[1]"
