@@ -75,6 +75,16 @@ def first_unsorted(values: np.ndarray, n_borders: np.ndarray) -> int:
     return int(np.searchsorted(ends, step_down[0], side="right"))
 
 
+def border_sample(n_rows: int, subsample: int,
+                  rng: Optional[np.random.Generator] = None) -> np.ndarray:
+    """The rows (sorted, intp) that borders are computed on when ``n_rows`` exceed
+    ``subsample``: ``subsample`` of them drawn without replacement by ``rng`` (default: a
+    generator seeded with 0). Data read in batches draws its sample here too, so that it
+    gets the borders of the same rows in memory."""
+    rng = rng if rng is not None else np.random.default_rng(0)
+    return np.sort(rng.choice(n_rows, subsample, replace=False)).astype(np.intp)
+
+
 class BorderViews(Sequence):
     """``BinMapper.borders_``: feature ``f``'s borders, a read-only view of the border
     table, made when asked for (no array is kept per feature).
@@ -212,8 +222,7 @@ class BinMapper:
         n = X.shape[0]
         rows = np.empty(0, dtype=np.intp)
         if n > self.subsample:
-            rng = rng if rng is not None else np.random.default_rng(0)
-            rows = np.sort(rng.choice(n, self.subsample, replace=False)).astype(np.intp)
+            rows = border_sample(n, self.subsample, rng)
         cat = (np.zeros(X.shape[1], dtype=bool) if categorical is None
                else np.asarray(categorical, dtype=bool))
         # The sorted sample, a block of features at a time: one work array of at most

@@ -36,9 +36,19 @@ def label_column(dtype: Any) -> bool:
 
 
 def sorted_levels(values: Any) -> List[Any]:
-    """The levels of labels ``values`` (distinct, none missing) that carry no order of their
-    own (text): sorted, numbers and text apart (by type name, then value)."""
-    return sorted(values, key=lambda v: (str(type(v)), v))
+    """The levels of labels ``values`` (none missing) that carry no order of their
+    own (text): distinct, sorted, numbers and text apart (by type name, then value; text
+    alone: Python's string order, as Arrow text columns are sorted)."""
+    return sorted(set(values), key=lambda v: (str(type(v)), v))
+
+
+def label_kind(dtype: Any) -> Optional[str]:
+    """How a pandas column of ``dtype`` is coded: ``"dictionary"`` (a ``category``: its
+    categories are the levels, in order), ``"text"`` (``object`` or ``string``: its sorted
+    distinct values), None (numbers)."""
+    if str(getattr(dtype, "name", dtype)) == "category":
+        return "dictionary"
+    return "text" if label_column(dtype) else None
 
 
 def categorical_spec(spec: Any) -> List[Any]:

@@ -217,6 +217,35 @@ def _dictionary_codes(pa: Any, column: Any, name: str, label: str
     return codes, levels
 
 
+def arrow_kind(pa: Any, field: Any) -> str:
+    """How :func:`from_arrow` reads a column of an Arrow schema ``field``: ``"dictionary"``
+    (categories whose levels are its dictionary, in order), ``"text"`` (categories whose
+    levels are its sorted values; a polars ``Categorical`` too), ``"number"`` (numbers,
+    booleans, nulls), or ``"other"`` (refused: dates, lists, ...)."""
+    t = field.type
+    if pa.types.is_dictionary(t):
+        return "text" if _unordered_categories(field) else "dictionary"
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or \
+            getattr(pa.types, "is_string_view", lambda t: False)(t):
+        return "text"
+    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t) \
+            or pa.types.is_null(t):
+        return "number"
+    return "other"
+
+
+def arrow_table(X: Any) -> Any:
+    """An Arrow table (see :func:`is_arrow_table`) as a ``pyarrow.Table``."""
+    pa = _pyarrow(X)
+    if isinstance(X, pa.RecordBatch):
+        return pa.Table.from_batches([X])
+    if isinstance(X, pa.Table):
+        return X
+    if hasattr(type(X), "__arrow_c_stream__"):
+        return pa.table(X)
+    return X.to_arrow()                 # a polars DataFrame older than the stream interface
+
+
 def from_arrow(X: Any, name: str = "X") -> NamedMatrix:
     """An Arrow table (see :func:`is_arrow_table`) as a :class:`NamedMatrix`.
 
@@ -230,26 +259,14 @@ def from_arrow(X: Any, name: str = "X") -> NamedMatrix:
     """
     pa = _pyarrow(X)
     pc = pa.compute
-    if isinstance(X, pa.RecordBatch):
-        table = pa.Table.from_batches([X])
-    elif isinstance(X, pa.Table):
-        table = X
-    elif hasattr(type(X), "__arrow_c_stream__"):
-        table = pa.table(X)
-    else:                               # a polars DataFrame older than the stream interface
-        table = X.to_arrow()
+    table = arrow_table(X)
     names = list(table.column_names)
     kinds: List[Tuple[str, Any]] = []
     for label, column, field in zip(names, table.columns, table.schema):
         t = column.type
-        if pa.types.is_dictionary(t):
-            kinds.append(("text" if _unordered_categories(field) else "dictionary", column))
-        elif pa.types.is_string(t) or pa.types.is_large_string(t) or \
-                getattr(pa.types, "is_string_view", lambda t: False)(t):
-            kinds.append(("text", column))
-        elif pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t) \
-                or pa.types.is_null(t):
-            kinds.append(("number", column))
+        kind = arrow_kind(pa, field)
+        if kind != "other":
+            kinds.append((kind, column))
         elif pa.types.is_temporal(t):
             raise _type_error(name, label, t, "dates or durations; expected numbers, text or "
                               "categories: convert them to numbers first (e.g. seconds since "
