@@ -18,10 +18,11 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from ..engine.callbacks import CallbackLike, IterationInfo, as_callback
-from ..engine.dataset import Dataset
+from .._kernels._openmp import effective_n_threads
+from ..engine.dataset import BatchDataset, Dataset
 from ..engine.frames import Columns
 from ..engine.random_streams import seed_sequence, stream_rng
-from ..plugin import registry
+from ..plugin import checks, registry
 from .model import Model
 from .training import default_loss, train
 
@@ -284,8 +285,14 @@ def _out_of_fold(train_set: Dataset, splits: Sequence[Tuple[np.ndarray, np.ndarr
     out: Optional[np.ndarray] = None
     for (_, held), model in zip(splits, models):
         held_set = train_set.subset(held)
-        X = held_set.X.to_array() if isinstance(held_set.X, Columns) else held_set.X
-        pred = model.predict(X, init_score=held_set.init_score)
+        if isinstance(held_set, BatchDataset):      # no values: the rows binned again
+            threads = effective_n_threads(model.params.get("n_jobs"))
+            bins = held_set.binned(model.ensemble.bin_mapper, threads)
+            pred = checks.response(model.loss, model.ensemble.predict_binned(bins, threads))
+            del bins
+        else:
+            X = held_set.X.to_array() if isinstance(held_set.X, Columns) else held_set.X
+            pred = model.predict(X, init_score=held_set.init_score)
         if out is None:
             out = np.empty((train_set.n_rows,) + pred.shape[1:])
         out[held] = pred

@@ -223,7 +223,7 @@ class _BaseBoost(BaseEstimator):
     def _encode_y(self, y: Any, n_rows: int) -> np.ndarray:
         return check_y(y, n_rows)
 
-    def fit(self, X: Any, y: Any, sample_weight: Any = None,
+    def fit(self, X: Any, y: Any = None, sample_weight: Any = None,
             eval_set: Optional[Sequence[Tuple[Any, Any]]] = None,
             eval_sample_weight: Optional[Sequence[Any]] = None,
             callbacks: Optional[Sequence[CallbackLike]] = None, *, init_score: Any = None,
@@ -232,16 +232,20 @@ class _BaseBoost(BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like of shape (n_samples, n_features), or Dataset
             Features; NaN marks a missing value. Categorical features: see
-            ``categorical_features``.
+            ``categorical_features``. A :class:`boostlib.Dataset` (e.g. from
+            :meth:`~boostlib.Dataset.from_batches`, for data larger than memory) brings its
+            target, weights, offsets and categorical features: ``y``, ``sample_weight``
+            and ``init_score`` are then not given, and ``categorical_features`` stays
+            ``"auto"``.
         y : array-like of shape (n_samples,)
             Targets: numbers for a regressor, class labels (two or more) for a
-            classifier.
+            classifier. Required unless ``X`` is a Dataset.
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative row weights (multiply gradients and hessians); a classifier's
             ``class_weight`` multiplies them.
-        eval_set : list of (X, y) pairs, optional
+        eval_set : list of (X, y) pairs or Datasets, optional
             Validation sets; their loss is recorded in ``evals_result_`` every iteration and
             the last one drives ``early_stopping_rounds``.
         eval_sample_weight : list of array-like, optional
@@ -278,18 +282,19 @@ class _BaseBoost(BaseEstimator):
         init_model = self._warm_model()
         if init_model is not None and init_model.n_iterations == self.n_estimators:
             return self             # nothing to add (scikit-learn's GradientBoosting)
+        if isinstance(X, Dataset):
+            return self._fit_dataset(X, y, sample_weight=sample_weight, eval_set=eval_set,
+                                     eval_sample_weight=eval_sample_weight,
+                                     callbacks=callbacks, group=group,
+                                     init_score=init_score, eval_group=eval_group,
+                                     eval_init_score=eval_init_score, init_model=init_model)
         X, names, categorical, y_enc, row_weight, w = self._fit_inputs(X, y, sample_weight)
         params = self._training_params()
         rounds = self._stopping_rounds(y_enc.shape[0])
         if rounds is not None:
             params["early_stopping_rounds"] = rounds
             if eval_set is None:        # hold out validation_fraction of the rows
-                fit_rows, held = holdout(
-                    y_enc.shape[0], self.validation_fraction,
-                    stream_rng(seed_sequence(self.random_state), "validation"),
-                    classes=(y_enc if self._classes_of_fit() is not None and y_enc.ndim == 1
-                             else None),
-                    group=check_group(group, y_enc.shape[0]))
+                fit_rows, held = self._holdout(y_enc, check_group(group, y_enc.shape[0]))
                 eval_set = [(_rows(X, held), _rows(np.asarray(y), held))]
                 eval_sample_weight = [None if row_weight is None else row_weight[held]]
                 if group is not None:
@@ -300,14 +305,35 @@ class _BaseBoost(BaseEstimator):
                     eval_init_score, init_score = [offsets[held]], offsets[fit_rows]
                 X, y_enc = _rows(X, fit_rows), y_enc[fit_rows]
                 w = None if w is None else w[fit_rows]
-        params["loss"], params["loss_params"] = self._checked_loss()
-        if init_model is not None:      # the iterations to add
-            params["n_estimators"] = self.n_estimators - init_model.n_iterations
+        self._choose_loss(params, init_model)
         train_set = Dataset(X, y_enc, sample_weight=w, feature_names=names,
                             categorical_features=categorical, group=group,
                             init_score=init_score)
         valid = self._valid_sets(eval_set, eval_sample_weight, train_set, eval_group,
                                  eval_init_score)
+        return self._train(params, train_set, valid, callbacks, init_model)
+
+    def _holdout(self, y_enc: np.ndarray, group: Optional[np.ndarray]
+                 ) -> Tuple[np.ndarray, np.ndarray]:
+        """``(fit_rows, held)``: the rows early stopping holds out (``validation_fraction``
+        of them, drawn from ``random_state``'s ``"validation"`` stream; by class for a
+        classifier, whole queries with groups)."""
+        return holdout(y_enc.shape[0], self.validation_fraction,
+                       stream_rng(seed_sequence(self.random_state), "validation"),
+                       classes=(y_enc if self._classes_of_fit() is not None and y_enc.ndim == 1
+                                else None),
+                       group=group)
+
+    def _choose_loss(self, params: Dict[str, Any], init_model: Optional[Model]) -> None:
+        """Put the loss of this fit (checked) and the iterations to run in ``params``."""
+        params["loss"], params["loss_params"] = self._checked_loss()
+        if init_model is not None:      # the iterations to add
+            params["n_estimators"] = self.n_estimators - init_model.n_iterations
+
+    def _train(self, params: Dict[str, Any], train_set: Dataset, valid: List[Dataset],
+               callbacks: Any, init_model: Optional[Model]):
+        """Train on ``train_set`` with ``params`` (:meth:`_choose_loss`) and keep the
+        model."""
         model = train(params, train_set, valid_sets=valid, callbacks=callbacks or [],
                       init_model=init_model)
         # the model records the estimator's own parameters (its loss as the user gave it)
@@ -375,6 +401,46 @@ class _BaseBoost(BaseEstimator):
                             categorical_features=categorical, group=group,
                             init_score=init_score)
         return TrainingInputs(params, train_set, self._classes_of_fit())
+
+    def _fit_dataset(self, data: Dataset, y: Any, *, sample_weight: Any, eval_set: Any,
+                     eval_sample_weight: Any, callbacks: Any, group: Any, init_score: Any,
+                     eval_group: Any, eval_init_score: Any, init_model: Optional[Model]):
+        """:meth:`fit` of a :class:`~boostlib.Dataset`, which holds the target, weights,
+        groups, offsets and categorical features; the same model as ``fit`` of its rows."""
+        given = [name for name, value in (("y", y), ("sample_weight", sample_weight),
+                                          ("group", group), ("init_score", init_score))
+                 if value is not None]
+        if given:
+            raise ValueError(f"{given[0]} is given with a Dataset X, which holds its own; "
+                             f"expected fit(dataset) (build the Dataset with its {given[0]})")
+        spec = self.categorical_features
+        if not (spec is None or isinstance(spec, str) and spec == "auto"):
+            raise ValueError(f"categorical_features={shown(spec)} is set on the estimator, but "
+                             "X is a Dataset, which has its own; expected categorical_features="
+                             "'auto' here, and the Dataset built with categorical_features=")
+        if data.y is None:
+            raise ValueError("X is a Dataset without a target; build it with its y (or "
+                             "label= for Dataset.from_batches)")
+        y_enc = self._encode_y(data.y, data.n_rows)
+        row_weight = data.sample_weight
+        train_set = data.with_target(y_enc, self._class_weights(y_enc, row_weight))
+        params = self._training_params()
+        rounds = self._stopping_rounds(y_enc.shape[0])
+        if rounds is not None:
+            params["early_stopping_rounds"] = rounds
+            if eval_set is None:        # hold out validation_fraction of the rows
+                if eval_sample_weight is not None or eval_group is not None \
+                        or eval_init_score is not None:
+                    raise ValueError("eval_sample_weight, eval_group and eval_init_score "
+                                     "are given without eval_set")
+                fit_rows, held = self._holdout(y_enc, data.group)
+                eval_set = [data.subset(held).with_target(
+                    y_enc[held], None if row_weight is None else row_weight[held])]
+                train_set = train_set.subset(fit_rows)
+        self._choose_loss(params, init_model)
+        valid = self._valid_sets(eval_set, eval_sample_weight, train_set, eval_group,
+                                 eval_init_score)
+        return self._train(params, train_set, valid, callbacks, init_model)
 
     def _stopping_rounds(self, n_rows: int) -> Optional[int]:
         """The early stopping rounds of a fit of ``n_rows`` rows (None: no early stopping):
@@ -467,7 +533,7 @@ class _BaseBoost(BaseEstimator):
                 if value is not None:
                     raise ValueError(f"{name} is given without eval_set")
             return []
-        if isinstance(eval_set, tuple) and len(eval_set) == 2:
+        if isinstance(eval_set, tuple) and len(eval_set) == 2 or isinstance(eval_set, Dataset):
             eval_set = [eval_set]
         eval_set = _pairs(eval_set)
         weights = list(eval_sample_weight) if eval_sample_weight is not None else \
@@ -485,7 +551,11 @@ class _BaseBoost(BaseEstimator):
                              f"eval_set pair ({len(eval_set)})")
         inits = _init_scores(eval_init_score, len(eval_set), train_set.init_score is not None)
         out = []
-        for i, ((Xe, ye), we, ge, ie) in enumerate(zip(eval_set, weights, groups, inits)):
+        for i, (pair, we, ge, ie) in enumerate(zip(eval_set, weights, groups, inits)):
+            if isinstance(pair, Dataset):
+                out.append(self._valid_dataset(pair, i, train_set, we, ge, ie))
+                continue
+            Xe, ye = pair
             Xe = as_frame(Xe, f"eval_set[{i}] X")
             check_columns(train_set.feature_names, feature_names(Xe), f"eval_set[{i}] X",
                           "in the training X")
@@ -513,6 +583,31 @@ class _BaseBoost(BaseEstimator):
                     raise
                 raise ValueError(f"eval_group[{i}]: {exc}") from None
         return out
+
+    def _valid_dataset(self, data: Dataset, i: int, train_set: Dataset, weight: Any,
+                       group: Any, init_score: Any) -> Dataset:
+        """A validation set given as a Dataset (it holds its weights, groups and offsets),
+        with its target encoded as the training target."""
+        given = [name for name, value in (("eval_sample_weight", weight),
+                                          ("eval_group", group),
+                                          ("eval_init_score", init_score)) if value is not None]
+        if given:
+            raise ValueError(f"{given[0]}[{i}] is given for eval_set[{i}], a Dataset, which "
+                             "holds its own; expected None there")
+        if data.y is None:
+            raise ValueError(f"eval_set[{i}] is a Dataset without a target")
+        if data.n_features != train_set.n_features:
+            raise ValueError(f"eval_set[{i}] has {data.n_features} features, expected "
+                             f"{train_set.n_features}")
+        check_columns(train_set.feature_names, data.feature_names, f"eval_set[{i}]",
+                      "in the training X")
+        try:
+            ye = self._encode_y(data.y, data.n_rows)
+        except (ValueError, TypeError) as exc:
+            raise type(exc)(f"eval_set[{i}]: {exc}") from None
+        valid = data.with_target(ye, data.sample_weight)
+        valid.reference = None          # binned with the training set's borders
+        return valid
 
     # -- prediction ------------------------------------------------------------------------------
     def _raw_predict(self, fitted: _Fitted, X: Any,
@@ -806,7 +901,7 @@ class BoostClassifier(ClassifierMixin, _BaseBoost):
                 self.loss_params
         return self.loss, self.loss_params
 
-    def fit(self, X: Any, y: Any, sample_weight: Any = None,
+    def fit(self, X: Any, y: Any = None, sample_weight: Any = None,
             eval_set: Optional[Sequence[Tuple[Any, Any]]] = None,
             eval_sample_weight: Optional[Sequence[Any]] = None,
             callbacks: Optional[Sequence[CallbackLike]] = None, *, init_score: Any = None,
@@ -1108,12 +1203,15 @@ def _check_label_types(y: Any) -> None:
                          "would merge; expected integers only, or strings")
 
 
-def _pairs(eval_set: Any) -> List[Tuple[Any, Any]]:
-    """``eval_set`` as a list of ``(X, y)`` pairs, or a TypeError that shows what it got."""
-    expected = "expected a list of (X, y) pairs"
+def _pairs(eval_set: Any) -> List[Any]:
+    """``eval_set`` as a list of ``(X, y)`` pairs (or Datasets), or a TypeError that shows
+    what it got."""
+    expected = "expected a list of (X, y) pairs (or Datasets)"
     if isinstance(eval_set, (str, bytes, dict)) or not isinstance(eval_set, (list, tuple)):
         raise TypeError(f"eval_set of type {type(eval_set).__name__} is invalid; {expected}")
     for i, pair in enumerate(eval_set):
+        if isinstance(pair, Dataset):
+            continue
         if not isinstance(pair, (list, tuple)) or len(pair) != 2:
             what = (f"a {type(pair).__name__} of {len(pair)} items"
                     if isinstance(pair, (list, tuple)) else f"a {type(pair).__name__}")
@@ -1140,7 +1238,7 @@ class BoostRanker(_BaseBoost):
 
     _default_loss = "lambdarank"
 
-    def fit(self, X: Any, y: Any, group: Any = None, sample_weight: Any = None,
+    def fit(self, X: Any, y: Any = None, group: Any = None, sample_weight: Any = None,
             eval_set: Optional[Sequence[Tuple[Any, Any]]] = None,
             eval_sample_weight: Optional[Sequence[Any]] = None,
             eval_group: Optional[Sequence[Any]] = None,
@@ -1150,10 +1248,11 @@ class BoostRanker(_BaseBoost):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Features, rows of one query consecutive.
+        X : array-like of shape (n_samples, n_features), or Dataset
+            Features, rows of one query consecutive; or a :class:`boostlib.Dataset` holding
+            the labels, query groups, weights and offsets (then not given here).
         y : array-like of shape (n_samples,)
-            Relevance labels, integers >= 0.
+            Relevance labels, integers >= 0. Required unless ``X`` is a Dataset.
         group : array-like of int
             Query sizes in row order (summing to ``n_samples``); required by ranking
             losses.
