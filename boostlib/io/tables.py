@@ -209,7 +209,7 @@ def _parse_column(fields: Sequence[str], text: bool = False) -> np.ndarray:
     return out
 
 
-def _looks_like_header(rows: List[List[str]]) -> bool:
+def looks_like_header(rows: List[List[str]]) -> bool:
     """A first row is a header when one of its fields is text above a number or a missing
     value (e.g. ``label`` above ``1``); with one row only, when none of it is a number."""
     first = [_number(f) is None for f in rows[0]]
@@ -371,14 +371,16 @@ def _read_rows(path: str, sep: str) -> Tuple[List[List[str]], List[int]]:
     return rows, starts
 
 
-def _default_sep(path: str) -> str:
+def default_separator(path: str) -> str:
+    """The separator of a file without ``--sep``: a tab for ``.tsv``/``.tab`` (also
+    gzipped), else a comma."""
     base = path[:-3] if path.endswith(".gz") else path
     return "\t" if base.endswith((".tsv", ".tab")) else ","
 
 
 def _names(rows: List[List[str]], header: str, path: str) -> Tuple[List[str], bool]:
     """The column names, and whether they came from a header row (popped from ``rows``)."""
-    if header == "yes" or (header == "auto" and _looks_like_header(rows)):
+    if header == "yes" or (header == "auto" and looks_like_header(rows)):
         names = [n.strip() for n in rows.pop(0)]
         empty = [i for i, n in enumerate(names) if not n]
         if empty:
@@ -461,7 +463,7 @@ def read_csv(path: str, header: str = "auto", sep: Optional[str] = None,
         When the file cannot be opened.
     """
     given = sep is not None
-    sep = _default_sep(path) if sep is None else separator(sep)
+    sep = default_separator(path) if sep is None else separator(sep)
     table = _read_csv_arrow(path, header, sep, categorical, given)
     if table is None:
         table = _read_csv_python(path, header, sep, categorical, given)
@@ -509,7 +511,7 @@ def _case_variants(token: str) -> List[str]:
 
 
 #: :data:`MISSING_TOKENS` in every case, for pyarrow's exact ``null_values``.
-_NULL_SPELLINGS = sorted({v for token in MISSING_TOKENS for v in _case_variants(token)})
+NULL_SPELLINGS = sorted({v for token in MISSING_TOKENS for v in _case_variants(token)})
 
 
 class _TextColumn(Exception):
@@ -563,7 +565,7 @@ def _read_csv_arrow(path: str, header: str, sep: str, categorical: Collection[st
     rows, starts = probe
     if len(rows) < 2 or len({len(row) for row in rows}) > 1 or len(rows[0]) < 2:
         return None
-    has_header = header == "yes" or (header == "auto" and _looks_like_header(rows))
+    has_header = header == "yes" or (header == "auto" and looks_like_header(rows))
     if has_header:
         names = [n.strip() for n in rows[0]]
         if (starts[0] != 1 or any("\n" in n or "\r" in n for n in rows[0])
@@ -706,7 +708,7 @@ def _arrow_columns(open_source: Callable[[], Any], sep: str, names: List[str],
                 parse_options=pa_csv.ParseOptions(delimiter=sep,
                                                   newlines_in_values=line_breaks),
                 convert_options=pa_csv.ConvertOptions(
-                    column_types=types, null_values=_NULL_SPELLINGS,
+                    column_types=types, null_values=NULL_SPELLINGS,
                     strings_can_be_null=False, quoted_strings_can_be_null=True))
     except pa.ArrowInvalid as exc:
         match = re.search(r"column #(\d+)\b.*conversion error", str(exc))

@@ -5,9 +5,11 @@ One module per subcommand (:mod:`~boostlib.frontend.cli.demo`,
 :mod:`~boostlib.frontend.cli.cv`, :mod:`~boostlib.frontend.cli.predict`,
 :mod:`~boostlib.frontend.cli.export`, :mod:`~boostlib.frontend.cli.plugins`) over shared
 parts: the estimator parameters as options (:mod:`~boostlib.frontend.cli.options`), what
-``train`` reads from a table (:mod:`~boostlib.frontend.cli.columns`) and the files the
-commands read and write (:mod:`~boostlib.frontend.cli.files`); :mod:`~boostlib.frontend.cli.command`
-builds the parser and runs a command.
+``train`` reads from a table (:mod:`~boostlib.frontend.cli.columns`), what it prints of a
+model (:mod:`~boostlib.frontend.cli.evaluation`) and the files the commands read and write
+(:mod:`~boostlib.frontend.cli.files`); :mod:`~boostlib.frontend.cli.command` builds the
+parser and runs a command. ``train`` of a folder of Parquet files, or with
+``--out-of-core``, reads the data in batches (:mod:`~boostlib.frontend.cli.out_of_core`).
 
 ``train`` exposes every estimator parameter as a ``--kebab-case`` option generated from the
 estimators' signature (types from the annotations, help from the numpydoc docstring), so a

@@ -12,14 +12,17 @@ from typing import Any, Dict, Optional
 
 import numpy as np
 
+from ...io.batches import BATCH_ROWS
 from ...io.tables import identifier_columns, read_table
 from ...plugin import registry
 from .columns import (MAX_CLASSES, MIN_CLASS_ROWS, TASK_RULE, categorical_parameter, class_index,
                       column_list, column_name, feature_columns, folds_option, fraction_option,
                       listed, offset_column, plural, query_sizes, read_target, run_lengths,
                       show_value, split_queries, split_rows)
+from .evaluation import evaluation
 from .files import check_data_name, check_output
 from .options import TASKS, add_data_options, add_estimator_options, estimator_classes
+from .out_of_core import is_out_of_core, run_out_of_core
 
 
 _TASK_EPILOG = """task: with --task, the target is a class label (BoostClassifier: binary for two
@@ -48,64 +51,15 @@ _TRAIN_EPILOG = """examples:
   boostlib train houses.csv --target price --drop id --categorical zip   # zip: categorical
   boostlib train queries.csv --target relevance --task ranking --group qid \\
       --eval-fraction 0.2 --eval-metric ndcg@10
+  boostlib train parquet_folder/ --target label --spill /tmp   # larger than memory
 
-DATA is a CSV/TSV file (.gz too) or Parquet (.parquet, .pq; needs pyarrow). Every column
+DATA is a CSV/TSV file (.gz too) or Parquet (.parquet, .pq; needs pyarrow), or a folder of
+Parquet files (read in batches, as with --out-of-core). Every column
 but the target and the --drop columns is a feature: numeric columns as numbers, text
 columns (and --categorical ones) as categorical features whose levels are their distinct
 values. Empty, NA, NaN, null, None and ? are missing values.
 
 """ + _TASK_EPILOG
-
-
-def evaluation(model: Any, X: Any, y: np.ndarray, group: Optional[np.ndarray] = None,
-               init_score: Optional[np.ndarray] = None) -> str:
-    """Metrics of ``model`` on ``(X, y)``, as printed by ``train``.
-
-    Parameters
-    ----------
-    model : BoostClassifier, BoostRegressor or BoostRanker
-        A fitted estimator.
-    X : array-like of shape (n_rows, n_features)
-    y : ndarray of shape (n_rows,)
-        True labels (classifier), values (regressor) or relevance labels (ranker).
-    group : ndarray of int, optional
-        Query sizes (ranking).
-    init_score : ndarray, optional
-        The rows' raw-score offsets (``--offset``).
-
-    Returns
-    -------
-    str
-        Binary classification: logloss, AUC (when both classes occur) and accuracy;
-        multiclass: multiclass logloss and accuracy; regression: RMSE, MAE and R^2;
-        ranking: NDCG@10 and MAP@10.
-    """
-    from ...engine.metrics import accuracy, logloss, multiclass_logloss, roc_auc
-
-    offset = {} if init_score is None else {"init_score": init_score}
-    if group is not None:
-        score = model.predict(X, **offset)
-        return "  ".join(f"{name.upper()}@10 "
-                         f"{registry.create('metric', name, {'k': 10})(y, score, group=group):.4f}"
-                         for name in ("ndcg", "map"))
-    if hasattr(model, "classes_"):
-        proba = model.predict_proba(X, **offset)
-        if model.classes_.size > 2:
-            mlogloss = multiclass_logloss(class_index(model.classes_, y), proba)
-            return (f"multiclass logloss {mlogloss:.4f}  "
-                    f"accuracy {accuracy(y, model.predict(X, **offset)):.4f}")
-        p = proba[:, 1]
-        positive = y == model.classes_[1]
-        parts = [f"logloss {logloss(positive, p):.4f}"]
-        if 0 < positive.sum() < positive.size:
-            parts.append(f"AUC {roc_auc(positive, p):.4f}")
-        parts.append(f"accuracy {accuracy(y, model.predict(X, **offset)):.4f}")
-        return "  ".join(parts)
-    err = model.predict(X, **offset) - y
-    ss_tot = float(np.sum((y - y.mean()) ** 2))
-    r2 = 1.0 - float(np.sum(err ** 2)) / ss_tot if ss_tot > 0 else float("nan")
-    return (f"RMSE {float(np.sqrt(np.mean(err ** 2))):.6g}  MAE {float(np.mean(np.abs(err))):.6g}"
-            f"  R^2 {r2:.4f}")
 
 
 def _check_plugin_params(params: Dict[str, Any]) -> None:
@@ -258,6 +212,15 @@ def read_training_data(args: argparse.Namespace) -> TrainingData:
               if hasattr(args, name)}
     check_parameters(classes[TASKS.index(args.task) if args.task else 1], params,
                      args.eval_fraction, args.cv)
+    if is_out_of_core(args):
+        if args.cv is not None:
+            raise ValueError(f"--cv {args.cv} reads the rows in memory; expected no --cv with "
+                             "--out-of-core or a folder of Parquet files")
+        return run_out_of_core(args, {"classification": classes[0], "regression": classes[1]},
+                               params, categorical, drop)
+    if args.spill is not None:
+        raise ValueError(f"--spill {args.spill!r} is for --out-of-core training; expected "
+                         "--out-of-core with it")
     table = read_table(args.data, args.header, args.sep, categorical=categorical)
     if args.group is not None and args.group not in table.columns:
         raise ValueError(f"--group {args.group!r}: {table.path} has no column {args.group!r}; "
@@ -408,4 +371,26 @@ def add_train(sub: Any) -> None:
                             "stopping) as CSV, in file order: its fold, then the columns "
                             "'boostlib predict' writes")
     add_data_options(train)
+    data = train.add_argument_group(
+        "data larger than memory", "read DATA in batches and keep only its bins (one byte a "
+        "value) and target; the model is the one trained in memory. Not with --group or "
+        "--offset; the target must be numeric")
+    data.add_argument("--out-of-core", action="store_true",
+                      help="read DATA in batches (always for a folder of Parquet files)")
+    data.add_argument("--batch-rows", type=_positive_int, default=BATCH_ROWS, metavar="N",
+                      help=f"rows per batch read from Parquet files (default: {BATCH_ROWS}; "
+                           "CSV files are read in blocks of 8 MiB)")
+    data.add_argument("--spill", default=None, metavar="DIR",
+                      help="keep the binned matrix in a temporary file in this folder, mapped "
+                           "in memory (the system can page it out), not in memory")
     train.set_defaults(func=run_train, estimator_params=add_estimator_options(train))
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return value
