@@ -580,8 +580,9 @@ def bin_batches(source: BatchSource, reader: Reader, found: Scan, rows: Optional
         m = part.shape[0]
         if not m:
             continue
+        # one matrix: one parallel pass of the kernel per batch, not one per column
+        part = _dense(part)
         if tables:
-            part = _dense(part).copy() if isinstance(part, Columns) else part
             for j, table in tables.items():
                 column = part[:, j]
                 part[:, j] = table[np.where(np.isnan(column), table.size - 1,
