@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 
-from boostlib import BoostClassifier, BoostRegressor, Dataset, cv, train
+from boostlib import BoostClassifier, BoostRanker, BoostRegressor, Dataset, cv, train
 from boostlib.engine.binning import BinMapper
 from boostlib.engine.random_streams import seed_sequence, stream_rng
 from optional_imports import importorskip
@@ -153,6 +153,20 @@ def test_estimators_fit_a_dataset():
     va = Dataset.from_batches([(X[9000:], y[9000:])], reference=tr)
     assert reg.fit(tr, eval_set=[va]).evals_result_ == ref
     assert reg.fit(tr, eval_set=[(X[9000:], y[9000:])]).evals_result_ == ref
+
+
+def test_estimators_fit_an_in_memory_dataset_with_groups():
+    rng = np.random.default_rng(8)
+    n = 12_000                                  # early_stopping="auto": whole queries held out
+    X, y, group = rng.normal(size=(n, 4)), rng.integers(0, 4, n), np.full(n // 20, 20)
+    ranker = BoostRanker(n_estimators=5, random_state=0)
+    expected = ranker.fit(X, y, group=group).predict(X)
+    assert np.array_equal(ranker.fit(Dataset(X, y, group=group)).predict(X), expected)
+    classifier = BoostClassifier(n_estimators=5, random_state=0)
+    expected = classifier.fit(X, y).predict_proba(X)
+    assert np.array_equal(classifier.fit(Dataset(X, y)).predict_proba(X), expected)
+    with pytest.raises(ValueError, match="group is given with a Dataset X"):
+        ranker.fit(Dataset(X, y, group=group), group=group)
 
 
 def test_estimator_errors_with_a_dataset():
