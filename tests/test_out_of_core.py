@@ -384,6 +384,9 @@ def test_table_columns_unlike_the_first():
     with pytest.raises(ValueError, match="batch 0 is a table .pandas.DataFrame. and label is "
                                          "None"):
         Dataset.from_batches([df])
+    with pytest.raises(ValueError, match="batch 1: label column 'target': Input y contains "
+                                         "NaN"):
+        Dataset.from_batches([df, df.assign(target=np.nan)], label="target")
     with pytest.raises(ValueError, match="weight='target' is the label column"):
         Dataset.from_batches([df], label="target", weight="target")
     # integer and float columns are both numbers: a chunk with a missing value is float

@@ -258,7 +258,12 @@ class Reader:
                 self._check_like_first(frame, names, kinds, n_cols, i)
             schema = self.schema
             values, levels = encode(frame, schema.categorical, partial(check_X, min_rows=0))
-            y = check_y(y, n_rows)
+            try:
+                y = check_y(y, n_rows)
+            except (ValueError, TypeError) as exc:
+                if self.label is None:
+                    raise
+                raise type(exc)(f"label column {shown(self.label)}: {exc}") from None
             if w is not None:
                 w = self._weights(w, n_rows)
         except (ValueError, TypeError) as exc:
@@ -475,7 +480,7 @@ def border_sample(source: BatchSource, reader: Reader, found: Scan,
         count.
     rng : numpy Generator
         The ``"binning"`` stream: draws ``subsample`` of the rows of positive weight when
-        there are more, as :meth:`BinMapper.fit` does in memory.
+        there are more, as :meth:`~boostlib.engine.binning.BinMapper.fit` does in memory.
     subsample : int
 
     Returns
