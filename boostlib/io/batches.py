@@ -111,6 +111,8 @@ class ParquetBatches:
                 for batch in pf.iter_batches(batch_size=self.batch_rows, columns=self.columns,
                                              use_threads=True):
                     yield _as_read(pa, batch, self.categorical)
+            # give the reader's buffers back to the system (its allocator keeps them)
+            pa.default_memory_pool().release_unused()
 
     def __repr__(self) -> str:
         return (f"<ParquetBatches: {len(self.files)} file(s), {self.n_rows} rows x "
