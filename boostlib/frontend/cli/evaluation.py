@@ -1,6 +1,7 @@
 """What ``train`` prints about a model: its evaluation on the training or held-out rows,
-from predictions made at once (:func:`evaluation`) or a batch at a time
-(:func:`predictions`, then :func:`evaluation_of`)."""
+from predictions made at once (:func:`~boostlib.frontend.cli.evaluation.evaluation`) or a
+batch at a time (:func:`~boostlib.frontend.cli.evaluation.predictions`, then
+:func:`~boostlib.frontend.cli.evaluation.evaluation_of`)."""
 from __future__ import annotations
 
 from typing import Any, Dict, Optional
