@@ -309,3 +309,64 @@ def test_logloss_sum_product_form_keeps_its_accuracy(center):
     ones = np.zeros(n)
     assert _loss.logloss_sum(ones, np.zeros(n), EMPTY, 2) == pytest.approx(n * math.log(2),
                                                                           rel=1e-14)
+
+
+@st.composite
+def multiclass_case(draw):
+    """Scores (n, K) with ties, huge and tiny values, class indices and optional weights."""
+    n = draw(st.integers(1, 3000))
+    K = draw(st.integers(2, 12))
+    seed = draw(st.integers(0, 2 ** 32 - 1))
+    rng = np.random.default_rng(seed)
+    scale = draw(st.sampled_from([1e-3, 1.0, 30.0, 700.0]))
+    z = rng.normal(size=(n, K)) * scale
+    if draw(st.booleans()):                     # ties within rows
+        z = np.round(z)
+    y = rng.integers(0, K, n).astype(np.float64)
+    w = rng.uniform(0.0, 3.0, n) if draw(st.booleans()) else None
+    return y, z, w
+
+
+@KERNEL_SETTINGS
+@given(case=multiclass_case(), n_threads=st.sampled_from([1, 2]),
+       layout=st.sampled_from(["rows", "outputs"]))
+def test_multiclass_kernel_matches_the_formulas(case, n_threads, layout):
+    y, z, w = case
+    n, K = z.shape
+    if layout == "rows":
+        g, h = np.empty((n, K)), np.empty((n, K))
+    else:                                       # (n, K) views of (K, n) buffers
+        g, h = np.empty((K, n)).T, np.empty((K, n)).T
+    total = _loss.multiclass_gradient(y, z, g, h, EMPTY if w is None else w, n_threads)
+    want_g, want_h, want_l = np.empty((n, K)), np.empty((n, K)), np.empty(n)
+    for i in range(n):
+        gi, hi, li = ref.multiclass_grad_hess_loss(int(y[i]), list(z[i]))
+        want_g[i], want_h[i], want_l[i] = gi, hi, li
+    np.testing.assert_allclose(g, want_g, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(h, want_h, rtol=1e-13, atol=1e-15)
+    want = math.fsum(want_l if w is None else want_l * w)
+    assert total == pytest.approx(want, rel=1e-12, abs=1e-12)
+
+
+def test_multiclass_kernel_does_not_depend_on_threads():
+    rng = np.random.default_rng(3)
+    z = rng.normal(size=(10_001, 5)) * 4
+    y = rng.integers(0, 5, 10_001).astype(np.float64)
+    w = rng.uniform(0.5, 2.0, 10_001)
+    out = []
+    for n_threads in (1, 2):
+        g, h = np.empty_like(z), np.empty_like(z)
+        out.append((_loss.multiclass_gradient(y, z, g, h, w, n_threads), g, h))
+    assert out[0][0] == out[1][0]
+    np.testing.assert_array_equal(out[0][1], out[1][1])
+    np.testing.assert_array_equal(out[0][2], out[1][2])
+
+
+def test_multiclass_kernel_refuses_bad_class_indices():
+    z = np.zeros((3, 4))
+    g, h = np.empty_like(z), np.empty_like(z)
+    for bad in (4.0, -1.0, 1.5, np.nan):
+        with pytest.raises(ValueError, match=r"y\[1\] = .* is not a class index in 0 \.\. 3"):
+            _loss.multiclass_gradient(np.array([0.0, bad, 1.0]), z, g, h, EMPTY, 1)
+    with pytest.raises(ValueError, match="same number of columns"):
+        _loss.multiclass_gradient(np.zeros(3), z, np.empty((3, 3)), h, EMPTY, 1)

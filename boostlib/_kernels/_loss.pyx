@@ -276,3 +276,71 @@ def sla_sum(const double[::1] y, const double[::1] raw, const double[::1] weight
             double scale, int n_threads):
     """``sum_i w_i (1 - sigmoid(t_i z_i / s))``, ``t = 2y - 1`` (weights empty: 1)."""
     return _loss_sum(K_SLA, y, raw, weight, scale, n_threads)
+
+
+cdef inline double _softmax_row(const double* z, Py_ssize_t stride, Py_ssize_t K,
+                                double* p) noexcept nogil:
+    # p[k] = exp(z_k - max) / sum_j exp(z_j - max), summed in class order; returns the
+    # log-sum-exp of the row (for the loss).
+    cdef Py_ssize_t k
+    cdef double top = z[0], s = 0.0
+    for k in range(1, K):
+        if z[k * stride] > top:
+            top = z[k * stride]
+    for k in range(K):
+        p[k] = exp(z[k * stride] - top)
+        s = s + p[k]
+    for k in range(K):
+        p[k] = p[k] / s
+    return top + log(s)
+
+
+def multiclass_gradient(const double[::1] y, const double[:, :] raw, double[:, :] g,
+                        double[:, :] h, const double[::1] weight, int n_threads):
+    """Softmax cross-entropy of ``raw`` (n, K) and class indices ``y``: ``g = p - onehot(y)``,
+    ``h = p (1 - p)`` (the diagonal), ``p`` the row's softmax; ``g`` and ``h`` are (n, K)
+    views of any strides. With ``weight`` non-empty, the mean loss is weighted by it (the
+    derivatives are not). Returns the summed loss ``sum_i w_i (lse(z_i) - z_{i, y_i})``, by
+    fixed blocks of rows added in order, so it does not depend on ``n_threads``."""
+    cdef Py_ssize_t n = y.shape[0], K = raw.shape[1], nb, blk, i, k, lo, hi, c
+    if raw.shape[0] != n or g.shape[0] != n or h.shape[0] != n:
+        raise ValueError("y, raw, gradient and hessian must have the same number of rows")
+    if g.shape[1] != K or h.shape[1] != K or K < 1:
+        raise ValueError("raw, gradient and hessian must have the same number of columns")
+    if weight.shape[0] not in (0, n):
+        raise ValueError("weight must be empty or have the length of y")
+    for i in range(n):
+        if not 0.0 <= y[i] < K or y[i] != <double><Py_ssize_t>y[i]:
+            raise ValueError(f"y[{i}] = {y[i]!r} is not a class index in 0 .. {K - 1}")
+    cdef bint weighted = weight.shape[0] > 0
+    nb = (n + LOSS_BLOCK - 1) // LOSS_BLOCK
+    if nb <= 1:
+        n_threads = 1
+    partial = np.zeros(max(nb, 1))
+    work = np.empty((max(nb, 1), K))
+    cdef double[::1] part = partial
+    cdef double[:, ::1] pw = work
+    cdef double s, lse, pk
+    cdef double* p
+    with nogil:
+        for blk in prange(nb, schedule="static", num_threads=n_threads):
+            lo = blk * LOSS_BLOCK
+            hi = block_stop(blk, LOSS_BLOCK, n)
+            p = &pw[blk, 0]
+            s = 0.0
+            for i in range(lo, hi):
+                lse = _softmax_row(&raw[i, 0], raw.strides[1] // sizeof(double), K, p)
+                c = <Py_ssize_t>y[i]
+                for k in range(K):
+                    pk = p[k]
+                    h[i, k] = pk * (1.0 - pk)
+                    g[i, k] = pk - 1.0 if k == c else pk
+                if weighted:
+                    s = s + weight[i] * (lse - raw[i, c])
+                else:
+                    s = s + (lse - raw[i, c])
+            part[blk] = s
+    s = 0.0
+    for blk in range(nb):
+        s = s + part[blk]
+    return s

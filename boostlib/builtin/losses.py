@@ -50,6 +50,14 @@ def _weight(weight: Optional[np.ndarray]) -> np.ndarray:
     return _EMPTY if weight is None else np.ascontiguousarray(weight, dtype=np.float64)
 
 
+def _rows(y: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(y, dtype=np.float64)
+
+
+def _scores(raw: np.ndarray) -> np.ndarray:
+    return np.asarray(raw, dtype=np.float64)
+
+
 class _BinaryLoss(Loss):
     is_classification = True
     link = "logit"
@@ -278,16 +286,21 @@ class MulticlassLoss(Loss):
         return logp - logp.mean()
 
     def gradient_hessian(self, y, raw, gradient, hessian, n_threads=1):
-        p = softmax(raw)
-        np.multiply(p, 1.0 - p, out=hessian)
-        p[np.arange(y.shape[0]), y.astype(np.intp)] -= 1.0
-        gradient[...] = p
+        _loss.multiclass_gradient(_rows(y), _scores(raw), gradient, hessian, _EMPTY, n_threads)
 
     def loss(self, y, raw):
         z = np.asarray(raw, dtype=np.float64)
         top = z.max(axis=1)
         lse = top + np.log(np.exp(z - top[:, None]).sum(axis=1))
         return lse - z[np.arange(y.shape[0]), y.astype(np.intp)]
+
+    def mean_loss(self, y, raw, weight=None, n_threads=1):
+        g = np.empty(np.shape(raw))     # the kernel writes the derivatives too
+        return self.gradient_hessian_loss(y, raw, g, np.empty_like(g), weight, n_threads)
+
+    def gradient_hessian_loss(self, y, raw, gradient, hessian, weight=None, n_threads=1):
+        return _mean(_loss.multiclass_gradient(_rows(y), _scores(raw), gradient, hessian,
+                                               _weight(weight), n_threads), y, weight)
 
     def transform(self, raw: np.ndarray) -> np.ndarray:
         """Class probabilities, shape (n, K), each row summing to 1."""

@@ -586,6 +586,19 @@ def sla_grad_hess(y: float, z: float, s: float) -> Tuple[float, float]:
     return -(t / s) * q * one_minus_q, -(q * one_minus_q * (1.0 - 2.0 * q)) / (s * s)
 
 
+def multiclass_grad_hess_loss(y: int, z: Sequence[float]) -> Tuple[List[float], List[float],
+                                                                   float]:
+    """Softmax cross-entropy of one row: ``p_k = exp(z_k) / sum_j exp(z_j)``, gradient
+    ``p_k - [k == y]``, hessian ``p_k (1 - p_k)``, loss ``log sum_j exp(z_j) - z_y``
+    (``math.fsum`` of the exponentials shifted by the row's largest score)."""
+    top = max(z)
+    e = [math.exp(v - top) for v in z]
+    s = math.fsum(e)
+    p = [v / s for v in e]
+    return ([pk - (1.0 if k == y else 0.0) for k, pk in enumerate(p)],
+            [pk * (1.0 - pk) for pk in p], top + math.log(s) - z[y])
+
+
 # --------------------------------------------------------------------------------------------
 # tree growing (brute force, from the rows; small inputs only)
 # --------------------------------------------------------------------------------------------
