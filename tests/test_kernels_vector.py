@@ -143,3 +143,24 @@ def test_bad_layouts_are_refused(bad):
     with pytest.raises(ValueError):
         _vector.build_histograms(X, np.empty(0, np.int32), np.zeros(3, np.int32),
                                  slot_of_node, gh, offsets, hist, 1)
+
+
+@settings(deadline=None, max_examples=60)
+@given(n=st.integers(0, 400), K=st.integers(1, 6), n_nodes=st.integers(1, 9),
+       seed=st.integers(0, 2 ** 32 - 1), layout=st.sampled_from(["rows", "outputs"]))
+def test_node_sums_match_the_row_by_row_sums(n, K, n_nodes, seed, layout):
+    rng = np.random.default_rng(seed)
+    node = rng.integers(0, n_nodes, n).astype(np.int32)
+    g = rng.normal(size=(n, K)) if layout == "rows" else np.asfortranarray(rng.normal(size=(n, K)))
+    h = rng.uniform(0.0, 2.0, (n, K))
+    out = np.full((n_nodes, 2 * K + 1), np.nan)
+    _vector.node_sums(node, g, h, out)
+    np.testing.assert_array_equal(out, ref.node_sums(node, g, h, n_nodes))
+
+
+def test_node_sums_refuse_node_ids_out_of_range():
+    g = np.zeros((2, 2))
+    with pytest.raises(ValueError, match="node id out of range"):
+        _vector.node_sums(np.array([0, 3], dtype=np.int32), g, g, np.empty((3, 5)))
+    with pytest.raises(ValueError, match="inconsistent shapes"):
+        _vector.node_sums(np.array([0, 1], dtype=np.int32), g, g, np.empty((3, 4)))

@@ -362,3 +362,29 @@ def find_split(const double[:, :, ::1] hist, const idx_t[::1] slots,
     if best_f < 0:
         return -1, -1, 0, 0.0
     return best_f, best_b, best_d, gain_sum[offsets[best_f] + best_b, best_d]
+
+
+def node_sums(const idx_t[::1] node_of_row, const double[:, :] gradient,
+              const double[:, :] hessian, double[:, ::1] out):
+    """Per-node sums of every output's gradient and hessian and of the rows, for a
+    vector-leaf tree's values: ``out`` (n_nodes, 2K + 1) gets channels ``2k`` (gradient of
+    output ``k``), ``2k + 1`` (its hessian) and ``2K`` (rows), each summed in row order
+    (the order of ``numpy.bincount``). ``gradient`` and ``hessian`` are (n, K) of any
+    strides."""
+    cdef Py_ssize_t n = node_of_row.shape[0], K = gradient.shape[1], p, k
+    cdef idx_t node
+    if gradient.shape[0] != n or hessian.shape[0] != n or hessian.shape[1] != K \
+            or out.shape[1] != 2 * K + 1:
+        raise ValueError("node_sums: arrays of inconsistent shapes")
+    for p in range(n):
+        if not 0 <= node_of_row[p] < out.shape[0]:
+            raise ValueError("node id out of range")
+    with nogil:
+        out[:, :] = 0.0
+        for p in range(n):
+            node = node_of_row[p]
+            for k in range(K):
+                out[node, 2 * k] += gradient[p, k]
+                out[node, 2 * k + 1] += hessian[p, k]
+            out[node, 2 * K] += 1.0
+    return None

@@ -18,7 +18,7 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-from .._kernels import _partition
+from .._kernels import _partition, _vector
 from ..plugin.collective import LOCAL, Collective
 from .constraints import ColumnRules, monotone_oblivious
 from .histograms import Histograms
@@ -313,10 +313,7 @@ class TreeGrower:
         each output's values from its own sums, by the same formula."""
         n_nodes, k = tree.value.shape[0], lg.shape[1]
         sums = np.empty((n_nodes, 2 * k + 1))
-        for j in range(k):
-            sums[:, 2 * j] = np.bincount(node, lg[:, j], minlength=n_nodes)
-            sums[:, 2 * j + 1] = np.bincount(node, h[:, j], minlength=n_nodes)
-        sums[:, 2 * k] = np.bincount(node, minlength=n_nodes)
+        _vector.node_sums(np.ascontiguousarray(node, np.int32), lg, h, sums)
         self.collective.allreduce(sums)
         l2 = self.params.l2_regularization
         counts = sums[:, 2 * k]

@@ -81,3 +81,17 @@ def find_split(node_rows: Sequence[np.ndarray], X_rows: np.ndarray, g: np.ndarra
                         n_valid += 1
                 out.append(Candidate(f, b, d, total, n_valid))
     return out
+
+
+def node_sums(node_of_row: np.ndarray, gradient: np.ndarray, hessian: np.ndarray,
+              n_nodes: int) -> np.ndarray:
+    """(n_nodes, 2K + 1): every output's gradient and hessian summed per node, in row order,
+    then the rows."""
+    K = gradient.shape[1]
+    out = np.zeros((n_nodes, 2 * K + 1))
+    for p, node in enumerate(node_of_row):
+        for k in range(K):
+            out[node, 2 * k] += gradient[p, k]
+            out[node, 2 * k + 1] += hessian[p, k]
+        out[node, 2 * K] += 1.0
+    return out
