@@ -179,6 +179,7 @@ def test_train_out_of_core_errors(tmp_path, capsys):
         (["--target", "zz"], "no column 'zz'"),
         (["--target", "label", "--drop", "zz"], "--drop 'zz': .* has no column 'zz'"),
         (["--target", "label", "--sep", ";"], "--sep ';' is for CSV files"),
+        (["--target", "label", "--cv", "3"], "--cv 3 reads the rows in memory"),
     ]
     for args, message in cases:
         assert main(["train", str(folder), "-o", str(tmp_path / "m.json")] + args) == 2

@@ -8,7 +8,7 @@ import shlex
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -203,21 +203,7 @@ def read_training_data(args: argparse.Namespace) -> TrainingData:
     ValueError, TypeError, OSError
         For bad options, parameters or data, naming the option, column or row.
     """
-    check_data_name(args.data)
-    check_train_options(args)
-    categorical = list(dict.fromkeys(args.categorical or ()))
-    drop = list(dict.fromkeys(args.drop or ()))
-    classes = estimator_classes()
-    params = {name: getattr(args, name) for name in args.estimator_params
-              if hasattr(args, name)}
-    check_parameters(classes[TASKS.index(args.task) if args.task else 1], params,
-                     args.eval_fraction, args.cv)
-    if is_out_of_core(args):
-        if args.cv is not None:
-            raise ValueError(f"--cv {args.cv} reads the rows in memory; expected no --cv with "
-                             "--out-of-core or a folder of Parquet files")
-        return run_out_of_core(args, {"classification": classes[0], "regression": classes[1]},
-                               params, categorical, drop)
+    categorical, drop, classes, params = _checked_options(args)
     if args.spill is not None:
         raise ValueError(f"--spill {args.spill!r} is for --out-of-core training; expected "
                          "--out-of-core with it")
@@ -264,7 +250,30 @@ def read_training_data(args: argparse.Namespace) -> TrainingData:
     return TrainingData(table, X, y, task, cls, params, sizes, offset)
 
 
+def _checked_options(args: argparse.Namespace) -> Tuple[List[str], List[str], Any,
+                                                        Dict[str, Any]]:
+    """The checked options of ``train``: the categorical and dropped columns, the estimator
+    classes and the estimator parameters."""
+    check_data_name(args.data)
+    check_train_options(args)
+    categorical = list(dict.fromkeys(args.categorical or ()))
+    drop = list(dict.fromkeys(args.drop or ()))
+    classes = estimator_classes()
+    params = {name: getattr(args, name) for name in args.estimator_params
+              if hasattr(args, name)}
+    check_parameters(classes[TASKS.index(args.task) if args.task else 1], params,
+                     args.eval_fraction, args.cv)
+    return categorical, drop, classes, params
+
+
 def run_train(args: argparse.Namespace) -> int:
+    if is_out_of_core(args):
+        if args.cv is not None:
+            raise ValueError(f"--cv {args.cv} reads the rows in memory; expected no --cv with "
+                             "--out-of-core or a folder of Parquet files")
+        categorical, drop, classes, params = _checked_options(args)
+        return run_out_of_core(args, {"classification": classes[0], "regression": classes[1]},
+                               params, categorical, drop)
     data = read_training_data(args)
     if args.cv is not None:
         from .cv import run_cv
