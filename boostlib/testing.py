@@ -694,7 +694,8 @@ def check_sampler(sampler: Sampler, *, n_rows: int = 1000, n_iterations: int = 4
 # Update rules
 # ---------------------------------------------------------------------------------------------
 def check_update_rule(update: UpdateRule | str, update_params: Mapping[str, Any] | None = None,
-                      *, n_rows: int = 300, n_estimators: int = 6, seed: int = 0) -> None:
+                      *, params: Mapping[str, Any] | None = None, n_rows: int = 300,
+                      n_estimators: int = 6, seed: int = 0) -> None:
     """Check an update rule by training small models with it through the public estimators.
 
     Parameters
@@ -704,6 +705,10 @@ def check_update_rule(update: UpdateRule | str, update_params: Mapping[str, Any]
         registered name.
     update_params : mapping, optional
         Parameters when ``update`` is a name.
+    params : mapping, optional
+        Other training parameters the rule needs (they override the check's own, e.g.
+        ``{"learning_rate": 1.0, "subsample": 0.632}`` for ``rf``, which refuses a fit
+        without sampling in its ``check_params``).
     n_rows, n_estimators, seed : int
         Size of the synthetic data, boosting iterations, and seed of data and models.
 
@@ -721,10 +726,11 @@ def check_update_rule(update: UpdateRule | str, update_params: Mapping[str, Any]
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n_rows, 5))
     y = X[:, 0] + np.sin(2 * X[:, 1]) + 0.5 * X[:, 2] * X[:, 3] + 0.1 * rng.normal(size=n_rows)
+    extra = params
     params = {"update": update,
               "update_params": dict(update_params) if update_params else None,
               "n_estimators": n_estimators, "max_depth": 3, "learning_rate": 0.3,
-              "random_state": seed}
+              "random_state": seed, **dict(extra or {})}
 
     def fit(cls: type, target: np.ndarray, n_jobs: int) -> Any:
         model = cls(n_jobs=n_jobs, **params)
@@ -744,7 +750,7 @@ def check_update_rule(update: UpdateRule | str, update_params: Mapping[str, Any]
         c.require(abs(final - recorded) <= 1e-8 * (1 + abs(final)),
                   f"{what}: the training loss of the final model ({final!r}) differs from the "
                   f"running one the loop tracked ({recorded!r}); change the model only through "
-                  "the context (add_tree, scale_model, combine)")
+                  "the context (add_tree, scale_model, set_coefficients, combine)")
         constant = float(np.mean(loss.loss(enc, np.full(n_rows, loss.init_raw(enc, None)))))
         c.require(final < constant, f"{what}: the training loss {final!r} after "
                                     f"{n_estimators} iterations is not below the constant "

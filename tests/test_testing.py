@@ -39,17 +39,23 @@ def test_builtin_samplers_pass(name, subsample):
     check_sampler(create("sampler", name, subsample=subsample))
 
 
+#: training parameters a built-in update rule needs in the kit (rf refuses a fit without
+#: sampling and with a learning rate other than 1)
+KIT_PARAMS = {"rf": {"learning_rate": 1.0, "subsample": 0.632}}
+
+
 @pytest.mark.parametrize("name", _builtin("update"))
 def test_builtin_update_rules_pass(name):
-    check_update_rule(name)
-    check_update_rule(create("update", name))
+    check_update_rule(name, params=KIT_PARAMS.get(name))
+    check_update_rule(create("update", name), params=KIT_PARAMS.get(name))
 
 
 @pytest.mark.parametrize("module", registry.BUILTIN_PLUGINS)
 def test_builtin_modules_pass_check_plugin(module):
     import importlib
 
-    found = check_plugin(importlib.import_module(module), require_api_version=False)
+    found = check_plugin(importlib.import_module(module), require_api_version=False,
+                         check_params={k: {"params": v} for k, v in KIT_PARAMS.items()})
     assert sum(len(v) for v in found.values()) >= 1
 
 

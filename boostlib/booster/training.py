@@ -276,6 +276,7 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
     metrics = create_metrics(p["eval_metric"], n_outputs, bool(loss.is_classification))
     n_rows = train_set.n_rows if shard is None else int(shard.n_rows)
     update = registry.create("update", p["update"], p["update_params"])
+    update.check_params(dict(p))        # its errors name the rule and the parameter
     check_model_size(p, n_outputs, n_rows, bool(np.any(train_set.categorical)), update,
                      None if init_model is None else init_model.ensemble)
     w = train_set.sample_weight

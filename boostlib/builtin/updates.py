@@ -8,10 +8,15 @@ it with coefficient ``learning_rate``. For a loss with ``renews_leaves`` (``quan
 train by first-order steps with them.
 
 ``sglb``: Stochastic Gradient Langevin Boosting (:mod:`boostlib.builtin.sglb`).
+
+``dart``: dropout of earlier trees (:mod:`boostlib.builtin.dart`); ``rf``: random forest
+mode, averaged trees fitted at the starting scores (:mod:`boostlib.builtin.rf`).
 """
 from __future__ import annotations
 
 from .agbm import AGBM, AGBMR, VAGBM
+from .dart import DART
+from .rf import RandomForest
 from ..plugin.api import Context, UpdateRule, hookimpl
 from .sglb import SGLB
 
@@ -32,4 +37,5 @@ class SGB(UpdateRule):
 @hookimpl
 def boostlib_add_updates():
     """Register the built-in update rules."""
-    return {"sgb": SGB, "sglb": SGLB, "agbm": AGBM, "agbmr": AGBMR, "vagbm": VAGBM}
+    return {"sgb": SGB, "sglb": SGLB, "agbm": AGBM, "agbmr": AGBMR, "vagbm": VAGBM,
+            "dart": DART, "rf": RandomForest}

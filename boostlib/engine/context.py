@@ -636,10 +636,19 @@ class BoostingContext:
     def tree_output(self, tree) -> np.ndarray:
         """``tree(x)`` on every training row (a new array).
 
+        ``tree`` is a tree (or TreeGroup), or the int index of one of the model's terms
+        (``0 .. n_trees - 1``; e.g. DART's dropped trees, or those of a continued model).
         For a tree fitted in this iteration it is computed at most once (from the leaf of
         every row when the fit covered all rows, else by one prediction pass, kept for
-        :meth:`add_tree`). Shape (n_rows,), or (n_rows, n_outputs) for a TreeGroup.
+        :meth:`add_tree`). Shape (n_rows,), or (n_rows, n_outputs) for a TreeGroup. The
+        coefficient is not applied.
         """
+        if isinstance(tree, (int, np.integer)) and not isinstance(tree, bool):
+            n = self.ensemble.n_trees
+            if not 0 <= int(tree) < n:
+                raise IndexError(f"{self.update_name}: tree_output({int(tree)}) is out of "
+                                 f"range; the model has {n} trees")
+            tree = self.ensemble.trees[int(tree)]
         if isinstance(tree, TreeGroup):
             return np.column_stack([self._scalar_output(t) for t in tree.trees])
         return self._scalar_output(tree)
@@ -736,6 +745,77 @@ class BoostingContext:
         self._raw_version += 1
         for ev in self.evals:
             _scale(ev.raw, factor, ev.offset)
+
+    def set_coefficients(self, indices: Any, values: Any) -> None:
+        """Set the coefficients of some of the model's trees: ``c[indices] = values``.
+
+        For update rules that reweight earlier trees (DART's normalisation of its dropped
+        trees, a random forest's ``1/k``). The training and validation scores follow: when
+        every tree's coefficient is multiplied by one common factor, the model's part of
+        the scores (without bias and offsets) is multiplied by it, in ``O(n_rows)``;
+        otherwise each changed tree adds ``(new - old) * tree(x)`` by one prediction pass
+        over the changed trees. The bias and auxiliary tracked models are left as they
+        are. Like :meth:`combine`, it rewrites coefficients, so the model keeps no scale
+        history (staged predictions are then prefixes with the final coefficients).
+
+        Parameters
+        ----------
+        indices : array-like of int
+            Distinct indices of the model's terms, ``0 .. n_trees - 1``.
+        values : float or array-like of float
+            The new coefficients (one per index, or one for all), finite.
+
+        Raises
+        ------
+        ValueError
+            On indices out of range or repeated, or non-finite values.
+        """
+        n = self.ensemble.n_trees
+        idx = np.asarray(indices)
+        if idx.ndim != 1 or (idx.size and idx.dtype.kind not in "iu"):
+            raise ValueError(f"{self.update_name}: set_coefficients indices must be a 1-D "
+                             f"sequence of ints, got {indices!r}")
+        idx = idx.astype(np.intp)
+        if idx.size and (idx.min() < 0 or idx.max() >= n or np.unique(idx).size != idx.size):
+            raise ValueError(f"{self.update_name}: set_coefficients indices must be distinct "
+                             f"tree indices in [0, {n}), got {idx.tolist()}")
+        new_values = np.broadcast_to(np.asarray(values, dtype=np.float64), idx.shape)
+        if not np.all(np.isfinite(new_values)):
+            raise ValueError(f"{self.update_name}: set_coefficients values must be finite, "
+                             f"got {np.asarray(values).tolist()!r}")
+        coef = self.ensemble.coef.copy()
+        old = coef[idx]
+        changed = new_values != old
+        if not np.any(changed):
+            return
+        new = coef.copy()
+        new[idx] = new_values
+        ratio = None
+        if idx.size == n and np.all(old != 0):
+            ratios = new_values / old
+            if np.all(ratios == ratios[0]):
+                ratio = float(ratios[0])
+        bias = self.ensemble.bias_array[:, None]
+        sets = [(self.X_binned, self._raw, self._offset)]
+        sets += [(ev.X_binned, ev.raw, ev.offset) for ev in self.evals]
+        if ratio is not None:
+            for _, scores, offset in sets:
+                if offset is not None:
+                    scores -= offset
+                scores -= bias
+                scores *= ratio
+                scores += bias
+                if offset is not None:
+                    scores += offset
+        else:
+            where = idx[changed]
+            trees = [self.ensemble.trees[i] for i in where]
+            delta = new_values[changed] - old[changed]
+            for X_binned, scores, _ in sets:
+                self.ensemble.add_trees_binned(X_binned, scores[0] if self.n_outputs == 1
+                                               else scores, trees, delta, self.n_threads)
+        self.ensemble.coef = new
+        self._raw_version += 1
 
     # -- tracked models ------------------------------------------------------------------------
     def _tracked(self, obj: Any, what: str) -> Tracked:

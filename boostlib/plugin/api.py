@@ -21,7 +21,7 @@ from __future__ import annotations
 import copy
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, ClassVar, Optional, Protocol, Sequence, Tuple
+from typing import Any, ClassVar, Mapping, Optional, Protocol, Sequence, Tuple
 
 import numpy as np
 
@@ -400,7 +400,11 @@ class Context(Protocol):
         ``leaf_noise_scale`` is replaced too. Single-output trees only.
         """
 
-    def tree_output(self, tree: Any) -> np.ndarray: ...
+    def tree_output(self, tree: Any) -> np.ndarray:
+        """``tree(x)`` on every training row, without its coefficient: shape (n_rows,), or
+        (n_rows, n_outputs) with several outputs. ``tree`` is a tree fitted by
+        :meth:`fit_tree`, or the int index of one of the model's terms (``0 ..
+        n_trees - 1``, in the order they were added; a continued model's trees first)."""
 
     def add_tree(self, tree: Any, coefficient: float,
                  to: Optional[TrackedModel] = None) -> int:
@@ -413,6 +417,18 @@ class Context(Protocol):
         """
 
     def scale_model(self, factor: float) -> None: ...
+
+    def set_coefficients(self, indices: Sequence[int], values: Any) -> None:
+        """Set the coefficients of some of the model's trees, ``c[indices] = values``
+        (distinct indices ``0 .. n_trees - 1``; one finite value per index, or one for all).
+
+        For rules that reweight earlier trees (``dart`` rescales the trees it dropped,
+        ``rf`` keeps every coefficient at ``1/k``). The training and validation scores
+        follow (one prediction pass over the changed trees; ``O(n_rows)`` when every
+        coefficient is multiplied by one common factor); the bias and the auxiliary tracked
+        models stay as they are. Like :meth:`combine` on the model, it rewrites
+        coefficients: the model then keeps no scale history.
+        """
 
     def track(self, name: str, like: Optional[TrackedModel] = None) -> TrackedModel:
         """A new auxiliary tracked model, a copy of ``like`` (default: :attr:`model`).
@@ -445,6 +461,16 @@ class UpdateRule(ABC):
     #: The most trees one iteration adds to the model (AGBM: 2). Training checks the
     #: model-size limits for ``n_estimators`` iterations of that many at the start.
     trees_per_iteration: ClassVar[int] = 1
+
+    def check_params(self, params: Mapping[str, Any]) -> None:
+        """Refuse training parameters this rule cannot train with; called once by
+        :func:`boostlib.train` before any data is binned.
+
+        ``params`` holds every training parameter, resolved and checked (the names of
+        :class:`boostlib.BoostRegressor`'s constructor: ``learning_rate``, ``subsample``,
+        ``sampler``, ``colsample_bytree``, ...). Raise ValueError naming the parameter, its
+        value and what the rule expects. The default accepts everything.
+        """
 
     def begin(self, ctx: Context) -> None:
         """Called once before the first iteration (reset per-fit state here). A continued
