@@ -9,8 +9,8 @@ weighted drops (LightGBM's defaults); RF: bagging 0.632 every tree, 70% of the f
 tree. Reports test logloss and AUC, mean and spread over seeds. Accuracy only: fit times on a
 shared machine mean nothing and are not printed.
 
-Run: ``python benchmarks/dart_rf_peers.py [--data ../shared/datasets] [--rounds 300]
-[--seeds 3]``.
+Run from the repository: ``PYTHONPATH=. python benchmarks/dart_rf_peers.py [--data
+../shared/datasets] [--rounds 300] [--seeds 3] [--sets higgs,adult]``.
 """
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def load_adult(root: Path):
     X = np.empty((len(both), 14))
     for j in range(14):
         col = both[j]
-        if col.dtype == object:
+        if not pd.api.types.is_numeric_dtype(col):
             codes = col.astype("category").cat.codes.to_numpy(float)
             codes[codes < 0] = np.nan
             X[:, j] = codes
@@ -65,7 +65,7 @@ def run(family: str, X, y, Xt, seed: int, rounds: int, library: str) -> np.ndarr
     common_lgb = dict(num_leaves=31, min_data_in_leaf=20, lambda_l2=1.0, max_bin=255,
                       min_sum_hessian_in_leaf=1e-3, verbose=-1, num_threads=1, seed=seed,
                       objective="binary", n_estimators=rounds)
-    common_bl = dict(grow_policy="lossguide", max_leaves=31, max_depth=31,
+    common_bl = dict(grow_policy="lossguide", max_leaves=31, max_depth=30,
                      min_samples_leaf=20, l2_regularization=1.0, max_bins=255,
                      min_child_weight=1e-3, n_jobs=1, random_state=seed,
                      n_estimators=rounds)

@@ -346,6 +346,19 @@ def test_categorical_models_against_brute_force(kind):
 
 
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("task", ["binary", "multiclass"])
+@pytest.mark.parametrize("update", ["dart", "rf"])
+def test_contributions_of_dart_and_forests_sum_to_the_raw_score(kind, task, update):
+    """Rules that rewrite earlier coefficients leave a plain additive model: SHAP values
+    add up to its raw score as for any other."""
+    extra = ({"update_params": {"rate_drop": 0.3, "skip_drop": 0.0}} if update == "dart"
+             else {"learning_rate": 1.0, "subsample": 0.632})
+    model, X = fitted(kind, task, update=update, **extra)
+    c = model.predict(X[:200], pred_contrib=True)
+    np.testing.assert_allclose(c.sum(axis=1), raw(model, X[:200]), rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_iteration_range_explains_that_truncation(kind):
     model, X = fitted(kind, "binary", update="sglb",
                       update_params={"model_shrink_rate": 0.5})

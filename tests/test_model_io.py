@@ -86,6 +86,21 @@ def test_sglb_virtual_ensembles_survive_a_round_trip(tmp_path, mode):
         agbm.predict_virtual_ensembles(X_TEST, 2)
 
 
+@pytest.mark.parametrize("update, extra", [
+    ("dart", {"update_params": {"rate_drop": 0.3, "skip_drop": 0.0, "normalize_type": "tree"}}),
+    ("rf", {"learning_rate": 1.0, "subsample": 0.632, "colsample_bynode": 0.8})])
+def test_dart_and_forest_models_round_trip(tmp_path, update, extra):
+    """Their rewritten coefficients are plain coefficients: the loaded model predicts the
+    same, bit for bit, and keeps its parameters (no scale history, as after AGBM)."""
+    model = _fit(update=update, n_estimators=12, **extra)
+    loaded = _round_trip(model, tmp_path)
+    for a, b in zip(_outputs(model, X_TEST), _outputs(loaded, X_TEST)):
+        assert np.array_equal(a, b)
+    assert loaded.get_params() == model.get_params()
+    assert loaded.ensemble_.coef.tobytes() == model.ensemble_.coef.tobytes()
+    assert loaded.ensemble_.scale_history is None
+
+
 def test_floats_round_trip_exactly(tmp_path):
     model = _fit(grow_policy="depthwise")
     loaded = _round_trip(model, tmp_path)

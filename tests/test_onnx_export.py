@@ -137,11 +137,13 @@ def test_ranker(policy):
     np.testing.assert_allclose(out["prediction"], ranker.predict(Xp), rtol=TOL, atol=TOL)
 
 
-@pytest.mark.parametrize("update", ["sglb", "agbm"])
+@pytest.mark.parametrize("update", ["sglb", "agbm", "dart", "rf"])
 def test_rescaled_and_rewritten_coefficients(update):
     X = _numeric(seed=11)
     y = (np.nan_to_num(X[:, 0]) - np.nan_to_num(X[:, 1]) > 0).astype(int)
-    clf = BoostClassifier(update=update, **SMALL).fit(X, y)
+    extra = {"dart": {"update_params": {"rate_drop": 0.3, "skip_drop": 0.0}},
+             "rf": {"learning_rate": 1.0, "subsample": 0.632}}.get(update, {})
+    clf = BoostClassifier(update=update, **{**SMALL, **extra}).fit(X, y)
     _check_classifier(clf, _probes(clf, X))
 
 

@@ -15,7 +15,10 @@ from optional_imports import importorskip
 from boostlib import BoostClassifier, BoostRanker, BoostRegressor, Dataset, Model, train
 from boostlib.engine.trees import GROW_POLICIES, TreeGroup
 
-UPDATES = {"sgb": None, "sglb": None, "agbm": None, "agbmr": {"restart": 3}, "vagbm": None}
+UPDATES = {"sgb": None, "sglb": None, "agbm": None, "agbmr": {"restart": 3}, "vagbm": None,
+           "dart": {"rate_drop": 0.3, "skip_drop": 0.0}, "rf": None}
+#: other training parameters a rule needs (rf: no shrinkage, and bagging)
+NEEDS = {"rf": {"learning_rate": 1.0, "subsample": 0.632}}
 POLICIES = ("symmetric", "depthwise")
 #: every registered tree kind (leaf-wise "lossguide" trees are stored as depthwise ones)
 ALL_POLICIES = tuple(GROW_POLICIES)
@@ -39,7 +42,8 @@ GROUPS = [30] * 10
 
 def _fit(task, update, policy, n_estimators=8, **extra):
     params = dict(n_estimators=n_estimators, update=update, update_params=UPDATES[update],
-                  grow_policy=policy, max_depth=3, random_state=0, **extra)
+                  grow_policy=policy, max_depth=3, random_state=0,
+                  **{**NEEDS.get(update, {}), **extra})
     if task == "regression":
         return BoostRegressor(**params).fit(X, Y)
     if task == "binary":
@@ -146,8 +150,10 @@ def test_sglb_step_k_is_the_shrunk_model_of_iteration_k(policy, sglb):
             assert not np.allclose(prefix, expected, rtol=1e-6)
 
 
-@pytest.mark.parametrize("update", ["agbm", "agbmr", "vagbm"])
+@pytest.mark.parametrize("update", ["agbm", "agbmr", "vagbm", "dart", "rf"])
 def test_accelerated_steps_are_prefixes_with_the_final_coefficients(update):
+    """Rules that rewrite earlier coefficients (AGBM's combine, DART's dropped trees, the
+    forest's 1/k) record no earlier states: step k is the final model's first k + 1 terms."""
     est = _fit("regression", update, "depthwise", n_estimators=6)
     ensemble = est.ensemble_
     assert ensemble.scale_history is None           # combine rewrote the coefficients
@@ -234,7 +240,7 @@ def test_unrecoverable_states_are_refused():
 # -- leaf indices ----------------------------------------------------------------------------
 @pytest.mark.parametrize("policy", ALL_POLICIES)
 @pytest.mark.parametrize("task", ["regression", "binary", "multiclass", "ranker"])
-@pytest.mark.parametrize("update", ["sgb", "sglb", "agbm"])
+@pytest.mark.parametrize("update", ["sgb", "sglb", "agbm", "dart", "rf"])
 def test_apply_routes_rows_to_the_leaves_predict_adds(task, policy, update):
     est = _fit(task, update, policy)
     leaves = est.apply(X_TEST)                     # X_TEST has NaNs
