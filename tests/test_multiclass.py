@@ -85,7 +85,7 @@ def test_multiclass_loss_rejects_targets_that_are_not_class_indices(bad, match):
 
 # -- every tree kind, sampler and update rule ---------------------------------------------------
 UPDATES = {"sgb": None, "sglb": {"posterior_sampling": True}, "agbm": None, "agbmr": None,
-           "vagbm": None}
+           "vagbm": None, "dart": {"rate_drop": 0.3, "skip_drop": 0.0}, "rf": None}
 
 
 @pytest.mark.parametrize("policy, sampler, update", list(itertools.product(
@@ -94,6 +94,8 @@ def test_every_tree_kind_sampler_and_update_rule_learn_multiclass(policy, sample
     X, y = _data()
     p = dict(n_estimators=12, max_depth=3, grow_policy=policy, loss="multiclass",
              update=update, update_params=UPDATES[update], random_state=0)
+    if update == "rf":                  # averaged trees need bagging (or column sampling)
+        p.update(learning_rate=1.0, colsample_bynode=0.7, subsample=0.632)
     if sampler is not None:
         p.update(sampler=sampler, subsample=0.5,
                  sampler_params={"warmup": False} if sampler == "goss" else None)

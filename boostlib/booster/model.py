@@ -245,6 +245,10 @@ class Model:
           terms with their *final* coefficients, a partial sum of the final model, not the
           model training had at any iteration (only the last step is).
 
+        * ``dart``, ``rf``: they rescale earlier trees (``ctx.set_coefficients``), so step
+          ``k`` is likewise the first ``k + 1`` terms with their final coefficients (for a
+          forest of ``K`` trees, ``bias + (1/K) sum_{j<=k} tree_j``, not the smaller forest).
+
         The same holds for any model whose coefficients were rewritten, or whose scale
         history was dropped because an earlier state lies beyond floating point (see
         ``MAX_STATE_FACTOR`` in ``boostlib.engine.ensemble``): its steps are prefixes

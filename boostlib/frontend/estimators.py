@@ -644,8 +644,8 @@ class _BaseBoost(BaseEstimator):
         With ``update="sgb"`` step ``k`` is the model training had after ``k + 1``
         iterations (a fit with ``n_estimators=k + 1`` and the same ``random_state`` predicts
         the same); with ``"sglb"`` too, its later shrinkage undone (up to rounding); after
-        early stopping the steps end at ``best_iteration_``; with the accelerated rules
-        (``"agbm"``, ``"agbmr"``, ``"vagbm"``), which rewrite the coefficients, step ``k``
+        early stopping the steps end at ``best_iteration_``; with the rules that rewrite
+        coefficients (``"agbm"``, ``"agbmr"``, ``"vagbm"``, ``"dart"``, ``"rf"``), step ``k``
         is the first ``k + 1`` terms with their final coefficients (see
         :meth:`boostlib.Model.staged_predict`). ``X`` is checked when this is called; each
         step adds one term to running scores, O(n_samples) work and memory per step.

@@ -26,6 +26,8 @@ DEMO_VALID_FRACTION = 0.2
 #: Update rules with momentum: they reach a low training loss in far fewer iterations than
 #: sgb, so a fixed number of iterations overfits them first.
 ACCELERATED_UPDATES = ("agbm", "agbmr", "vagbm")
+#: settings a rule needs in the demo: a random forest averages unshrunk trees on bagged rows
+RULE_SETTINGS = {"rf": {"learning_rate": 1.0, "subsample": 0.632}}
 
 
 def _demo_binary(args: argparse.Namespace) -> None:
@@ -66,7 +68,8 @@ def _demo_binary(args: argparse.Namespace) -> None:
     configs = []
     for policy in ("symmetric", "depthwise"):
         for update in registry.available("update"):
-            configs.append(dict(grow_policy=policy, update=update))
+            configs.append(dict(grow_policy=policy, update=update, **RULE_SETTINGS.get(
+                update, {})))
         for sampler in registry.available("sampler"):
             configs.append(dict(grow_policy=policy, update="sgb", sampler=sampler,
                                 subsample=0.5))
@@ -76,17 +79,18 @@ def _demo_binary(args: argparse.Namespace) -> None:
     print("-" * len(header))
     worse = []
     for i, cfg in enumerate(configs, 1):
-        model = BoostClassifier(n_estimators=args.n_estimators, learning_rate=args.learning_rate,
+        settings = {"learning_rate": args.learning_rate, **cfg}
+        model = BoostClassifier(n_estimators=args.n_estimators,
                                 max_depth=args.max_depth, random_state=args.random_state,
                                 n_jobs=args.n_jobs, early_stopping_rounds=rounds or None,
-                                **cfg)
+                                **settings)
         eval_set = None if valid_rows is None else [(X[valid_rows], y[valid_rows])]
         t0 = time.perf_counter()
         model.fit(X[fit_rows], y[fit_rows], eval_set=eval_set)
         fit_s = time.perf_counter() - t0
         p = model.predict_proba(Xt)[:, 1]
-        sampler = cfg.get("sampler") or "-"
-        if cfg.get("sampler"):
+        sampler = cfg.get("sampler") or ("bagging" if cfg.get("subsample") else "-")
+        if cfg.get("sampler") or cfg.get("subsample"):
             sampler += f" ({cfg['subsample']:g})"
         loss = logloss(yt, p)
         if loss > constant:
