@@ -119,6 +119,48 @@ def test_dart_normalisation_leaves_the_model_unchanged_when_the_new_tree_is_the_
     assert normalization("tree", 0, 0.1) == (1.0, 0.1)
 
 
+class _Spy:
+    """The context as a DART step sees it, recording the scores its derivatives are taken at."""
+
+    def __init__(self, ctx, log):
+        self._ctx, self._log = ctx, log
+
+    def __getattr__(self, name):
+        return getattr(self._ctx, name)
+
+    def gradients(self, raw=None):
+        self._log.append(np.array(self._ctx.raw if raw is None else raw))
+        return self._ctx.gradients(raw)
+
+
+class _SpyDART(DART):
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.records = []
+
+    def step(self, ctx):
+        log = []
+        coef = ctx.model.coefficients
+        super().step(_Spy(ctx, log))
+        self.records.append((coef, list(self.dropped_), log[0]))
+
+
+def test_dart_fits_each_tree_at_the_model_without_the_dropped_trees():
+    """The derivatives of a round are taken at bias + the trees it did not drop, with their
+    coefficients before the round: checked against every tree's output from ``apply``."""
+    rule = _SpyDART(rate_drop=0.4, skip_drop=0.2, max_drop=3)
+    est = BoostRegressor(update=rule, n_estimators=14, max_depth=3, random_state=0,
+                         learning_rate=0.3).fit(X, Y)
+    outs = _tree_outputs(est, X)
+    bias = est.model_.ensemble.bias
+    assert sum(bool(d) for _, d, _ in rule.records) >= 3
+    for coef, dropped, raw in rule.records:
+        keep = np.ones(coef.size, dtype=bool)
+        keep[dropped] = False
+        want = bias + (coef[keep, None] * outs[:coef.size][keep]).sum(axis=0)
+        np.testing.assert_allclose(raw, want, rtol=1e-10, atol=1e-10)
+
+
 def test_dart_drop_draws():
     """Uniform drops at rate p over n trees average p * n; weighted ones prefer large
     coefficients; max_drop caps; skip_drop=1 never drops; one_drop always drops one."""
