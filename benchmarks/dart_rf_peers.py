@@ -6,8 +6,9 @@ Data: the HIGGS subset LightGBM ships (7,000 train / 500 test rows) and UCI Adul
 libraries), from the shared dataset folder. Leaf-wise trees of 31 leaves, at least 20 rows a
 leaf, L2 1, 255 bins. DART: learning rate 0.1, drop rate 0.1, skip_drop 0.5, max_drop 50,
 weighted drops (LightGBM's defaults); RF: bagging 0.632 every tree, 70% of the features a
-tree. Reports test logloss and AUC, mean and spread over seeds. Accuracy only: fit times on a
-shared machine mean nothing and are not printed.
+tree. ``--families dart_tree``: DART with XGBoost's ``tree`` normalisation (LightGBM's
+``xgboost_dart_mode``). Reports test logloss and AUC, mean and spread over seeds. Accuracy
+only: fit times on a shared machine mean nothing and are not printed.
 
 Run from the repository: ``PYTHONPATH=. python benchmarks/dart_rf_peers.py [--data
 ../shared/datasets] [--rounds 300] [--seeds 3] [--sets higgs,adult]``.
@@ -69,12 +70,14 @@ def run(family: str, X, y, Xt, seed: int, rounds: int, library: str) -> np.ndarr
                      min_samples_leaf=20, l2_regularization=1.0, max_bins=255,
                      min_child_weight=1e-3, n_jobs=1, random_state=seed,
                      n_estimators=rounds)
-    if family == "dart":
+    if family in ("dart", "dart_tree"):
+        tree = family == "dart_tree"        # XGBoost's normalisation on both sides
         lgb_p = dict(boosting_type="dart", learning_rate=0.1, drop_rate=0.1, skip_drop=0.5,
-                     max_drop=50, uniform_drop=False, xgboost_dart_mode=False)
+                     max_drop=50, uniform_drop=False, xgboost_dart_mode=tree)
         bl_p = dict(update="dart", learning_rate=0.1,
                     update_params={"rate_drop": 0.1, "skip_drop": 0.5, "max_drop": 50,
-                                   "sample_type": "weighted", "normalize_type": "lightgbm"})
+                                   "sample_type": "weighted",
+                                   "normalize_type": "tree" if tree else "lightgbm"})
     else:
         lgb_p = dict(boosting_type="rf", bagging_fraction=0.632, bagging_freq=1,
                      feature_fraction=0.7)
