@@ -14,13 +14,13 @@ Rashmi and Gilad-Bachrach, "DART: Dropouts meet Multiple Additive Regression Tre
 3. the dropped trees' coefficients are multiplied by ``a`` and the new tree added with
    coefficient ``b``, with the learning rate ``eta``:
 
-   =================  ===================  ==================
-   ``normalize_type``  dropped ``a``         new ``b``
-   =================  ===================  ==================
-   ``"lightgbm"``      ``k / (k + 1)``       ``eta / (k + 1)``
-   ``"tree"``          ``k / (k + eta)``     ``eta / (k + eta)``
-   ``"forest"``        ``1 / (1 + eta)``     ``eta / (1 + eta)``
-   =================  ===================  ==================
+   ====================  ====================  ====================
+   ``normalize_type``    dropped ``a``         new ``b``
+   ====================  ====================  ====================
+   ``"lightgbm"``        ``k / (k + 1)``       ``eta / (k + 1)``
+   ``"tree"``            ``k / (k + eta)``     ``eta / (k + eta)``
+   ``"forest"``          ``1 / (1 + eta)``     ``eta / (1 + eta)``
+   ====================  ====================  ====================
 
    ``"lightgbm"`` is LightGBM's default (the paper's normalisation, the learning rate on the
    new tree); ``"tree"`` is XGBoost's default and LightGBM's ``xgboost_dart_mode``;
@@ -97,6 +97,8 @@ class DART(UpdateRule):
     normalize_type : {"lightgbm", "tree", "forest"}, default "lightgbm"
         How the dropped trees and the new one are weighted (module docstring).
 
+    Notes
+    -----
     The defaults are LightGBM's.
     """
 

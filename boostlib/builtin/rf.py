@@ -2,7 +2,7 @@
 
 Every tree is fitted to the loss's derivatives at the *starting* scores (the bias, plus the
 offsets ``init_score`` if any), on its own rows (bagging: ``subsample`` or a sampler) and/or
-columns (``colsample_bytree``, ``colsample_bynode``), and the trees are averaged:
+columns (``colsample_bytree``, ``colsample_bynode``), and the trees are averaged::
 
     raw(x) = bias + (1/k) * sum_{j=1..k} tree_j(x)
 
