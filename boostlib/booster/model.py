@@ -13,6 +13,7 @@ from ..plugin import checks
 from ..io import model_files
 from ..engine.ensemble import Ensemble
 from ..engine.categorical import encode_like
+from ..engine.encoding import CategoricalEncoder
 from ..engine.frames import Columns, as_frame
 from ..engine.contributions import contributions
 from ..engine.validation import (AT_FIT, check_columns, check_init_score, check_X,
@@ -72,6 +73,10 @@ class Model:
         self.best_iteration = best_iteration
         self.n_iterations = self.n_trees
         self.random_streams: Optional[Dict[str, Any]] = None
+        #: how categorical features are encoded before binning
+        #: (:class:`~boostlib.engine.encoding.CategoricalEncoder`), or None: the trees read
+        #: the features themselves
+        self.encoder: Optional[CategoricalEncoder] = None
 
     # -- shape -----------------------------------------------------------------------------
     @property
@@ -91,11 +96,14 @@ class Model:
         X = as_frame(X)
         check_columns(self.feature_names, feature_names(X), AT_FIT, "at fit")
         mapper = self.ensemble.bin_mapper
+        categorical, levels = mapper.categorical_, mapper.levels_
+        if self.encoder is not None:
+            categorical, levels = self.encoder.categorical, self.encoder.levels
         shape = getattr(X, "shape", None)
         n_cols = shape[1] if shape is not None and len(shape) == 2 else None
         check = partial(check_X, min_rows=0)
-        if mapper.categorical_.any() and n_cols == self.n_features:
-            X = encode_like(X, mapper.categorical_, mapper.levels_, check)
+        if categorical.any() and n_cols == self.n_features:
+            X = encode_like(X, categorical, levels, check)
         else:
             X = check(X)
         if isinstance(X, Columns):          # an Arrow table's columns: the walk reads rows
@@ -104,6 +112,12 @@ class Model:
             raise ValueError(f"X has {X.shape[1]} features, but the model expects "
                              f"{self.n_features}")
         return X
+
+    def _columns(self, X: Any) -> np.ndarray:
+        """The columns the trees read: ``X`` as :meth:`_X` codes it, encoded
+        (``categorical_encoding``) when the model encodes its categorical features."""
+        X = self._X(X)
+        return X if self.encoder is None else self.encoder.transform(X)
 
     # -- prediction --------------------------------------------------------------------------
     def predict(self, X: Any, *, raw: bool = False,
@@ -173,10 +187,10 @@ class Model:
             return self._contributions(X, bool(pred_interactions), iteration_range, n_jobs,
                                        both=bool(pred_contrib and pred_interactions))
         if iteration_range is None:
-            scores = self.ensemble.predict_raw(self._X(X), self._threads(n_jobs))
+            scores = self.ensemble.predict_raw(self._columns(X), self._threads(n_jobs))
         else:
             start, end = self.check_iteration_range(iteration_range)
-            scores = next(self.ensemble.truncations_raw(self._X(X), [end],
+            scores = next(self.ensemble.truncations_raw(self._columns(X), [end],
                                                         self._threads(n_jobs), start))
         scores = self._offset(scores, init_score)
         return scores if raw else checks.response(self.loss, scores)
@@ -199,8 +213,11 @@ class Model:
         if iteration_range is not None:
             start, end = self.check_iteration_range(iteration_range)
             factor = float(self.ensemble.truncation_factors([end])[0])
-        return contributions(self.ensemble, self._X(X), self._threads(n_jobs),
-                             interactions=interactions, start=start, end=end, factor=factor)
+        values = contributions(self.ensemble, self._columns(X), self._threads(n_jobs),
+                               interactions=interactions, start=start, end=end, factor=factor)
+        if self.encoder is not None:        # each column's share goes to its feature
+            values = self.encoder.fold(values, (1, 2) if interactions else (1,))
+        return values
 
     def check_iteration_range(self, iteration_range: Any) -> Tuple[int, int]:
         """``iteration_range`` as ``(start, end)`` ints, checked against this model.
@@ -278,7 +295,7 @@ class Model:
             When the model keeps a scale history in which some earlier state is not
             recoverable (beyond ``MAX_STATE_FACTOR``).
         """
-        X = self._X(X)
+        X = self._columns(X)
         if init_score is not None:
             check_init_score(init_score, X.shape[0])
         scores = self.ensemble.truncations_raw(X, range(1, self.n_trees + 1),
@@ -310,7 +327,7 @@ class Model:
             after their parent): a leaf's index is its node id, so the indices lie in
             ``0 .. n_nodes - 1`` and skip the split nodes.
         """
-        return self.ensemble.apply(self._X(X), self._threads(n_jobs))
+        return self.ensemble.apply(self._columns(X), self._threads(n_jobs))
 
     def virtual_ensemble_ends(self, n_members: int) -> List[int]:
         """The tree counts of the ``n_members`` truncated models of
@@ -339,7 +356,7 @@ class Model:
         ndarray of shape (n_rows, n_members), or (n_rows, n_outputs, n_members) with several
         outputs (for ``multiclass``: each member's class probabilities).
         """
-        X = self._X(X)
+        X = self._columns(X)
         ends = self.virtual_ensemble_ends(n_members)
         scores = self.ensemble.predict_states_raw(X, ends, self._threads(n_jobs))
         if raw:
@@ -364,7 +381,11 @@ class Model:
         -------
         ndarray of shape (n_features,)
         """
-        return self.ensemble.feature_importances(importance_type)
+        values = self.ensemble.feature_importances(importance_type)
+        if self.encoder is not None:
+            values = self.encoder.fold_importance(
+                values, self.ensemble.feature_importances("split"), importance_type)
+        return values
 
     # -- model files -------------------------------------------------------------------------
     def save(self, path: Any) -> None:
@@ -389,8 +410,10 @@ class Model:
     @classmethod
     def from_parts(cls, parts: "model_files.ModelParts") -> "Model":
         """The model of a validated model-file document."""
-        return cls(parts.ensemble, parts.loss, parts.loss_spec, parts.n_features,
-                   parts.feature_names, parts.params, parts.evals_result, parts.best_iteration)
+        model = cls(parts.ensemble, parts.loss, parts.loss_spec, parts.n_features,
+                    parts.feature_names, parts.params, parts.evals_result, parts.best_iteration)
+        model.encoder = parts.encoder
+        return model
 
     def __repr__(self) -> str:
         return (f"<boostlib.Model: {self.n_trees} trees, {self.n_outputs} output(s), "

@@ -15,6 +15,10 @@ from ..engine.loop import run
 from ..engine.callbacks import (Callback, CallbackLike, EarlyStopping, ProgressBar,
                                 as_callback)
 from ..engine.dataset import Dataset
+from ..engine.encoding import CategoricalEncoder, stat_targets
+from ..engine.categorical import translate
+from ..engine.frames import Columns
+from ..engine.random_streams import stream_rng
 from ..engine.evaluation import Evaluator, create_metrics
 from ..engine.ensemble import MAX_RAW_BOUND, Ensemble
 from .model import Model
@@ -165,6 +169,52 @@ def distributed_start(params: Mapping[str, Any], y: np.ndarray,
     return p, _bias(loss, target, sample_weight, int(n_outputs))
 
 
+def _matrix(data: Dataset) -> np.ndarray:
+    return data.X.to_array() if isinstance(data.X, Columns) else np.asarray(data.X)
+
+
+def _encoded(encoder: CategoricalEncoder, data: Dataset, levels: Sequence[Any],
+             X: np.ndarray) -> Dataset:
+    """A Dataset of the encoded matrix ``X`` with ``data``'s target, weights, groups and
+    offsets."""
+    out = Dataset(X, data.y, sample_weight=data.sample_weight,
+                  feature_names=encoder.column_names(data.feature_names),
+                  categorical_features=encoder.column_categorical, group=data.group,
+                  init_score=data.init_score)
+    out.levels = encoder.column_levels
+    return out
+
+
+def encode_sets(p: Mapping[str, Any], train_set: Dataset, valid_sets: Sequence[Dataset],
+                y: np.ndarray, n_outputs: int, seed: np.random.SeedSequence, n_rows: int
+                ) -> Tuple[Optional[CategoricalEncoder], Dataset, List[Dataset]]:
+    """``categorical_encoding`` applied before binning: the encoder (None when every
+    categorical feature keeps its set splits) and the training and validation sets as the
+    trees see them (the training rows' target statistics ordered by a permutation from the
+    ``"target_stats"`` random stream)."""
+    if p["categorical_encoding"] == "sets" or not np.any(train_set.categorical):
+        return None, train_set, list(valid_sets)
+    X = _matrix(train_set)
+    t = stat_targets(y, n_outputs if (np.ndim(y) == 1 and n_outputs > 1) else None)
+    encoder = CategoricalEncoder.fit(
+        X, train_set.categorical, train_set.levels, p["categorical_encoding"], t,
+        train_set.sample_weight, int(p["max_cat_to_onehot"]),
+        min_data_per_group(p["min_data_per_group"], n_rows))
+    order = stream_rng(seed, "target_stats").permutation(train_set.n_rows)
+    train_enc = _encoded(encoder, train_set, train_set.levels,
+                         encoder.transform(X, order, t, train_set.sample_weight))
+    valid_enc = []
+    for ds in valid_sets:
+        Xv = _matrix(ds)
+        recode = [j for j in np.flatnonzero(ds.categorical) if ds.levels[j] is not None]
+        if recode:
+            Xv = Xv.copy()
+            for j in recode:
+                Xv[:, j] = translate(Xv[:, j], ds.levels[j], train_set.levels[j], j)
+        valid_enc.append(_encoded(encoder, ds, train_set.levels, encoder.transform(Xv)))
+    return encoder, train_enc, valid_enc
+
+
 def _check_shardable(loss: Any, init_model: Optional[Model]) -> None:
     """Refuse what a distributed fit cannot do: continue a model, rank within query groups
     (groups would have to stay within one worker), renew leaf values from per-leaf
@@ -279,6 +329,18 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
     update.check_params(dict(p))        # its errors name the rule and the parameter
     check_model_size(p, n_outputs, n_rows, bool(np.any(train_set.categorical)), update,
                      None if init_model is None else init_model.ensemble)
+    encoder, features = None, train_set      # features: what the model's inputs are
+    if p["categorical_encoding"] != "sets" and np.any(train_set.categorical):
+        if shard is not None:
+            raise ValueError(f"categorical_encoding={p['categorical_encoding']!r} is not "
+                             "supported in distributed training (the statistics would come "
+                             "from one worker's rows); use categorical_encoding='sets'")
+        if init_model is not None:
+            raise ValueError(f"categorical_encoding={p['categorical_encoding']!r}: "
+                             "continuing a model (init_model) is supported with "
+                             "categorical_encoding='sets' only")
+        encoder, train_set, valid_sets = encode_sets(p, train_set, valid_sets, y, n_outputs,
+                                                     seed, n_rows)
     w = train_set.sample_weight
     offset = offsets(train_set.init_score, n_outputs, "train_set's init_score")
     if offset is not None and shard is not None and np.any(np.asarray(shard.bias) != 0):
@@ -337,12 +399,19 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
         raise ValueError(f"multi_strategy='multi_output_tree' splits on thresholds only; "
                          f"categorical feature(s) {names} need multi_strategy="
                          "'one_output_per_tree' (or pass them as numeric codes)")
+    groups = interaction_groups(p["interaction_constraints"], features.n_features,
+                                features.feature_names)
+    monotone = monotone_constraints(p["monotonic_cst"], features.n_features,
+                                    features.feature_names, features.categorical)
+    if encoder is not None:     # the constraints of a feature hold for its columns
+        source = encoder.source
+        if groups is not None:
+            groups = [frozenset(int(i) for i in np.flatnonzero(np.isin(source, list(g))))
+                      for g in groups]
+        if monotone is not None:
+            monotone = monotone[source]
     columns = ColumnRules(train_set.n_features, p["colsample_bytree"], p["colsample_bynode"],
-                          interaction_groups(p["interaction_constraints"],
-                                             train_set.n_features, train_set.feature_names),
-                          streams.get("columns"))
-    monotone = monotone_constraints(p["monotonic_cst"], train_set.n_features,
-                                    train_set.feature_names, mapper.categorical_)
+                          groups, streams.get("columns"))
     # the grower works on the features that can split, and only on them
     work = working_features(X_binned, mapper.n_bins_nonmissing_, grow.min_samples_leaf,
                             mapper.categorical_, collective.distributed)
@@ -373,16 +442,19 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
     loss_spec = _loss_spec(spec, loss, p["loss_params"])
 
     def model_view() -> Model:
-        return Model(ensemble, loss, loss_spec, train_set.n_features, train_set.feature_names,
+        view = Model(ensemble, loss, loss_spec, features.n_features, features.feature_names,
                      p, evaluator.curves, evaluator.best_iteration)
+        view.encoder = encoder
+        return view
 
     evals_result, best_iteration = run(ctx, update, callback_list, evaluator, model_view)
     bounds = ensemble.raw_bounds()
     _check_bounded(bounds, p["learning_rate"])
     ensemble.forget_unrecoverable_states(bounds)
     model = Model(ensemble, loss, loss_spec,
-                  train_set.n_features, train_set.feature_names, p, evals_result,
+                  features.n_features, features.feature_names, p, evals_result,
                   best_iteration)
+    model.encoder = encoder
     model.n_iterations = ctx.completed_iterations
     model.random_streams = streams.record()
     return model

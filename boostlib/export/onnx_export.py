@@ -177,11 +177,17 @@ def to_onnx(model: Any, *, dtype: Any = "float32", raw: bool = False,
     TypeError
         When ``model`` is not a boostlib model.
     ValueError
-        For an invalid ``dtype``, ``raw`` or ``name``, or a loss whose link cannot be
-        exported (a plugin loss overriding ``transform`` without declaring ``link``).
+        For an invalid ``dtype``, ``raw`` or ``name``, a loss whose link cannot be
+        exported (a plugin loss overriding ``transform`` without declaring ``link``), or a
+        model trained with a ``categorical_encoding`` other than ``"sets"``.
 
     """
     engine, classes = resolve_model(model)
+    if getattr(engine, "encoder", None) is not None:
+        raise ValueError(f"the model was trained with categorical_encoding="
+                         f"{engine.params.get('categorical_encoding')!r}; ONNX export "
+                         "covers models whose trees read the features themselves "
+                         "(categorical_encoding='sets')")
     dt = _check_dtype(dtype)
     if not isinstance(raw, (bool, np.bool_)):
         raise ValueError(f"raw={raw!r} is invalid; expected True or False")

@@ -36,6 +36,7 @@ import numpy as np
 
 from ..engine.binning import MAX_BINS, BinMapper, first_unsorted
 from ..engine.categorical import MAX_CODE
+from ..engine.encoding import CategoricalEncoder
 from ..engine.ensemble import (MAX_RAW_BOUND, MAX_STATE_FACTOR, Ensemble, raw_bounds,
                                unrecoverable_state)
 from ..engine.params import DEFAULTS, MAX_N_JOBS, MAX_TREES, parameters_of, resolve
@@ -55,7 +56,7 @@ FORMAT = "boostlib-model"
 #: output in every term), any number of classes, bare engine models (``estimator`` null).
 #: 3: categorical features. 4: the trees' covers (``cover``, read by SHAP values). 5: the
 #: trees' arrays as binary blocks. 6: the bin borders as binary blocks (``bins.offsets``).
-FORMAT_VERSION = 6
+FORMAT_VERSION = 7
 #: The first version whose trees' arrays are binary blocks.
 BLOCKS_VERSION = 5
 #: The first version whose bin borders are binary blocks: every feature's borders one after
@@ -88,6 +89,10 @@ MAX_JSON_CONTAINERS = 1 << 22
 
 _TOP_KEYS = ("format", "format_version", "boostlib_version", "estimator", "params", "loss",
              "n_features", "feature_names", "classes", "bins", "model", "training")
+#: The first version with the ``encoding`` field (``categorical_encoding``).
+ENCODING_VERSION = 7
+#: The kinds of features in ``encoding.features``.
+_ENCODING_KINDS = ("numeric", "sets", "onehot", "target_stats")
 _PLUGIN_KINDS = ("loss", "sampler", "update")
 
 
@@ -1105,6 +1110,8 @@ class ModelParts:
     best_iteration : int or None
     version : int
         The file's format version.
+    encoder : CategoricalEncoder or None
+        How categorical features are encoded before binning (``encoding``, format 7).
     """
 
     estimator: Optional[str]
@@ -1118,6 +1125,7 @@ class ModelParts:
     evals_result: Dict[str, Dict[str, List[float]]]
     best_iteration: Optional[int]
     version: int
+    encoder: Optional[CategoricalEncoder] = None
 
 
 def model_document(model: Any, estimator: Optional[str] = None,
@@ -1155,7 +1163,67 @@ def model_document(model: Any, estimator: Optional[str] = None,
         "classes": None if classes is None else _classes_to_dict(classes),
         **ensemble_to_dict(model.ensemble),
         "training": _training_to_dict(model.evals_result, model.best_iteration),
+        "encoding": _encoding_to_dict(getattr(model, "encoder", None)),
     }
+
+
+def _encoding_to_dict(encoder: Optional[CategoricalEncoder]) -> Optional[Dict[str, Any]]:
+    """The ``encoding`` field: None, or the encoder's statistics with each feature's labels."""
+    if encoder is None:
+        return None
+    doc = encoder.to_dict()
+    for j, entry in enumerate(doc["features"]):
+        levels = encoder.levels[j]
+        where = f"category labels of feature {j}"
+        entry["levels"] = None if levels is None else [_label(v, where) for v in levels]
+    return doc
+
+
+def _read_encoding(doc: Any, n_features: int) -> CategoricalEncoder:
+    """The ``encoding`` field (format 7), checked, as a :class:`CategoricalEncoder`."""
+    path = "encoding"
+    _check_keys(doc, ("prior", "total_weight", "features"), path)
+    prior = _float_array(doc["prior"], f"{path}.prior")
+    if prior.size < 1 or prior.size > MAX_OUTPUTS:
+        raise _fail(f"{path}.prior", f"expected 1 to {MAX_OUTPUTS} numbers")
+    total = _float(doc["total_weight"], f"{path}.total_weight")
+    entries = _list(doc["features"], f"{path}.features", n_features)
+    if len(entries) != n_features:
+        raise _fail(f"{path}.features", f"{len(entries)} entries for {n_features} features")
+    levels: List[Any] = []
+    for j, entry in enumerate(entries):
+        where = f"{path}.features[{j}]"
+        if not isinstance(entry, dict):
+            raise _fail(where, f"expected an object, got {_kind(entry)}")
+        kind = entry.get("kind")
+        if kind not in _ENCODING_KINDS:
+            raise _fail(f"{where}.kind", f"{kind!r} is not one of {list(_ENCODING_KINDS)}")
+        keys = ("kind", "levels") + (("codes",) if kind in ("onehot", "target_stats") else ()) \
+            + (("sums", "weights") if kind == "target_stats" else ())
+        _check_keys(entry, keys, where)
+        lv = entry["levels"]
+        if lv is not None:
+            lv = [_label(v, f"{where}.levels[{i}]") for i, v in
+                  enumerate(_list(lv, f"{where}.levels", MAX_CODE + 1))]
+        levels.append(lv)
+        if "codes" in entry:
+            c = _int_array(entry["codes"], f"{where}.codes", 0, MAX_CODE)
+            if c.size > 1 and np.any(np.diff(c) <= 0):
+                raise _fail(f"{where}.codes", "codes must be strictly increasing")
+            if kind == "onehot" and c.size > MAX_BINS:
+                raise _fail(f"{where}.codes", f"more than {MAX_BINS} one-hot columns")
+            if lv is not None and c.size and c[-1] >= len(lv):
+                raise _fail(f"{where}.codes", f"code {int(c[-1])} has no label")
+        if kind == "target_stats":
+            rows = _list(entry["sums"], f"{where}.sums", c.size)
+            if len(rows) != c.size:
+                raise _fail(f"{where}.sums", f"expected one row per code ({c.size})")
+            for i, row in enumerate(rows):
+                if _float_array(row, f"{where}.sums[{i}]").size != prior.size:
+                    raise _fail(f"{where}.sums[{i}]", f"expected {prior.size} numbers")
+            if _float_array(entry["weights"], f"{where}.weights").size != c.size:
+                raise _fail(f"{where}.weights", f"expected one number per code ({c.size})")
+    return CategoricalEncoder.from_dict(doc, levels)
 
 
 def _read_header(doc: Any) -> int:
@@ -1172,7 +1240,8 @@ def _read_header(doc: Any) -> int:
             f"1 to {FORMAT_VERSION}" + ("; the file was written by a newer boostlib "
                                         f"({doc.get('boostlib_version')!r}), upgrade boostlib"
                                         if newer else ""))
-    _check_keys(doc, _TOP_KEYS, "document")
+    _check_keys(doc, _TOP_KEYS + (("encoding",) if version >= ENCODING_VERSION else ()),
+                "document")
     _str(doc["boostlib_version"], "boostlib_version")
     if doc["estimator"] is None and version == 1:
         raise _fail("estimator", "expected a string in a version 1 file")
@@ -1220,10 +1289,18 @@ def document_parts(doc: Any) -> ModelParts:
         if unknown:
             raise _fail("params.class_weight", f"label(s) {unknown[:5]!r} are not among the "
                                                "classes")
-    ensemble = ensemble_from_dict(doc["bins"], doc["model"], n_features, version)
+    encoder = None
+    if doc.get("encoding") is not None and version >= ENCODING_VERSION:
+        encoder = _read_encoding(doc["encoding"], n_features)
+    ensemble = ensemble_from_dict(doc["bins"], doc["model"],
+                                  n_features if encoder is None else encoder.n_columns, version)
+    if encoder is not None and not np.array_equal(ensemble.bin_mapper.categorical_,
+                                                  encoder.column_categorical):
+        raise _fail("encoding.features", "the features split by sets differ from "
+                                         "bins.categorical")
     best, curves = _read_training(doc["training"])
     return ModelParts(estimator, params, loss, loss_spec, n_features, names, classes,
-                      ensemble, curves, best, version)
+                      ensemble, curves, best, version, encoder)
 
 
 def encode(doc: Dict[str, Any]) -> str:
