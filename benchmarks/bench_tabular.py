@@ -10,10 +10,17 @@ Two parts:
 * ``--part cv``: 5-fold cross-validation on train + test together, native categories vs
   ordinal codes, both tree kinds, with and without the high-cardinality column (the
   single test split is too noisy to tell them apart: differences of 0.001 come and go).
+* ``--part encodings``: ``categorical_encoding`` (``sets``, ``onehot``, ``target_stats``,
+  ``auto``) for both tree kinds on the test split, beside LightGBM native and CatBoost at the
+  same settings (200 trees of depth 6, learning rate 0.1); ``--high-card`` adds the column.
+* ``--part encodings-cv``: the same encodings in 5-fold cross-validation on train + test
+  together (paired folds), with and without the high-cardinality column, on all rows and
+  on ``--subsample`` rows drawn from them (the data size ``"auto"`` looks at).
 * ``--part speed``: fit time of 100 depthwise trees of depth 6 on 32,561 x 108 features:
   random binary, continuous, and Adult one-hot encoded; boostlib / LightGBM ratios.
 
-Run: ``python benchmarks/bench_tabular.py --part adult`` (``--part cv``, ``--part speed``).
+Run: ``python benchmarks/bench_tabular.py --part adult`` (``--part cv``, ``--part encodings``,
+``--part encodings-cv``, ``--part speed``).
 """
 from __future__ import annotations
 
@@ -137,6 +144,78 @@ def part_cv(args):
                       flush=True)
 
 
+ENCODINGS = ("sets", "onehot", "target_stats", "auto")
+
+
+def part_encodings(args):
+    import boostlib
+    train, y, test, yt, cats = load_adult(args.high_card)
+    n, lr, depth = args.trees, 0.1, 6
+    rows = []
+    for policy in ("depthwise", "symmetric"):
+        for enc in args.encodings.split(","):
+            model, sec = timed(lambda: boostlib.BoostClassifier(
+                n_estimators=n, learning_rate=lr, max_depth=depth, grow_policy=policy,
+                categorical_encoding=enc, random_state=0).fit(train, y))
+            rows.append((f"boostlib {policy} {enc}",
+                         logloss(yt, model.predict_proba(test)[:, 1]), sec))
+    try:
+        import lightgbm as lgb
+        model, sec = timed(lambda: lgb.LGBMClassifier(
+            n_estimators=n, learning_rate=lr, max_depth=depth, num_leaves=2 ** depth,
+            verbose=-1, random_state=0).fit(train, y))
+        rows.append(("lightgbm native", logloss(yt, model.predict_proba(test)[:, 1]), sec))
+    except ImportError:
+        pass
+    try:
+        import catboost as cb
+        ctrain, ctest = train.copy(), test.copy()
+        for c in cats:
+            ctrain[c] = ctrain[c].astype(object).fillna("NA").astype(str)
+            ctest[c] = ctest[c].astype(object).fillna("NA").astype(str)
+        model, sec = timed(lambda: cb.CatBoostClassifier(
+            iterations=n, learning_rate=lr, depth=depth, verbose=0, random_seed=0,
+            thread_count=2, cat_features=cats, allow_writing_files=False).fit(ctrain, y))
+        rows.append(("catboost cat_features", logloss(yt, model.predict_proba(ctest)[:, 1]),
+                     sec))
+    except ImportError:
+        pass
+    print(f"Adult{' + high-cardinality combo' if args.high_card else ''}: {n} trees, "
+          f"depth {depth}, lr {lr}")
+    print(f"{'model':36s} {'test logloss':>12s} {'fit s':>8s}")
+    for name, ll, sec in rows:
+        print(f"{name:36s} {ll:12.5f} {sec:8.2f}", flush=True)
+
+
+def part_encodings_cv(args):
+    import boostlib
+    import pandas as pd
+    print(f"5-fold CV logloss (mean, standard error), {args.trees} trees, depth 6")
+    for high_card in (False, True):
+        tr, y, te, yt, cats = load_adult(high_card)
+        X = pd.concat([tr, te], ignore_index=True)
+        Y = np.r_[y, yt]
+        for size in ("all", args.subsample):
+            if size == "all":
+                D, T = X, Y
+            else:
+                pick = np.sort(np.random.default_rng(1).choice(len(Y), size, replace=False))
+                D, T = X.iloc[pick].reset_index(drop=True), Y[pick]
+            folds = np.random.default_rng(0).integers(0, 5, len(T))
+            for policy in ("depthwise", "symmetric"):
+                for enc in args.encodings.split(","):
+                    losses = []
+                    for k in range(5):
+                        fit, held = folds != k, folds == k
+                        m = boostlib.BoostClassifier(
+                            n_estimators=args.trees, max_depth=6, grow_policy=policy,
+                            categorical_encoding=enc, random_state=0).fit(D[fit], T[fit])
+                        losses.append(logloss(T[held], m.predict_proba(D[held])[:, 1]))
+                    print(f"{'adult + combo' if high_card else 'adult':14s} {str(size):6s} "
+                          f"{policy:10s} {enc:13s} {np.mean(losses):.5f} +- "
+                          f"{np.std(losses) / np.sqrt(5):.5f}", flush=True)
+
+
 def part_speed(args):
     import boostlib
     import lightgbm as lgb
@@ -166,14 +245,20 @@ def part_speed(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=["adult", "cv", "speed"], default="adult")
+    ap.add_argument("--part", choices=["adult", "cv", "encodings", "encodings-cv", "speed"],
+                    default="adult")
+    ap.add_argument("--encodings", default=",".join(ENCODINGS),
+                    help="categorical_encoding values, comma-separated (--part encodings*)")
+    ap.add_argument("--subsample", type=int, default=4000,
+                    help="rows of the small data set of --part encodings-cv")
     ap.add_argument("--trees", type=int, default=200)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--high-card", action="store_true")
     args = ap.parse_args()
     if not DATA.exists():
         raise SystemExit(f"needs the Adult CSVs in {DATA}")
-    {"adult": part_adult, "cv": part_cv, "speed": part_speed}[args.part](args)
+    {"adult": part_adult, "cv": part_cv, "encodings": part_encodings,
+     "encodings-cv": part_encodings_cv, "speed": part_speed}[args.part](args)
 
 
 if __name__ == "__main__":

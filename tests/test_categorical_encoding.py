@@ -304,3 +304,33 @@ def test_numeric_data_is_unchanged():
     b = BoostRegressor(n_estimators=10, categorical_encoding="target_stats").fit(X, y)
     assert b.model_.encoder is None
     np.testing.assert_array_equal(a.predict(X), b.predict(X))
+
+
+def _edited(doc, change):
+    import copy
+    import json
+    doc = copy.deepcopy(doc)
+    change(doc)
+    return json.dumps(doc)
+
+
+@pytest.mark.parametrize("change, match", [
+    (lambda d: d["encoding"]["features"][0].update(kind="ordinal"), "kind"),
+    (lambda d: d["encoding"]["features"].pop(), "entries for 3 features"),
+    (lambda d: d["encoding"]["features"][0]["sums"][0].append(1.0), r"sums\[0\]"),
+    (lambda d: d["encoding"]["features"][0]["weights"].pop(), "weights"),
+    (lambda d: d["encoding"]["features"][0]["codes"].reverse(), "strictly increasing"),
+    (lambda d: d["encoding"].update(prior=[]), "prior"),
+    (lambda d: d["encoding"]["features"][0].update(kind="sets"), "unknown field"),
+    (lambda d: d["encoding"]["features"][2].update(kind="sets"), "bins.categorical"),
+    (lambda d: d["encoding"]["features"][0].update(extra=1), "unknown field"),
+])
+def test_broken_encoding_fields_are_refused(change, match):
+    import json
+    from boostlib.io.model_files import ModelFileError, encode, model_document, parse
+    df, y = _frame(n=500)
+    m = BoostClassifier(n_estimators=3, categorical_encoding="target_stats").fit(df, y)
+    doc = json.loads(encode(model_document(m.model_)))
+    parse(json.dumps(doc))                  # the file as written loads
+    with pytest.raises(ModelFileError, match=match):
+        parse(_edited(doc, change))

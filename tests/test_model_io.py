@@ -279,6 +279,7 @@ def _edit(policy, change, version=FORMAT_VERSION):
     doc = as_lists(copy.deepcopy(_doc(policy)))
     if version == 4:
         doc["format_version"] = 4
+        del doc["encoding"]                 # (from version 7 on)
     change(doc)
     return doc if version == 4 else as_blocks(doc)
 
