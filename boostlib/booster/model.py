@@ -56,6 +56,10 @@ class Model:
         The state of the fit's random streams when it ended, so that a continuation draws
         what one longer fit would have drawn (kept in memory only; see
         ``docs/training_controls.md``).
+    encoder : CategoricalEncoder or None
+        How the categorical features become the columns the trees read
+        (``categorical_encoding`` other than ``"sets"``; see ``docs/categorical.md``), or
+        None when the trees read the features themselves.
     """
 
     def __init__(self, ensemble: Ensemble, loss: Any, loss_spec: Dict[str, Any],
@@ -73,9 +77,6 @@ class Model:
         self.best_iteration = best_iteration
         self.n_iterations = self.n_trees
         self.random_streams: Optional[Dict[str, Any]] = None
-        #: how categorical features are encoded before binning
-        #: (:class:`~boostlib.engine.encoding.CategoricalEncoder`), or None: the trees read
-        #: the features themselves
         self.encoder: Optional[CategoricalEncoder] = None
 
     # -- shape -----------------------------------------------------------------------------
