@@ -334,3 +334,11 @@ def test_broken_encoding_fields_are_refused(change, match):
     parse(json.dumps(doc))                  # the file as written loads
     with pytest.raises(ModelFileError, match=match):
         parse(_edited(doc, change))
+
+
+def test_shap_trees_are_refused_but_explanations_work():
+    from boostlib.explain import to_shap
+    df, y = _frame(n=500)
+    m = BoostClassifier(n_estimators=3, categorical_encoding="target_stats").fit(df, y)
+    with pytest.raises(ValueError, match="categorical_encoding='target_stats'"):
+        to_shap(m)

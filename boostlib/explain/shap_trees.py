@@ -86,8 +86,9 @@ def to_shap(model: Any) -> Dict[str, Any]:
     Raises
     ------
     ValueError
-        For a model with categorical splits (shap's format has thresholds only) or without
-        covers (read from a file older than format 4).
+        For a model with categorical splits (shap's format has thresholds only), one
+        trained with a ``categorical_encoding`` other than ``"sets"``, or one without covers
+        (read from a file older than format 4).
 
     Examples
     --------
@@ -96,6 +97,12 @@ def to_shap(model: Any) -> Dict[str, Any]:
     >>> values = explainer.shap_values(X)                              # doctest: +SKIP
     """
     m = _model(model)
+    if m.encoder is not None:
+        raise ValueError(f"the model was trained with categorical_encoding="
+                         f"{m.params.get('categorical_encoding')!r}: its trees read encoded "
+                         "columns, not the features shap would pass; use "
+                         "boostlib.explain.explanation or predict(X, pred_contrib=True), "
+                         "which give each feature its columns' share")
     ensemble = m.ensemble
     trees: List[Dict[str, np.ndarray]] = []
     for t, (term, c) in enumerate(zip(ensemble.trees, ensemble.coef.tolist())):
