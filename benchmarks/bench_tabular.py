@@ -191,7 +191,7 @@ def part_encodings_cv(args):
     import boostlib
     import pandas as pd
     print(f"5-fold CV logloss (mean, standard error), {args.trees} trees, depth 6")
-    for high_card in (False, True):
+    for high_card in {"both": (False, True), "plain": (False,), "combo": (True,)}[args.data]:
         tr, y, te, yt, cats = load_adult(high_card)
         X = pd.concat([tr, te], ignore_index=True)
         Y = np.r_[y, yt]
@@ -249,6 +249,8 @@ def main():
                     default="adult")
     ap.add_argument("--encodings", default=",".join(ENCODINGS),
                     help="categorical_encoding values, comma-separated (--part encodings*)")
+    ap.add_argument("--data", choices=["both", "plain", "combo"], default="both",
+                    help="--part encodings-cv: Adult, Adult + the combo column, or both")
     ap.add_argument("--subsample", type=int, default=4000,
                     help="rows of the small data set of --part encodings-cv")
     ap.add_argument("--trees", type=int, default=200)

@@ -342,3 +342,35 @@ def test_shap_trees_are_refused_but_explanations_work():
     m = BoostClassifier(n_estimators=3, categorical_encoding="target_stats").fit(df, y)
     with pytest.raises(ValueError, match="categorical_encoding='target_stats'"):
         to_shap(m)
+
+
+def test_plots_name_the_encoded_columns():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+    matplotlib.use("Agg")
+    from boostlib import plotting
+    df, y = _frame(n=800)
+    m = BoostClassifier(n_estimators=3, categorical_encoding="target_stats",
+                        max_depth=2).fit(df, y)
+    ax = plotting.plot_importance(m, ignore_zero=False)
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert sorted(labels) == sorted(["city:mean", "city:frequency", "color:mean",
+                                     "color:frequency", "x"])
+
+
+def test_cli_predicts_with_an_encoded_model(tmp_path):
+    pd = pytest.importorskip("pandas")
+    from boostlib.frontend.cli import main
+    df, y = _frame(n=400)
+    data = df.assign(y=y)
+    data["city"] = data["city"].astype(str)
+    data["color"] = data["color"].astype(str)
+    data.to_csv(tmp_path / "d.csv", index=False)
+    assert main(["train", str(tmp_path / "d.csv"), "--target", "y", "--n-estimators", "5",
+                 "--categorical-encoding", "target_stats", "-o",
+                 str(tmp_path / "m.json")]) in (0, None)
+    assert main(["predict", str(tmp_path / "m.json"), str(tmp_path / "d.csv"), "-o",
+                 str(tmp_path / "p.csv")]) in (0, None)
+    p = pd.read_csv(tmp_path / "p.csv")["probability"].to_numpy()
+    model = boostlib.Model.load(tmp_path / "m.json")
+    np.testing.assert_allclose(p, model.predict(data.drop(columns="y")), rtol=1e-12)

@@ -79,10 +79,17 @@ def _ensemble(model: Any):
 
 def _feature_names(model: Any, n_features: int,
                    feature_names: Optional[Sequence[str]]) -> List[str]:
+    inner = getattr(model, "model_", model) if not _is_ensemble(model) else None
+    encoder = getattr(inner, "encoder", None)
     if feature_names is None:
         feature_names = getattr(model, "feature_names_in_", None)
     if feature_names is None and _is_model(model):
         feature_names = model.feature_names
+    if encoder is not None:     # the trees split the encoded columns: name them
+        if feature_names is not None and len(feature_names) != encoder.n_features:
+            raise ValueError(f"feature_names has {len(feature_names)} entries; the model "
+                             f"has {encoder.n_features} features")
+        feature_names = encoder.column_names(feature_names)
     if feature_names is None:
         return [f"x{i}" for i in range(n_features)]
     names = [str(n) for n in feature_names]

@@ -40,7 +40,8 @@ def model_categorical_features(model: Any) -> List[str]:
         return [str(n) for n in spec] if isinstance(spec, (list, tuple)) else []
     if names is None:
         return []
-    mask = inner.ensemble.bin_mapper.categorical_
+    encoder = getattr(inner, "encoder", None)
+    mask = inner.ensemble.bin_mapper.categorical_ if encoder is None else encoder.categorical
     return [str(n) for n, m in zip(names, mask) if m]
 
 
