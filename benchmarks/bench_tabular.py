@@ -14,8 +14,11 @@ Two parts:
   ``auto``) for both tree kinds on the test split, beside LightGBM native and CatBoost at the
   same settings (200 trees of depth 6, learning rate 0.1); ``--high-card`` adds the column.
 * ``--part encodings-cv``: the same encodings in 5-fold cross-validation on train + test
-  together (paired folds), with and without the high-cardinality column, on all rows and
-  on ``--subsample`` rows drawn from them (the data size ``"auto"`` looks at).
+  together (paired folds), with and without the high-cardinality column (``--data``), on
+  all rows and on row samples of them (``--sizes``: the data size ``"auto"`` looks at).
+* ``--part encodings-synthetic``: set splits against target statistics on one categorical
+  column of 30 to 10,000 levels (Zipf frequencies, a random effect per level): where each
+  wins, by the share of rows in levels of at least ``min_data_per_group`` rows.
 * ``--part speed``: fit time of 100 depthwise trees of depth 6 on 32,561 x 108 features:
   random binary, continuous, and Adult one-hot encoded; boostlib / LightGBM ratios.
 
@@ -195,7 +198,8 @@ def part_encodings_cv(args):
         tr, y, te, yt, cats = load_adult(high_card)
         X = pd.concat([tr, te], ignore_index=True)
         Y = np.r_[y, yt]
-        for size in ("all", args.subsample):
+        for size in args.sizes.split(","):
+            size = size if size == "all" else int(size)
             if size == "all":
                 D, T = X, Y
             else:
@@ -214,6 +218,41 @@ def part_encodings_cv(args):
                     print(f"{'adult + combo' if high_card else 'adult':14s} {str(size):6s} "
                           f"{policy:10s} {enc:13s} {np.mean(losses):.5f} +- "
                           f"{np.std(losses) / np.sqrt(5):.5f}", flush=True)
+
+
+def part_encodings_synthetic(args):
+    """Set splits against target statistics on one categorical column of ``L`` levels with
+    Zipf frequencies and a random effect each (plus two numeric columns), 20,000 training
+    and 10,000 test rows: where each wins, by the share of the rows whose level holds at
+    least ``min_data_per_group`` training rows (the rows set splits can place)."""
+    import boostlib
+    import pandas as pd
+    from boostlib.engine.params import min_data_per_group
+    n_train, n_test = 20_000, 10_000
+    print(f"{'levels':>6s} {'covered':>8s} {'policy':10s} {'sets':>8s} {'target_stats':>12s}")
+    for levels in (int(v) for v in args.levels.split(",")):
+        rng = np.random.default_rng(levels)
+        p = 1.0 / np.arange(1, levels + 1)
+        p /= p.sum()
+        n = n_train + n_test
+        c = rng.choice(levels, n, p=p)
+        effect = rng.normal(size=levels)
+        x = rng.normal(size=(n, 2))
+        logit = effect[c] + x[:, 0] - 0.5 * x[:, 1]
+        y = (logit + rng.logistic(size=n) > 0).astype(int)
+        df = pd.DataFrame({"c": pd.Categorical(c), "x0": x[:, 0], "x1": x[:, 1]})
+        tr, te = slice(0, n_train), slice(n_train, None)
+        counts = np.bincount(c[tr], minlength=levels)
+        covered = counts[counts >= min_data_per_group(None, n_train)].sum() / n_train
+        for policy in ("depthwise", "symmetric"):
+            out = []
+            for enc in ("sets", "target_stats"):
+                m = boostlib.BoostClassifier(n_estimators=args.trees, max_depth=6,
+                                             grow_policy=policy, categorical_encoding=enc,
+                                             random_state=0).fit(df[tr], y[tr])
+                out.append(logloss(y[te], m.predict_proba(df[te])[:, 1]))
+            print(f"{levels:6d} {covered:8.3f} {policy:10s} {out[0]:8.5f} {out[1]:12.5f}",
+                  flush=True)
 
 
 def part_speed(args):
@@ -245,14 +284,17 @@ def part_speed(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=["adult", "cv", "encodings", "encodings-cv", "speed"],
-                    default="adult")
+    ap.add_argument("--part", choices=["adult", "cv", "encodings", "encodings-cv",
+                                       "encodings-synthetic", "speed"], default="adult")
     ap.add_argument("--encodings", default=",".join(ENCODINGS),
                     help="categorical_encoding values, comma-separated (--part encodings*)")
     ap.add_argument("--data", choices=["both", "plain", "combo"], default="both",
                     help="--part encodings-cv: Adult, Adult + the combo column, or both")
-    ap.add_argument("--subsample", type=int, default=4000,
-                    help="rows of the small data set of --part encodings-cv")
+    ap.add_argument("--levels", default="30,300,3000,10000",
+                    help="--part encodings-synthetic: numbers of levels, comma-separated")
+    ap.add_argument("--sizes", default="all,4000",
+                    help="--part encodings-cv: 'all' rows and/or numbers of rows drawn from "
+                         "them, comma-separated")
     ap.add_argument("--trees", type=int, default=200)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--high-card", action="store_true")
@@ -260,7 +302,8 @@ def main():
     if not DATA.exists():
         raise SystemExit(f"needs the Adult CSVs in {DATA}")
     {"adult": part_adult, "cv": part_cv, "encodings": part_encodings,
-     "encodings-cv": part_encodings_cv, "speed": part_speed}[args.part](args)
+     "encodings-cv": part_encodings_cv, "encodings-synthetic": part_encodings_synthetic,
+     "speed": part_speed}[args.part](args)
 
 
 if __name__ == "__main__":

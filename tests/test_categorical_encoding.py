@@ -8,7 +8,7 @@ from hypothesis import given, strategies as st
 
 import boostlib
 from boostlib import BoostClassifier, BoostRegressor, Dataset, train
-from boostlib.engine.encoding import (AUTO_TS_LEVELS, PRIOR_WEIGHT, CategoricalEncoder,
+from boostlib.engine.encoding import (AUTO_MIN_COVERED, PRIOR_WEIGHT, CategoricalEncoder,
                                       auto_encoding, ordered_sums, stat_targets)
 from reference import target_stats as ref
 from reference.strategies import KERNEL_SETTINGS
@@ -88,10 +88,23 @@ def test_stat_targets_per_loss():
 
 
 def test_auto_rule():
-    assert auto_encoding(3, 10_000, 4, 50) == "onehot"
-    assert auto_encoding(20, 10_000, 4, 50) == "sets"
-    assert auto_encoding(AUTO_TS_LEVELS + 1, 1_000_000, 4, 200) == "target_stats"
-    assert auto_encoding(30, 1_000, 4, 50) == "target_stats"     # 33 rows a level
+    assert auto_encoding(3, 0.0, 4) == "onehot"
+    assert auto_encoding(20, 1.0, 4) == "sets"
+    assert auto_encoding(2000, AUTO_MIN_COVERED, 4) == "sets"
+    assert auto_encoding(2000, 0.99 * AUTO_MIN_COVERED, 4) == "target_stats"
+
+
+def test_auto_looks_at_the_rows_of_frequent_levels():
+    """400 levels on 3,000 rows (about 8 a level, min_data_per_group 15) and 400 levels on
+    40,000 rows (about 100 a level, min_data_per_group 200) leave most rows in levels too
+    small for set splits; 20 levels on 40,000 rows (2,000 a level) do not."""
+    rng = np.random.default_rng(0)
+    for n, levels, want in ((3000, 400, "target_stats"), (40_000, 400, "target_stats"),
+                            (40_000, 20, "sets"), (40_000, 3, "onehot")):
+        X = rng.integers(0, levels, n).astype(float)[:, None]
+        enc = CategoricalEncoder.fit(X, np.array([True]), [None], "auto",
+                                     np.zeros((n, 1)), None, 4, min(200, max(10, n // 200)))
+        assert enc.kinds == [want], (n, levels)
 
 
 # -- data --------------------------------------------------------------------------------------

@@ -39,20 +39,21 @@ from .categorical import Levels
 ENCODINGS = ("sets", "onehot", "target_stats", "auto")
 #: Weight of the prior in a target statistic (CatBoost's prior weight is 1 too).
 PRIOR_WEIGHT = 1.0
-#: ``"auto"``: a feature with more levels than this goes to target statistics.
-AUTO_TS_LEVELS = 64
+#: ``"auto"``: a feature whose levels of at least ``min_data_per_group`` rows hold less than
+#: this share of its rows goes to target statistics (set splits place the others' rows
+#: nowhere of their own).
+AUTO_MIN_COVERED = 0.75
 
 
-def auto_encoding(n_levels: int, n_rows: int, max_cat_to_onehot: int,
-                  min_data_per_group: int) -> str:
-    """The encoding ``"auto"`` gives a feature of ``n_levels`` levels seen in ``n_rows``
-    training rows: ``"onehot"`` up to ``max_cat_to_onehot`` levels; ``"target_stats"`` for
-    more than :data:`AUTO_TS_LEVELS` levels, or when the average level holds fewer than
-    ``min_data_per_group`` rows (set splits could place few of them); ``"sets"`` otherwise.
-    See ``docs/categorical.md`` for the measurements behind it."""
+def auto_encoding(n_levels: int, covered: float, max_cat_to_onehot: int) -> str:
+    """The encoding ``"auto"`` gives a feature of ``n_levels`` levels seen in training, of
+    which those with at least ``min_data_per_group`` rows hold the share ``covered`` of its
+    non-missing rows: ``"onehot"`` up to ``max_cat_to_onehot`` levels; ``"target_stats"``
+    when ``covered < AUTO_MIN_COVERED``; ``"sets"`` otherwise. See
+    ``docs/categorical.md`` for the measurements behind it."""
     if n_levels <= max_cat_to_onehot:
         return "onehot"
-    if n_levels > AUTO_TS_LEVELS or n_rows < n_levels * min_data_per_group:
+    if covered < AUTO_MIN_COVERED:
         return "target_stats"
     return "sets"
 
@@ -158,9 +159,11 @@ class CategoricalEncoder:
                 kinds.append("numeric")
                 continue
             c = _codes(np.asarray(X[:, j], dtype=np.float64))
-            seen, inverse = np.unique(c[c >= 0], return_inverse=True)
+            seen, inverse, rows = np.unique(c[c >= 0], return_inverse=True,
+                                            return_counts=True)
+            covered = rows[rows >= min_data_per_group].sum() / max(int(rows.sum()), 1)
             kind = encoding if encoding != "auto" else auto_encoding(
-                seen.size, n, max_cat_to_onehot, min_data_per_group)
+                seen.size, covered, max_cat_to_onehot)
             if kind == "onehot" and seen.size > max_cat_to_onehot:
                 kind = "sets"
             kinds.append(kind)
