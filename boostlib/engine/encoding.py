@@ -42,7 +42,7 @@ PRIOR_WEIGHT = 1.0
 #: ``"auto"``: a feature whose levels of at least ``min_data_per_group`` rows hold less than
 #: this share of its rows goes to target statistics (set splits place the others' rows
 #: nowhere of their own).
-AUTO_MIN_COVERED = 0.75
+AUTO_MIN_COVERED = 0.7
 
 
 def auto_encoding(n_levels: int, covered: float, max_cat_to_onehot: int) -> str:
