@@ -387,3 +387,20 @@ def test_cli_predicts_with_an_encoded_model(tmp_path):
     p = pd.read_csv(tmp_path / "p.csv")["probability"].to_numpy()
     model = boostlib.Model.load(tmp_path / "m.json")
     np.testing.assert_allclose(p, model.predict(data.drop(columns="y")), rtol=1e-12)
+
+
+def test_rows_of_weight_zero_change_nothing():
+    """Rows of weight 0 appended to the training set: the same predictions, bit for bit
+    (the permutation orders the rows of positive weight alone)."""
+    pd = pytest.importorskip("pandas")
+    df, y = _frame(n=1500)
+    extra, y_extra = _frame(n=300, seed=7)
+    both = pd.concat([df, extra], ignore_index=True)
+    both["city"] = both["city"].astype(str).astype("category")
+    both["color"] = both["color"].astype(str).astype("category")
+    df = both[:1500].copy()
+    w = np.r_[np.ones(1500), np.zeros(300)]
+    params = dict(n_estimators=15, categorical_encoding="target_stats", random_state=2)
+    a = BoostClassifier(**params).fit(df, y)
+    b = BoostClassifier(**params).fit(both, np.r_[y, y_extra], sample_weight=w)
+    np.testing.assert_array_equal(a.predict_proba(df), b.predict_proba(df))

@@ -185,6 +185,19 @@ def _encoded(encoder: CategoricalEncoder, data: Dataset, levels: Sequence[Any],
     return out
 
 
+def statistics_order(w: Optional[np.ndarray], n_rows: int, rng: np.random.Generator
+                     ) -> np.ndarray:
+    """The permutation of the training rows that orders their target statistics: the rows
+    of positive weight in a random order, then those of weight 0 (which add nothing to a
+    statistic), so that rows of weight 0 change neither the order of the others nor their
+    statistics."""
+    if w is None:
+        return rng.permutation(n_rows)
+    positive = np.flatnonzero(w > 0)
+    return np.concatenate([positive[rng.permutation(positive.size)],
+                           np.flatnonzero(~(w > 0))])
+
+
 def encode_sets(p: Mapping[str, Any], train_set: Dataset, valid_sets: Sequence[Dataset],
                 y: np.ndarray, n_outputs: int, seed: np.random.SeedSequence, n_rows: int
                 ) -> Tuple[Optional[CategoricalEncoder], Dataset, List[Dataset]]:
@@ -200,7 +213,8 @@ def encode_sets(p: Mapping[str, Any], train_set: Dataset, valid_sets: Sequence[D
         X, train_set.categorical, train_set.levels, p["categorical_encoding"], t,
         train_set.sample_weight, int(p["max_cat_to_onehot"]),
         min_data_per_group(p["min_data_per_group"], n_rows))
-    order = stream_rng(seed, "target_stats").permutation(train_set.n_rows)
+    order = statistics_order(train_set.sample_weight, train_set.n_rows,
+                             stream_rng(seed, "target_stats"))
     train_enc = _encoded(encoder, train_set, train_set.levels,
                          encoder.transform(X, order, t, train_set.sample_weight))
     valid_enc = []
