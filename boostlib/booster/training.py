@@ -173,8 +173,7 @@ def _matrix(data: Dataset) -> np.ndarray:
     return data.X.to_array() if isinstance(data.X, Columns) else np.asarray(data.X)
 
 
-def _encoded(encoder: CategoricalEncoder, data: Dataset, levels: Sequence[Any],
-             X: np.ndarray) -> Dataset:
+def _encoded(encoder: CategoricalEncoder, data: Dataset, X: np.ndarray) -> Dataset:
     """A Dataset of the encoded matrix ``X`` with ``data``'s target, weights, groups and
     offsets."""
     out = Dataset(X, data.y, sample_weight=data.sample_weight,
@@ -215,7 +214,7 @@ def encode_sets(p: Mapping[str, Any], train_set: Dataset, valid_sets: Sequence[D
         min_data_per_group(p["min_data_per_group"], n_rows))
     order = statistics_order(train_set.sample_weight, train_set.n_rows,
                              stream_rng(seed, "target_stats"))
-    train_enc = _encoded(encoder, train_set, train_set.levels,
+    train_enc = _encoded(encoder, train_set,
                          encoder.transform(X, order, t, train_set.sample_weight))
     valid_enc = []
     for ds in valid_sets:
@@ -225,7 +224,7 @@ def encode_sets(p: Mapping[str, Any], train_set: Dataset, valid_sets: Sequence[D
             Xv = Xv.copy()
             for j in recode:
                 Xv[:, j] = translate(Xv[:, j], ds.levels[j], train_set.levels[j], j)
-        valid_enc.append(_encoded(encoder, ds, train_set.levels, encoder.transform(Xv)))
+        valid_enc.append(_encoded(encoder, ds, encoder.transform(Xv)))
     return encoder, train_enc, valid_enc
 
 

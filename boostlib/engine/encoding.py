@@ -32,7 +32,6 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .._messages import shown
 from .categorical import Levels
 
 #: The values of ``categorical_encoding``.
