@@ -300,6 +300,14 @@ def test_continuation_is_refused():
         train(params, Dataset(df, y), init_model=model)
 
 
+def test_a_dataset_read_in_batches_is_refused():
+    df, y = _frame(n=600)
+    parts = [(df.iloc[i:i + 200], np.asarray(y)[i:i + 200]) for i in range(0, 600, 200)]
+    with pytest.raises(ValueError, match="categorical_encoding='onehot'.*from_batches"):
+        train({"n_estimators": 3, "categorical_encoding": "onehot"},
+              Dataset.from_batches(parts))
+
+
 def test_onnx_export_is_refused():
     pytest.importorskip("onnx")
     from boostlib.export import to_onnx

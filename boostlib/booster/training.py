@@ -14,7 +14,7 @@ from ..engine.context import BoostingContext, EvalSet
 from ..engine.loop import run
 from ..engine.callbacks import (Callback, CallbackLike, EarlyStopping, ProgressBar,
                                 as_callback)
-from ..engine.dataset import Dataset
+from ..engine.dataset import BatchDataset, Dataset
 from ..engine.encoding import CategoricalEncoder, stat_targets
 from ..engine.categorical import translate
 from ..engine.frames import Columns
@@ -352,6 +352,11 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
             raise ValueError(f"categorical_encoding={p['categorical_encoding']!r}: "
                              "continuing a model (init_model) is supported with "
                              "categorical_encoding='sets' only")
+        if isinstance(train_set, BatchDataset):
+            raise ValueError(f"categorical_encoding={p['categorical_encoding']!r} encodes the "
+                             "categorical features' values, which a Dataset read in batches "
+                             "(Dataset.from_batches) does not keep; expected "
+                             "categorical_encoding='sets' with it")
         encoder, train_set, valid_sets = encode_sets(p, train_set, valid_sets, y, n_outputs,
                                                      seed, n_rows)
     w = train_set.sample_weight
