@@ -98,21 +98,23 @@ def tree_blocks(doc: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def with_lists(doc: Dict[str, Any], version: int = 4) -> Dict[str, Any]:
-    """A format 6 document as format ``version`` (1 to 5) writes its borders (an array per
-    feature) and trees (JSON arrays up to version 4); the other fields are left as they are
-    (and shared)."""
-    assert doc["format_version"] == 6 and 1 <= version <= 5
-    doc = border_lists(doc)
+    """A document of format 6 or later, as format ``version`` (1 to 5) writes its borders
+    (an array per feature) and trees (JSON arrays up to version 4), without the fields of
+    later versions (an ``encoding`` of None); the other fields are left as they are (and
+    shared)."""
+    assert doc["format_version"] >= 6 and 1 <= version <= 5
+    assert doc.get("encoding") is None, "an encoded model has no earlier format"
+    doc = {k: v for k, v in border_lists(doc).items() if k != "encoding"}
     return {**(tree_lists(doc) if version <= 4 else doc), "format_version": version}
 
 
 def as_lists(doc: Dict[str, Any]) -> Dict[str, Any]:
-    """A copy of a format 6 document whose trees' arrays and borders are JSON arrays, for a
-    test to edit them (:func:`as_blocks` writes them back)."""
+    """A copy of a document of format 6 or later whose trees' arrays and borders are JSON
+    arrays, for a test to edit them (:func:`as_blocks` writes them back)."""
     return border_lists(tree_lists(doc))
 
 
 def as_blocks(doc: Dict[str, Any]) -> Dict[str, Any]:
-    """A document of :func:`as_lists` (edited) with binary blocks again, as format 6 writes
-    it."""
+    """A document of :func:`as_lists` (edited) with binary blocks again, as formats 6 and
+    later write it."""
     return border_blocks(tree_blocks(doc))

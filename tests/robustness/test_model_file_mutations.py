@@ -801,7 +801,7 @@ def mutated_files(draw: Callable) -> Tuple[str, Any, str]:
     docs = base_documents()
     name = draw(st.sampled_from(sorted(docs)))
     doc = json.loads(docs[name])
-    entries = doc["format_version"] == 6 and draw(st.booleans())
+    entries = doc["format_version"] >= 6 and draw(st.booleans())
     edit = _Edit(as_lists(doc) if entries else doc)
     subtle = draw(st.sampled_from([True, True, False]))
     for _ in range(draw(st.integers(1, 3) if subtle else st.integers(0, 4))):
