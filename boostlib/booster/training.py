@@ -23,7 +23,7 @@ from ..engine.evaluation import Evaluator, create_metrics
 from ..engine.ensemble import MAX_RAW_BOUND, Ensemble
 from .model import Model
 from ..engine.params import (DEFAULT_MAX_LEAVES, check_model_size, check_orphaned_params,
-                             min_data_per_group, resolve)
+                             max_delta_step, min_data_per_group, resolve)
 from ..engine.constraints import ColumnRules, interaction_groups, monotone_constraints
 from ..engine.random_streams import Streams, seed_sequence
 from ..engine.shard import Shard
@@ -410,6 +410,7 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
         max_cat_threshold=int(p["max_cat_threshold"]),
         max_leaves=int(DEFAULT_MAX_LEAVES if p["max_leaves"] is None else p["max_leaves"]),
         prune_features=bool(p["prune_features"]),
+        max_delta_step=max_delta_step(p["max_delta_step"], loss),
         n_outputs=n_outputs if p["multi_strategy"] == "multi_output_tree" else 1)
     if grow.n_outputs > 1 and np.any(mapper.categorical_):
         names = [train_set.feature_names[i] if train_set.feature_names is not None else

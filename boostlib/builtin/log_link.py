@@ -17,6 +17,15 @@ finite best constant and is refused; Gamma needs ``y > 0``.
 
 Raw scores are clipped to ``[-MAX_LOG, MAX_LOG]`` inside the exponentials, so a wild tree
 cannot overflow them.
+
+Their Newton steps are unbounded: a Poisson leaf's ``-G/H = sum(y - mu) / sum(mu)`` grows
+without bound where the predicted mean ``mu`` is far below the counts, and a Gamma leaf's
+``sum(y/mu - 1) / sum(y/mu)`` where ``mu`` is far above the targets (and Tweedie's both
+ways); a leaf of zero counts moves its rows' Poisson means by a factor of up to ``e`` per
+unit learning rate, again and again. So the three losses declare ``max_delta_step = 0.7``
+(XGBoost's default for ``count:poisson``): unless the training parameter
+``max_delta_step`` says otherwise, every leaf is clipped to ``[-0.7, 0.7]`` before the
+learning rate (``docs/losses.md`` has the measurements).
 """
 from __future__ import annotations
 
@@ -39,6 +48,9 @@ class _LogLinkLoss(Loss):
     """Shared parts: the target's domain, the starting value and the response."""
 
     link = "log"
+    #: the cap on ``|leaf value|`` training uses by default (its parameter
+    #: ``max_delta_step=None``): see the module docstring
+    max_delta_step = 0.7
     #: whether a target of 0 is allowed (Poisson, Tweedie) or not (Gamma)
     zero_allowed = True
 

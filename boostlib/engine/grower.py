@@ -22,7 +22,7 @@ from .._kernels import _partition, _vector
 from ..plugin.collective import LOCAL, Collective
 from .constraints import ColumnRules, monotone_oblivious
 from .histograms import Histograms
-from .leaves import leaf_values
+from .leaves import cap_steps, leaf_values
 from .split_rules import SplitRules
 from .trees import kind_of
 from .trees.base import subtree_sums
@@ -52,6 +52,9 @@ class GrowParams:
     #: searched in that leaf's subtree (LightGBM's rule: faster, and not the exact greedy
     #: tree, since a child can have a gainful split its parent lacked).
     prune_features: bool = False
+    #: Cap on ``|leaf value|`` of the Newton leaves (XGBoost's ``max_delta_step``; 0: none),
+    #: see :mod:`boostlib.engine.leaves`.
+    max_delta_step: float = 0.0
 
     @property
     def cat_params(self) -> np.ndarray:
@@ -315,7 +318,7 @@ class TreeGrower:
         sums = np.empty((n_nodes, 2 * k + 1))
         _vector.node_sums(np.ascontiguousarray(node, np.int32), lg, h, sums)
         self.collective.allreduce(sums)
-        l2 = self.params.l2_regularization
+        l2, cap = self.params.l2_regularization, self.params.max_delta_step
         counts = sums[:, 2 * k]
         value = np.zeros((n_nodes, k))
         if group is None:
@@ -324,7 +327,7 @@ class TreeGrower:
             at = np.flatnonzero(tree.left < 0) if noise_scale > 0.0 else np.arange(n_nodes)
             for j in range(k):
                 value[at, j] = leaf_values(sums[at, 2 * j], sums[at, 2 * j + 1], counts[at],
-                                           l2, noise_scale, rng)
+                                           l2, noise_scale, rng, cap)
         else:
             tree.cover = counts.copy()
             used = np.unique(group)
@@ -333,7 +336,8 @@ class TreeGrower:
                 G = np.bincount(group, sums[:, 2 * j], minlength=n_nodes)
                 H = np.bincount(group, sums[:, 2 * j + 1], minlength=n_nodes)
                 shared = np.zeros(n_nodes)
-                shared[used] = leaf_values(G[used], H[used], C[used], l2, noise_scale, rng)
+                shared[used] = leaf_values(G[used], H[used], C[used], l2, noise_scale, rng,
+                                           cap)
                 value[:, j] = shared[group]
         tree.value = value
 
@@ -401,19 +405,22 @@ class TreeGrower:
         """
         sums, values = self._node_sums(node, lg, h, tree.value.size)
         self.collective.allreduce(sums)
+        cap = self.params.max_delta_step
         if group is None:
             l2 = self.params.l2_regularization
             if values is not None and noise_scale == 0.0 and not self.collective.distributed:
                 tree.cover = values[1]      # as below, from the same sums
-                tree.value[:] = values[0]
+                tree.value[:] = cap_steps(values[0], cap)
             else:                           # rows per node: a split node's are its leaves'
                 tree.cover = subtree_sums(tree.left, tree.right, sums[:, 2])
                 if noise_scale > 0.0:       # a draw per leaf
                     leaves = np.flatnonzero(tree.left < 0)
                     tree.value[leaves] = leaf_values(sums[leaves, 0], sums[leaves, 1],
-                                                     sums[leaves, 2], l2, noise_scale, rng)
+                                                     sums[leaves, 2], l2, noise_scale, rng,
+                                                     cap)
                 else:                       # split nodes have no rows: their values are 0
-                    tree.value[:] = leaf_values(sums[:, 0], sums[:, 1], sums[:, 2], l2)
+                    tree.value[:] = leaf_values(sums[:, 0], sums[:, 1], sums[:, 2], l2,
+                                                max_delta_step=cap)
             if bounds is not None:
                 tree.value_bounds = bounds
                 self.enforce_monotone(tree)
@@ -426,7 +433,7 @@ class TreeGrower:
         used = np.unique(group)
         group_value = np.zeros(n_leaves)
         group_value[used] = leaf_values(G[used], H[used], C[used],
-                                        self.params.l2_regularization, noise_scale, rng)
+                                        self.params.l2_regularization, noise_scale, rng, cap)
         tree.value[:] = group_value[group]
         if self.monotone is not None:
             tree.value_weights = sums[:, 1] + self.params.l2_regularization

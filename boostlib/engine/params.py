@@ -298,6 +298,14 @@ Fraction of a tree's features drawn for each node (each level of a symmetric tre
               _number(1, integer=True), "int"),
     Parameter("min_child_weight", 1e-3, "float", "Minimum hessian sum in a child of a split.",
               _number(0.0), "float"),
+    Parameter("max_delta_step", None, "float", """\
+Largest ``|value|`` of a Newton leaf, before the learning rate (XGBoost's and LightGBM's
+``max_delta_step``): each leaf ``-G/(H+l2)`` is clipped to ``[-max_delta_step,
+max_delta_step]``, for every tree kind and each output of a vector leaf. ``0``: no cap.
+``None`` (the default): the loss's own ``max_delta_step``, which is ``0.7`` for the log-link
+losses ``poisson``, ``gamma`` and ``tweedie`` (whose Newton steps are unbounded where the
+predicted mean is far below or above the target; see ``docs/losses.md``) and no cap for the
+others. Split gains are not changed.""", _number(0.0, optional=True), "float"),
     Parameter("categorical_features", "auto",
               '"auto", list of str or int, or boolean mask', """\
 The categorical features. ``"auto"``: a DataFrame's category, object and string columns. A
@@ -608,3 +616,25 @@ def check_model_size(p: Mapping[str, Any], n_outputs: int, n_rows: int, categori
                          + ", more than a model file "
                          f"holds (MAX_TREE_BYTES = {MAX_TREE_BYTES >> 20} MiB of trees): "
                          f"lower {advice}")
+
+
+def max_delta_step(value: Any, loss: Any) -> float:
+    """The cap on ``|leaf value|`` a fit uses: the parameter ``max_delta_step``, or when it
+    is None the loss's ``max_delta_step`` attribute (None or 0: no cap); 0 means no cap.
+
+    Raises
+    ------
+    ValueError
+        When the loss declares a cap that is not a number ``>= 0``.
+    """
+    if value is not None:
+        return float(value)
+    declared = getattr(loss, "max_delta_step", None)
+    if declared is None:
+        return 0.0
+    if (isinstance(declared, (bool, np.bool_)) or not isinstance(declared, (int, float))
+            or not (declared >= 0 and np.isfinite(declared))):
+        raise ValueError(f"loss {getattr(loss, 'name', type(loss).__name__)!r} declares "
+                         f"max_delta_step={declared!r}; expected None or a finite number "
+                         ">= 0")
+    return float(declared)

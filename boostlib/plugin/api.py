@@ -50,6 +50,10 @@ class Loss(ABC):
         leaves need no hessian at all.
     hessian_floor : float
         Positive floor used as described above.
+    max_delta_step : float or None
+        The cap on ``|leaf value|`` (before the learning rate) that training uses when its
+        parameter ``max_delta_step`` is None (the default); None or 0: no cap. The log-link
+        losses set 0.7.
     n_outputs : int
         Length of the raw score (1 by default). A loss with several outputs receives raw
         scores and fills gradients and hessians of shape ``(n_rows, n_outputs)``, returns
@@ -94,6 +98,7 @@ class Loss(ABC):
     has_loss_values: bool = True
     hessian_can_be_negative: ClassVar[bool] = False
     hessian_floor: float = 1e-6
+    max_delta_step: Optional[float] = None
     #: query boundaries of the data set a loss is bound to (see :meth:`bind_groups`)
     group_ptr: Optional[np.ndarray] = None
     needs_rng: ClassVar[bool] = False
