@@ -62,7 +62,7 @@ def test_the_leaf_formula_is_the_clipped_newton_step(G, H, l2, cap):
 def test_a_zero_count_leaf_takes_a_finite_bounded_step():
     """Rows whose mean is far below their counts (a Newton step of thousands), and rows of
     zero counts under a large mean: with the default cap of the log-link losses each tree
-    moves a raw score by at most learning_rate * 0.7, and every prediction is finite."""
+    moves a raw score by at most learning_rate * 1.5, and every prediction is finite."""
     X = np.repeat(np.arange(4.0), 50)[:, None]
     y = np.where(X[:, 0] == 0, 0.0, np.where(X[:, 0] == 1, 1e4, 1.0))
     init = np.full(y.size, np.log(1e-3))          # offsets: a mean of 0.001 everywhere
@@ -74,11 +74,17 @@ def test_a_zero_count_leaf_takes_a_finite_bounded_step():
     step_capped = capped.predict(X, raw=True) - capped.ensemble.bias_array[0]
     step_uncapped = uncapped.predict(X, raw=True) - uncapped.ensemble.bias_array[0]
     assert np.all(np.isfinite(step_capped))
-    assert np.max(np.abs(step_capped)) == pytest.approx(0.7)
+    assert np.max(np.abs(step_capped)) == pytest.approx(1.5)
     # the uncapped Newton step of the large counts: sum(y - mu) / sum(mu) = 1e7 - 1
     assert np.max(step_uncapped) == pytest.approx(1e4 / 1e-3 - 1.0, rel=1e-6)
-    np.testing.assert_allclose(step_capped[X[:, 0] == 1], 0.7)
-    np.testing.assert_allclose(step_capped[X[:, 0] == 0], -0.7)
+    np.testing.assert_allclose(step_capped[X[:, 0] == 1], 1.5)
+    # zero counts: -G/H = -sum(mu)/sum(mu) = -1, inside the cap (with l2 = 0)
+    np.testing.assert_allclose(step_capped[X[:, 0] == 0], -1.0)
+    # Tweedie's zero-count step is -1/(2-p) = -10 at p = 1.9: the cap holds it at -1.5
+    tweedie = train({**params, "loss": "tweedie", "loss_params": {"variance_power": 1.9}},
+                    Dataset(X, y, init_score=init))
+    step = tweedie.predict(X, raw=True) - tweedie.ensemble.bias_array[0]
+    np.testing.assert_allclose(step[X[:, 0] == 0], -1.5)
 
 
 @pytest.mark.parametrize("policy", GROW_POLICIES)
@@ -100,11 +106,11 @@ def test_the_default_is_the_losses_and_can_be_switched_off():
     X, y = _counts(2)
     base = dict(loss="poisson", n_estimators=5, max_depth=3, random_state=0)
     default = train(base, Dataset(X, y))
-    explicit = train({**base, "max_delta_step": 0.7}, Dataset(X, y))
+    explicit = train({**base, "max_delta_step": 1.5}, Dataset(X, y))
     off = train({**base, "max_delta_step": 0.0}, Dataset(X, y))
     np.testing.assert_array_equal(default.predict(X, raw=True), explicit.predict(X, raw=True))
-    assert np.max(np.abs(_leaves(default))) <= 0.7
-    assert np.max(np.abs(_leaves(off))) > 0.7       # this data's first steps exceed it
+    assert np.max(np.abs(_leaves(default))) <= 1.5
+    assert np.max(np.abs(_leaves(off))) > 1.5       # this data's first steps exceed it
 
 
 def test_vector_leaves_are_capped_per_output():

@@ -302,7 +302,7 @@ Fraction of a tree's features drawn for each node (each level of a symmetric tre
 Largest ``|value|`` of a Newton leaf, before the learning rate (XGBoost's and LightGBM's
 ``max_delta_step``): each leaf ``-G/(H+l2)`` is clipped to ``[-max_delta_step,
 max_delta_step]``, for every tree kind and each output of a vector leaf. ``0``: no cap.
-``None`` (the default): the loss's own ``max_delta_step``, which is ``0.7`` for the log-link
+``None`` (the default): the loss's own ``max_delta_step``, which is ``1.5`` for the log-link
 losses ``poisson``, ``gamma`` and ``tweedie`` (whose Newton steps are unbounded where the
 predicted mean is far below or above the target; see ``docs/losses.md``) and no cap for the
 others. Split gains are not changed.""", _number(0.0, optional=True), "float"),

@@ -53,7 +53,7 @@ class Loss(ABC):
     max_delta_step : float or None
         The cap on ``|leaf value|`` (before the learning rate) that training uses when its
         parameter ``max_delta_step`` is None (the default); None or 0: no cap. The log-link
-        losses set 0.7.
+        losses set 1.5.
     n_outputs : int
         Length of the raw score (1 by default). A loss with several outputs receives raw
         scores and fills gradients and hessians of shape ``(n_rows, n_outputs)``, returns
