@@ -26,10 +26,12 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 BOOST = {
     "boostlib cap=0 (before)": dict(max_delta_step=0.0),
-    "boostlib default": dict(),
+    "boostlib default (cap=1.5)": dict(),
     "boostlib cap=0.3": dict(max_delta_step=0.3),
+    "boostlib cap=0.7": dict(max_delta_step=0.7),
     "boostlib cap=1.5": dict(max_delta_step=1.5),
-    "boostlib depthwise": dict(grow_policy="depthwise"),
+    "boostlib depthwise (cap=1.5)": dict(grow_policy="depthwise"),
+    "boostlib depthwise cap=0.7": dict(grow_policy="depthwise", max_delta_step=0.7),
     "boostlib depthwise cap=0": dict(grow_policy="depthwise", max_delta_step=0.0),
 }
 PEERS = ["xgboost", "lightgbm", "catboost", "sklearn-hgb",
