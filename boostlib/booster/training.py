@@ -95,7 +95,11 @@ def _target(loss: Any, data: Dataset, what: str) -> np.ndarray:
     with checks.blame("loss", loss, "validate_target"):
         returned = loss.validate_target(data.y)
     y = checks.target(loss, returned, data.n_rows, what)
-    if y.ndim == 2 and y.shape[1] != loss.n_outputs:
+    if getattr(loss, "target_bounds", False):
+        if y.ndim != 2 or y.shape[1] != 2:
+            raise ValueError(f"loss {checks.label(loss)!r} needs {what}'s target as two "
+                             f"columns (lower and upper bounds); got shape {y.shape}")
+    elif y.ndim == 2 and y.shape[1] != loss.n_outputs:
         raise ValueError(f"{what}'s target has {y.shape[1]} columns, but loss "
                          f"{checks.label(loss)!r} has {loss.n_outputs} output(s); several "
                          "targets need a loss with one output per target (e.g. 'multi_mse')")
@@ -231,7 +235,7 @@ def encode_sets(p: Mapping[str, Any], train_set: Dataset, valid_sets: Sequence[D
 def _check_shardable(loss: Any, init_model: Optional[Model]) -> None:
     """Refuse what a distributed fit cannot do: continue a model, rank within query groups
     (groups would have to stay within one worker), renew leaf values from per-leaf
-    quantiles (which do not sum across workers)."""
+    quantiles (which do not sum across workers), couple every row (``cox``'s risk sets)."""
     label = checks.label(loss)
     if init_model is not None:
         raise ValueError("distributed training does not continue a model (init_model)")
@@ -241,6 +245,9 @@ def _check_shardable(loss: Any, init_model: Optional[Model]) -> None:
     if getattr(loss, "renews_leaves", False):
         raise ValueError(f"loss {label!r} renews its leaf values from per-leaf quantiles of "
                          "the rows, which distributed training does not support")
+    if getattr(loss, "couples_rows", False):
+        raise ValueError(f"loss {label!r} couples the rows (the derivatives of one row depend "
+                         "on every other row), which distributed training does not support")
 
 
 def train(params: Mapping[str, Any], train_set: Dataset, *,

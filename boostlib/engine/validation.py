@@ -296,7 +296,8 @@ def check_y(y: Any, n_rows: int, numeric: bool = True, targets: bool = False) ->
     """``y`` as a 1-D array of ``n_rows`` entries (a column vector is raveled with a warning):
     float64 when ``numeric``, else class labels as they are (complex numbers, dates and
     durations refused; floats finite). With ``targets``, a numeric ``(n_rows, K)`` array of
-    ``K >= 2`` targets is kept 2-D (float64, C order)."""
+    ``K >= 2`` targets is kept 2-D (float64, C order); +inf is allowed there (the upper
+    bounds of interval targets, see :attr:`boostlib.api.Loss.target_bounds`)."""
     if y is None:
         raise ValueError("this estimator requires y to be passed, but the target y is None")
     arr = np.asarray(y)
@@ -304,8 +305,10 @@ def check_y(y: Any, n_rows: int, numeric: bool = True, targets: bool = False) ->
         if arr.shape[0] != n_rows:
             raise ValueError(f"y has {arr.shape[0]} rows but X has {n_rows}")
         num = np.ascontiguousarray(as_float64(arr, "y", "numbers"))
-        if not np.isfinite(num).all():
-            raise ValueError("Input y contains NaN or infinity")
+        # +inf is kept for interval targets (an AFT row's upper bound: right-censored);
+        # losses of other targets refuse it in their validate_target
+        if np.isnan(num).any() or np.isneginf(num).any():
+            raise ValueError("Input y contains NaN or -infinity")
         return num
     if arr.ndim == 2 and arr.shape[1] == 1:
         warnings.warn("A column-vector y was passed when a 1d array was expected; it was "

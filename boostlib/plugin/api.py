@@ -6,7 +6,8 @@ The built-in plugins (:mod:`boostlib.builtin.losses`, :mod:`boostlib.builtin.sam
 
 Array contracts
 ---------------
-* ``y`` is a 1-D ``float64`` array with one entry per training row.
+* ``y`` is a 1-D ``float64`` array with one entry per training row (2-D, one row per
+  training row, for losses of several targets or of interval targets).
 * Raw scores, gradients and hessians have one entry per training row: 1-D C-contiguous
   ``float64`` arrays for a loss with one output (``n_outputs == 1``, every loss written
   before vector outputs existed), ``float64`` arrays of shape ``(n_rows, n_outputs)`` for a
@@ -66,6 +67,14 @@ class Loss(ABC):
     target_columns : bool
         True for losses of several targets, a 2-D target with a column per output (as
         ``multi_mse``); :func:`boostlib.testing.check_loss` then checks it on one.
+    target_bounds : bool
+        True for losses of interval targets (``aft``): a 2-D target of two columns, each
+        row's lower and upper bound, with one output; the upper bound may be ``+inf``
+        (the only non-finite value a target may then hold).
+    couples_rows : bool
+        True for losses whose derivatives at one row depend on the other rows' raw scores
+        beyond query groups (``cox``: the risk sets of the partial likelihood); distributed
+        training refuses them (each worker would see only its own rows).
     needs_groups : bool
         True for losses of query groups (ranking): the engine then calls
         :meth:`bind_groups` once per data set and uses the bound copy on that set's rows,
@@ -89,6 +98,8 @@ class Loss(ABC):
     is_classification: ClassVar[bool] = False
     is_multiclass: ClassVar[bool] = False
     target_columns: ClassVar[bool] = False
+    target_bounds: ClassVar[bool] = False
+    couples_rows: ClassVar[bool] = False
     link: Optional[str] = None
     needs_groups: ClassVar[bool] = False
     n_outputs: int = 1
@@ -567,10 +578,10 @@ class Metric(ABC):
                 y_true, y_pred, sample_weight)
         y = np.asarray(y_true, dtype=np.float64)
         pred = np.asarray(y_pred, dtype=np.float64)
-        if y.ndim != 1 or pred.ndim not in (1, 2) or pred.shape[0] != y.shape[0]:
+        if y.ndim not in (1, 2) or pred.ndim not in (1, 2) or pred.shape[0] != y.shape[0]:
             raise ValueError(f"metric {self.name or type(self).__name__!r}: expected y_true "
-                             f"of shape (n,) and y_pred of shape (n,) or (n, K); got "
-                             f"{y.shape} and {pred.shape}")
+                             f"of shape (n,) or (n, 2) and y_pred of shape (n,) or (n, K); "
+                             f"got {y.shape} and {pred.shape}")
         w = None
         if sample_weight is not None:
             w = np.asarray(sample_weight, dtype=np.float64)

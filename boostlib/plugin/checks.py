@@ -200,7 +200,10 @@ def target(loss: Any, returned: Any, n: int, what: str) -> np.ndarray:
         raise PluginError(f"loss {label(loss)!r}: validate_target returned "
                           f"{arr.dtype} values of shape {arr.shape} for the {n} rows of "
                           f"{what}; expected one number per row")
-    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+    finite = np.isfinite(arr) if arr.dtype.kind == "f" else None
+    if finite is not None and getattr(loss, "target_bounds", False) and arr.ndim == 2:
+        finite = finite | np.isposinf(arr)      # an interval's upper bound may be +inf
+    if finite is not None and not finite.all():
         raise PluginError(f"loss {label(loss)!r}: validate_target returned non-finite "
                           f"values for {what}")
     return arr

@@ -35,7 +35,7 @@ __all__ = ["BUILTIN_PLUGINS", "KINDS", "PluginError", "Entry", "check_api_versio
 BUILTIN_PLUGINS = ("boostlib.builtin.losses", "boostlib.builtin.log_link",
                    "boostlib.builtin.quantile", "boostlib.builtin.samplers",
                    "boostlib.builtin.updates", "boostlib.builtin.metrics",
-                   "boostlib.builtin.ranking")
+                   "boostlib.builtin.ranking", "boostlib.builtin.survival")
 
 KINDS: dict[str, tuple] = {
     # kind: (hook name, interface)
