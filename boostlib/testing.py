@@ -97,7 +97,9 @@ class _Checker:
     def array(self, value: Any, what: str, n: int, dtype: Any = None) -> np.ndarray:
         self.require(isinstance(value, np.ndarray),
                      f"{what} must return a numpy array, got {type(value).__name__}")
-        self.require(value.shape == (n,), f"{what} must have shape ({n},), got {value.shape}")
+        self.require(value.shape == (n,) or (value.ndim == 2 and value.shape[0] == n
+                                             and what == "validate_target(y)"),
+                     f"{what} must have shape ({n},), got {value.shape}")
         if dtype is not None:
             self.require(value.dtype == dtype,
                          f"{what} must have dtype {np.dtype(dtype).name}, got {value.dtype}")
@@ -114,6 +116,8 @@ def _default_data(loss: Loss, n_rows: int, seed: int) -> tuple[np.ndarray, np.nd
     rng = np.random.default_rng(seed)
     if loss.needs_groups:
         return rng.integers(0, 5, n_rows).astype(np.float64), rng.normal(0.0, 2.0, n_rows)
+    if getattr(loss, "target_bounds", False):
+        return _default_bounds(rng, n_rows), rng.normal(0.0, 1.0, n_rows)
     if loss.is_classification:
         y = np.zeros(n_rows)
         y[rng.permutation(n_rows)[: n_rows // 2]] = 1.0
@@ -124,6 +128,16 @@ def _default_data(loss: Loss, n_rows: int, seed: int) -> tuple[np.ndarray, np.nd
     except ValueError:
         return np.exp(rng.normal(0.0, 1.0, n_rows)), rng.normal(0.0, 1.0, n_rows)
     return y, rng.normal(0.0, 2.0, n_rows)
+
+
+def _default_bounds(rng: np.random.Generator, n_rows: int) -> np.ndarray:
+    """Interval targets (lower, upper) around times ``exp(N(0, 1))``: a quarter each exact,
+    right-censored (upper inf), left-censored (lower 0) and interval-censored."""
+    t = np.exp(rng.normal(0.0, 1.0, n_rows))
+    kind = np.arange(n_rows) % 4
+    lower = np.where(kind == 2, 0.0, np.where(kind == 3, 0.7 * t, t))
+    upper = np.where(kind == 1, np.inf, np.where(kind == 3, 1.5 * t, t))
+    return np.column_stack([lower, upper])
 
 
 def _read_only(a: np.ndarray) -> np.ndarray:
@@ -250,7 +264,11 @@ def check_loss(loss: Loss, y: np.ndarray | None = None, raw: np.ndarray | None =
         ``(n_rows, n_outputs)``, in both memory orders (the engine passes column-major
         views); its default targets are class indices ``0 .. K-1`` for a multiclass loss
         (``K`` its ``n_classes``, else 3); a loss of several targets takes a 2-D ``y``,
-        (n_rows, n_outputs).
+        (n_rows, n_outputs). A loss with ``target_bounds`` takes ``y`` of shape
+        (n_rows, 2), by default a quarter each of exact, right-, left- and
+        interval-censored rows around times ``exp(N(0, 1))``, with ``N(0, 1)`` raw scores.
+        For a loss with ``couples_rows`` (``cox``) each row's gradient is compared with the
+        finite difference of the summed loss in that row's raw score alone.
     n_rows : int, default 256
         Rows of the generated data.
     seed : int, default 0
@@ -302,8 +320,14 @@ def check_loss(loss: Loss, y: np.ndarray | None = None, raw: np.ndarray | None =
     y = np.ascontiguousarray(y, dtype=np.float64)
     raw = np.ascontiguousarray(raw, dtype=np.float64)
     n = y.shape[0]
-    c.require(y.ndim == 1 and raw.shape == y.shape and n >= 2,
-              f"y and raw must be 1-D of the same length >= 2, got {y.shape} and {raw.shape}")
+    if getattr(loss, "target_bounds", False):
+        c.require(y.shape == (n, 2) and raw.shape == (n,) and n >= 2,
+                  f"a loss with target_bounds takes y of shape (n, 2) and raw of shape (n,), "
+                  f"n >= 2; got {y.shape} and {raw.shape}")
+    else:
+        c.require(y.ndim == 1 and raw.shape == y.shape and n >= 2,
+                  f"y and raw must be 1-D of the same length >= 2, got {y.shape} and "
+                  f"{raw.shape}")
 
     # -- validate_target -----------------------------------------------------------------------
     y_in = y.copy()
@@ -396,11 +420,29 @@ def check_loss(loss: Loss, y: np.ndarray | None = None, raw: np.ndarray | None =
     def grad_of(r: np.ndarray) -> np.ndarray:
         return _derivatives(c, loss, yv, r)[0]
 
-    if not loss.needs_groups:
+    y_shown = yv if yv.ndim == 1 else yv[:, 0]      # (the lower bound of an interval)
+    if getattr(loss, "couples_rows", False):
+        # a row's derivative is that of the whole set's loss: one raw score moved at a time
+        def each(fn: Callable[[np.ndarray], np.ndarray], s: np.ndarray,
+                 total: bool) -> np.ndarray:
+            out = np.empty(n)
+            for i in range(n):
+                up, dn = raw.copy(), raw.copy()
+                up[i] += s[i]
+                dn[i] -= s[i]
+                a, b = fn(up), fn(dn)
+                out[i] = ((a.sum() - b.sum()) if total else (a[i] - b[i])) / (up[i] - dn[i])
+            return out
+
+        _compare(c, "gradient", "the summed loss(y, raw)", g, each(values, 4 * step, True),
+                 each(values, step, True), y_shown, raw, rtol, atol)
+        _compare(c, "hessian", "the gradient", h, each(grad_of, 4 * step, False),
+                 each(grad_of, step, False), y_shown, raw, rtol, atol)
+    elif not loss.needs_groups:
         _compare(c, "gradient", "loss(y, raw)", g, central(values, 4 * step),
-                 central(values, step), yv, raw, rtol, atol)
+                 central(values, step), y_shown, raw, rtol, atol)
         _compare(c, "hessian", "the gradient", h, central(grad_of, 4 * step),
-                 central(grad_of, step), yv, raw, rtol, atol)
+                 central(grad_of, step), y_shown, raw, rtol, atol)
 
     # -- transform -----------------------------------------------------------------------------
     pred = c.array(np.asarray(c.call("transform(raw)", loss.transform, raw_in)),

@@ -10,7 +10,9 @@ left-censored (``lower = 0``) or interval-censored. With ``s(t) = (log t - z) / 
 * exact: ``L = -log(max(f(s) / (sigma t), 1e-12))``,
   ``g = f'(s) / (sigma f(s))``, ``h = -(f f'' - f'^2) / (sigma f)^2``;
 * censored: ``L = -log(max(F(s_u) - F(s_l), 1e-12))`` (``F(s_u) = 1`` for ``upper = inf``,
-  ``F(s_l) = 0`` for ``lower = 0``), ``g = (f(s_u) - f(s_l)) / (sigma (F(s_u) - F(s_l)))``,
+  ``F(s_l) = 0`` for ``lower = 0``; taken as ``S(s_l) - S(s_u)`` with ``S = 1 - F``
+  computed directly where both ends lie in the upper tail, which XGBoost's difference of
+  cdfs loses to cancellation), ``g = (f(s_u) - f(s_l)) / (sigma (F(s_u) - F(s_l)))``,
   ``h = -((F_u - F_l)(f'_u - f'_l) - (f_u - f_l)^2) / (sigma (F_u - F_l))^2``.
 
 Where a denominator falls below 1e-12 and the quotient is not finite, the limit of the
@@ -64,6 +66,33 @@ cdef inline double _cdf(double z, int dist) noexcept nogil:
     if dist == 1:
         return 1.0 if isinf(w) else w / (1.0 + w)
     return 1.0 - exp(-w)
+
+
+cdef inline double _sf(double z, int dist) noexcept nogil:
+    """``1 - F(z)``, without the cancellation of the subtraction in the upper tail."""
+    cdef double w
+    if dist == 0:
+        return 0.5 * erfc(z * INV_SQRT_2)
+    w = exp(z)
+    if dist == 1:
+        return 0.0 if isinf(w) else 1.0 / (1.0 + w)
+    return exp(-w)
+
+
+cdef inline double _mass(double lo, double up, double z, double sigma, int dist) noexcept nogil:
+    """``F(s_u) - F(s_l)``, the probability of a censored row's interval (``F(s_u) = 1``
+    for ``up = inf``, ``F(s_l) = 0`` for ``lo = 0``), from the survival function where both
+    ends lie in the upper tail (XGBoost subtracts the cdfs; the value is the same up to
+    rounding, which there cancels)."""
+    cdef double sl
+    if lo <= 0.0:
+        return 1.0 if isinf(up) else _cdf((log(up) - z) / sigma, dist)
+    sl = (log(lo) - z) / sigma
+    if isinf(up):
+        return _sf(sl, dist)
+    if sl > 0.0:
+        return _sf(sl, dist) - _sf((log(up) - z) / sigma, dist)
+    return _cdf((log(up) - z) / sigma, dist) - _cdf(sl, dist)
 
 
 cdef inline double _grad_pdf(double z, int dist) noexcept nogil:
@@ -136,13 +165,11 @@ cdef inline double _limit_hess(int kind, bint sign, double sigma, int dist) noex
 
 cdef inline double _aft_loss(double lo, double up, double z, double sigma,
                              int dist) noexcept nogil:
-    cdef double s, cu, cl
+    cdef double s
     if lo == up:
         s = (log(lo) - z) / sigma
         return -log(fmax(_pdf(s, dist) / (sigma * lo), EPS))
-    cu = 1.0 if isinf(up) else _cdf((log(up) - z) / sigma, dist)
-    cl = 0.0 if lo <= 0.0 else _cdf((log(lo) - z) / sigma, dist)
-    return -log(fmax(cu - cl, EPS))
+    return -log(fmax(_mass(lo, up, z, sigma, dist), EPS))
 
 
 cdef inline void _aft_derivatives(double lo, double up, double z, double sigma, int dist,
@@ -185,7 +212,7 @@ cdef inline void _aft_derivatives(double lo, double up, double z, double sigma, 
             cl = _cdf(sl, dist)
             dfl = _grad_pdf(sl, dist)
         sign = su > 0.0 or sl > 0.0
-        cdiff = cu - cl
+        cdiff = _mass(lo, up, z, sigma, dist)
         pdiff = fu - fl
         gdiff = dfu - dfl
         num_g = pdiff

@@ -585,7 +585,7 @@ class Metric(ABC):
         w = None
         if sample_weight is not None:
             w = np.asarray(sample_weight, dtype=np.float64)
-            if w.shape != y.shape or not np.all(np.isfinite(w)) or np.any(w < 0):
+            if w.shape != y.shape[:1] or not np.all(np.isfinite(w)) or np.any(w < 0):
                 raise ValueError(f"metric {self.name or type(self).__name__!r}: "
                                  "sample_weight must be finite, >= 0 and aligned with y_true")
         if self.group_ptr is not None and int(self.group_ptr[-1]) != y.shape[0]:
