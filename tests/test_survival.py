@@ -367,3 +367,18 @@ def test_aft_passes_the_plugin_kit(dist, sigma):
         check_loss(loss, y, raw)
     else:
         check_loss(loss)
+
+
+def test_regressor_scores_survival_models_by_the_cindex():
+    X, y, _ = _cox_data(300, seed=10)
+    m = BoostRegressor(loss="cox", n_estimators=10, random_state=0).fit(X, y)
+    assert m.score(X, y) == pytest.approx(
+        concordance_index(np.abs(y), y > 0, m.model_.predict(X, raw=True)), rel=1e-12)
+    X2, y2 = _aft_data(300, seed=10)
+    m2 = BoostRegressor(loss="aft", n_estimators=10, random_state=0).fit(X2, y2)
+    assert m2.score(X2, y2) == pytest.approx(
+        CIndexMetric()(y2, m2.model_.predict(X2, raw=True)), rel=1e-12)
+    with pytest.raises(ValueError, match="lower bound exceeds"):
+        m2.score(X2[:2], [[2.0, 1.0], [1.0, 1.0]])
+    mse = BoostRegressor(n_estimators=5).fit(X, np.abs(y))
+    assert mse.score(X, np.abs(y)) < 1.0               # R² as before

@@ -31,6 +31,7 @@ from ..io import model_files
 from ..plugin import checks, registry
 from ..plugin.callables import FunctionLoss, is_function
 from ..engine.class_weights import class_row_weights
+from ..builtin.survival import AFTLoss, CIndexMetric, CoxLoss
 from .estimator_params import document, make_init, renamed
 
 
@@ -790,6 +791,33 @@ class BoostRegressor(RegressorMixin, _BaseBoost):
             return explained
         return checks.response(fitted.model.loss,
                                self._raw_predict(fitted, X, iteration_range, init_score))
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """R² of :meth:`predict` (scikit-learn's ``r2_score``); for a model of the survival
+        losses ``cox`` and ``aft``, Harrell's concordance index of its raw scores instead
+        (the ``cindex`` metric: signed times for ``cox``, lower and upper bounds for
+        ``aft``; see ``docs/survival.md``), where R² of a hazard ratio against times would
+        mean nothing.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+        sample_weight : array-like of shape (n_samples,), optional
+
+        Returns
+        -------
+        float
+        """
+        fitted = self._state()
+        loss = fitted.model.loss
+        if isinstance(loss, (CoxLoss, AFTLoss)):
+            raw = self._raw_predict(fitted, X, None, None)
+            y = check_y(y, raw.shape[0], targets=True)
+            with checks.blame("loss", loss, "validate_target"):
+                y = loss.validate_target(y)
+            return CIndexMetric()(y, raw, sample_weight)
+        return super().score(X, y, sample_weight=sample_weight)
 
     def predict_virtual_ensembles(self, X: Any, n_members: int = 10) -> np.ndarray:
         """Predictions of ``n_members`` models taken along the training chain.
