@@ -840,6 +840,14 @@ def _metric_inputs(task: str, reads: str, rng: np.random.Generator, n: int,
     if task == "regression":
         y = rng.uniform(0.5, 5.0, n)
         return y, (y.copy() if perfect else rng.uniform(0.5, 5.0, n))
+    if task in ("times", "bounds"):     # survival: 30% censored; raw risks or log times
+        t = rng.uniform(0.5, 5.0, n)
+        censored = rng.random(n) < 0.3
+        noise = rng.normal(0.0, 1.0, n)
+        if task == "times":
+            return np.where(censored, -t, t), (-t if perfect else noise)
+        y = np.column_stack([t, np.where(censored, np.inf, t)])
+        return y, (np.log(t) if perfect else np.log(t).mean() + noise)
     k = 2 if task == "binary" else 3
     y = np.arange(n) % k * 1.0
     rng.shuffle(y)
@@ -869,7 +877,10 @@ def check_metric(metric: Metric, *, n_rows: int = 200, seed: int = 0) -> None:
     c.require(metric.reads in METRIC_INPUTS, f"reads={metric.reads!r}; expected one of "
                                              f"{METRIC_INPUTS}")
     c.require(isinstance(metric.higher_is_better, bool), "higher_is_better must be a bool")
-    task = "ranking" if metric.needs_groups else _metric_task(c, metric)[0]
+    survival = getattr(metric, "survival_labels", None)
+    c.require(survival in (None, "times", "bounds"),
+              f"survival_labels={survival!r}; expected None, 'times' or 'bounds'")
+    task = "ranking" if metric.needs_groups else survival or _metric_task(c, metric)[0]
     if metric.needs_groups:
         sizes = [10] * (n_rows // 10) + ([n_rows % 10] if n_rows % 10 else [])
         bound = c.call("bind_groups(group_ptr)", metric.bind_groups,

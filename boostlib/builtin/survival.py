@@ -311,6 +311,7 @@ class CIndexMetric(Metric):
     name = "cindex"
     higher_is_better = True
     reads = "raw"
+    survival_labels = "times"
 
     def check_task(self, n_outputs: int, is_classification: bool) -> None:
         if n_outputs != 1 or is_classification:
@@ -342,6 +343,7 @@ class AFTNLogLikMetric(Metric):
 
     name = "aft_nloglik"
     reads = "raw"
+    survival_labels = "bounds"
 
     def __init__(self, aft_distribution: str = "normal", aft_sigma: float = 1.0):
         self.aft_distribution, self.aft_sigma = _aft_settings(

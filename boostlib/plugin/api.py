@@ -525,15 +525,22 @@ class Metric(ABC):
         True for metrics of query groups (``ndcg``, ``map``): they are called with
         ``group=`` (query sizes) and :meth:`evaluate` reads ``self.group_ptr`` of the copy
         :meth:`bind_groups` made.
+    survival_labels : {None, "times", "bounds"}
+        The survival labels a metric evaluates, for :func:`boostlib.testing.check_metric`:
+        ``"times"``, signed times (positive: event, negative: censored) with raw scores
+        that are risks (``cindex``); ``"bounds"``, ``(n, 2)`` lower and upper bounds with
+        raw scores that are log times (``aft_nloglik``). None (default): not a survival
+        metric.
     y_true
         For classifiers, class indices ``0 .. K-1`` (the encoded labels); for regression,
-        the target.
+        the target (for survival metrics, the labels above).
     """
 
     name: ClassVar[str] = ""
     higher_is_better: ClassVar[bool] = False
     reads: ClassVar[str] = "response"
     needs_groups: ClassVar[bool] = False
+    survival_labels: ClassVar[Optional[str]] = None
     #: query boundaries of the data set a metric is bound to (see :meth:`bind_groups`)
     group_ptr: Optional[np.ndarray] = None
 
