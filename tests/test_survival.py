@@ -382,3 +382,44 @@ def test_regressor_scores_survival_models_by_the_cindex():
         m2.score(X2[:2], [[2.0, 1.0], [1.0, 1.0]])
     mse = BoostRegressor(n_estimators=5).fit(X, np.abs(y))
     assert mse.score(X, np.abs(y)) < 1.0               # R² as before
+
+
+# -- against XGBoost ----------------------------------------------------------------------
+
+
+def _xgb_settings(depth):
+    return dict(grow_policy="depthwise", n_estimators=3, learning_rate=0.5, max_depth=depth,
+                l2_regularization=1.0, min_child_weight=1.0, min_samples_leaf=1, n_jobs=1)
+
+
+@pytest.mark.parametrize("depth", [1, 3, 5])
+def test_cox_trees_are_xgboosts_without_ties(depth):
+    xgb = pytest.importorskip("xgboost")
+    X, y, _ = _cox_data(500, seed=11)
+    X = np.round(X, 1)                              # < 256 values: the same bins in both
+    ours = BoostRegressor(loss="cox", **_xgb_settings(depth)).fit(X, y)
+    theirs = xgb.train({"objective": "survival:cox", "eta": 0.5, "max_depth": depth,
+                        "lambda": 1.0, "min_child_weight": 1.0, "tree_method": "hist",
+                        "max_bin": 256, "nthread": 1}, xgb.DMatrix(X, label=y), 3)
+    a = ours.model_.predict(X, raw=True)
+    b = theirs.predict(xgb.DMatrix(X), output_margin=True).astype(np.float64)
+    # the same trees up to XGBoost's float32 arithmetic and its constant start
+    np.testing.assert_allclose(a - a.mean(), b - b.mean(), atol=1e-5)
+
+
+@pytest.mark.parametrize("dist", ["normal", "logistic", "extreme"])
+def test_aft_trees_are_xgboosts(dist):
+    xgb = pytest.importorskip("xgboost")
+    X, y = _aft_data(500, seed=12)
+    X = np.round(X, 1)
+    ours = BoostRegressor(loss="aft", loss_params={"aft_distribution": dist},
+                          **_xgb_settings(3)).fit(X, y)
+    start = np.full(500, AFTLoss(dist).init_raw(y, None))
+    d = xgb.DMatrix(X, base_margin=start)
+    d.set_float_info("label_lower_bound", y[:, 0])
+    d.set_float_info("label_upper_bound", y[:, 1])
+    theirs = xgb.train({"objective": "survival:aft", "aft_loss_distribution": dist,
+                        "eta": 0.5, "max_depth": 3, "lambda": 1.0, "min_child_weight": 1.0,
+                        "tree_method": "hist", "max_bin": 256, "nthread": 1}, d, 3)
+    b = theirs.predict(xgb.DMatrix(X, base_margin=start), output_margin=True)
+    np.testing.assert_allclose(ours.model_.predict(X, raw=True), b, atol=1e-5)
