@@ -423,3 +423,26 @@ def test_aft_trees_are_xgboosts(dist):
                         "tree_method": "hist", "max_bin": 256, "nthread": 1}, d, 3)
     b = theirs.predict(xgb.DMatrix(X, base_margin=start), output_margin=True)
     np.testing.assert_allclose(ours.model_.predict(X, raw=True), b, atol=1e-5)
+
+
+@pytest.mark.parametrize("loss, data", [("cox", _cox_data), ("aft", _aft_data)])
+def test_onnx_export_predicts_the_response(loss, data):
+    pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    from boostlib.export import to_onnx
+    X, y = data(200, seed=13)[:2]
+    m = BoostRegressor(loss=loss, n_estimators=5, random_state=0).fit(X, y)
+    session = ort.InferenceSession(to_onnx(m).SerializeToString())
+    out = session.run(None, {session.get_inputs()[0].name: X.astype(np.float32)})[0]
+    np.testing.assert_allclose(np.ravel(out), m.predict(X), rtol=1e-5)
+
+
+def test_cross_validation_takes_survival_labels():
+    X, y = _aft_data(300, seed=14)
+    result = boostlib.cv({"loss": "aft", "n_estimators": 5, "eval_metric": "cindex"},
+                         Dataset(X, y), nfold=3)
+    X2, y2, _ = _cox_data(300, seed=14)
+    result2 = boostlib.cv({"loss": "cox", "n_estimators": 5, "eval_metric": "cindex"},
+                          Dataset(X2, y2), nfold=3)
+    for r in (result, result2):
+        assert r.metric == "cindex" and 0.6 < r.history["cindex-mean"][-1] <= 1.0

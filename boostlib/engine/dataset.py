@@ -27,9 +27,10 @@ class Dataset:
         Features; NaN marks a missing value. float32 and float64 arrays are used as they
         are, in either memory order (no float64 copy of the matrix is made). A DataFrame's
         category, object and string columns are categorical features.
-    y : array-like of shape (n_rows,), optional
-        Numeric targets (class indices for classification losses). Needed for training and
-        validation sets.
+    y : array-like of shape (n_rows,) or (n_rows, n_targets), optional
+        Numeric targets (class indices for classification losses; a column per target for
+        losses of several targets; lower and upper bounds, the upper possibly ``inf``, for
+        the ``aft`` loss). Needed for training and validation sets.
     sample_weight : array-like of shape (n_rows,), optional
         Non-negative row weights. Rows of weight 0 do not influence the model, bin borders
         included.
