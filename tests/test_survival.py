@@ -446,3 +446,17 @@ def test_cross_validation_takes_survival_labels():
                           Dataset(X2, y2), nfold=3)
     for r in (result, result2):
         assert r.metric == "cindex" and 0.6 < r.history["cindex-mean"][-1] <= 1.0
+
+
+@settings(max_examples=300, deadline=None)
+@given(kind=st.sampled_from(["exact", "right", "left", "interval"]),
+       dist=st.sampled_from(["normal", "logistic", "extreme"]),
+       t=st.floats(0.05, 50.0), width=st.floats(1.01, 4.0), shift=st.floats(-2.0, 2.0),
+       sigma=st.floats(0.5, 2.0))
+def test_aft_kernel_equals_the_reference_likelihood(kind, dist, t, width, shift, sigma):
+    lower, upper = {"exact": (t, t), "right": (t, np.inf), "left": (0.0, t),
+                    "interval": (t, t * width)}[kind]
+    raw = math.log(t) + shift * sigma                  # within 2 scales of the time
+    got = AFTLoss(dist, sigma).loss(np.array([[lower, upper]]), np.array([raw]))[0]
+    assert got == pytest.approx(ref.aft_nloglik(lower, upper, raw, dist, sigma),
+                                rel=1e-9, abs=1e-12)

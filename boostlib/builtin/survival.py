@@ -99,7 +99,7 @@ class CoxLoss(Loss):
     derivative of Breslow's likelihood; XGBoost's loop adds a tied event only to the rows
     sorted after it), and the exponentials are taken relative to the largest raw score (no
     overflow). Sample weights multiply each row's gradient and hessian, as in XGBoost; they
-    do not enter the risk sets.
+    do not enter the risk sets (a row of weight 0 still counts in the others' risk sets).
 
     The derivatives of one row depend on every row (``couples_rows``): distributed training
     refuses this loss. The constant start is 0 (the likelihood does not change with a
