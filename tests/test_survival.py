@@ -460,3 +460,10 @@ def test_aft_kernel_equals_the_reference_likelihood(kind, dist, t, width, shift,
     got = AFTLoss(dist, sigma).loss(np.array([[lower, upper]]), np.array([raw]))[0]
     assert got == pytest.approx(ref.aft_nloglik(lower, upper, raw, dist, sigma),
                                 rel=1e-9, abs=1e-12)
+
+
+def test_only_survival_metrics_take_two_label_columns():
+    y = np.array([[1.0, 1.0], [2.0, np.inf], [3.0, 3.0]])
+    assert boostlib.create("metric", "aft_nloglik")(y, np.zeros(3)) > 0
+    with pytest.raises(ValueError, match=r"expected y_true of shape \(n,\) and"):
+        boostlib.create("metric", "rmse")(y, np.zeros(3))

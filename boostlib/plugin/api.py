@@ -585,10 +585,12 @@ class Metric(ABC):
                 y_true, y_pred, sample_weight)
         y = np.asarray(y_true, dtype=np.float64)
         pred = np.asarray(y_pred, dtype=np.float64)
-        if y.ndim not in (1, 2) or pred.ndim not in (1, 2) or pred.shape[0] != y.shape[0]:
+        y_ndims = (1, 2) if self.survival_labels else (1,)     # (n, 2): survival bounds
+        if y.ndim not in y_ndims or pred.ndim not in (1, 2) or pred.shape[0] != y.shape[0]:
             raise ValueError(f"metric {self.name or type(self).__name__!r}: expected y_true "
-                             f"of shape (n,) or (n, 2) and y_pred of shape (n,) or (n, K); "
-                             f"got {y.shape} and {pred.shape}")
+                             f"of shape {' or '.join(['(n,)', '(n, 2)'][:len(y_ndims)])} "
+                             f"and y_pred of shape (n,) or (n, K); got {y.shape} and "
+                             f"{pred.shape}")
         w = None
         if sample_weight is not None:
             w = np.asarray(sample_weight, dtype=np.float64)
