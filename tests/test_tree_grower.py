@@ -196,11 +196,6 @@ def check_values_and_constraints(tree, node, g_leaf, h, l2, msl, mcw, groups=Non
     return errs
 
 
-def groups_from_frozen(frozen_at, depth):
-    leaf = np.arange(1 << depth)
-    return leaf & ((1 << np.minimum(np.asarray(frozen_at), depth)) - 1)
-
-
 @st.composite
 def grow_case(draw, max_depth=4, exact=None, max_rows=40):
     data = draw(binned_data(max_rows=max_rows, max_features=3,
@@ -254,7 +249,7 @@ def run_against_reference(policy, case, n_threads=1):
         same = (not struct and len(r["feature"]) == tree.depth
                 and [tuple(map(int, x)) for x in zip(tree.feature, tree.bin, tree.nan_right)]
                 == list(zip(r["feature"], r["bin"], r["nan_right"])))
-        groups = groups_from_frozen(r["frozen_at"], tree.depth) if same else None
+        groups = r["group"] if same else None
         if not struct and exact:
             if not np.allclose(tree.value, r["value"], rtol=1e-12, atol=1e-12):
                 errs.append(f"values {tree.value.tolist()} vs reference {r['value'].tolist()}")
@@ -392,8 +387,7 @@ def test_min_samples_leaf_and_min_child_weight_are_respected(policy):
         assert tree.n_leaves() > 1
         r, _ = reference_tree(policy, tree, data.X_binned, g, h, data.nbnm, 16, 5, 1.0, msl,
                               mcw)
-        groups = groups_from_frozen(r["frozen_at"], tree.depth) if policy == "symmetric" \
-            else None
+        groups = r["group"] if policy == "symmetric" else None
         errs = check_values_and_constraints(tree, node, g, h, 1.0, msl, mcw, groups)
         assert not errs, "\n".join(errs)
 
@@ -416,6 +410,34 @@ def test_symmetric_frozen_leaves_share_their_value(policy):
         assert tree.value[0] == tree.value[2] == pytest.approx(16.0 / 3.0)
         assert tree.value[1] == pytest.approx(-16.0 / 5.0)
         assert tree.value[3] == pytest.approx(8.0 / 5.0)
+
+
+def test_symmetric_leaf_not_split_at_a_level_is_split_at_the_next():
+    """A leaf where a level's split leaves a child empty is carried down whole and split by
+    the next level (CatBoost's oblivious trees grow it on; the rule before froze it).
+
+    x in {0, 1, 2}, z in {0, 1}; targets t = -g (h = 1, l2 = 0, so a value is a mean):
+    x=0: t = 5 (z=0), 3 (z=1); x=1: t = 0; x=2: t = -3; two rows per (x, z).
+    Level 0: x > 0 (gain 64 + 18 - 16/12 against 32 + 36 - 16/12 for x > 1). Level 1:
+    x > 1 gains 0 + 36 - 18 = 18 in the leaf x >= 1 and has an empty child in the leaf x = 0;
+    z gains 4 (x = 0) + 0. Level 2: only z gains, 4, in the carried leaf x = 0, which the
+    frozen rule did not search (its tree stopped at depth 2, x = 0 one value, 4).
+    """
+    x = np.repeat([0, 1, 2], 4)
+    z = np.tile([0, 0, 1, 1], 3)
+    t = np.array([5.0, 5, 3, 3, 0, 0, 0, 0, -3, -3, -3, -3])
+    data = make_binned(np.column_stack([x, z]).astype(np.uint8), [3, 2], 3)
+    tree, node = grow(data, np.arange(12), -t, np.ones(12), "symmetric", 3, 0.0, 1, 1e-3)
+    assert (tree.feature.tolist(), tree.bin.tolist()) == ([0, 0, 1], [0, 1, 0])
+    np.testing.assert_allclose(tree.gain, [64 + 18 - 16 / 12, 18, 4])
+    # leaf = (x > 0) + 2 (x > 1) + 4 (z > 0); leaves 2 and 6 (x = 0 but x > 1) are empty
+    # and share the values of 0 and 4, the leaves of the node they were carried with
+    np.testing.assert_array_equal(node, [0, 0, 4, 4, 1, 1, 5, 5, 3, 3, 7, 7])
+    np.testing.assert_allclose(tree.value, [5, 0, 5, -3, 3, 0, 3, -3])
+    r, errs = reference_tree("symmetric", tree, data.X_binned, -t, np.ones(12), data.nbnm,
+                             3, 3, 0.0, 1, 1e-3)
+    assert not errs and r["group"].tolist() == [0, 1, 0, 3, 4, 5, 4, 7]
+    np.testing.assert_allclose(r["value"], tree.value)
 
 
 @pytest.mark.parametrize("policy", POLICIES)

@@ -404,18 +404,24 @@ class Histograms:
 
     def build_children(self, inputs: HistogramInputs, node: np.ndarray,
                        slot_of_node: np.ndarray, hist: np.ndarray, parent_slots: Any,
-                       listing: Tuple[np.ndarray, np.ndarray], level: int) -> np.ndarray:
+                       listing: Tuple[np.ndarray, np.ndarray], level: int,
+                       carried: Any = ()) -> np.ndarray:
         """The histograms of the next level's nodes, for the ``m = len(parent_slots)``
         nodes split at level ``level``: the smaller child of each (``slot_of_node`` gives it
         slot ``j < m``) built from its rows, its sibling (slot ``m + j``) the parent's
-        histogram (``hist[parent_slots[j]]``) minus it. Levels alternate between the two
-        buffers, so ``hist`` stays readable while the new histograms are written."""
+        histogram (``hist[parent_slots[j]]``) minus it. ``carried``: the slots of nodes
+        that go down a level unsplit (a symmetric tree's leaves where the level's split is
+        not valid), whose histograms are copied to slots ``2m ..``. Levels alternate
+        between the two buffers, so ``hist`` stays readable while the new histograms are
+        written."""
         m = len(parent_slots)
-        new_hist = self.buffer((level + 1) % 2, 2 * m)
+        new_hist = self.buffer((level + 1) % 2, 2 * m + len(carried))
         self.build(inputs.X, inputs.rows, node, slot_of_node, inputs.g, inputs.h,
                    new_hist[:m], listing)
         for j, s in enumerate(parent_slots):     # views: no temporary copies
             np.subtract(hist[s], new_hist[j], out=new_hist[m + j])
+        for j, s in enumerate(carried):
+            np.copyto(new_hist[2 * m + j], hist[s])
         return new_hist
 
     def build_segment(self, inputs: HistogramInputs, positions: np.ndarray,

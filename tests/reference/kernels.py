@@ -660,29 +660,32 @@ def grow_symmetric(Xb: np.ndarray, g: np.ndarray, h: np.ndarray, nbnm, missing_b
 
     ``Xb`` (n_features, n_fit) are the fitted rows, ``g``/``h`` their gradient and hessian as
     the structure sees them (already rounded to float32 by the caller if wanted).
-    One split per level maximises the sum of the gains of the leaves where it is valid
-    (only leaves still being split take part); leaves where the chosen split is invalid are
-    frozen (rows still follow the split, children keep the value of the frozen leaf).
-    A missing direction that no row of the taking-part leaves exercises is set to the
-    majority side (right when strictly more rows go right).
+    The tree's nodes are sets of leaves, searched and valued on the union of their rows (the
+    root: leaf 0). One split per level maximises the sum of the gains of the nodes where it
+    is valid; a node where it is valid becomes two (its leaves' left children, its leaves'
+    right children), a node where it is not stays one node of all its leaves' children (the
+    rows still follow the split) and takes part in the next levels' searches.
+    A missing direction that no row exercises is set to the majority side (right when
+    strictly more rows go right).
 
-    Returns dict(feature, bin, nan_right, gain, leaf_of_row, value, frozen_at, margins) where
-    ``margins[l]`` is the gap between the best and the runner-up score of level ``l`` (for
-    deciding whether an exact comparison is meaningful).
+    Returns dict(feature, bin, nan_right, gain, leaf_of_row, value, group, margins) where
+    ``group[leaf]`` is the first leaf of the leaf's node and ``margins[l]`` the gap between
+    the best and the runner-up score of level ``l`` (for deciding whether an exact
+    comparison is meaningful).
     """
     n = Xb.shape[1]
     leaf_g = g if leaf_g is None else leaf_g
     unseen_side = majority_by_count if unseen_side is None else unseen_side
     leaf = np.zeros(n, dtype=np.int64)
-    frozen_at = [max_depth]          # per leaf: the level where it stopped being split
+    node_of_leaf = [0]                 # per leaf: its node (the node's first leaf)
     feats, bins, nanr, gains, margins, scales, seen = [], [], [], [], [], [], []
     for level in range(max_depth):
         n_leaves = 1 << level
-        active = [k for k in range(n_leaves) if frozen_at[k] >= max_depth]
-        if not active:
-            break
-        per_leaf = [_row_candidates(Xb, leaf == k, g, h, nbnm, missing_bin, l2, msl, mcw)
-                    for k in active]
+        nodes = sorted(set(node_of_leaf))
+        members = [np.isin(leaf, [k for k in range(n_leaves) if node_of_leaf[k] == nd])
+                   for nd in nodes]
+        per_leaf = [_row_candidates(Xb, m, g, h, nbnm, missing_bin, l2, msl, mcw)
+                    for m in members]
         totals = []
         for i in range(len(per_leaf[0])):
             total, nv, keyl, mag = 0.0, 0, [], 0.0
@@ -707,36 +710,35 @@ def grow_symmetric(Xb: np.ndarray, g: np.ndarray, h: np.ndarray, nbnm, missing_b
         f, b, d = best[0], best[1], best[2]
         col = Xb[f].astype(np.int64)
         miss = col == missing_bin
-        in_active = np.isin(leaf, active)
+        every = np.ones(n, dtype=bool)
         # rows with g == h == 0 (zero weight) take part in nothing: if they are the only
         # missing ones, the direction is free (see majority_by_count)
-        seen.append(bool(np.any(in_active & miss & ((g != 0) | (h != 0)))))
+        seen.append(bool(np.any(miss & ((g != 0) | (h != 0)))))
         if not seen[-1]:
-            d = unseen_side(level, _side_stats(in_active, (col > b) & ~miss, h, d,
-                                               np.any(in_active & miss)))
-        for k in active:
-            m = leaf == k
-            right = m & (((col > b) & ~miss) | (miss & bool(d)))
-            if not is_valid(_sums(m & ~right, g, h), _sums(right, g, h), l2, msl, mcw):
-                frozen_at[k] = level
+            d = unseen_side(level, _side_stats(every, (col > b) & ~miss, h, d, np.any(miss)))
         right_all = ((col > b) & ~miss) | (miss & bool(d))
+        split_node = {}
+        for nd, m in zip(nodes, members):
+            split_node[nd] = is_valid(_sums(m & ~right_all, g, h), _sums(m & right_all, g, h),
+                                      l2, msl, mcw)
+        # children of leaf k: k (left) and k + n_leaves (right); a split node's right
+        # children form a node of their own, first leaf nd + n_leaves
+        node_of_leaf = node_of_leaf + [nd + n_leaves if split_node[nd] else nd
+                                       for nd in node_of_leaf]
         leaf = leaf | (right_all.astype(np.int64) << level)
-        frozen_at = frozen_at + frozen_at
         feats.append(f)
         bins.append(b)
         nanr.append(d)
         gains.append(best[3])
     depth = len(feats)
     n_leaves = 1 << depth
+    group = np.array(node_of_leaf[:n_leaves], dtype=np.int64)
     value = np.zeros(n_leaves)
     for k in range(n_leaves):
-        lvl = min(frozen_at[k], depth)
-        group = k & ((1 << lvl) - 1)
-        members = (leaf & ((1 << lvl) - 1)) == group
-        value[k] = _leaf_value(math.fsum(leaf_g[members]), math.fsum(h[members]), l2)
+        m = np.isin(leaf, np.flatnonzero(group == group[k]))
+        value[k] = _leaf_value(math.fsum(leaf_g[m]), math.fsum(h[m]), l2)
     return dict(feature=feats, bin=bins, nan_right=nanr, gain=gains, leaf_of_row=leaf,
-                value=value, frozen_at=frozen_at[:n_leaves], margins=margins, scales=scales,
-                nan_seen=seen)
+                value=value, group=group, margins=margins, scales=scales, nan_seen=seen)
 
 
 def grow_depthwise(Xb: np.ndarray, g: np.ndarray, h: np.ndarray, nbnm, missing_bin: int,

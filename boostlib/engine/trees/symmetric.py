@@ -66,15 +66,15 @@ class SymmetricKind(TreeKind):
         p = grower.params
         hists, rules = grower.histograms, grower.rules
         node, inputs, hist = hists.root(rows, g, h, prepared)
-        slot_of_leaf = np.zeros(1, dtype=np.int32)     # -1: leaf not active
-        frozen_at = np.full(1, p.max_depth, dtype=np.int64)
+        # The tree's nodes: a node is a set of leaves (of the levels taken so far) whose rows
+        # are searched and valued together, node k's histogram in slot k of ``hist``.
+        # ``owner[leaf]``: the node of each leaf.
+        owner = np.zeros(1, dtype=np.int64)
         feats, bins, nanr, gains, sets = [], [], [], [], []
         for level in range(p.max_depth):
             n_leaves = 1 << level
-            act = np.flatnonzero(slot_of_leaf >= 0)
-            if act.size == 0:
-                break
-            slots = slot_of_leaf[act].astype(np.int32)
+            n_nodes = int(owner.max()) + 1
+            slots = np.arange(n_nodes, dtype=np.int32)
             split = rules.level_split(hist, slots, rules.noise(split_rng, noise_std),
                                       rules.level_mask())
             if split is None:
@@ -88,32 +88,39 @@ class SymmetricKind(TreeKind):
             bins.append(b)
             nanr.append(d)
             gains.append(split.gain)
-            frozen_at[act[~valid]] = level
-            frozen_at = np.concatenate([frozen_at, frozen_at])
-            split_leaves = act[valid]
-            new_slot = np.full(2 * n_leaves, -1, dtype=np.int32)
-            build_next = level + 1 < p.max_depth and split_leaves.size > 0
-            if build_next:     # histograms of the smaller children, the others by subtraction
-                small_right = right[valid, 2] < left[valid, 2]
-                small = split_leaves + n_leaves * small_right
-                big = split_leaves + n_leaves * ~small_right
-                m = split_leaves.size
-                new_slot[small] = np.arange(m)
+            # Next level's nodes: the smaller child of each split node (slots 0 .. m-1, built
+            # from its rows), the larger (m .. 2m-1, by subtraction), then the nodes the split
+            # is not valid in, carried down whole (2m .., their leaves' children together).
+            split_nodes = np.flatnonzero(valid)
+            carried = np.flatnonzero(~valid)
+            m = split_nodes.size
+            small_right = right[split_nodes, 2] < left[split_nodes, 2]
+            rank = np.empty(n_nodes, dtype=np.int64)
+            rank[split_nodes] = np.arange(m)
+            rank[carried] = 2 * m + np.arange(carried.size)
+            to_left = np.where(valid, rank + m * small_right[np.minimum(rank, m - 1)], rank) \
+                if m else rank
+            to_right = np.where(valid, rank + m * ~small_right[np.minimum(rank, m - 1)],
+                                rank) if m else rank
+            owner = np.concatenate([to_left[owner], to_right[owner]])
+            build_next = level + 1 < p.max_depth
+            new_slot = np.where(owner < m, owner, -1).astype(np.int32) if build_next else None
             listing = hists.row_list(rows.size) if build_next else (None, None)
             X_f, (f_local,) = hists.columns(np.array([f], dtype=np.int32))
             _partition.apply_level_oblivious(X_f, rows, node, int(f_local), b, d, level,
                                              hists.missing_bin, hists.n_threads,
-                                             new_slot if build_next else None, *listing,
+                                             new_slot, *listing,
                                              cat_sets=np.array(sets, np.uint32).reshape(-1, 8))
             if build_next:
                 hist = hists.build_children(inputs, node, new_slot, hist,
-                                            slots[valid].tolist(), listing, level)
-                new_slot[big] = m + np.arange(m)
-            slot_of_leaf = new_slot
+                                            split_nodes.tolist(), listing, level,
+                                            carried.tolist())
         depth = len(feats)
         n_leaves = 1 << depth
-        # Leaves below a frozen leaf share its value: group = the leaf's bits above the freeze.
-        group = np.arange(n_leaves) & ((1 << np.minimum(frozen_at, depth)) - 1)
+        # The leaves of a node share its value: group = the node's first leaf.
+        first = np.full(int(owner.max()) + 1, n_leaves, dtype=np.int64)
+        np.minimum.at(first, owner, np.arange(n_leaves))
+        group = first[owner]
         tree = ObliviousTree(
             feature=np.array(feats, dtype=np.int32), bin=np.array(bins, dtype=np.int32),
             nan_right=np.array(nanr, dtype=np.uint8), gain=np.array(gains, dtype=np.float64),
