@@ -295,11 +295,16 @@ def test_symmetric_leaves_that_share_a_value_are_renewed_as_one():
     rule = RecordingSGB()
     BoostRegressor(loss="l1", n_estimators=5, max_depth=4, min_samples_leaf=60,
                    grow_policy="symmetric", update=rule, random_state=0).fit(X, y)
+    shared = 0
     for tree, before, after, *_ in rule.records:
-        # slots that shared a Newton value share the renewed one
-        _, group = np.unique(before, return_inverse=True)
+        # the leaves of one node (tree.value_group: its first leaf) shared a Newton value
+        # and share the renewed one
+        group = tree.value_group
         for g in np.unique(group):
+            assert np.unique(before[group == g]).size == 1
             assert np.unique(after[group == g]).size == 1
+        shared += np.count_nonzero(group != np.arange(group.size))
+    assert shared > 0           # min_samples_leaf left some leaves unsplit
 
 
 def test_the_first_tree_adds_learning_rate_times_the_leaf_quantiles():

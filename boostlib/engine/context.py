@@ -20,7 +20,7 @@ from .grower import TreeGrower
 from .loss_values import mean_loss
 from .random_streams import Streams
 from .tracked import Tracked, _lincomb
-from .trees import ObliviousTree, TreeGroup
+from .trees import TreeGroup
 
 _NO_WEIGHTS = np.empty(0)
 
@@ -557,9 +557,9 @@ class BoostingContext:
         user weight times the sampling weight, or every row with its user weight (no sample,
         or the sampler's ``leaf_values="all"``); rows of weight 0 are left out. Their leaves
         are numbered compactly; leaves that none of them reaches keep their value. In a
-        symmetric tree the leaves that share a value (a leaf left unsplit by
-        ``min_samples_leaf`` / ``min_child_weight``, whose rows still follow the deeper
-        levels' splits) are renewed as one leaf.
+        symmetric tree the leaves that share a value (those of a node that a level's split
+        left unsplit by ``min_samples_leaf`` / ``min_child_weight``: its rows follow that
+        split, and it is carried down whole) are renewed as one leaf.
 
         Parameters
         ----------
@@ -929,29 +929,12 @@ def _row_norms(values: np.ndarray, shape: Tuple[int, int], what: str) -> np.ndar
 
 
 def _shared_leaves(tree) -> np.ndarray:
-    """For every entry of ``tree.value``, the entry whose value it shares (itself, except in
-    a symmetric tree whose leaf was left unsplit at some level: its rows still follow the
-    deeper levels, so it spans every slot with the same lower bits, all with its value).
-
-    The symmetric kind does not keep those groups; they are read back from the values: the
-    slots of a leaf unsplit at level ``l`` are the ``2**(depth - l)`` slots sharing their
-    ``l`` lowest bits, and they hold one value, bit for bit. Slots of two leaves that were
-    split but got identical values would be grouped too; both then get one renewed value.
-    """
-    n = tree.value.size
-    slots = np.arange(n)
-    if not isinstance(tree, ObliviousTree) or n == 1:
-        return slots
-    depth = tree.depth
-    shared = slots.copy()
-    done = np.zeros(n, dtype=bool)
-    for level in range(depth):      # coarsest first: a slot joins the largest equal block
-        low = slots & ((1 << level) - 1)
-        block = tree.value.reshape(1 << (depth - level), 1 << level)   # [high bits, low bits]
-        equal = np.all(block == block[:1], axis=0)[low] & ~done
-        shared[equal] = low[equal]
-        done |= equal
-    return shared
+    """For every entry of ``tree.value``, the entry whose value it shares: itself, except
+    in a symmetric tree, whose leaves of one node share its value (a node where a level's
+    split was not valid was carried down whole, its rows following the split); the grower
+    keeps those groups as ``tree.value_group``."""
+    group = getattr(tree, "value_group", None)
+    return np.arange(tree.value.size) if group is None else group
 
 
 def _leaf_values(loss: Loss, returned: Any, n_leaves: int, iteration: int) -> np.ndarray:

@@ -399,7 +399,8 @@ class TreeGrower:
         and the tree's covers (rows per node).
 
         ``group`` (oblivious trees) maps every leaf to the leaf whose value it shares (the
-        frozen leaves of the symmetric rule); depthwise trees pass None. ``bounds``: the
+        leaves of one node of the symmetric rule), kept as ``tree.value_group``; depthwise
+        trees pass None. ``bounds``: the
         intervals monotone constraints keep the values in (depthwise and leaf-wise trees);
         symmetric trees' values are projected onto the constraints instead.
         """
@@ -435,6 +436,7 @@ class TreeGrower:
         group_value[used] = leaf_values(G[used], H[used], C[used],
                                         self.params.l2_regularization, noise_scale, rng, cap)
         tree.value[:] = group_value[group]
+        tree.value_group = group            # (leaf renewal renews a group as one leaf)
         if self.monotone is not None:
             tree.value_weights = sums[:, 1] + self.params.l2_regularization
             self.enforce_monotone(tree)

@@ -1,9 +1,12 @@
 """Symmetric (oblivious) trees, CatBoost-style: one split per level shared by every leaf.
 
-The split of a level is the candidate maximising the sum of its leaves' gains. A leaf where
-the chosen split breaks ``min_samples_leaf`` / ``min_child_weight`` is not split: its rows
-still follow the split (the leaf index is the bits of the levels), but both children keep the
-parent's value, so the constraint holds for every distinct leaf value.
+The tree's nodes are sets of leaves, searched and valued on the union of their rows. The
+split of a level is the candidate maximising the sum of its nodes' gains. A node where the
+chosen split breaks ``min_samples_leaf`` / ``min_child_weight`` (a child empty, say) is not
+split: its rows still follow the split (the leaf index is the bits of the levels), but its
+leaves' two children stay one node, carried down whole (its histogram unchanged) and split
+by the next levels like the others; its leaves share one value, so the constraints hold for
+every distinct leaf value.
 """
 from __future__ import annotations
 
