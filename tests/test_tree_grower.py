@@ -393,9 +393,9 @@ def test_min_samples_leaf_and_min_child_weight_are_respected(policy):
 
 
 @pytest.mark.parametrize("policy", POLICIES)
-def test_symmetric_frozen_leaves_share_their_value(policy):
-    """Level 1 can't split the small leaf (min_samples_leaf): its two children share the
-    value of their union, and the reference agrees on the whole tree."""
+def test_symmetric_unsplit_leaves_share_their_value(policy):
+    """Level 1 can't split the small leaf (min_samples_leaf): its two children stay one node
+    and share the value of their union, and the reference agrees on the whole tree."""
     # feature 0 separates 2 rows from 8; feature 1 splits the 8 evenly
     X = np.array([[0, 0], [0, 1], [1, 0], [1, 1], [1, 0], [1, 1], [1, 0], [1, 1], [1, 0],
                   [1, 1]], np.uint8)
