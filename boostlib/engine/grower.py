@@ -400,9 +400,9 @@ class TreeGrower:
 
         ``group`` (oblivious trees) maps every leaf to the leaf whose value it shares (the
         leaves of one node of the symmetric rule), kept as ``tree.value_group``; depthwise
-        trees pass None. ``bounds``: the
-        intervals monotone constraints keep the values in (depthwise and leaf-wise trees);
-        symmetric trees' values are projected onto the constraints instead.
+        trees pass None. ``bounds``: the intervals monotone constraints keep the values in
+        (depthwise and leaf-wise trees); symmetric trees' values are projected onto the
+        constraints instead.
         """
         sums, values = self._node_sums(node, lg, h, tree.value.size)
         self.collective.allreduce(sums)
