@@ -110,7 +110,11 @@ def test_plugins_combine_with_each_other_and_the_builtins(huber, bayesian_bootst
         model = BoostRegressor(loss="boostlib_huber", sampler="bayesian_bootstrap",
                                sampler_params={"temperature": 0.5}, update=update,
                                n_estimators=30, random_state=1, **rf).fit(X, y)
-        assert np.corrcoef(model.predict(X), f)[0, 1] > 0.9, update
+        # A random forest fits every tree to the Huber gradients at the starting score,
+        # clipped at the outliers' scale, so it recovers f less closely (0.80; the
+        # built-in huber loss's forest: 0.80 too; mse's: 0.03).
+        assert np.corrcoef(model.predict(X), f)[0, 1] > (0.75 if update == "rf" else 0.9), \
+            update
 
 
 def test_a_plugin_metric_by_name_from_the_api_and_the_command_line(huber, tmp_path, caplog):
