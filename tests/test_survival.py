@@ -17,7 +17,7 @@ from boostlib.booster.training import distributed_start
 from boostlib.testing import check_loss
 from boostlib.builtin.survival import (AFTLoss, AFTNLogLikMetric, CIndexMetric, CoxLoss,
                                        concordance_index)
-from tests.reference import survival as ref
+from reference import survival as ref
 
 
 def _cox_data(n=300, seed=0, censor=0.3, p=4):
