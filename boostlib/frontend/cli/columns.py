@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -230,27 +230,24 @@ def fraction_option(text: str) -> float:
     return value
 
 
-def folds_option(text: str) -> int:
-    """argparse type of --cv: the number of folds, an int >= 2."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 2:
-        raise argparse.ArgumentTypeError(f"expected the number of folds, an integer >= 2, got "
-                                         f"{text!r}")
-    return value
+def int_option(minimum: int, what: str = "an integer") -> Callable[[str], int]:
+    """An argparse type: an int of at least ``minimum``, else an error saying
+    ``expected {what} >= {minimum}``."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected {what} >= {minimum}, got {text!r}")
+        return value
+    return parse
 
 
-def rounds_option(text: str) -> int:
-    """argparse type of the demo's --early-stopping-rounds: an int >= 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
-    return value
+#: argparse type of --cv: the number of folds, an int >= 2.
+folds_option = int_option(2, "the number of folds, an integer")
+#: argparse type of the demo's --early-stopping-rounds: an int >= 0.
+rounds_option = int_option(0)
 
 
 def name_list(text: str) -> Any:

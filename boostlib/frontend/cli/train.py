@@ -17,8 +17,8 @@ from ...io.tables import identifier_columns, read_table
 from ...plugin import registry
 from .columns import (MAX_CLASSES, MIN_CLASS_ROWS, TASK_RULE, categorical_parameter, class_index,
                       column_list, column_name, feature_columns, folds_option, fraction_option,
-                      listed, offset_column, plural, query_sizes, read_target, run_lengths,
-                      show_value, split_queries, split_rows)
+                      int_option, listed, offset_column, plural, query_sizes, read_target,
+                      run_lengths, show_value, split_queries, split_rows)
 from .evaluation import evaluation
 from .files import check_data_name, check_output
 from .options import TASKS, add_data_options, add_estimator_options, estimator_classes
@@ -386,7 +386,7 @@ def add_train(sub: Any) -> None:
         "--offset; the target must be numeric")
     data.add_argument("--out-of-core", action="store_true",
                       help="read DATA in batches (always for a folder of Parquet files)")
-    data.add_argument("--batch-rows", type=_positive_int, default=BATCH_ROWS, metavar="N",
+    data.add_argument("--batch-rows", type=int_option(1), default=BATCH_ROWS, metavar="N",
                       help=f"rows per batch read from Parquet files (default: {BATCH_ROWS}; "
                            "CSV files are read in blocks of 8 MiB)")
     data.add_argument("--spill", default=None, metavar="DIR",
@@ -394,12 +394,3 @@ def add_train(sub: Any) -> None:
                            "in memory (the system can page it out), not in memory")
     train.set_defaults(func=run_train, estimator_params=add_estimator_options(train))
 
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
-    return value
