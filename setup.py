@@ -29,7 +29,7 @@ from setuptools.command.build_ext import build_ext
 
 KERNELS = ["_openmp", "_cpu", "_binning", "_bundling", "_histogram", "_splitting",
            "_leafwise", "_partition", "_predictor", "_loss", "_sampling", "_order_stats", "_auc",
-           "_ranking", "_treeshap", "_vector", "_survival"]
+           "_ranking", "_treeshap", "_vector", "_survival", "_linear"]
 # Kernel modules also built for wider vectors, where it pays: the logloss derivatives (their
 # exp) and the oblivious trees' walk (score updates, prediction) run 1.3-2x faster with AVX2.
 # No FMA: without fused multiply-adds every operation rounds as in the baseline build, so the

@@ -65,6 +65,7 @@ def _dask(X, y, chunks):
 @pytest.mark.parametrize("policy, extra", [
     ("symmetric", {}), ("depthwise", {}), ("lossguide", {}),
     ("lossguide", {"prune_features": True, "min_samples_bin": 3, "min_samples_leaf": 10}),
+    ("depthwise", {"linear_leaves": True, "linear_lambda": 0.5}),
 ])
 def test_dask_model_equals_the_local_model(client, policy, extra):
     X, y, Xt, yt = _split(*_data())

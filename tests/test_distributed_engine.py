@@ -57,6 +57,19 @@ def test_workers_grow_the_local_model(policy, n_workers):
         np.testing.assert_allclose(model.predict(X), local, rtol=0, atol=1e-9)
 
 
+@pytest.mark.parametrize("policy", ["symmetric", "lossguide"])
+def test_workers_fit_the_local_linear_leaves(policy):
+    """Each leaf's slopes are solved from sums joined across the workers (about centres every
+    worker shares), so the workers grow the local model."""
+    X, y = _data(n=3000)
+    params = dict(n_estimators=8, grow_policy=policy, random_state=1, n_jobs=1,
+                  linear_leaves=True, linear_lambda=0.1)
+    local = train(params, Dataset(X, y))
+    assert local.ensemble.has_linear
+    for model in _distributed(params, X, y, 3):
+        np.testing.assert_allclose(model.predict(X), local.predict(X), rtol=0, atol=1e-9)
+
+
 def test_weights_and_multiclass_follow_the_local_fit():
     X, y = _data(classes=3)
     w = np.random.default_rng(3).uniform(0.0, 2.0, X.shape[0])

@@ -17,6 +17,7 @@ import numpy as np
 from ..io.model_files import plain
 from ..engine.dataset import Dataset
 from ..engine.ensemble import Ensemble
+from ..engine.linear_leaves import RawColumns
 from .model import Model
 from ..engine.random_streams import Streams
 from ..engine.validation import check_columns
@@ -134,16 +135,17 @@ def continued_ensemble(init_model: Model) -> Ensemble:
     return ensemble
 
 
-def start_scores(ensemble: Ensemble, X_binned: Any, n_threads: int) -> np.ndarray:
+def start_scores(ensemble: Ensemble, X_binned: Any, n_threads: int,
+                 columns: Optional[RawColumns] = None) -> np.ndarray:
     """The raw scores of ``ensemble`` on rows binned with its mapper, output-major
     ``(n_outputs, n_rows)``: the bias plus every tree in order, summed per row as training
     sums them (so a continuation of SGB starts from the scores one longer fit had, bit for
-    bit)."""
+    bit); ``columns``: the rows' raw values (trees with linear leaves)."""
     n_rows = X_binned.shape[1]
     out = ensemble.start_scores(n_rows)
     if ensemble.trees:
         ensemble.add_trees_binned(X_binned, out, ensemble.trees, ensemble.coef.copy(),
-                                  n_threads)
+                                  n_threads, columns)
     return out.reshape(ensemble.n_outputs, n_rows)
 
 

@@ -30,6 +30,7 @@ from ..engine.shard import Shard
 from ..engine.validation import check_columns, offsets
 from . import continuation
 from ..engine.grower import GrowParams, TreeGrower
+from ..engine.linear_leaves import RawColumns
 from ..engine.working_features import working_features
 
 
@@ -232,6 +233,32 @@ def encode_sets(p: Mapping[str, Any], train_set: Dataset, valid_sets: Sequence[D
     return encoder, train_enc, valid_enc
 
 
+def _check_linear(p: Mapping[str, Any], loss: Any, train_set: Dataset) -> None:
+    """Refuse ``linear_leaves=True`` where the linear parts could not be fitted or kept."""
+    if isinstance(train_set, BatchDataset):
+        raise ValueError("linear_leaves=True fits each leaf on the raw feature values, which "
+                         "a Dataset read in batches (Dataset.from_batches) does not keep; "
+                         "expected a Dataset of a matrix or frame with it")
+    if getattr(loss, "renews_leaves", False):
+        raise ValueError(f"linear_leaves=True fits the leaves' slopes by Newton steps, but "
+                         f"loss {loss.name or type(loss).__name__!r} sets its leaf values by "
+                         "renewal, which the slopes would not follow; expected a loss "
+                         "without leaf renewal (e.g. 'mse' or 'huber')")
+
+
+def _raw_columns(data: Dataset, centers: Optional[np.ndarray] = None) -> RawColumns:
+    """The raw values linear leaves read from ``data``'s matrix."""
+    return RawColumns(data.X, centers)
+
+
+def _centers(mapper: Any) -> np.ndarray:
+    """The middle border of every feature (0 without borders): the same on every worker of
+    a distributed fit, near the middle of the feature's values."""
+    flat, starts, n_borders = mapper.border_table()
+    middle = np.minimum(np.asarray(starts) + np.asarray(n_borders) // 2, flat.size - 1)
+    return np.where(np.asarray(n_borders) > 0, flat[middle], 0.0)
+
+
 def _check_shardable(loss: Any, init_model: Optional[Model]) -> None:
     """Refuse what a distributed fit cannot do: continue a model, rank within query groups
     (groups would have to stay within one worker), renew leaf values from per-leaf
@@ -340,6 +367,8 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
     n_outputs = int(n_outputs)
     if shard is not None:
         _check_shardable(loss, init_model)
+    if p["linear_leaves"]:
+        _check_linear(p, loss, train_set)
     if init_model is not None:
         continuation.check_compatible(init_model, train_set,
                                       _loss_spec(spec, loss, p["loss_params"]), n_outputs)
@@ -391,18 +420,24 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
         mapper = ensemble.bin_mapper
         X_binned = train_set.binned(mapper, n_threads)
         first_iteration = init_model.n_iterations
-        init_raw = continuation.start_scores(ensemble, X_binned, n_threads)
+    # the raw values, for linear leaves (new ones, or those of the model continued)
+    raw_values = bool(p["linear_leaves"]) or ensemble.has_linear
+    train_columns = _raw_columns(train_set, _centers(mapper)) if raw_values else None
+    if init_model is not None:
+        init_raw = continuation.start_scores(ensemble, X_binned, n_threads, train_columns)
     if offset is not None:
         init_raw = offset + (ensemble.bias_array[:, None] if init_raw is None else init_raw)
     evals = []
     for name, ds in zip(names, valid_sets):
         binned = ds.binned(mapper, n_threads)
+        columns = _raw_columns(ds) if raw_values else None
         valid_offset = offsets(ds.init_score, n_outputs, f"validation set {name!r}'s "
                                                          "init_score")
         evals.append(EvalSet(name, binned, _target(loss, ds, f"validation set {name!r}"),
                              ds.sample_weight, _with_offset(continuation.start_scores(
-                                 ensemble, binned, n_threads), valid_offset),
-                             _bound(loss, ds, f"validation set {name!r}"), valid_offset))
+                                 ensemble, binned, n_threads, columns), valid_offset),
+                             _bound(loss, ds, f"validation set {name!r}"), valid_offset,
+                             columns))
     collective = LOCAL if shard is None else shard.collective
     if shard is not None:       # row streams of its own on every worker
         streams = Streams(seed, rank=collective.rank)
@@ -418,7 +453,8 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
         max_leaves=int(DEFAULT_MAX_LEAVES if p["max_leaves"] is None else p["max_leaves"]),
         prune_features=bool(p["prune_features"]),
         max_delta_step=max_delta_step(p["max_delta_step"], loss),
-        n_outputs=n_outputs if p["multi_strategy"] == "multi_output_tree" else 1)
+        n_outputs=n_outputs if p["multi_strategy"] == "multi_output_tree" else 1,
+        linear_lambda=float(p["linear_lambda"]) if p["linear_leaves"] else None)
     if grow.n_outputs > 1 and np.any(mapper.categorical_):
         names = [train_set.feature_names[i] if train_set.feature_names is not None else
                  str(i) for i in np.flatnonzero(mapper.categorical_)[:5]]
@@ -448,7 +484,7 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
                         monotone=work.take(monotone),
                         column_rules=columns.restrict(work.original) if columns.active
                         else None,
-                        collective=collective, features=work)
+                        collective=collective, features=work, raw_columns=train_columns)
     sampler = None
     if p["sampler"] is not None or p["subsample"] < 1.0:
         sampler_spec = "uniform" if p["sampler"] is None else p["sampler"]

@@ -17,6 +17,8 @@ from .buffers import ArrayPool
 from .ensemble import Ensemble
 from .grow_errors import DerivativeOverflow, SampleDefects
 from .grower import TreeGrower
+from . import linear_leaves
+from .linear_leaves import RawColumns, has_linear
 from .loss_values import mean_loss
 from .random_streams import Streams
 from .tracked import Tracked, _lincomb
@@ -39,6 +41,8 @@ class EvalSet:
     loss: Optional[Loss] = None
     #: the set's raw-score offsets (``init_score``), (n_outputs, n_rows), part of ``raw``
     offset: Optional[np.ndarray] = None
+    #: the set's raw values, which trees with linear leaves read (None: no linear leaves)
+    columns: Optional[RawColumns] = None
 
 
 @dataclass
@@ -659,12 +663,16 @@ class BoostingContext:
         if fitted is not None and fitted.walk_others:
             self._all_leaves(tree, fitted)
         if fitted is not None and fitted.full:
-            return tree.value[fitted.node]
+            out = tree.value[fitted.node]
+            if has_linear(tree):
+                linear_leaves.add_tree(tree, self.grower.raw_columns, fitted.rows,
+                                       fitted.node, 1.0, out, self.n_threads)
+            return out
         if fitted is not None and fitted.output is not None:
             return fitted.output.copy()
         out = np.zeros(self.n_rows)
         self.ensemble.add_scalar_trees_binned(self.X_binned, out, [tree], np.ones(1),
-                                              self.n_threads)
+                                              self.n_threads, self.grower.raw_columns)
         if fitted is not None:
             fitted.output = out.copy()
         return out
@@ -713,19 +721,24 @@ class BoostingContext:
             coef = np.array([coefficient])
             for ev, scores in zip(self.evals, target.eval_scores()):
                 self.ensemble.add_trees_binned(ev.X_binned, scores, [tree], coef,
-                                               self.n_threads)
+                                               self.n_threads, ev.columns)
         if target.is_model:
             self._raw_version += 1
 
     def _add_train_scores(self, train: np.ndarray, tree, coefficient: float) -> None:
         """``train += coefficient * tree(x)`` for one scalar tree and its output's scores."""
         fitted = self._fit_info(tree)
-        if fitted is not None and fitted.walk_others and fitted.walked:
-            # added again (another coefficient or tracked model): keep every row's leaf
+        linear = has_linear(tree)
+        if fitted is not None and fitted.walk_others and (fitted.walked or linear):
+            # added again (another coefficient or tracked model), or its linear parts need
+            # every row's leaf: keep every row's leaf
             self._all_leaves(tree, fitted)
         if fitted is not None and fitted.full:
             _predictor.add_leaf_values(train, fitted.rows, fitted.node, tree.value,
                                        coefficient, self.n_threads)
+            if linear:
+                linear_leaves.add_tree(tree, self.grower.raw_columns, fitted.rows,
+                                       fitted.node, coefficient, train, self.n_threads)
         elif fitted is not None and fitted.walk_others:
             # the first addition walks the other rows and adds their values as it goes
             self.grower.add_values(tree, coefficient, train, known=(fitted.rows, fitted.node))
@@ -734,7 +747,8 @@ class BoostingContext:
             train += coefficient * fitted.output
         else:
             self.ensemble.add_scalar_trees_binned(self.X_binned, train, [tree],
-                                                  np.array([coefficient]), self.n_threads)
+                                                  np.array([coefficient]), self.n_threads,
+                                                  self.grower.raw_columns)
 
     def scale_model(self, factor: float) -> None:
         """Multiply the bias and every coefficient (and all running raw scores) by ``factor``."""
@@ -796,10 +810,10 @@ class BoostingContext:
             if np.all(ratios == ratios[0]):
                 ratio = float(ratios[0])
         bias = self.ensemble.bias_array[:, None]
-        sets = [(self.X_binned, self._raw, self._offset)]
-        sets += [(ev.X_binned, ev.raw, ev.offset) for ev in self.evals]
+        sets = [(self.X_binned, self._raw, self._offset, self.grower.raw_columns)]
+        sets += [(ev.X_binned, ev.raw, ev.offset, ev.columns) for ev in self.evals]
         if ratio is not None:
-            for _, scores, offset in sets:
+            for _, scores, offset, _ in sets:
                 if offset is not None:
                     scores -= offset
                 scores -= bias
@@ -811,9 +825,10 @@ class BoostingContext:
             where = idx[changed]
             trees = [self.ensemble.trees[i] for i in where]
             delta = new_values[changed] - old[changed]
-            for X_binned, scores, _ in sets:
+            for X_binned, scores, _, columns in sets:
                 self.ensemble.add_trees_binned(X_binned, scores[0] if self.n_outputs == 1
-                                               else scores, trees, delta, self.n_threads)
+                                               else scores, trees, delta, self.n_threads,
+                                               columns)
         self.ensemble.coef = new
         self._raw_version += 1
 

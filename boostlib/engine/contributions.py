@@ -16,6 +16,13 @@ the fractions ``cover[child] / cover[node]`` undefined. They are taken as the li
 giving every leaf a vanishing extra weight: a child with no rows under a node with rows
 gets 0, and below a node without rows each child gets its share of the node's leaves.
 Contributions of every row still sum exactly to its raw score.
+
+Linear leaves (:mod:`boostlib.engine.linear_leaves`): a row's value in such a tree is its
+leaf's constant ``v_s`` plus ``sum_j w_sj (x_j - m_sj)``. The constants are explained as
+above (so the expected value is that of the constants: the covers' mean of the leaf values,
+each leaf's value being its linear model at its rows' mean point), and each term
+``w_sj (x_j - m_sj)`` of the row's leaf goes to feature ``j`` (in interaction values, to its
+main effect ``[j, j]``). Every row still sums to its raw score.
 """
 from __future__ import annotations
 
@@ -24,6 +31,7 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 
 from .._kernels import _treeshap
+from . import linear_leaves
 from .sparse_binned import SparseBinned
 from .trees import TreeGroup
 from .trees.base import CAT_SPLIT, level_nodes, subtree_sums
@@ -79,6 +87,25 @@ def _tree_table(kind: Any, tree: Any, coef: float, output: int) -> Dict[str, Any
                 features=np.unique(a["feature"][split]).astype(np.int32),
                 expected=float(np.dot(reach, value)), depth=len(levels) - 1,
                 output=output)
+
+
+def _linear_parts(ensemble: Any, trees: List[Any], coef: np.ndarray, X: Any, X_binned: Any,
+                  phi: np.ndarray, inter: Optional[np.ndarray], n_threads: int) -> None:
+    """Add the linear parts of trees with linear leaves: each term to its feature (see the
+    module docstring)."""
+    n_rows, width = phi.shape[0], phi.shape[1]
+    diagonal = np.arange(width)
+    for c, term in zip(coef.tolist(), trees):
+        for k, tree in enumerate(term.trees if isinstance(term, TreeGroup) else [term]):
+            if not linear_leaves.has_linear(tree) or c == 0.0 or n_rows == 0:
+                continue
+            slot = ensemble.leaves_binned(X_binned, [tree], n_threads, scalar=True)[:, 0, 0]
+            part = np.zeros((n_rows, width))
+            linear_leaves.contributions(tree, X, slot, c, part)
+            if inter is None:
+                phi[:, :, k] += part
+            else:
+                inter[:, diagonal, diagonal, k] += part
 
 
 def _tables(kind: Any, trees: List[Any], coef: np.ndarray) -> List[Dict[str, Any]]:
@@ -254,6 +281,7 @@ def contributions(ensemble: Any, X: np.ndarray, n_threads: int = 1, *,
             phi[:, columns] = p
     else:
         _trees(tables, X_binned, mapper.missing_bin, phi, inter, n_threads)
+    _linear_parts(ensemble, trees, coef, X, X_binned, phi, inter, n_threads)
     if interactions:
         inter[:, n_features, n_features, :] = expected
         out = inter

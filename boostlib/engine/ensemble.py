@@ -4,10 +4,14 @@ With ``n_outputs = K > 1`` (e.g. K classes) the raw score is a vector: ``bias`` 
 and every term ``tree_k`` is a :class:`~boostlib.engine.trees.TreeGroup` of K scalar trees,
 one per output, sharing the coefficient ``c_k``. Update rules thus see one model shape
 whatever K is; prediction runs the scalar kernels once per output.
+
+Trees with linear leaves (:mod:`boostlib.engine.linear_leaves`) also read the raw values:
+every method that adds tree outputs on binned rows takes them as ``columns`` (a
+:class:`~boostlib.engine.linear_leaves.RawColumns` of the same rows), and refuses such trees
+without them.
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -16,6 +20,8 @@ import numpy as np
 from .binning import BinMapper
 from .sparse_binned import MAX_COLUMNS, SparseBinned, local_columns
 from .importance import feature_importance
+from . import linear_leaves
+from .linear_leaves import RawColumns, constant_part, has_linear
 from .trees import DepthwiseTree, ObliviousTree, TreeGroup, kind_of
 from .trees.base import CAT_SPLIT
 
@@ -206,29 +212,59 @@ class Ensemble:
             self.scale_history = [(m, f) for m, f in self.scale_history if m < n_trees]
         self._forget_tables()
 
+    @property
+    def has_linear(self) -> bool:
+        """Whether some tree has linear leaves."""
+        return any(has_linear(t) for t in self.scalar_trees())
+
     def add_trees_binned(self, X_binned: np.ndarray, out: np.ndarray, trees: List[Member],
-                         coef: np.ndarray, n_threads: int = 1) -> None:
+                         coef: np.ndarray, n_threads: int = 1,
+                         columns: Optional[RawColumns] = None) -> None:
         """``out += sum coef[t] * trees[t](X)`` on a binned matrix (n_features, n_rows).
 
-        ``out`` has shape (n_rows,) with one output, else (n_outputs, n_rows).
+        ``out`` has shape (n_rows,) with one output, else (n_outputs, n_rows); ``columns``:
+        the rows' raw values (needed by trees with linear leaves).
         """
         if self.n_outputs == 1:
-            self.add_scalar_trees_binned(X_binned, out.reshape(-1), trees, coef, n_threads)
+            self.add_scalar_trees_binned(X_binned, out.reshape(-1), trees, coef, n_threads,
+                                         columns)
             return
         for k in range(self.n_outputs):
             self.add_scalar_trees_binned(X_binned, out[k], self.output_trees(k, trees), coef,
-                                         n_threads)
+                                         n_threads, columns)
 
     def add_scalar_trees_binned(self, X_binned: np.ndarray, out: np.ndarray,
                                 trees: List[Tree], coef: np.ndarray,
-                                n_threads: int = 1) -> None:
+                                n_threads: int = 1,
+                                columns: Optional[RawColumns] = None) -> None:
         """``out += sum coef[t] * trees[t](X)`` for scalar trees; ``out`` of shape (n_rows,).
 
         A :class:`~boostlib.engine.sparse_binned.SparseBinned` ``X_binned`` is read by
         consecutive runs of trees splitting on at most ``MAX_COLUMNS`` features, each over a
-        dense copy of those features (each row still sums the trees in order).
+        dense copy of those features (each row still sums the trees in order). A tree with
+        linear leaves adds its leaf values and then its linear parts, read from
+        ``columns``, as training adds them (so each row sums what training summed, in the
+        same order).
         """
         coef = np.ascontiguousarray(coef, dtype=np.float64)
+        linear = [t for t, tree in enumerate(trees) if has_linear(tree) and coef[t] != 0.0]
+        if linear and (columns is None or columns.n_rows != X_binned.shape[1]):
+            raise ValueError("trees with linear leaves need the rows' raw values")
+        rows = np.arange(X_binned.shape[1], dtype=np.int32)
+        start = 0
+        for t in linear:
+            if t > start:
+                self._add_constants(X_binned, out, trees[start:t], coef[start:t], n_threads)
+            slot = self.leaves_binned(X_binned, [trees[t]], n_threads, scalar=True)[:, 0, 0]
+            linear_leaves.add_tree(trees[t], columns, rows, slot, coef[t], out, n_threads,
+                                   constants=True)
+            start = t + 1
+        if start < len(trees):
+            self._add_constants(X_binned, out, trees[start:], coef[start:], n_threads)
+
+    def _add_constants(self, X_binned: np.ndarray, out: np.ndarray, trees: List[Tree],
+                       coef: np.ndarray, n_threads: int) -> None:
+        """:meth:`add_scalar_trees_binned` without the linear parts."""
         if not isinstance(X_binned, SparseBinned):
             self.kind.predict(X_binned, out, self.kind.pack(trees), coef,
                               self.bin_mapper.missing_bin, n_threads)
@@ -259,16 +295,23 @@ class Ensemble:
         return scores if scores.ndim == 1 else np.ascontiguousarray(scores.T)
 
     def _scores(self, X_binned: np.ndarray, trees: List[Member], coef: np.ndarray,
-                n_threads: int) -> np.ndarray:
+                n_threads: int, columns: Optional[RawColumns] = None) -> np.ndarray:
         out = self.start_scores(X_binned.shape[1])
         if trees:
-            self.add_trees_binned(X_binned, out, trees, coef, n_threads)
+            self.add_trees_binned(X_binned, out, trees, coef, n_threads, columns)
         return self.rows_first(out)
 
-    def predict_binned(self, X_binned: np.ndarray, n_threads: int = 1) -> np.ndarray:
+    def predict_binned(self, X_binned: np.ndarray, n_threads: int = 1,
+                       columns: Optional[RawColumns] = None) -> np.ndarray:
         """Raw scores of rows binned with ``bin_mapper`` (n_features, n_rows): shape
-        (n_rows,) with one output, else (n_rows, n_outputs)."""
-        return self._scores(X_binned, self.trees, self.coef.copy(), n_threads)
+        (n_rows,) with one output, else (n_rows, n_outputs); ``columns``: their raw values
+        (linear leaves)."""
+        return self._scores(X_binned, self.trees, self.coef.copy(), n_threads, columns)
+
+    def raw_columns(self, X: Any) -> Optional[RawColumns]:
+        """The raw values of rows ``X`` as linear leaves read them (None when no tree has
+        linear leaves)."""
+        return RawColumns(X) if self.has_linear else None
 
     def _compact(self):
         """Prediction tables that bin only on the borders some split uses (CatBoost's trick).
@@ -318,8 +361,9 @@ class Ensemble:
         proportional to the model but the walk itself: single rows are cheap)."""
         mapper, trees, coef = self._prediction_tables()
         X_binned = mapper.transform(X, n_threads, "engine")
-        if isinstance(X_binned, SparseBinned):
-            return self._scores(X_binned, trees, coef, n_threads)
+        columns = self.raw_columns(X)
+        if isinstance(X_binned, SparseBinned) or columns is not None:
+            return self._scores(X_binned, trees, coef, n_threads, columns)
         if self._prepared_cache is None:
             self._prepared_cache = [
                 self.kind.prepare(self.kind.pack(self.output_trees(k, trees)),
@@ -378,13 +422,14 @@ class Ensemble:
             self._compact_cache = self._compact()
         mapper, trees, coef = self._compact_cache
         X_binned = mapper.transform(X, n_threads, "engine")
+        columns = self.raw_columns(X)
         running = self.start_scores(X_binned.shape[1])
         out = np.empty((X_binned.shape[1],) + running.shape[:-1] + (len(ends),))
         start = 0
         for k, end in enumerate(ends):
             if end > start:
                 self.add_trees_binned(X_binned, running, trees[start:end], coef[start:end],
-                                      n_threads)
+                                      n_threads, columns)
                 start = end
             out[..., k] = self.rows_first(running) / factors[k]
         return out
@@ -459,16 +504,18 @@ class Ensemble:
         factors = self.truncation_factors(ends)
         mapper, trees, coef = self._prediction_tables()
         X_binned = mapper.transform(X, n_threads, "engine")
-        return self._truncations(X_binned, trees, coef, ends, factors, start, n_threads)
+        return self._truncations(X_binned, trees, coef, ends, factors, start, n_threads,
+                                 self.raw_columns(X))
 
     def _truncations(self, X_binned: Any, trees: List[Member], coef: np.ndarray,
                      ends: List[int], factors: np.ndarray, start: int,
-                     n_threads: int) -> Iterator[np.ndarray]:
+                     n_threads: int, columns: Optional[RawColumns] = None
+                     ) -> Iterator[np.ndarray]:
         running = self.start_scores(X_binned.shape[1])
         done = start
         for end, factor in zip(ends, factors):
             self.add_trees_binned(X_binned, running, trees[done:end], coef[done:end],
-                                  n_threads)
+                                  n_threads, columns)
             done = end
             scores = self.rows_first(running)
             scores = scores.copy() if scores is running else scores
@@ -502,20 +549,21 @@ class Ensemble:
         out = self.leaves_binned(mapper.transform(X, n_threads, "engine"), trees, n_threads)
         return out[:, :, 0] if self.n_outputs == 1 else out
 
-    def leaves_binned(self, X_binned: Any, trees: List[Member], n_threads: int = 1
-                      ) -> np.ndarray:
+    def leaves_binned(self, X_binned: Any, trees: List[Member], n_threads: int = 1,
+                      scalar: bool = False) -> np.ndarray:
         """The leaf of every row of ``X_binned`` in each of ``trees`` (terms whose bins
-        match it), as :meth:`apply` but always of shape (n_rows, n_trees, n_outputs)."""
+        match it), as :meth:`apply` but always of shape (n_rows, n_trees, n_outputs)
+        (``scalar``: ``trees`` are scalar trees, whatever ``n_outputs``: shape
+        (n_rows, n_trees, 1))."""
         n_rows = X_binned.shape[1]
-        out = np.empty((n_rows, len(trees), self.n_outputs), dtype=np.int32)
+        out = np.empty((n_rows, len(trees), 1 if scalar else self.n_outputs), dtype=np.int32)
         leaf = np.empty(n_rows)
         one = np.ones(1)
         for t, term in enumerate(trees):
             for k, tree in enumerate(term.trees if isinstance(term, TreeGroup) else [term]):
-                index = dataclasses.replace(tree, value=np.arange(tree.value.size,
-                                                                  dtype=np.float64))
+                index = constant_part(tree, np.arange(tree.value.size, dtype=np.float64))
                 leaf[:] = 0.0
-                self.add_scalar_trees_binned(X_binned, leaf, [index], one, n_threads)
+                self._add_constants(X_binned, leaf, [index], one, n_threads)
                 out[:, t, k] = leaf
         return out
 

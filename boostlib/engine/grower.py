@@ -23,6 +23,8 @@ from ..plugin.collective import LOCAL, Collective
 from .constraints import ColumnRules, monotone_oblivious
 from .histograms import Histograms
 from .leaves import cap_steps, leaf_values
+from . import linear_leaves
+from .linear_leaves import RawColumns
 from .split_rules import SplitRules
 from .trees import kind_of
 from .trees.base import subtree_sums
@@ -55,6 +57,9 @@ class GrowParams:
     #: Cap on ``|leaf value|`` of the Newton leaves (XGBoost's ``max_delta_step``; 0: none),
     #: see :mod:`boostlib.engine.leaves`.
     max_delta_step: float = 0.0
+    #: Linear leaves (:mod:`boostlib.engine.linear_leaves`): every leaf also fits a ridge
+    #: regression of this L2 on its path's numeric features (None: constant leaves).
+    linear_lambda: Optional[float] = None
 
     @property
     def cat_params(self) -> np.ndarray:
@@ -95,6 +100,9 @@ class TreeGrower:
         In a distributed fit, sums this worker's histograms and leaf sums with the other
         workers' before anything is decided from them, so that every worker grows the same
         tree from its own rows (default: one machine).
+    raw_columns : RawColumns, optional
+        The training matrix's raw values, which linear leaves (``params.linear_lambda`` not
+        None) are fitted on.
     features : WorkingFeatures, optional
         The training matrix's features that ``X_binned`` holds
         (:mod:`boostlib.engine.working_features`; default: it holds every feature). Trees
@@ -131,8 +139,13 @@ class TreeGrower:
                  monotone: Optional[np.ndarray] = None,
                  column_rules: Optional[ColumnRules] = None,
                  collective: Collective = LOCAL,
-                 features: Optional[WorkingFeatures] = None):
+                 features: Optional[WorkingFeatures] = None,
+                 raw_columns: Optional[RawColumns] = None):
         self.kind = kind_of(policy)
+        if params.linear_lambda is not None and (raw_columns is None or params.n_outputs > 1):
+            raise ValueError("linear leaves need the raw columns and scalar trees")
+        #: the training matrix's raw values (linear leaves), or None
+        self.raw_columns = raw_columns
         self.features = WorkingFeatures.every(X_binned.shape[0]) if features is None \
             else features
         if self.features.original.size != X_binned.shape[0]:
@@ -260,8 +273,11 @@ class TreeGrower:
                                                    split_rng, prepared)
         self.features.original_tree(tree)
         if value_rows is not None:
-            node, lg, h = self.apply(tree, rows_v), g_v, h_v
+            rows, node, lg, h = rows_v, self.apply(tree, rows_v), g_v, h_v
         self._set_values(tree, node, lg, h, group, leaf_noise_scale, leaf_rng, bounds)
+        if self.params.linear_lambda is not None:
+            linear_leaves.fit_tree(self.kind, tree, rows, node, lg, h, self.raw_columns,
+                                   self.params.linear_lambda, self.collective, self.n_threads)
         return tree, node
 
     def grow_vector(self, rows: np.ndarray, gradient: np.ndarray, hessian: np.ndarray, *,

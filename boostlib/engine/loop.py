@@ -23,14 +23,15 @@ def _check_consistent(ctx: BoostingContext, update_name: str) -> None:
     """
     trees = ctx.ensemble.trees
     for tracked in [ctx.model, *ctx.tracks]:
-        sets = [("training", ctx.X_binned, tracked.train_scores())]
-        sets += [(f"validation set {ev.name!r}", ev.X_binned, scores)
+        sets = [("training", ctx.X_binned, tracked.train_scores(), ctx.grower.raw_columns)]
+        sets += [(f"validation set {ev.name!r}", ev.X_binned, scores, ev.columns)
                  for ev, scores in zip(ctx.evals, tracked.eval_scores())]
         coef = tracked.coef_array().copy()
-        for what, X_binned, scores in sets:
+        for what, X_binned, scores, columns in sets:
             expected = np.repeat(np.reshape(tracked.bias, (-1, 1)), X_binned.shape[1], axis=1)
             if trees:
-                ctx.ensemble.add_trees_binned(X_binned, expected, trees, coef, ctx.n_threads)
+                ctx.ensemble.add_trees_binned(X_binned, expected, trees, coef, ctx.n_threads,
+                                              columns)
             if not np.allclose(scores, expected, rtol=1e-9, atol=1e-9):
                 worst = float(np.max(np.abs(scores - expected)))
                 whose = "model's" if tracked.is_model else f"tracked model {tracked.name!r}'s"

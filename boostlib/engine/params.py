@@ -306,6 +306,16 @@ max_delta_step]``, for every tree kind and each output of a vector leaf. ``0``: 
 losses ``poisson``, ``gamma`` and ``tweedie`` (whose Newton steps are unbounded where the
 predicted mean is far below or above the target; see ``docs/losses.md``) and no cap for the
 others. Split gains are not changed.""", _number(0.0, optional=True), "float"),
+    Parameter("linear_leaves", False, "bool", """Linear leaves (LightGBM's ``linear_tree``): each leaf adds to its value a ridge regression
+on the raw values of the numeric features its path splits on (a symmetric tree's leaves: the
+features of all its levels), fitted by a Newton step from the leaf's gradients and hessians;
+a row missing one of those features gets the leaf's value. Every tree kind; not with
+``multi_strategy="multi_output_tree"``, monotone constraints, losses that renew their leaf
+values (``l1``, ``quantile``) or a Dataset read in batches. See
+``docs/model_families.md``.""", _boolean, "bool"),
+    Parameter("linear_lambda", 0.0, "float", """L2 penalty on the slopes of linear leaves (LightGBM's ``linear_lambda``); the leaf's
+constant keeps ``l2_regularization``. Only with ``linear_leaves=True``.""", _number(0.0),
+              "float"),
     Parameter("categorical_features", "auto",
               '"auto", list of str or int, or boolean mask', """\
 The categorical features. ``"auto"``: a DataFrame's category, object and string columns. A
@@ -519,6 +529,17 @@ def resolve(params: Mapping[str, Any]) -> Dict[str, Any]:
                                  "'multi_output_tree' (vector-leaf trees split on thresholds "
                                  "without constraints); use multi_strategy="
                                  "'one_output_per_tree'")
+    if p["linear_leaves"]:
+        if p["multi_strategy"] == "multi_output_tree":
+            raise ValueError("linear_leaves=True is not supported with multi_strategy="
+                             "'multi_output_tree'; use multi_strategy='one_output_per_tree'")
+        if p["monotonic_cst"] is not None and not _no_constraint(p["monotonic_cst"]):
+            raise ValueError(f"linear_leaves=True cannot keep monotonic_cst="
+                             f"{p['monotonic_cst']!r}: a leaf's slopes may run against "
+                             "them; expected one of the two")
+    elif p["linear_lambda"] != 0.0:
+        raise ValueError(f"linear_lambda={p['linear_lambda']!r} has no linear leaves to "
+                         "regularise; set linear_leaves=True too (or leave linear_lambda=0)")
     if p["l2_regularization"] == 0 and p["min_child_weight"] == 0:
         raise ValueError("l2_regularization and min_child_weight cannot both be 0 (leaf "
                          "values -G/(H+l2) would divide by zero)")
@@ -607,7 +628,7 @@ def check_model_size(p: Mapping[str, Any], n_outputs: int, n_rows: int, categori
               f"{leaves} leaves"
         advice = ("n_estimators, max_leaves or max_depth" if policy == "lossguide" else
                   "n_estimators or max_depth") + ", or raise min_samples_leaf"
-    per_tree = kind.max_tree_bytes(depth, leaves, categorical)
+    per_tree = kind.max_tree_bytes(depth, leaves, categorical, bool(p["linear_leaves"]))
     total = sum(kind_of(t.policy).tree_bytes(t) for t in before) + n_new * per_tree
     if total > MAX_TREE_BYTES:
         raise ValueError(f"{given} {policy} trees ({shape}, {per_tree / 2**20:.3g} MiB each) "

@@ -14,7 +14,7 @@ from .._compat import NotFittedError
 from ..booster.model import Model
 from ..plugin.api import LINKS, Loss
 from .onnx_graph import build_model
-from .onnx_trees import tree_ensemble_arrays
+from .onnx_trees import linear_leaf_arrays, tree_ensemble_arrays
 
 #: The export formats: ``to_onnx`` and ``boostlib export --format``.
 FORMATS = ("onnx",)
@@ -201,7 +201,8 @@ def to_onnx(model: Any, *, dtype: Any = "float32", raw: bool = False,
                        classes=classes, raw=bool(raw),
                        name=name or f"boostlib_{type(model).__name__}",
                        doc=_doc(engine, task, bool(raw), dt), metadata=_metadata(engine),
-                       producer_version=__version__)
+                       producer_version=__version__,
+                       linear=linear_leaf_arrays(engine.ensemble, dt))
 
 
 def onnx_input(model: Any, X: Any, *, dtype: Any = "float32") -> np.ndarray:

@@ -3,13 +3,19 @@ the outputs of the estimator's predictions.
 
 The graph (default domain opset :data:`OPSET`, ``ai.onnx.ml`` opset :data:`ML_OPSET`)::
 
-    X (N, n_features) -> TreeEnsemble -> + bias -> raw (N, K)
+    X (N, n_features) -> TreeEnsemble -> + bias (+ linear leaves) -> raw (N, K)
         regression, ranking:   prediction  = response(raw)              (N,) or (N, K)
         binary classifier:     probabilities = [1 - sigmoid(raw), sigmoid(raw)]   (N, 2)
                                label = classes[raw > 0]                 (N,)
         multiclass classifier: probabilities = softmax(raw)             (N, K)
                                label = classes[argmax(raw)]             (N,)
         raw=True:              raw_score = raw                          (N,) or (N, K)
+
+Linear leaves (:func:`_linear_part`): a second ``TreeEnsemble`` finds every row's leaf in
+each tree with linear leaves (its leaves weigh their row in the tables), ``Gather`` fetches
+the leaves' padded entries, ``GatherElements`` the row's values of their features, and the
+terms ``coef * w * (x - m)`` are summed per tree (0 where a feature of the leaf is NaN or
+infinite) and per output (``MatMul`` by a 0/1 matrix).
 
 The response is applied by explicit nodes after the tree operator (``Sigmoid``, ``Softmax``,
 ``Clip`` and ``Exp``), not by the operator's ``post_transform``, which runtimes implement
@@ -22,7 +28,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from .onnx_trees import TreeEnsembleArrays, as_arrays
+from .onnx_trees import LinearLeafArrays, TreeEnsembleArrays, as_arrays
 
 #: Version of the default ONNX domain the graphs use (``Softmax`` over one axis, ``Clip``
 #: with tensor bounds).
@@ -126,11 +132,60 @@ def _response(g: _Graph, raw: str, link: str, output: str) -> str:
     return g.node("Exp", [g.node("Clip", [raw, low, high], "raw_clipped")], output)
 
 
+def _tree_node(g: _Graph, arrays: TreeEnsembleArrays, output: str, name: str,
+               prefix: str = "") -> str:
+    """A ``TreeEnsemble`` node ``name`` of ``arrays`` reading ``X``; its tensor attributes
+    are named ``prefix`` + attribute."""
+    attrs = as_arrays(arrays)
+    for key in ("nodes_modes", "nodes_splits", "leaf_weights", "membership_values"):
+        if key in attrs:
+            attrs[key] = g.tensor(prefix + key, attrs[key])
+    g.nodes.append(g.helper.make_node("TreeEnsemble", ["X"], [output], name=name,
+                                      domain="ai.onnx.ml", **attrs))
+    return output
+
+
+def _linear_part(g: _Graph, linear: LinearLeafArrays) -> str:
+    """Nodes adding up the linear parts of the linear leaves (N, K); see the module
+    docstring."""
+    onnx = g.onnx
+    slot_f = _tree_node(g, linear.index, "linear_slot_f", "linear_trees", "linear_")
+    slot = g.node("Cast", [slot_f], "linear_slot", to=onnx.TensorProto.INT64)   # (N, L)
+    feature = g.node("Gather", [g.const("linear_feature", linear.feature), slot],
+                     "linear_entry_feature", axis=0)                              # (N, L, P)
+    flat = g.node("Reshape", [feature, g.const("linear_flat", np.array([0, -1], np.int64))],
+                  "linear_entry_feature_flat")                                  # (N, L*P)
+    values = g.node("Reshape", [g.node("GatherElements", ["X", flat], "linear_x_flat",
+                                       axis=1),
+                                g.node("Shape", [feature], "linear_entry_shape")],
+                    "linear_x")                                                 # (N, L, P)
+    bad = g.node("Or", [g.node("IsNaN", [values], "linear_x_nan"),
+                        g.node("IsInf", [values], "linear_x_inf")], "linear_x_missing")
+    used = g.node("Gather", [g.const("linear_used", linear.used), slot], "linear_entry_used",
+                  axis=0)
+    missing = g.node("Cast", [g.node("And", [bad, used], "linear_missing_bool")],
+                     "linear_missing", to=g.elem)
+    axis = g.const("linear_axis", np.array([2], dtype=np.int64))
+    incomplete = g.node("ReduceMax", [missing, axis], "linear_incomplete", keepdims=0)
+    zero = g.const("linear_zero", np.zeros(1, dtype=g.dtype))
+    x = g.node("Where", [bad, zero, values], "linear_x_finite")
+    centred = g.node("Sub", [x, g.node("Gather", [g.const("linear_mean", linear.mean), slot],
+                                       "linear_entry_mean", axis=0)], "linear_centred")
+    terms = g.node("Mul", [centred, g.node("Gather", [g.const("linear_weight", linear.weight),
+                                                      slot], "linear_entry_weight", axis=0)],
+                   "linear_terms")
+    per_tree = g.node("ReduceSum", [terms, axis], "linear_per_tree", keepdims=0)  # (N, L)
+    kept = g.node("Where", [g.node("Greater", [incomplete, zero], "linear_drop"), zero,
+                            per_tree], "linear_kept")
+    return g.node("MatMul", [kept, g.const("linear_output", linear.output)], "linear_sum")
+
+
 def build_model(arrays: TreeEnsembleArrays, bias: np.ndarray, n_features: int, *,
                 link: str, task: str, classes: Optional[Sequence[Any]] = None,
                 raw: bool = False, name: str = "boostlib_model", doc: str = "",
                 metadata: Optional[Dict[str, Any]] = None,
-                producer_version: str = "") -> Any:
+                producer_version: str = "",
+                linear: Optional[LinearLeafArrays] = None) -> Any:
     """The ``onnx.ModelProto`` of a model's trees.
 
     Parameters
@@ -158,6 +213,9 @@ def build_model(arrays: TreeEnsembleArrays, bias: np.ndarray, n_features: int, *
         ``metadata_props`` (values written as JSON).
     producer_version : str, default ""
         boostlib's version.
+    linear : LinearLeafArrays, optional
+        The linear parts of trees with linear leaves
+        (:func:`~boostlib.export.onnx_trees.linear_leaf_arrays`).
 
     Returns
     -------
@@ -168,14 +226,11 @@ def build_model(arrays: TreeEnsembleArrays, bias: np.ndarray, n_features: int, *
     helper = onnx.helper
     g = _Graph(onnx, arrays.dtype)
     k = arrays.n_targets
-    attrs = as_arrays(arrays)
-    for key in ("nodes_modes", "nodes_splits", "leaf_weights", "membership_values"):
-        if key in attrs:
-            attrs[key] = g.tensor(key, attrs[key])
-    g.nodes.append(helper.make_node("TreeEnsemble", ["X"], ["tree_sum"], name="trees",
-                                    domain="ai.onnx.ml", **attrs))
+    _tree_node(g, arrays, "tree_sum", "trees")
     raw_name = g.node("Add", ["tree_sum", g.const("bias", bias.astype(g.dtype).reshape(k))],
-                      "raw")
+                      "raw" if linear is None else "raw_constant")
+    if linear is not None:
+        raw_name = g.node("Add", [raw_name, _linear_part(g, linear)], "raw")
     scores = ["N"] if k == 1 else ["N", k]
     if raw:
         if k == 1:

@@ -28,12 +28,13 @@ sum over trees (per output) plus the bias is the raw score.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 
 from ..engine.binning import BinMapper
 from ..engine.ensemble import Ensemble
+from ..engine.linear_leaves import constant_part, has_linear
 from ..engine.trees import TreeGroup
 from ..engine.trees.base import CAT_SPLIT, set_members
 
@@ -193,6 +194,74 @@ def tree_ensemble_arrays(ensemble: Ensemble, dtype: Any = np.float32) -> TreeEns
         for k in range(ensemble.n_outputs):
             _add_tree(out, _single_leaf(), 0.0, k, splits)
     return out
+
+
+@dataclass
+class LinearLeafArrays:
+    """The linear parts of a model's trees with linear leaves, as the graph reads them.
+
+    ``index`` is a ``TreeEnsemble`` of those trees, one target each, whose leaves weigh the
+    row of the tables below that holds their slot; the tables pad every slot to ``P``
+    entries (the most a slot has, at least 1).
+
+    Attributes
+    ----------
+    index : TreeEnsembleArrays
+        ``L`` targets, one per linear tree.
+    feature : ndarray of int64 (n_rows, P)
+        Each entry's feature (0 in padding).
+    weight, mean : ndarray (n_rows, P)
+        ``coef * w`` and ``m`` of each entry (0 in padding).
+    used : ndarray of bool (n_rows, P)
+        Which entries are real.
+    output : ndarray (L, K)
+        1 where a linear tree adds to an output.
+    """
+
+    index: TreeEnsembleArrays
+    feature: np.ndarray
+    weight: np.ndarray
+    mean: np.ndarray
+    used: np.ndarray
+    output: np.ndarray
+
+
+def linear_leaf_arrays(ensemble: Ensemble, dtype: Any = np.float32
+                       ) -> Optional[LinearLeafArrays]:
+    """The linear parts of ``ensemble``'s trees (None when it has no linear leaves): each
+    row of the graph adds, for every linear tree, ``sum_p weight (x[feature] - mean)`` of
+    its leaf's row, or nothing when one of the leaf's features is missing."""
+    linear = [(t, c, k) for t, c, k in _trees_with_targets(ensemble)
+              if has_linear(t) and c != 0.0]
+    if not linear:
+        return None
+    dt = np.dtype(dtype)
+    index = TreeEnsembleArrays(n_targets=len(linear), dtype=dt)
+    splits = _Splits(ensemble.bin_mapper, dtype)
+    kind = ensemble.kind
+    width = max(1, max(int(np.diff(t.linear_ptr).max(initial=0)) for t, _, _ in linear))
+    n_rows = sum(t.value.size for t, _, _ in linear)
+    feature = np.zeros((n_rows, width), dtype=np.int64)
+    weight, mean = np.zeros((n_rows, width)), np.zeros((n_rows, width))
+    used = np.zeros((n_rows, width), dtype=bool)
+    output = np.zeros((len(linear), ensemble.n_outputs))
+    base = 0
+    for target, (tree, c, k) in enumerate(linear):
+        slots = tree.value.size
+        rows = np.arange(base, base + slots, dtype=np.float64)
+        _add_tree(index, kind.node_arrays(constant_part(tree, rows)), 1.0, target, splits)
+        ptr = tree.linear_ptr
+        for s in np.flatnonzero(np.diff(ptr)).tolist():
+            e = slice(ptr[s], ptr[s + 1])
+            n = ptr[s + 1] - ptr[s]
+            feature[base + s, :n] = tree.linear_feature[e]
+            weight[base + s, :n] = c * tree.linear_weight[e]
+            mean[base + s, :n] = tree.linear_mean[e]
+            used[base + s, :n] = True
+        output[target, k] = 1.0
+        base += slots
+    return LinearLeafArrays(index, feature, weight.astype(dt), mean.astype(dt), used,
+                            output.astype(dt))
 
 
 def _single_leaf() -> Dict[str, np.ndarray]:

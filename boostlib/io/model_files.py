@@ -56,7 +56,8 @@ FORMAT = "boostlib-model"
 #: output in every term), any number of classes, bare engine models (``estimator`` null).
 #: 3: categorical features. 4: the trees' covers (``cover``, read by SHAP values). 5: the
 #: trees' arrays as binary blocks. 6: the bin borders as binary blocks (``bins.offsets``).
-FORMAT_VERSION = 7
+#: 7: categorical encodings (``encoding``). 8: linear leaves (the trees' ``linear_*``).
+FORMAT_VERSION = 8
 #: The first version whose trees' arrays are binary blocks.
 BLOCKS_VERSION = 5
 #: The first version whose bin borders are binary blocks: every feature's borders one after
@@ -91,6 +92,8 @@ _TOP_KEYS = ("format", "format_version", "boostlib_version", "estimator", "param
              "n_features", "feature_names", "classes", "bins", "model", "training")
 #: The first version with the ``encoding`` field (``categorical_encoding``).
 ENCODING_VERSION = 7
+#: The first version whose trees may have linear leaves (``linear_*`` fields).
+LINEAR_VERSION = 8
 #: The kinds of features in ``encoding.features``.
 _ENCODING_KINDS = ("numeric", "sets", "onehot", "target_stats")
 _PLUGIN_KINDS = ("loss", "sampler", "update")
@@ -565,6 +568,8 @@ class _Reader:
     """
 
     MAX_BINS = MAX_BINS
+    #: whether the file's version allows linear leaves
+    linear_leaves = False
     check_keys = staticmethod(_check_keys)
     fail = staticmethod(_fail)
 
@@ -680,6 +685,7 @@ def ensemble_from_dict(bins: Any, model: Any, n_features: int, version: int = FO
     kind = kind_of(policy)
 
     reader = (_BlockReader if version >= BLOCKS_VERSION else _Reader)(kind.field_dtypes)
+    reader.linear_leaves = version >= LINEAR_VERSION
 
     def read(value: Any, path: str, n_borders: np.ndarray) -> Any:
         return kind.from_document(value, path, n_borders, reader)

@@ -47,7 +47,8 @@ def _tree_bytes(model: Model) -> int:
             arr = getattr(tree, field)
             if arr is not None:
                 total += arr.size * (1 if field == "nan_right" else
-                                     8 if field in ("gain", "value", "cover") else 4)
+                                     8 if field in ("gain", "value", "cover",
+                                                    "linear_weight", "linear_mean") else 4)
     return total
 
 
@@ -73,6 +74,7 @@ _PARAMS = st.fixed_dictionaries({
     "update": st.sampled_from(["sgb", "sglb", "agbm"]),
     "subsample": st.sampled_from([1.0, 0.6]),
     "learning_rate": st.sampled_from([0.1, 0.5]),
+    "linear_leaves": st.booleans(),
 })
 
 

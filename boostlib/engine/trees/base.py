@@ -9,13 +9,15 @@ import numpy as np
 
 from ..._kernels import _partition
 # ``nan_right`` of a categorical split (its ``bin`` names a row of the tree's ``cat_sets``)
+from ..linear_leaves import LINEAR_FIELDS
 from ..split_rules import CAT_SPLIT
 
 #: Deepest trees: the largest ``max_depth``, and the depth of model files' depthwise trees.
 MAX_DEPTH = 30
 
-#: Tree fields a model-file tree may lack (older formats).
-OPTIONAL_FIELDS = ("cat_sets", "cover")
+#: Tree fields a model-file tree may lack (older formats; the linear parts: trees without
+#: linear leaves).
+OPTIONAL_FIELDS = ("cat_sets", "cover") + LINEAR_FIELDS
 
 
 def no_sets() -> np.ndarray:
@@ -159,6 +161,13 @@ class TreeKind(ABC):
         :meth:`~boostlib.engine.trees.TreeKind.prepare`."""
 
     @abstractmethod
+    def path_features(self, tree: Any) -> Tuple[np.ndarray, np.ndarray]:
+        """``(ptr, feature)``: for every slot of ``tree.value`` that is a leaf, the distinct
+        numeric features of the splits on its path, sorted (``feature[ptr[s]:ptr[s+1]]``,
+        int32; none for split nodes), what its linear part may use
+        (:mod:`boostlib.engine.linear_leaves`)."""
+
+    @abstractmethod
     def node_arrays(self, tree: Any) -> Dict[str, np.ndarray]:
         """The tree as an explicit binary tree (what plots, SHAP values and exports read):
         arrays ``feature``, ``bin``, ``nan_right``, ``left``, ``right`` (-1 at leaves),
@@ -184,10 +193,19 @@ class TreeKind(ABC):
                    for k, a in self.to_document(tree).items())
 
     @abstractmethod
-    def max_tree_bytes(self, max_depth: int, max_leaves: int, categorical: bool) -> int:
+    def max_tree_bytes(self, max_depth: int, max_leaves: int, categorical: bool,
+                       linear: bool = False) -> int:
         """The most bytes one tree of at most ``max_depth`` levels and ``max_leaves``
         leaves can take in a model file's blocks (:meth:`tree_bytes`); ``categorical``:
-        whether it may have categorical splits (each stores a set of 8 words)."""
+        whether it may have categorical splits (each stores a set of 8 words);
+        ``linear``: whether it has linear leaves (:meth:`linear_bytes`)."""
+
+    def linear_bytes(self, slots: int, leaves: int, max_depth: int) -> int:
+        """The most bytes the linear parts of a tree of ``slots`` value slots and
+        ``leaves`` leaves of depth at most ``max_depth`` take: a pointer per slot and one
+        more, and an entry (feature, weight, mean) per path feature of every leaf."""
+        entry = self.field_bytes(("linear_feature", "linear_weight", "linear_mean"))
+        return (slots + 1) * self.field_bytes(("linear_ptr",)) + leaves * max_depth * entry
 
     def document_keys(self, value: Any) -> Tuple[str, ...]:
         """The fields a tree document must have (``cat_sets`` only from format 3 on; ``cover``

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..._kernels import _partition, _predictor
 from . import compiled
+from ..linear_leaves import LINEAR_DTYPES, LINEAR_FIELDS, read_linear
 from .base import (MAX_DEPTH, CAT_SPLIT, TreeKind, bins_below, bins_in_range,
                    gains_non_negative, level_nodes, no_sets, read_cat_sets, read_cover)
 
@@ -20,7 +21,9 @@ class DepthwiseTree:
     A categorical split has ``nan_right[k] == 2`` and ``bin[k]`` the row of ``cat_sets``
     (uint32 (n_sets, 8): 256 bits, one per bin value) holding the bins sent left.
     ``cover[k]`` is the number of training rows that reached node ``k`` when the leaf values
-    were computed (None for trees read from files before format 4).
+    were computed (None for trees read from files before format 4). The ``linear_*`` arrays
+    hold the leaves' linear parts (:mod:`boostlib.engine.linear_leaves`; None: constant
+    leaves).
     """
 
     feature: np.ndarray
@@ -32,6 +35,10 @@ class DepthwiseTree:
     value: np.ndarray
     cat_sets: np.ndarray = field(default_factory=no_sets)
     cover: Optional[np.ndarray] = None
+    linear_ptr: Optional[np.ndarray] = None
+    linear_feature: Optional[np.ndarray] = None
+    linear_weight: Optional[np.ndarray] = None
+    linear_mean: Optional[np.ndarray] = None
     policy: str = field(default="depthwise", init=False)
 
     def n_leaves(self) -> int:
@@ -59,10 +66,10 @@ class DepthwiseKind(TreeKind):
     tree_class = DepthwiseTree
     packed_feature = "feature"
     fields = ("feature", "bin", "nan_right", "left", "right", "gain", "value", "cat_sets",
-              "cover")
+              "cover") + LINEAR_FIELDS
     field_dtypes = {"feature": "<i4", "bin": "<i4", "nan_right": "|u1", "left": "<i4",
                     "right": "<i4", "gain": "<f8", "value": "<f8", "cat_sets": "<u4",
-                    "cover": "<f8"}
+                    "cover": "<f8", **LINEAR_DTYPES}
     walks_unfitted_rows = True
 
     def grow(self, grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray,
@@ -182,16 +189,31 @@ class DepthwiseKind(TreeKind):
     def split_covers(self, tree: DepthwiseTree) -> np.ndarray:
         return np.asarray(tree.cover, dtype=np.float64)[tree.left >= 0]
 
-    def max_tree_bytes(self, max_depth: int, max_leaves: int, categorical: bool) -> int:
+    def max_tree_bytes(self, max_depth: int, max_leaves: int, categorical: bool,
+                       linear: bool = False) -> int:
         """A tree of ``L = min(2**max_depth, max_leaves)`` leaves has ``2 L - 1`` nodes, of
         which ``L - 1`` split."""
         leaves = min(1 << max_depth, max_leaves)
-        node = self.field_bytes(tuple(k for k in self.fields if k != "cat_sets"))
+        node = self.field_bytes(tuple(k for k in self.fields
+                                      if k != "cat_sets" and k not in LINEAR_FIELDS))
         split_set = 8 * self.field_bytes(("cat_sets",)) if categorical else 0
-        return (2 * leaves - 1) * node + (leaves - 1) * split_set
+        return ((2 * leaves - 1) * node + (leaves - 1) * split_set
+                + (self.linear_bytes(2 * leaves - 1, leaves, max_depth) if linear else 0))
 
     def leaf_mask(self, tree: DepthwiseTree) -> np.ndarray:
         return tree.left < 0
+
+    def path_features(self, tree: DepthwiseTree) -> Tuple[np.ndarray, np.ndarray]:
+        n = tree.value.size
+        numeric = (tree.left >= 0) & (tree.nan_right != CAT_SPLIT)
+        paths: List[frozenset] = [frozenset()] * n
+        for k in range(n):              # children come after their parent
+            if tree.left[k] >= 0:
+                below = paths[k] | {int(tree.feature[k])} if numeric[k] else paths[k]
+                paths[tree.left[k]] = paths[tree.right[k]] = below
+        per = [sorted(p) if tree.left[k] < 0 else [] for k, p in enumerate(paths)]
+        ptr = np.concatenate([[0], np.cumsum([len(p) for p in per])]).astype(np.int32)
+        return ptr, np.asarray([f for p in per for f in p], dtype=np.int32)
 
     def node_arrays(self, tree: DepthwiseTree) -> Dict[str, np.ndarray]:
         return {k: getattr(tree, k) for k in ("feature", "bin", "nan_right", "left", "right",
@@ -250,7 +272,8 @@ class DepthwiseKind(TreeKind):
             feature=a["feature"].astype(np.int32), bin=a["bin"].astype(np.int32),
             nan_right=a["nan_right"].astype(np.uint8), left=a["left"].astype(np.int32),
             right=a["right"].astype(np.int32), gain=a["gain"], value=a["value"],
-            cat_sets=cat_sets, cover=read_cover(value, path, reader, n))
+            cat_sets=cat_sets, cover=read_cover(value, path, reader, n),
+            **read_linear(value, path, reader, n, n_borders.size))
 
 
 def tree_depth(tree: DepthwiseTree) -> int:

@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from ..._kernels import _partition, _predictor
+from ..linear_leaves import LINEAR_DTYPES, LINEAR_FIELDS, read_linear
 from .base import (CAT_SPLIT, TreeKind, bins_in_range, gains_non_negative, no_sets,
                    read_cat_sets, read_cover)
 
@@ -32,7 +33,9 @@ class ObliviousTree:
     right at level ``l``; ``value`` has ``2**d`` entries. A categorical level has
     ``nan_right[l] == 2`` and ``bin[l]`` the row of ``cat_sets`` holding the bins sent left.
     ``cover[i]`` is the number of training rows that reached leaf ``i`` when the leaf values
-    were computed (None for trees read from files before format 4).
+    were computed (None for trees read from files before format 4). The ``linear_*`` arrays
+    hold the leaves' linear parts (:mod:`boostlib.engine.linear_leaves`; None: constant
+    leaves).
     """
 
     feature: np.ndarray
@@ -42,6 +45,10 @@ class ObliviousTree:
     value: np.ndarray
     cat_sets: np.ndarray = field(default_factory=no_sets)
     cover: Optional[np.ndarray] = None
+    linear_ptr: Optional[np.ndarray] = None
+    linear_feature: Optional[np.ndarray] = None
+    linear_weight: Optional[np.ndarray] = None
+    linear_mean: Optional[np.ndarray] = None
     policy: str = field(default="symmetric", init=False)
 
     @property
@@ -59,9 +66,10 @@ class SymmetricKind(TreeKind):
     name = "symmetric"
     tree_class = ObliviousTree
     packed_feature = "split_feature"
-    fields = ("feature", "bin", "nan_right", "gain", "value", "cat_sets", "cover")
+    fields = ("feature", "bin", "nan_right", "gain", "value", "cat_sets",
+              "cover") + LINEAR_FIELDS
     field_dtypes = {"feature": "<i4", "bin": "<i4", "nan_right": "|u1", "gain": "<f8",
-                    "value": "<f8", "cat_sets": "<u4", "cover": "<f8"}
+                    "value": "<f8", "cat_sets": "<u4", "cover": "<f8", **LINEAR_DTYPES}
 
     def grow(self, grower: Any, rows: np.ndarray, g: np.ndarray, h: np.ndarray,
              noise_std: float, split_rng: Any, prepared: Any = None):
@@ -154,16 +162,27 @@ class SymmetricKind(TreeKind):
         n = int(np.count_nonzero(tree.feature >= 0))
         return np.full(n, float(np.sum(tree.cover)))
 
-    def max_tree_bytes(self, max_depth: int, max_leaves: int, categorical: bool) -> int:
+    def max_tree_bytes(self, max_depth: int, max_leaves: int, categorical: bool,
+                       linear: bool = False) -> int:
         """Every level's split, and the ``2**max_depth`` leaves' values and covers (the
         leaf table is dense: ``max_leaves`` does not bound it)."""
         level = self.field_bytes(("feature", "bin", "nan_right", "gain"))
         if categorical:
             level += 8 * self.field_bytes(("cat_sets",))
-        return max_depth * level + (1 << max_depth) * self.field_bytes(("value", "cover"))
+        leaves = 1 << max_depth
+        return (max_depth * level + leaves * self.field_bytes(("value", "cover"))
+                + (self.linear_bytes(leaves, leaves, max_depth) if linear else 0))
 
     def leaf_mask(self, tree: ObliviousTree) -> np.ndarray:
         return np.ones(tree.value.size, dtype=bool)
+
+    def path_features(self, tree: ObliviousTree) -> Tuple[np.ndarray, np.ndarray]:
+        """Every leaf's path crosses every level: each leaf gets the levels' numeric
+        features."""
+        levels = np.unique(tree.feature[tree.nan_right != CAT_SPLIT]).astype(np.int32)
+        n = tree.value.size
+        ptr = (np.arange(n + 1) * levels.size).astype(np.int32)
+        return ptr, np.tile(levels, n)
 
     def node_arrays(self, tree: ObliviousTree) -> Dict[str, np.ndarray]:
         """The complete binary tree of the levels, nodes in breadth-first order: the node at
@@ -233,4 +252,6 @@ class SymmetricKind(TreeKind):
         return ObliviousTree(feature=feature.astype(np.int32), bin=bins.astype(np.int32),
                              nan_right=nan_right.astype(np.uint8), gain=gain, value=leaves,
                              cat_sets=cat_sets,
-                             cover=read_cover(value, path, reader, leaves.size))
+                             cover=read_cover(value, path, reader, leaves.size),
+                             **read_linear(value, path, reader, leaves.size,
+                                           n_borders.size))
