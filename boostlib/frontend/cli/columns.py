@@ -98,9 +98,13 @@ def infer_task(values: np.ndarray, name: str) -> Tuple[str, str]:
                               f"least {MIN_CLASS_ROWS} rows")
 
 
-def read_target(table: Table, name: str, task: Optional[str]) -> Tuple[str, np.ndarray, str]:
+def read_target(table: Table, name: str, task: Optional[str],
+                given_by: str = "--task") -> Tuple[str, np.ndarray, str]:
     """The task (from ``--task``, else :func:`infer_task`), ``y`` and the one-line
     explanation printed on stderr.
+
+    ``given_by`` names what chose ``task`` when it is not None, for that line
+    (``"--loss cox"``: see :func:`task_of_loss`).
 
     Raises
     ------
@@ -128,7 +132,7 @@ def read_target(table: Table, name: str, task: Optional[str]) -> Tuple[str, np.n
         task, reason = infer_task(col, name)
         reason = f"inferred because {reason} (--task overrides)"
     else:
-        reason = f"from --task {task}"
+        reason = f"from {given_by}" if given_by != "--task" else f"from --task {task}"
     if task == "ranking" and not (numeric and _integer_valued(col).all() and col.min() >= 0):
         raise ValueError(f"--task ranking needs relevance labels (integers >= 0, higher is "
                          f"more relevant), but --target {name!r} holds "
@@ -152,6 +156,123 @@ def read_target(table: Table, name: str, task: Optional[str]) -> Tuple[str, np.n
     else:
         chosen = task
     return task, col, f"boostlib: task: {chosen}, {reason}"
+
+
+def task_of_loss(task: Optional[str], loss: Any, name: Any) -> Tuple[Optional[str], str]:
+    """The task ``train`` fits and what chose it: ``--task`` when given; else regression
+    for a ``--loss`` that is neither a classification nor a ranking loss (``mse``,
+    ``poisson``, ``cox``, ``aft``, ...: it could not fit a classifier, whatever the target
+    looks like); else None (inferred from the target, :func:`infer_task`).
+
+    Returns
+    -------
+    task : str or None
+    given_by : str
+        ``"--task"``, or ``"--loss NAME, a regression loss"``.
+    """
+    if task is not None or loss is None:
+        return task, "--task"
+    if getattr(loss, "is_classification", False) or getattr(loss, "needs_groups", False):
+        return None, "--task"
+    return "regression", f"--loss {name}, a regression loss"
+
+
+def read_bounds(table: Table, lower: str, upper: str) -> np.ndarray:
+    """The ``[lower, upper]`` time bounds of a loss of interval targets (``--loss aft``):
+    ``--target`` ``lower`` and ``--target-upper`` ``upper``, as XGBoost's
+    ``label_lower_bound`` and ``label_upper_bound``.
+
+    A missing (empty, NA) or ``inf`` upper bound is ``inf``: the row is right-censored at
+    its lower bound. Equal bounds are an exact time, a lower bound of 0 a left-censored
+    row, other pairs an interval.
+
+    Returns
+    -------
+    ndarray of shape (n_rows, 2)
+
+    Raises
+    ------
+    ValueError
+        Naming the option, the column, the data row and the value: a column the file does
+        not have or holding text, a missing or infinite lower bound, a negative time, an
+        upper bound of 0 or ``-inf``, a lower bound above its upper bound.
+    """
+    if upper not in table.columns:
+        raise ValueError(f"--target-upper {upper!r}: {table.path} has no column {upper!r}; "
+                         f"expected a name among its columns {listed(table.names, 30)}")
+    what = {lower: f"--target {lower!r} (the lower bounds)",
+            upper: f"--target-upper {upper!r} (the upper bounds)"}
+    for name in dict.fromkeys((lower, upper)):
+        values = table.column(name)
+        if values.dtype.kind != "f":
+            example = next((v for v in values if v.lower() not in MISSING_TOKENS
+                            and not _is_number(v)), "")
+            raise ValueError(f"{what[name]} holds text (e.g. {example!r}); expected times: "
+                             "numbers >= 0" + ("" if name == lower else
+                                               ", empty or inf for a right-censored row"))
+    lo = np.array(table.column(lower), dtype=np.float64)
+    hi = np.array(table.column(upper), dtype=np.float64)
+
+    def first(mask: np.ndarray) -> int:
+        return int(np.argmax(mask))
+
+    bad = np.isnan(lo)
+    if bad.any() and lower != upper:
+        raise ValueError(f"{what[lower]} is missing in {_rows(int(bad.sum()))} of {lo.size} "
+                         f"(first in data row {first(bad) + 1}); expected a time >= 0 in every "
+                         "row (0 for a left-censored row: the event came before the upper "
+                         "bound)")
+    if bad.any():
+        raise ValueError(f"--target {lower!r} is missing in data row {first(bad) + 1}; "
+                         "expected a time in every row (it is both bounds: every row an "
+                         "exact time)")
+    bad = np.isinf(lo)
+    if bad.any():
+        raise ValueError(f"{what[lower]} is {lo[first(bad)]:g} in data row {first(bad) + 1}; "
+                         f"expected a finite time >= 0 (an unbounded time is an upper bound "
+                         f"of inf, in --target-upper {upper!r})")
+    hi[np.isnan(hi)] = np.inf
+    for name, values in ((lower, lo), (upper, hi)):
+        bad = values < 0
+        if bad.any():
+            raise ValueError(f"{what[name]} is {values[first(bad)]:g} in data row "
+                             f"{first(bad) + 1}; expected times >= 0 (a survival time is "
+                             "never negative)")
+    bad = hi == 0
+    if bad.any():
+        raise ValueError(f"{what[upper]} is 0 in data row {first(bad) + 1}; expected an upper "
+                         "bound > 0 (an event at time 0 has no log-time)")
+    bad = lo > hi
+    if bad.any():
+        row = first(bad)
+        raise ValueError(f"data row {row + 1}: --target {lower!r} {lo[row]:g} is above "
+                         f"--target-upper {upper!r} {hi[row]:g}; expected lower <= upper "
+                         "bounds (equal: an exact time)")
+    return np.column_stack([lo, hi])
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def survival_counts(y: np.ndarray) -> str:
+    """What a survival target holds, for ``train``'s printout: signed times (1-D: ``cox``)
+    as events and right-censored rows; ``[lower, upper]`` bounds as exact times and right-,
+    left- and interval-censored rows (those present)."""
+    if y.ndim == 1:
+        events = int(np.sum(y > 0))
+        return f"signed times: {events} events, {y.size - events} right-censored"
+    lo, hi = y[:, 0], y[:, 1]
+    counts = {"exact": lo == hi, "right-censored": np.isinf(hi),
+              "left-censored": (lo == 0) & (hi < np.inf) & (lo < hi),
+              "interval-censored": (lo > 0) & (lo < hi) & (hi < np.inf)}
+    shown = [f"{int(mask.sum())} {kind}" for kind, mask in counts.items()
+             if kind == "exact" or mask.any()]
+    return "time bounds: " + ", ".join(shown)
 
 
 def _rows(n: int) -> str:

@@ -8,19 +8,40 @@ from typing import Any, Dict, Optional
 
 import numpy as np
 
+from ...builtin.survival import AFTLoss, CIndexMetric, CoxLoss
 from ...plugin import registry
 from .columns import class_index
+
+#: The survival losses, whose models ``train`` evaluates by the concordance index.
+SURVIVAL_LOSSES = (CoxLoss, AFTLoss)
 
 
 def predictions(model: Any, X: Any, init_score: Optional[np.ndarray] = None
                 ) -> Dict[str, np.ndarray]:
     """What :func:`evaluation_of` reads of ``model``'s predictions on ``X``: a classifier's
     ``"proba"`` and ``"label"`` (``predict_proba`` and ``predict``), any other estimator's
-    ``"score"`` (``predict``); ``init_score`` holds the rows' raw-score offsets."""
+    ``"score"`` (``predict``), and a survival model's raw scores ``"raw"`` (log hazard
+    ratios, log times); ``init_score`` holds the rows' raw-score offsets."""
     offset = {} if init_score is None else {"init_score": init_score}
     if hasattr(model, "classes_"):
         return {"proba": model.predict_proba(X, **offset), "label": model.predict(X, **offset)}
+    if isinstance(model.loss_, SURVIVAL_LOSSES):
+        return {"raw": model.model_.predict(X, raw=True, **offset)}
     return {"score": model.predict(X, **offset)}
+
+
+def survival_evaluation(model: Any, raw: np.ndarray, y: np.ndarray) -> str:
+    """Harrell's concordance index of a survival model's raw scores ``raw`` on the labels
+    ``y`` (signed times, or ``[lower, upper]`` bounds), and its loss on these rows (as the
+    fit records it: ``cox``, minus the log partial likelihood over these rows' risk sets
+    per row; ``aft``, the mean negative log-likelihood, XGBoost's ``aft-nloglik``)."""
+    try:
+        cindex = f"{CIndexMetric()(y, raw):.4f}"
+    except ValueError:      # no event, or no row outliving one
+        cindex = "undefined (no comparable pair: no event, or no row outlives one)"
+    loss = model.loss_
+    value = float(np.mean(loss.loss(loss.validate_target(y), raw)))
+    return f"C-index {cindex}  loss ({loss.name}) {value:.6g}"
 
 
 def evaluation_of(model: Any, outputs: Dict[str, np.ndarray], y: np.ndarray,
@@ -28,6 +49,8 @@ def evaluation_of(model: Any, outputs: Dict[str, np.ndarray], y: np.ndarray,
     """The line :func:`evaluation` prints, from :func:`predictions` of the rows of ``y``."""
     from ...engine.metrics import accuracy, logloss, multiclass_logloss, roc_auc
 
+    if "raw" in outputs:
+        return survival_evaluation(model, outputs["raw"], y)
     if group is not None:
         score = outputs["score"]
         return "  ".join(f"{name.upper()}@10 "
@@ -61,8 +84,9 @@ def evaluation(model: Any, X: Any, y: np.ndarray, group: Optional[np.ndarray] = 
     model : BoostClassifier, BoostRegressor or BoostRanker
         A fitted estimator.
     X : array-like of shape (n_rows, n_features)
-    y : ndarray of shape (n_rows,)
-        True labels (classifier), values (regressor) or relevance labels (ranker).
+    y : ndarray of shape (n_rows,) or (n_rows, 2)
+        True labels (classifier), values (regressor; signed times for ``cox``, ``[lower,
+        upper]`` bounds for ``aft``) or relevance labels (ranker).
     group : ndarray of int, optional
         Query sizes (ranking).
     init_score : ndarray, optional
@@ -73,6 +97,7 @@ def evaluation(model: Any, X: Any, y: np.ndarray, group: Optional[np.ndarray] = 
     str
         Binary classification: logloss, AUC (when both classes occur) and accuracy;
         multiclass: multiclass logloss and accuracy; regression: RMSE, MAE and R^2;
-        ranking: NDCG@10 and MAP@10.
+        survival (loss ``cox`` or ``aft``): Harrell's C-index and the loss; ranking:
+        NDCG@10 and MAP@10.
     """
     return evaluation_of(model, predictions(model, X, init_score), y, group)

@@ -19,12 +19,14 @@ import numpy as np
 from ...engine.dataset import Dataset
 from ...io.batches import csv_batches, parquet_batches
 from ...io.tables import PARQUET_SUFFIXES, Table
-from .columns import listed, plural, read_target, show_value, split_rows
-from .evaluation import evaluation_of, predictions
+from .columns import (listed, plural, read_target, show_value, split_rows, survival_counts,
+                      task_of_loss)
+from .evaluation import SURVIVAL_LOSSES, evaluation_of, predictions
 
 #: What ``--out-of-core`` does not do, by option: (its value when not given, why).
 UNSUPPORTED = {"group": "query groups need whole queries in memory",
-               "offset": "offsets are not read from batches"}
+               "offset": "offsets are not read from batches",
+               "target_upper": "the batches are read with one target column"}
 
 
 def is_out_of_core(args: argparse.Namespace) -> bool:
@@ -105,19 +107,21 @@ def _outputs(model: Any, source: Any, target: str, rows: Optional[np.ndarray]
 
 
 def run_out_of_core(args: argparse.Namespace, cls_of: Dict[str, type],
-                    params: Dict[str, Any], categorical: List[str], drop: List[str]) -> int:
+                    params: Dict[str, Any], categorical: List[str], drop: List[str],
+                    loss: Any = None) -> int:
     """``train`` on DATA read in batches (see the module); the same printout as in memory.
 
     Raises
     ------
     ValueError
-        For ``--group`` or ``--offset`` (not read from batches), a text target, and what
-        ``train`` refuses in memory.
+        For ``--group``, ``--offset`` or ``--target-upper`` (not read from batches), a text
+        target, and what ``train`` refuses in memory.
     """
-    for option, why in UNSUPPORTED.items():
-        if getattr(args, option, None) is not None:
-            raise ValueError(f"--{option} is not supported with --out-of-core ({why}); "
-                             f"expected no --{option}, or training in memory")
+    for name, why in UNSUPPORTED.items():
+        option = "--" + name.replace("_", "-")
+        if getattr(args, name, None) is not None:
+            raise ValueError(f"{option} is not supported with --out-of-core ({why}); "
+                             f"expected no {option}, or training in memory")
     probe = _source(args, None, categorical)
     names = list(probe.names)
     features = _check_columns(names, args.target, drop, categorical, args.data)
@@ -125,8 +129,9 @@ def run_out_of_core(args: argparse.Namespace, cls_of: Dict[str, type],
     source = _source(args, columns, categorical)
     _check_numeric_target(_first_batch(source), args.target)
     data = Dataset.from_batches(source, label=args.target, spill=args.spill)
+    given, given_by = task_of_loss(args.task, loss, params.get("loss"))
     task, y, why = read_target(Table(args.data, [args.target], {args.target: data.y}),
-                               args.target, args.task)
+                               args.target, given, given_by)
     print(why, file=sys.stderr, flush=True)
     data = data.with_target(y, None)            # class labels as integers, as in memory
     cls = cls_of[task]
@@ -135,6 +140,8 @@ def run_out_of_core(args: argparse.Namespace, cls_of: Dict[str, type],
         labels = [str(c) for c in np.unique(y).tolist()]
         described = "classes " + ", ".join(labels[:10]) + \
             (f" and {len(labels) - 10} more" if len(labels) > 10 else "")
+    elif isinstance(loss, SURVIVAL_LOSSES):
+        described = f"loss {params['loss']}, {survival_counts(y)}"
     else:
         described = "numeric target"
     print(f"{args.data}: {data.n_rows} rows, {data.n_features} features, target "

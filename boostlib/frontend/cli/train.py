@@ -12,23 +12,26 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from ...builtin.survival import CoxLoss
 from ...io.batches import BATCH_ROWS
 from ...io.tables import identifier_columns, read_table
 from ...plugin import registry
 from .columns import (MAX_CLASSES, MIN_CLASS_ROWS, TASK_RULE, categorical_parameter, class_index,
                       column_list, column_name, feature_columns, folds_option, fraction_option,
-                      int_option, listed, offset_column, plural, query_sizes, read_target,
-                      run_lengths, show_value, split_queries, split_rows)
-from .evaluation import evaluation
+                      int_option, listed, offset_column, plural, query_sizes, read_bounds,
+                      read_target, run_lengths, show_value, split_queries, split_rows,
+                      survival_counts, task_of_loss)
+from .evaluation import SURVIVAL_LOSSES, evaluation
 from .files import check_data_name, check_output
-from .options import TASKS, add_data_options, add_estimator_options, estimator_classes
+from .options import TASKS, add_data_options, add_estimator_options, estimator_classes, one_line
 from .out_of_core import is_out_of_core, run_out_of_core
 
 
 _TASK_EPILOG = """task: with --task, the target is a class label (BoostClassifier: binary for two
 classes, softmax "multiclass" loss for more), a number (BoostRegressor) or, with --task
 ranking and --group QUERY_COLUMN, a relevance label, an integer >= 0 (BoostRanker,
-LambdaMART; evaluated by NDCG@10 and MAP@10). Without --task:
+LambdaMART; evaluated by NDCG@10 and MAP@10). A --loss that is neither a classification nor
+a ranking loss (mse, poisson, cox, aft, ...) makes it a regression. Otherwise, without --task:
   * text target: classification; 2 distinct values make it binary, 3 to {k} multiclass,
     more are an error (pass --task classification to train anyway);
   * numeric target with integer values only: binary classification with exactly 2
@@ -52,10 +55,12 @@ _TRAIN_EPILOG = """examples:
   boostlib train queries.csv --target relevance --task ranking --group qid \\
       --eval-fraction 0.2 --eval-metric ndcg@10
   boostlib train parquet_folder/ --target label --spill /tmp   # larger than memory
+  boostlib train patients.csv --target time --loss cox   # time < 0: censored
+  boostlib train patients.csv --target lower --target-upper upper --loss aft
 
 DATA is a CSV/TSV file (.gz too) or Parquet (.parquet, .pq; needs pyarrow), or a folder of
 Parquet files (read in batches, as with --out-of-core). Every column
-but the target and the --drop columns is a feature: numeric columns as numbers, text
+but the target (and --target-upper) and the --drop columns is a feature: numeric columns as numbers, text
 columns (and --categorical ones) as categorical features whose levels are their distinct
 values. Empty, NA, NaN, null, None and ? are missing values.
 
@@ -187,6 +192,34 @@ def check_train_options(args: argparse.Namespace) -> None:
         raise ValueError(f"--offset {args.offset!r} is the "
                          f"{'--target' if args.offset == args.target else '--group'} column; "
                          "expected a column of raw-score offsets")
+    upper = args.target_upper
+    if upper is not None and upper in (args.group, args.offset):
+        raise ValueError(f"--target-upper {upper!r} is the "
+                         f"{'--group' if upper == args.group else '--offset'} column; "
+                         "expected the column of the upper bounds of the times")
+
+
+def named_loss(params: Dict[str, Any]) -> Any:
+    """The loss ``--loss`` names, created with ``--loss-params`` (None without ``--loss``)."""
+    if params.get("loss") is None:
+        return None
+    return registry.create("loss", params["loss"], params.get("loss_params"))
+
+
+def check_target_options(args: argparse.Namespace, loss: Any, name: Any) -> None:
+    """Refuse ``--target-upper`` without a loss of interval targets (``aft``), and such a
+    loss without it, before the data is read (``name``: the ``--loss`` value)."""
+    bounds = bool(getattr(loss, "target_bounds", False))
+    if args.target_upper is not None and not bounds:
+        raise ValueError(f"--target-upper {args.target_upper!r} gives each row an upper bound "
+                         "of its time, for a loss of interval targets; expected --loss aft "
+                         f"with it (--target {args.target!r} then holds the lower bounds), or "
+                         "no --target-upper")
+    if bounds and args.target_upper is None:
+        raise ValueError(f"--loss {name} fits intervals of times: it needs two "
+                         f"columns, the lower bounds (--target {args.target!r}) and the upper "
+                         "bounds; expected --target-upper COLUMN too (an upper bound equal to "
+                         "the lower one: an exact time; empty or inf: right-censored)")
 
 
 def output_path(args: argparse.Namespace) -> str:
@@ -203,7 +236,7 @@ def read_training_data(args: argparse.Namespace) -> TrainingData:
     ValueError, TypeError, OSError
         For bad options, parameters or data, naming the option, column or row.
     """
-    categorical, drop, classes, params = _checked_options(args)
+    categorical, drop, classes, params, loss = _checked_options(args)
     if args.spill is not None:
         raise ValueError(f"--spill {args.spill!r} is for --out-of-core training; expected "
                          "--out-of-core with it")
@@ -212,10 +245,31 @@ def read_training_data(args: argparse.Namespace) -> TrainingData:
         raise ValueError(f"--group {args.group!r}: {table.path} has no column {args.group!r}; "
                          f"expected a name among its columns {listed(table.names, 30)}")
     offset = offset_column(table, args.offset) if args.offset is not None else None
+    upper = args.target_upper
+    if upper is not None:
+        y = read_bounds(table, args.target, upper)
+        for option, names in (("--drop", drop), ("--categorical", categorical)):
+            if upper in names:
+                raise ValueError(f"{option} {','.join(names)!r} names the --target-upper column "
+                                 f"{upper!r}; expected feature columns only (the target is "
+                                 "never a feature)")
     names = feature_columns(table, args.target,
-                            drop + [c for c in (args.group, args.offset) if c is not None],
+                            drop + [c for c in (args.group, args.offset, upper)
+                                    if c is not None and c != args.target],
                             categorical)
-    task, y, why = read_target(table, args.target, args.task)
+    given, given_by = task_of_loss(args.task, loss, params.get("loss"))
+    if upper is None:
+        task, y, why = read_target(table, args.target, given, given_by)
+    elif given != "regression":
+        raise ValueError(f"--task {given} does not fit --target-upper {upper!r}: time bounds "
+                         f"are fitted by a regression (BoostRegressor, --loss "
+                         f"{params.get('loss')}); expected --task regression or no --task")
+    else:
+        task = "regression"
+        why = f"boostlib: task: regression, from {given_by}" + \
+            (" regression" if given_by == "--task" else "")
+    if loss is not None and task == "regression":
+        y = _checked_target(loss, y, args)
     sizes = query_sizes(table, args.group) if args.group is not None else None
     X = table.features(names)
     print(why, file=sys.stderr, flush=True)
@@ -228,9 +282,12 @@ def read_training_data(args: argparse.Namespace) -> TrainingData:
             (f" and {len(labels) - 10} more" if len(labels) > 10 else "")
     elif task == "ranking":
         described = f"{sizes.size} queries in column {args.group!r}"
+    elif isinstance(loss, SURVIVAL_LOSSES):
+        described = f"loss {params['loss']}, {survival_counts(y)}"
     else:
         described = "numeric target"
-    print(f"{args.data}: {table.n_rows} rows, {X.shape[1]} features, target {args.target!r} "
+    target = repr(args.target) if upper is None else f"{args.target!r} to {upper!r}"
+    print(f"{args.data}: {table.n_rows} rows, {X.shape[1]} features, target {target} "
           f"-> {task} ({described})")
     if X.categories:
         shown = [f"{n!r} ({len(levels)} level{'s' if len(levels) != 1 else ''})"
@@ -250,10 +307,28 @@ def read_training_data(args: argparse.Namespace) -> TrainingData:
     return TrainingData(table, X, y, task, cls, params, sizes, offset)
 
 
+def _checked_target(loss: Any, y: np.ndarray, args: argparse.Namespace) -> np.ndarray:
+    """``y`` as ``loss.validate_target`` takes it, its errors led by the target's option
+    and column (``--target 'time': loss 'cox': every row is censored ...``); a Cox time of
+    0 is refused naming its data row."""
+    if isinstance(loss, CoxLoss) and y.ndim == 1 and np.any(y == 0):
+        row = int(np.argmax(y == 0))
+        raise ValueError(f"--target {args.target!r} is 0 in data row {row + 1}; with --loss "
+                         f"{loss.name} a time is signed (> 0: an event at that time, < 0: "
+                         "right-censored at minus it), so 0 says neither; expected a time "
+                         "other than 0")
+    try:
+        return loss.validate_target(y)
+    except ValueError as exc:
+        column = f"--target {args.target!r}" if args.target_upper is None else \
+            f"--target {args.target!r} and --target-upper {args.target_upper!r}"
+        raise ValueError(f"{column}: {one_line(exc)}") from None
+
+
 def _checked_options(args: argparse.Namespace) -> Tuple[List[str], List[str], Any,
-                                                        Dict[str, Any]]:
+                                                        Dict[str, Any], Any]:
     """The checked options of ``train``: the categorical and dropped columns, the estimator
-    classes and the estimator parameters."""
+    classes, the estimator parameters and the loss ``--loss`` names (None without it)."""
     check_data_name(args.data)
     check_train_options(args)
     categorical = list(dict.fromkeys(args.categorical or ()))
@@ -263,7 +338,9 @@ def _checked_options(args: argparse.Namespace) -> Tuple[List[str], List[str], An
               if hasattr(args, name)}
     check_parameters(classes[TASKS.index(args.task) if args.task else 1], params,
                      args.eval_fraction, args.cv)
-    return categorical, drop, classes, params
+    loss = named_loss(params)
+    check_target_options(args, loss, params.get("loss"))
+    return categorical, drop, classes, params, loss
 
 
 def run_train(args: argparse.Namespace) -> int:
@@ -271,9 +348,9 @@ def run_train(args: argparse.Namespace) -> int:
         if args.cv is not None:
             raise ValueError(f"--cv {args.cv} reads the rows in memory; expected no --cv with "
                              "--out-of-core or a folder of Parquet files")
-        categorical, drop, classes, params = _checked_options(args)
+        categorical, drop, classes, params, loss = _checked_options(args)
         return run_out_of_core(args, {"classification": classes[0], "regression": classes[1]},
-                               params, categorical, drop)
+                               params, categorical, drop, loss)
     data = read_training_data(args)
     if args.cv is not None:
         from .cv import run_cv
@@ -330,6 +407,12 @@ def add_train(sub: Any) -> None:
     train.add_argument("data", metavar="DATA", help="training data (CSV, TSV or Parquet)")
     train.add_argument("--target", required=True, metavar="COLUMN", type=column_name,
                        help="name of the target column (its 0-based index without a header)")
+    train.add_argument("--target-upper", type=column_name, default=None, metavar="COLUMN",
+                       help="with a loss of interval targets (--loss aft): the column of each "
+                            "row's upper bound of the time, --target holding the lower bound "
+                            "(XGBoost's label_lower_bound and label_upper_bound). Equal bounds: "
+                            "an exact time; an empty, NA or inf upper bound: right-censored; a "
+                            "lower bound of 0: left-censored. Not a feature")
     train.add_argument("--output", "-o", default=None, metavar="MODEL.json",
                        help="model file to write (default: model.json); not with --cv")
     train.add_argument("--task", choices=TASKS, default=None,
