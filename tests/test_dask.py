@@ -403,3 +403,53 @@ def test_tls_cluster_trains():
         _data(n=4000, seed=7), dict(n_estimators=8, grow_policy="lossguide"),
         n_workers=2, security=True)
     assert all(a.startswith("tls://") for a in workers)
+
+
+# -- survival losses ---------------------------------------------------------------------------
+def _survival(n=6000, seed=3):
+    """Features, ``[lower, upper]`` bounds (30% right-censored: upper inf) and the signed
+    Cox times of the same rows, with a known log hazard ``x0 - x1``."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 5))
+    t = rng.exponential(1.0, n) / np.exp(X[:, 0] - X[:, 1])
+    censored = rng.random(n) < 0.3
+    seen = np.where(censored, t * rng.uniform(0.1, 1.0, n), t)
+    bounds = np.column_stack([seen, np.where(censored, np.inf, seen)])
+    return X, bounds, np.where(censored, -seen, seen)
+
+
+@pytest.mark.parametrize("labels", ["array", "frame"])
+def test_aft_bounds_train_the_local_model(client, labels):
+    """AFT is row-wise: every worker computes its rows' derivatives, and the model is the
+    local fit's on the same rows (to the tolerance of the other fits here)."""
+    X, y, _ = _survival()
+    X, y, Xt, yt = X[:-1500], y[:-1500], X[-1500:], y[-1500:]
+    params = dict(loss="aft", loss_params={"aft_distribution": "logistic"}, n_estimators=30,
+                  grow_policy="depthwise", random_state=0, eval_metric="cindex")
+    yd = da.from_array(y, chunks=(1500, 2)) if labels == "array" else \
+        dd.from_pandas(pd.DataFrame(y, columns=["lower", "upper"]), npartitions=3)
+    dask_model = DaskBoostRegressor(client=client, **params).fit(
+        da.from_array(X, chunks=(1500, 5)), yd, eval_set=[(Xt, yt)])
+    local = BoostRegressor(n_jobs=1, **params).fit(X, y, eval_set=[(Xt, yt)])
+    np.testing.assert_allclose(dask_model.predict(Xt), local.predict(Xt), rtol=1e-6)
+    np.testing.assert_allclose(dask_model.evals_result_["valid_0"]["cindex"],
+                               local.evals_result_["valid_0"]["cindex"], atol=1e-6)
+    assert dask_model.score(Xt, yt) == pytest.approx(local.score(Xt, yt), abs=1e-6)
+    assert dask_model.score(Xt, yt) > 0.7          # the true log hazard orders them
+    rows = dask_model.dask_info_["rows"]
+    assert len(rows) == 2 and min(rows) > 0 and sum(rows) == X.shape[0]
+
+
+def test_cox_is_refused_naming_the_loss_and_why(client):
+    """A row's Cox gradient sums over risk sets that span every worker's rows: the fit is
+    refused, not trained on each worker's own risk sets."""
+    X, _, signed = _survival(n=2000)
+    with pytest.raises(ValueError, match=r"loss 'cox' couples the rows \(the derivatives of "
+                                         r"one row depend on every other row\), which "
+                                         r"distributed training does not support"):
+        DaskBoostRegressor(client=client, loss="cox", n_estimators=5).fit(
+            da.from_array(X, chunks=(1000, 5)), da.from_array(signed, chunks=1000))
+    # the cluster still trains afterwards
+    model = DaskBoostRegressor(client=client, n_estimators=3).fit(
+        da.from_array(X, chunks=(1000, 5)), da.from_array(np.abs(signed), chunks=1000))
+    assert model.n_trees_ == 3

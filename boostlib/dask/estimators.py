@@ -66,7 +66,11 @@ FIT_DOC = """Fit across the cluster; see :meth:`boostlib.{local}.fit` (without
             DataFrame's nullable, Arrow-backed, text and categorical columns are read as a
             local fit reads them (``docs/input_data.md``).
         y, sample_weight : Dask or in-memory array-like of shape (n_samples,)
-            The target and row weights, in X's row order (any partitions).
+            The target and row weights, in X's row order (any partitions). With
+            ``loss="aft"`` (regressor), ``y`` holds two columns, each row's lower and upper
+            bound of the time (a Dask array of shape (n_samples, 2), or a DataFrame of the
+            two columns); ``loss="cox"`` is refused: its risk sets span every worker's
+            rows (``docs/survival.md``).
         eval_set : list of (X, y) pairs, optional
             Validation sets, computed into memory: every worker scores each whole.
         eval_sample_weight : list of array-like, optional
