@@ -311,7 +311,7 @@ def test_multiclass_apply_has_a_class_axis():
 
 
 # -- iteration ranges ------------------------------------------------------------------------
-@pytest.mark.parametrize("update", ["sgb", "sglb", "agbm"])
+@pytest.mark.parametrize("update", ["sgb", "sglb", "agbm", "dart", "rf"])
 @pytest.mark.parametrize("task", ["regression", "multiclass"])
 def test_iteration_range_zero_to_end_is_the_step(task, update):
     est = _fit(task, update, "symmetric")

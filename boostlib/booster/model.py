@@ -139,10 +139,13 @@ class Model:
             ``(start, end)``: use only the iterations (terms) ``start <= t < end``, as
             LightGBM's and XGBoost's ``iteration_range``; ``0 <= start < end <= n_trees``.
             The bias is always included, and SGLB's shrinkage applied after iteration
-            ``end`` undone: ``(0, end)`` is the model after ``end`` iterations, what
-            :meth:`staged_predict` yields at step ``end - 1``, bit for bit (see there for
-            what an iteration is, and for SGLB and AGBM), and ``(start, end)`` that model
-            without its first ``start`` terms; ``(0, n_trees)`` is the whole model.
+            ``end`` undone: ``(0, end)`` is what :meth:`staged_predict` yields at step
+            ``end - 1``, bit for bit, and ``(start, end)`` that without its first ``start``
+            terms; ``(0, n_trees)`` is the whole model. For ``sgb`` (and ``sglb``)
+            ``(0, end)`` is the model after ``end`` iterations; for the rules that rewrite
+            earlier coefficients (``agbm``, ``agbmr``, ``vagbm``, ``dart``, ``rf``) it is the
+            first ``end`` terms with their *final* coefficients (a forest's: ``1 / n_trees``
+            each, not the forest of ``end`` trees). See :meth:`staged_predict`.
             Default: the whole model.
         n_jobs : int, optional
             Threads (default: the training parameter ``n_jobs``).
