@@ -135,17 +135,21 @@ def test_aft_bounds_from_two_columns_equal_the_python_api(aft_csv, tmp_path, cap
     assert loss == pytest.approx(same.model_.evals_result["train"]["aft"][-1], rel=1e-5)
 
 
-def test_held_out_rows_are_scored_by_the_c_index(cox_csv, tmp_path, capsys):
-    path, x, y = cox_csv
-    out, _ = _ok(capsys, "train", path, "--target", "time", "--loss", "cox",
-                 "--eval-fraction", 0.25, "--eval-metric", "cindex",
-                 "--early-stopping-rounds", 20, "--learning-rate", 0.05, "--n-estimators", 300,
-                 "--random-state", 0,
+@pytest.mark.parametrize("loss", ["cox", "aft"])
+def test_held_out_rows_are_scored_by_the_c_index(cox_csv, aft_csv, tmp_path, capsys, loss):
+    path, x, y = cox_csv if loss == "cox" else aft_csv
+    labels = ["--target", "time"] if loss == "cox" else \
+        ["--target", "lower", "--target-upper", "upper"]
+    out, _ = _ok(capsys, "train", path, *labels, "--loss", loss, "--eval-fraction", 0.25,
+                 "--eval-metric", "cindex", "--early-stopping-rounds", 20,
+                 "--learning-rate", 0.05, "--n-estimators", 300, "--random-state", 0,
                  "-o", tmp_path / "m.json")
     line = next(ln for ln in out.splitlines() if ln.startswith("evaluation on 150 held-out"))
-    # the true log hazard x0 - x1 orders the 600 rows with a C-index of about 0.78; a model
-    # of 450 rows comes close on the others
-    assert 0.7 < _cindex(line) <= _harrell(np.abs(y), y > 0, x[:, 0] - x[:, 1]) + 0.02
+    time, event = (np.abs(y), y > 0) if loss == "cox" else (y[:, 0], np.isfinite(y[:, 1]))
+    # the true log hazard x0 - x1 orders the 600 rows with a C-index of 0.79 (cox data) and
+    # 0.78 (aft data); a model of 450 rows comes close on the others
+    best = _harrell(time, event, x[:, 0] - x[:, 1])
+    assert best - 0.1 < _cindex(line) <= best + 0.03
 
 
 def test_integer_times_are_not_taken_for_classes(tmp_path, capsys):

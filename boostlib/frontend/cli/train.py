@@ -128,7 +128,8 @@ class TrainingData:
     X : NamedMatrix
         The feature columns (categorical ones coded, their levels in ``X.categories``).
     y : ndarray
-        The target: class labels, numbers or relevance labels.
+        The target: class labels, numbers or relevance labels; with ``--target-upper``,
+        the ``(n_rows, 2)`` time bounds.
     task : {"classification", "regression", "ranking"}
     cls : type
         BoostClassifier, BoostRegressor or BoostRanker.
@@ -401,7 +402,8 @@ def add_train(sub: Any) -> None:
         description="Train a BoostClassifier (binary or multiclass), BoostRegressor or "
                     "BoostRanker on DATA,\nprint its evaluation (binary: logloss, AUC and "
                     "accuracy; multiclass: multiclass\nlogloss and accuracy; regression: RMSE, "
-                    "MAE and R^2; ranking: NDCG@10 and MAP@10)\nand write the model file.",
+                    "MAE and R^2; survival, --loss cox or aft:\nC-index and loss; ranking: "
+                    "NDCG@10 and MAP@10) and write the model file.",
         epilog=_TRAIN_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     train.add_argument("data", metavar="DATA", help="training data (CSV, TSV or Parquet)")
@@ -416,8 +418,9 @@ def add_train(sub: Any) -> None:
     train.add_argument("--output", "-o", default=None, metavar="MODEL.json",
                        help="model file to write (default: model.json); not with --cv")
     train.add_argument("--task", choices=TASKS, default=None,
-                       help=f"default: inferred from the target and printed on stderr: "
-                            f"{TASK_RULE} (see 'task:' below)")
+                       help=f"default: regression for a --loss that is neither a "
+                            f"classification nor a ranking loss, else inferred from the "
+                            f"target and printed on stderr: {TASK_RULE} (see 'task:' below)")
     train.add_argument("--group", type=column_name, default=None, metavar="COLUMN",
                        help="query id column for --task ranking (BoostRanker): the rows of a "
                             "query are consecutive; not a feature. --eval-fraction then holds "
