@@ -110,6 +110,8 @@ def test_cox_from_a_file_equals_the_python_api(cox_csv, tmp_path, capsys):
     # the printed C-index is Harrell's, by its definition, of the written hazard ratios
     assert _cindex(line) == pytest.approx(_harrell(np.abs(y), y > 0, written), abs=5e-5)
     assert _cindex(line) > 0.7
+    loss = float(line.split("loss (cox) ")[1])          # the loss the fit recorded last
+    assert loss == pytest.approx(same.model_.evals_result["train"]["cox"][-1], rel=1e-5)
 
 
 def test_aft_bounds_from_two_columns_equal_the_python_api(aft_csv, tmp_path, capsys):
@@ -164,6 +166,17 @@ def test_integer_times_are_not_taken_for_classes(tmp_path, capsys):
     out, err = _ok(capsys, "train", path, "--target", "days", "--loss", "cox",
                    "--n-estimators", 5, "-o", tmp_path / "m.json")
     assert "-> regression (loss cox" in out and "from --loss cox" in err
+    # the same for any loss that is not a classification loss; a classification loss, or
+    # no --loss, leaves the task to the target
+    counts = np.abs(days) - 1
+    _write(path, ["a", "b", "claims"], [[*map(repr, map(float, r)), int(c)]
+                                        for r, c in zip(x, counts)])
+    _, err = _ok(capsys, "train", path, "--target", "claims", "--loss", "poisson",
+                 "--n-estimators", 5, "-o", tmp_path / "m.json")
+    assert "task: regression, from --loss poisson, a regression loss" in err
+    _, err = _ok(capsys, "train", path, "--target", "claims", "--n-estimators", 5,
+                 "-o", tmp_path / "m.json")
+    assert "task: multiclass classification (5 classes), inferred" in err
 
 
 def test_cross_validation_of_bounds_with_the_c_index(aft_csv, tmp_path, capsys):
