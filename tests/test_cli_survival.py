@@ -238,8 +238,9 @@ BOUNDS = ["--target", "lo", "--target-upper", "hi", "--loss", "aft", "--n-estima
     (-1, 2, "--target 'lo' (the lower bounds) is -1 in data row 2; expected times >= 0"),
     (1, -3, "--target-upper 'hi' (the upper bounds) is -3 in data row 2; expected times >= 0"),
     (1, "-inf", "--target-upper 'hi' (the upper bounds) is -inf in data row 2"),
-    (3, 2, "data row 2: --target 'lo' 3 is above --target-upper 'hi' 2; expected lower <= "
-           "upper bounds"),
+    (3, 2, "data row 2: --target 'lo' 3.0 is above --target-upper 'hi' 2.0; expected "
+           "lower <= upper bounds"),
+    (1.0000001, 1, "data row 2: --target 'lo' 1.0000001 is above --target-upper 'hi' 1.0"),
     (0, 0, "--target-upper 'hi' (the upper bounds) is 0 in data row 2; expected an upper "
            "bound > 0"),
     ("", 2, "--target 'lo' (the lower bounds) is missing in 1 row of 3 (first in data row "
@@ -284,6 +285,8 @@ def test_every_kind_of_censoring_is_read_and_counted(tmp_path, capsys):
      "--drop 'hi' names the --target-upper column 'hi'"),
     (["--target", "lo", "--target-upper", "hi", "--loss", "aft", "--offset", "hi"],
      "--target-upper 'hi' is the --offset column"),
+    (["--target", "lo", "--target-upper", "lo", "--loss", "aft"],
+     "--target-upper 'lo' is the --target column; expected another column"),
     (["--target", "lo", "--target-upper", "hi", "--loss", "aft", "--task", "classification"],
      "--task classification does not fit --target-upper 'hi'"),
     (["--target", "lo", "--target-upper", "hi", "--loss", "aft", "--out-of-core"],

@@ -202,7 +202,7 @@ def read_bounds(table: Table, lower: str, upper: str) -> np.ndarray:
                          f"expected a name among its columns {listed(table.names, 30)}")
     what = {lower: f"--target {lower!r} (the lower bounds)",
             upper: f"--target-upper {upper!r} (the upper bounds)"}
-    for name in dict.fromkeys((lower, upper)):
+    for name in (lower, upper):
         values = table.column(name)
         if values.dtype.kind != "f":
             example = next((v for v in values if v.lower() not in MISSING_TOKENS
@@ -217,15 +217,11 @@ def read_bounds(table: Table, lower: str, upper: str) -> np.ndarray:
         return int(np.argmax(mask))
 
     bad = np.isnan(lo)
-    if bad.any() and lower != upper:
+    if bad.any():
         raise ValueError(f"{what[lower]} is missing in {_rows(int(bad.sum()))} of {lo.size} "
                          f"(first in data row {first(bad) + 1}); expected a time >= 0 in every "
                          "row (0 for a left-censored row: the event came before the upper "
                          "bound)")
-    if bad.any():
-        raise ValueError(f"--target {lower!r} is missing in data row {first(bad) + 1}; "
-                         "expected a time in every row (it is both bounds: every row an "
-                         "exact time)")
     bad = np.isinf(lo)
     if bad.any():
         raise ValueError(f"{what[lower]} is {lo[first(bad)]:g} in data row {first(bad) + 1}; "
@@ -245,9 +241,9 @@ def read_bounds(table: Table, lower: str, upper: str) -> np.ndarray:
     bad = lo > hi
     if bad.any():
         row = first(bad)
-        raise ValueError(f"data row {row + 1}: --target {lower!r} {lo[row]:g} is above "
-                         f"--target-upper {upper!r} {hi[row]:g}; expected lower <= upper "
-                         "bounds (equal: an exact time)")
+        raise ValueError(f"data row {row + 1}: --target {lower!r} {float(lo[row])!r} is "
+                         f"above --target-upper {upper!r} {float(hi[row])!r}; expected lower "
+                         "<= upper bounds (equal: an exact time)")
     return np.column_stack([lo, hi])
 
 

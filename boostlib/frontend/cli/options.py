@@ -15,9 +15,9 @@ from .columns import name_list
 
 TASKS = ("classification", "regression", "ranking")
 #: ``train``'s own options; an estimator parameter must not use these names.
-TRAIN_OPTIONS = ("data", "target", "target_upper", "output", "task", "eval_fraction", "header",
-                 "sep",
-                 "categorical", "drop", "group", "offset", "cv", "cv_output", "oof_output")
+TRAIN_OPTIONS = ("data", "target", "target_upper", "output", "task", "eval_fraction",
+                 "header", "sep", "categorical", "drop", "group", "offset", "cv", "cv_output",
+                 "oof_output")
 #: Estimator parameters set by a ``train`` option of their own instead of a generated one
 #: (their ``cli`` is None in the table): ``categorical_features`` is filled from the columns
 #: read as categorical (text columns and ``--categorical``, also spelled

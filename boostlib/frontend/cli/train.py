@@ -60,9 +60,9 @@ _TRAIN_EPILOG = """examples:
 
 DATA is a CSV/TSV file (.gz too) or Parquet (.parquet, .pq; needs pyarrow), or a folder of
 Parquet files (read in batches, as with --out-of-core). Every column
-but the target (and --target-upper) and the --drop columns is a feature: numeric columns as numbers, text
-columns (and --categorical ones) as categorical features whose levels are their distinct
-values. Empty, NA, NaN, null, None and ? are missing values.
+but the target (and --target-upper) and the --drop columns is a feature: numeric columns as
+numbers, text columns (and --categorical ones) as categorical features whose levels are
+their distinct values. Empty, NA, NaN, null, None and ? are missing values.
 
 """ + _TASK_EPILOG
 
@@ -194,6 +194,10 @@ def check_train_options(args: argparse.Namespace) -> None:
                          f"{'--target' if args.offset == args.target else '--group'} column; "
                          "expected a column of raw-score offsets")
     upper = args.target_upper
+    if upper is not None and upper == args.target:
+        raise ValueError(f"--target-upper {upper!r} is the --target column; expected another "
+                         "column, of the upper bounds of the times (for a row with an exact "
+                         "time, its upper bound equals its lower bound)")
     if upper is not None and upper in (args.group, args.offset):
         raise ValueError(f"--target-upper {upper!r} is the "
                          f"{'--group' if upper == args.group else '--offset'} column; "
@@ -256,7 +260,7 @@ def read_training_data(args: argparse.Namespace) -> TrainingData:
                                  "never a feature)")
     names = feature_columns(table, args.target,
                             drop + [c for c in (args.group, args.offset, upper)
-                                    if c is not None and c != args.target],
+                                    if c is not None],
                             categorical)
     given, given_by = task_of_loss(args.task, loss, params.get("loss"))
     if upper is None:
