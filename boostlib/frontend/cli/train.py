@@ -273,11 +273,11 @@ def read_training_data(args: argparse.Namespace) -> TrainingData:
         task = "regression"
         why = f"boostlib: task: regression, from {given_by}" + \
             (" regression" if given_by == "--task" else "")
-    if loss is not None and task == "regression":
-        y = _checked_target(loss, y, args)
     sizes = query_sizes(table, args.group) if args.group is not None else None
     X = table.features(names)
     print(why, file=sys.stderr, flush=True)
+    if loss is not None and task == "regression":
+        _check_target(loss, y, args)
     cls = {"classification": classes[0], "regression": classes[1],
            "ranking": classes[2]}[task]
     params.update(categorical_parameter(cls, X, categorical, table.path))
@@ -312,8 +312,8 @@ def read_training_data(args: argparse.Namespace) -> TrainingData:
     return TrainingData(table, X, y, task, cls, params, sizes, offset)
 
 
-def _checked_target(loss: Any, y: np.ndarray, args: argparse.Namespace) -> np.ndarray:
-    """``y`` as ``loss.validate_target`` takes it, its errors led by the target's option
+def _check_target(loss: Any, y: np.ndarray, args: argparse.Namespace) -> None:
+    """``loss.validate_target(y)`` before training, its errors led by the target's option
     and column (``--target 'time': loss 'cox': every row is censored ...``); a Cox time of
     0 is refused naming its data row."""
     if isinstance(loss, CoxLoss) and y.ndim == 1 and np.any(y == 0):
@@ -323,7 +323,7 @@ def _checked_target(loss: Any, y: np.ndarray, args: argparse.Namespace) -> np.nd
                          "right-censored at minus it), so 0 says neither; expected a time "
                          "other than 0")
     try:
-        return loss.validate_target(y)
+        loss.validate_target(y)
     except ValueError as exc:
         column = f"--target {args.target!r}" if args.target_upper is None else \
             f"--target {args.target!r} and --target-upper {args.target_upper!r}"
