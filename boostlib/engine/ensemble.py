@@ -386,8 +386,8 @@ class Ensemble:
         Raises
         ------
         ValueError
-            When the coefficients were rewritten other than by :meth:`scale` (e.g. AGBM),
-            so past states are not recorded.
+            When the coefficients were rewritten other than by :meth:`scale` (e.g. by AGBM,
+            DART or a random forest), so past states are not recorded.
         """
         if self.scale_history is None:
             raise ValueError("this model's coefficients were rewritten during training (e.g. "
@@ -445,8 +445,9 @@ class Ensemble:
         """For each ``end``, the factor :meth:`truncations_raw` divides the truncation to the
         first ``end`` terms by: the :meth:`state_factors` one (the SGLB shrinkage applied
         after the model held ``end`` terms), 1 when the model records no scale history
-        (coefficients rewritten, e.g. by AGBM: then a truncation keeps the final
-        coefficients), and 1 for ``end == n_trees`` (the final model itself).
+        (coefficients rewritten, e.g. by AGBM, DART or a random forest: then a truncation
+        keeps the final coefficients), and 1 for ``end == n_trees`` (the final model
+        itself).
 
         Raises
         ------
@@ -474,8 +475,8 @@ class Ensemble:
         The array for ``end`` is ``(bias + sum_{start <= t < end} c_t tree_t(x)) / s`` with
         ``s`` the :meth:`truncation_factors` of ``end``: with ``start = 0``, the model as it
         was when it held ``end`` terms (SGLB's later shrinkage undone), or, when the
-        coefficients were rewritten (AGBM), its first ``end`` terms with their final
-        coefficients. ``X`` is binned here, before the first array is asked for; each
+        coefficients were rewritten (AGBM, DART, a random forest), its first ``end`` terms
+        with their final coefficients. ``X`` is binned here, before the first array is asked for; each
         segment of trees between consecutive ends is then added once (the rows' sums run
         over the trees in order, so the truncation to all ``n_trees`` terms equals
         :meth:`predict_raw` bit for bit).

@@ -30,7 +30,7 @@ none. The tree stores the parts as four arrays over its ``value`` slots, in CSR 
 training matrix's feature), ``linear_weight`` and ``linear_mean`` (float64). A tree without
 linear leaves has them None.
 
-The kernels (:mod:`boostlib._kernels._linear`) read the raw values feature-major, as float64,
+The kernels (``boostlib._kernels._linear``) read the raw values feature-major, as float64,
 from a :class:`RawColumns`: copied a feature at a time the first time a leaf needs them, so
 the memory grows with the features the trees use (8 bytes per row and feature).
 """

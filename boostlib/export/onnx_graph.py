@@ -11,7 +11,7 @@ The graph (default domain opset :data:`OPSET`, ``ai.onnx.ml`` opset :data:`ML_OP
                                label = classes[argmax(raw)]             (N,)
         raw=True:              raw_score = raw                          (N,) or (N, K)
 
-Linear leaves (:func:`_linear_part`): a second ``TreeEnsemble`` finds every row's leaf in
+Linear leaves (``_linear_part``): a second ``TreeEnsemble`` finds every row's leaf in
 each tree with linear leaves (its leaves weigh their row in the tables), ``Gather`` fetches
 the leaves' padded entries, ``GatherElements`` the row's values of their features, and the
 terms ``coef * w * (x - m)`` are summed per tree (0 where a feature of the leaf is NaN or
