@@ -58,27 +58,25 @@ def _csr(per):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(_leaves(), st.integers(1, 2))
-def test_leaf_sums_match_explicit_sums(case, n_threads):
+@given(_leaves(), st.integers(1, 2), st.integers(1, 50))
+def test_leaf_sums_match_explicit_sums(case, n_threads, block_rows):
     per, X, slot, g, h = case
     ptr, feature = _csr(per)
     k = np.diff(ptr)
     block = 3 + 2 * k + k * k
     base = np.concatenate([[0], np.cumsum(block)[:-1]]).astype(np.int64)
     shift = np.linspace(-1.0, 1.0, feature.size)
-    order = np.argsort(slot, kind="stable").astype(np.int32)
-    starts = np.searchsorted(slot[order], np.arange(len(per) + 1)).astype(np.int32)
     out = np.full(int(block.sum()), np.nan)
     rows = np.arange(X.shape[0], dtype=np.int32)
-    _linear.leaf_sums(np.ascontiguousarray(X.T), rows, order, starts, g, h, ptr, feature,
-                      shift, base, out, n_threads)
+    _linear.leaf_sums(np.ascontiguousarray(X.T), rows, slot, g, h, ptr, feature, shift, base,
+                      out, block_rows, n_threads)
     for s, feats in enumerate(per):
         kk = len(feats)
         want = np.zeros(3 + 2 * kk + kk * kk)
         for i in range(X.shape[0]):
             x = [X[i, f] - shift[ptr[s] + j] for j, f in enumerate(feats)]
-            if slot[i] != s or not all(np.isfinite(x)):
-                continue
+            if slot[i] != s or not all(np.isfinite(x)) or kk == 0:
+                continue                # (a slot without features is not summed)
             want[:3] += [1.0, h[i], g[i]]
             for j in range(kk):
                 want[3 + j] += h[i] * x[j]

@@ -9,10 +9,11 @@ laid out at ``out[base[s]:]`` as
 
 ``[count, H, G, Sx (k), Sg (k), Sxx (k * k)]`` with ``H = sum h``, ``G = sum g``,
 ``Sx_j = sum h (x_j - c_j)``, ``Sg_j = sum g (x_j - c_j)`` and
-``Sxx_jl = sum h (x_j - c_j) (x_l - c_l)`` over the complete rows.
+``Sxx_jl = sum h (x_j - c_j) (x_l - c_l)`` over the complete rows (a slot without features
+is not summed: its three sums stay 0).
 
-A slot's rows are summed in their given order by one thread (the threads share the slots):
-the sums, and the linear parts added, do not depend on ``n_threads``.
+Rows are summed in their order, in blocks of a fixed size whose sums are then added in
+order: the sums, and the linear parts added, do not depend on ``n_threads``.
 """
 import numpy as np
 
@@ -28,83 +29,87 @@ MAX_LEAF_FEATURES = 64
 DEF MAXK = 64
 
 
-cdef void _slot_sums(const double[:, ::1] columns, const idx_t[::1] rows,
-                     const idx_t[::1] order, Py_ssize_t q0, Py_ssize_t q1,
-                     const double[::1] g, const double[::1] h, const idx_t* feat,
-                     const double* shift, Py_ssize_t k, double* o) noexcept nogil:
+cdef void _row_sums(const double[:, ::1] columns, idx_t r, double gv, double hv,
+                    const idx_t* feat, const double* shift, Py_ssize_t k,
+                    double* o) noexcept nogil:
+    """Add one row to its slot's sums ``o`` (nothing when one of its values is missing)."""
     cdef double x[MAXK]
-    cdef Py_ssize_t q, p, j, l
-    cdef idx_t r
-    cdef double gv, hv, hx
-    cdef bint complete
-    for j in range(3 + 2 * k + k * k):
-        o[j] = 0.0
-    for q in range(q0, q1):
-        p = order[q]
-        r = rows[p]
-        complete = True
-        for j in range(k):
-            x[j] = columns[feat[j], r] - shift[j]
-            if not isfinite(x[j]):
-                complete = False
-                break
-        if not complete:
-            continue
-        gv = g[p]
-        hv = h[p]
-        o[0] += 1.0
-        o[1] += hv
-        o[2] += gv
-        for j in range(k):
-            hx = hv * x[j]
-            o[3 + j] += hx
-            o[3 + k + j] += gv * x[j]
-            for l in range(k):
-                o[3 + 2 * k + j * k + l] += hx * x[l]
+    cdef Py_ssize_t j, l
+    cdef double hx
+    for j in range(k):
+        x[j] = columns[feat[j], r] - shift[j]
+        if not isfinite(x[j]):
+            return
+    o[0] += 1.0
+    o[1] += hv
+    o[2] += gv
+    for j in range(k):
+        hx = hv * x[j]
+        o[3 + j] += hx
+        o[3 + k + j] += gv * x[j]
+        for l in range(k):
+            o[3 + 2 * k + j * k + l] += hx * x[l]
 
 
-def leaf_sums(const double[:, ::1] columns, const idx_t[::1] rows, const idx_t[::1] order,
-              const idx_t[::1] starts, const double[::1] g, const double[::1] h,
-              const idx_t[::1] ptr, const idx_t[::1] feature, const double[::1] shift,
-              const int64_t[::1] base, double[::1] out, int n_threads):
+def leaf_sums(const double[:, ::1] columns, const idx_t[::1] rows, const idx_t[::1] slot,
+              const double[::1] g, const double[::1] h, const idx_t[::1] ptr,
+              const idx_t[::1] feature, const double[::1] shift, const int64_t[::1] base,
+              double[::1] out, Py_ssize_t block_rows, int n_threads):
     """The sums of every slot's fit (layout in the module docstring).
+
+    Rows are read in their order, ``block_rows`` at a time (the threads share the blocks);
+    each block's sums are kept apart and then added block after block, so the result does
+    not depend on ``n_threads`` (the caller chooses ``block_rows`` without regard to it).
 
     Parameters
     ----------
     columns : IN float64 (n_columns, n_matrix_rows), raw values feature-major (NaN: missing).
     rows : IN int32 (n,), the column of ``columns`` each fitted row reads.
-    order : IN int32 (n,), positions into ``rows``, ``g``, ``h``, grouped by slot.
-    starts : IN int32 (n_slots + 1,), slot ``s``'s positions are
-        ``order[starts[s]:starts[s+1]]``.
+    slot : IN int32 (n,), each fitted row's slot.
     g, h : IN float64 (n,), the fitted rows' gradients and hessians (weights applied).
     ptr : IN int32 (n_slots + 1,), slot ``s``'s entries ``ptr[s] .. ptr[s+1]``.
     feature : IN int32, the row of ``columns`` of each entry.
     shift : IN float64, each entry's shift.
     base : IN int64 (n_slots,), where each slot's sums start in ``out``.
-    out : OUT float64.
-    n_threads : OpenMP threads (parallel over slots).
+    out : OUT float64, every slot's sums (its size: the end of the last slot's).
+    block_rows : rows of one block (>= 1).
+    n_threads : OpenMP threads (parallel over blocks of rows).
     """
-    cdef Py_ssize_t n_slots = starts.shape[0] - 1, s, k, n = rows.shape[0]
-    if not (ptr.shape[0] == n_slots + 1 and base.shape[0] == n_slots and g.shape[0] == n
-            and h.shape[0] == n and order.shape[0] == n and shift.shape[0] == feature.shape[0]):
+    cdef Py_ssize_t n_slots = ptr.shape[0] - 1, s, k, n = rows.shape[0], p, b, i
+    cdef Py_ssize_t size = out.shape[0], n_blocks
+    cdef idx_t t
+    if block_rows < 1:
+        raise ValueError("leaf_sums: block_rows must be >= 1")
+    n_blocks = (n + block_rows - 1) // block_rows
+    if not (base.shape[0] == n_slots and g.shape[0] == n and h.shape[0] == n
+            and slot.shape[0] == n and shift.shape[0] == feature.shape[0]):
         raise ValueError("leaf_sums: arrays of inconsistent sizes")
     for s in range(n_slots):
         k = ptr[s + 1] - ptr[s]
         if (k < 0 or k > MAXK or ptr[s] < 0 or ptr[s + 1] > feature.shape[0]
-                or base[s] < 0 or base[s] + 3 + 2 * k + k * k > out.shape[0]
-                or starts[s] < 0 or starts[s] > starts[s + 1] or starts[s + 1] > n):
+                or base[s] < 0 or base[s] + 3 + 2 * k + k * k > size):
             raise ValueError(f"leaf_sums: slot {s} is out of range")
     for s in range(feature.shape[0]):
         if not 0 <= feature[s] < columns.shape[0]:
             raise ValueError("leaf_sums: feature out of range")
-    for s in range(n):
-        if not (0 <= rows[s] < columns.shape[1] and 0 <= order[s] < n):
-            raise ValueError("leaf_sums: row out of range")
+    for p in range(n):
+        if not (0 <= rows[p] < columns.shape[1] and 0 <= slot[p] < n_slots):
+            raise ValueError("leaf_sums: row or slot out of range")
+    partial_arr = np.zeros((max(n_blocks, 1), size))
+    cdef double[:, ::1] partial = partial_arr
     n_threads = row_threads(n, n_threads)
     with nogil:
-        for s in prange(n_slots, schedule="dynamic", num_threads=n_threads):
-            _slot_sums(columns, rows, order, starts[s], starts[s + 1], g, h,
-                       &feature[ptr[s]], &shift[ptr[s]], ptr[s + 1] - ptr[s], &out[base[s]])
+        for b in prange(n_blocks, schedule="dynamic", num_threads=n_threads):
+            for p in range(b * block_rows, min(n, (b + 1) * block_rows)):
+                t = slot[p]
+                if ptr[t + 1] > ptr[t]:
+                    _row_sums(columns, rows[p], g[p], h[p], &feature[ptr[t]],
+                              &shift[ptr[t]], ptr[t + 1] - ptr[t], &partial[b, base[t]])
+        for i in range(size):
+            out[i] = 0.0
+        for b in range(n_blocks):
+            for i in range(size):
+                out[i] += partial[b, i]
 
 
 def add_linear(const double[:, ::1] columns, const idx_t[::1] rows, const idx_t[::1] slot,

@@ -139,65 +139,80 @@ def fit_tree(kind: Any, tree: Any, rows: np.ndarray, node: np.ndarray, g: np.nda
         raise ValueError(f"a leaf of a linear-leaves tree splits on {int(sizes.max())} "
                          f"features; at most {MAX_LEAF_FEATURES} are supported")
     local = columns.local(feature)
-    node = np.ascontiguousarray(node, dtype=np.int32)
-    # rows grouped by slot, in order (a radix sort on 16-bit slot numbers)
-    key = node.astype(np.uint16) if n_slots <= 1 << 16 else node
-    order = np.argsort(key, kind="stable").astype(np.int32)
-    starts = np.searchsorted(node[order], np.arange(n_slots + 1)).astype(np.int32)
     block = 3 + 2 * sizes + sizes * sizes
     base = np.concatenate([[0], np.cumsum(block)[:-1]]).astype(np.int64)
     sums = np.empty(int(block.sum()))
     shift = columns.centers[feature]
-    _linear.leaf_sums(columns.matrix, np.ascontiguousarray(rows, dtype=np.int32), order,
-                      starts, np.ascontiguousarray(g, dtype=np.float64),
+    _linear.leaf_sums(columns.matrix, np.ascontiguousarray(rows, dtype=np.int32),
+                      np.ascontiguousarray(node, dtype=np.int32),
+                      np.ascontiguousarray(g, dtype=np.float64),
                       np.ascontiguousarray(h, dtype=np.float64), ptr, local,
-                      np.ascontiguousarray(shift), base, sums, n_threads)
+                      np.ascontiguousarray(shift), base, sums,
+                      _block_rows(len(rows), sums.size), n_threads)
     collective.allreduce(sums)
-    out_ptr = np.zeros(n_slots + 1, dtype=np.int32)
-    out_feature, out_weight, out_mean = [], [], []
-    for s in np.flatnonzero(sizes).tolist():
-        k, o = int(sizes[s]), sums[base[s]:base[s] + block[s]]
-        solved = _solve_slot(o, k, float(linear_lambda))
-        if solved is not None:
-            keep, w, mu = solved
-            entries = slice(ptr[s], ptr[s + 1])
-            out_feature.append(feature[entries][keep])
-            out_weight.append(w)
-            out_mean.append(shift[entries][keep] + mu)
-            out_ptr[s + 1] = w.size
-    tree.linear_ptr = np.cumsum(out_ptr, dtype=np.int32)
-    tree.linear_feature = _joined(out_feature, np.int32)
-    tree.linear_weight = _joined(out_weight, np.float64)
-    tree.linear_mean = _joined(out_mean, np.float64)
+    keep, weight, mean = _solve(sums, base, sizes, float(linear_lambda))
+    slot_of_entry = np.repeat(np.arange(n_slots), sizes)
+    tree.linear_ptr = np.concatenate(
+        [[0], np.cumsum(np.bincount(slot_of_entry[keep], minlength=n_slots))]).astype(np.int32)
+    tree.linear_feature = np.ascontiguousarray(feature[keep], dtype=np.int32)
+    tree.linear_weight = np.ascontiguousarray(weight[keep])
+    tree.linear_mean = np.ascontiguousarray(shift[keep] + mean[keep])
 
 
-def _joined(parts, dtype) -> np.ndarray:
-    return np.ascontiguousarray(np.concatenate(parts) if parts else np.empty(0), dtype=dtype)
+def _solve(sums: np.ndarray, base: np.ndarray, sizes: np.ndarray, lam: float
+           ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(keep, w, mu)`` over every entry of every slot, from the slots' sums: which entries
+    get a slope, the slopes, and the centres about the shift. All slots are solved in one
+    batch, each system padded to the largest with the identity. A slot stays constant (no
+    entry kept) with no more complete rows than features, no hessian mass, no feature that
+    varies (by more than rounding) or a solution that is not finite."""
+    n_entries = int(sizes.sum())
+    keep = np.zeros(n_entries, dtype=bool)
+    weight, mean = np.zeros(n_entries), np.zeros(n_entries)
+    slots = np.flatnonzero(sizes)
+    if not slots.size:
+        return keep, weight, mean
+    k = sizes[slots]
+    b0 = base[slots]
+    j = np.arange(int(k.max()))
+    count, H, G = sums[b0], sums[b0 + 1], sums[b0 + 2]
+    ok = (count > k) & (H > 0)
+    inside = j < k[:, None]                                     # (m, K): real entries
+    pair = inside[:, :, None] & inside[:, None, :]
 
+    def gather(where: np.ndarray, index: np.ndarray) -> np.ndarray:
+        return np.where(where, sums[np.where(where, index, 0)], 0.0)
 
-def _solve_slot(o: np.ndarray, k: int, lam: float
-                ) -> Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """``(keep, w, mu)`` of one slot from its sums (``mu`` about the shift), or None when the
-    slot stays constant."""
-    count, H, G = o[0], o[1], o[2]
-    if not (count > k and H > 0):
-        return None
-    Sx, Sg, Sxx = o[3:3 + k], o[3 + k:3 + 2 * k], o[3 + 2 * k:].reshape(k, k)
-    mu = Sx / H
-    A = Sxx - np.outer(Sx, mu)
-    b = Sg - mu * G
-    # a feature whose spread in the leaf is lost to rounding (or is none) gets no slope
-    keep = np.diag(A) > 1e-12 * np.maximum(np.diag(Sxx), np.finfo(float).tiny)
-    if not keep.any():
-        return None
-    A = A[np.ix_(keep, keep)] + lam * np.eye(int(keep.sum()))
+    Sx = gather(inside, b0[:, None] + 3 + j)
+    Sg = gather(inside, b0[:, None] + 3 + k[:, None] + j)
+    Sxx = gather(pair, (b0 + 3 + 2 * k)[:, None, None] + j[:, None] * k[:, None, None]
+                 + j[None, None, :])
+    mu = Sx / np.where(ok, H, 1.0)[:, None]
+    A = Sxx - Sx[:, :, None] * mu[:, None, :]
+    b = Sg - mu * G[:, None]
+    # a feature whose spread in the leaf is lost to rounding (or is none) gets no slope: its
+    # row and column become the identity's, its right-hand side 0 (as the padding's)
+    varies = inside & ok[:, None] & (
+        A[:, j, j] > 1e-12 * np.maximum(Sxx[:, j, j], np.finfo(float).tiny))
+    A = np.where(varies[:, :, None] & varies[:, None, :], A, 0.0)
+    A[:, j, j] += np.where(varies, lam, 1.0)
+    b = np.where(varies, b, 0.0)
     try:
-        w = np.linalg.solve(A, -b[keep])
+        w = np.linalg.solve(A, -b[:, :, None])[:, :, 0]
     except np.linalg.LinAlgError:
-        w = np.linalg.lstsq(A, -b[keep], rcond=None)[0]
-    if not np.all(np.isfinite(w)):
-        return None
-    return keep, w, mu[keep]
+        w = np.stack([np.linalg.lstsq(a, -r, rcond=None)[0] for a, r in zip(A, b)])
+    good = np.all(np.isfinite(w), axis=1) & varies.any(axis=1)
+    entry = (np.concatenate([[0], np.cumsum(sizes)[:-1]])[slots][:, None] + j)[inside]
+    keep[entry] = (varies & good[:, None])[inside]
+    weight[entry] = np.where(keep[entry], w[inside], 0.0)
+    mean[entry] = mu[inside]
+    return keep, weight, mean
+
+
+def _block_rows(n_rows: int, size: int) -> int:
+    """Rows per block of the sums' kernel: at least 8192, and few enough blocks that their
+    partial sums (``size`` each) take at most about 4M values (32 MB)."""
+    return max(8192, -(-n_rows * size // (1 << 22)))
 
 
 def add_tree(tree: Any, columns: RawColumns, rows: np.ndarray, slot: np.ndarray,
