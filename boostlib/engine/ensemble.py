@@ -113,6 +113,7 @@ class Ensemble:
         """Drop the cached prediction tables (the trees or coefficients changed)."""
         self._compact_cache = None
         self._prepared_cache = None
+        self._has_linear: Optional[bool] = None
 
     @property
     def bias(self):
@@ -214,8 +215,10 @@ class Ensemble:
 
     @property
     def has_linear(self) -> bool:
-        """Whether some tree has linear leaves."""
-        return any(has_linear(t) for t in self.scalar_trees())
+        """Whether some tree has linear leaves (kept until the trees change)."""
+        if self._has_linear is None:
+            self._has_linear = any(has_linear(t) for t in self.scalar_trees())
+        return self._has_linear
 
     def add_trees_binned(self, X_binned: np.ndarray, out: np.ndarray, trees: List[Member],
                          coef: np.ndarray, n_threads: int = 1,
