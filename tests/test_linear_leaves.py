@@ -385,3 +385,12 @@ def test_onnx_graph_adds_the_linear_parts(policy, dtype, tol):
     label, proba = session.run(None, {"X": X})
     np.testing.assert_allclose(proba, clf.predict_proba(X), rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(label, clf.predict(X))
+
+
+def test_shap_tree_form_is_refused():
+    from boostlib.explain import to_shap
+    X, y = _piecewise(300)
+    model = BoostRegressor(n_estimators=2, linear_leaves=True).fit(X, y)
+    with pytest.raises(ValueError, match="linear leaves"):
+        to_shap(model)
+

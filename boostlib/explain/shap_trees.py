@@ -87,8 +87,8 @@ def to_shap(model: Any) -> Dict[str, Any]:
     ------
     ValueError
         For a model with categorical splits (shap's format has thresholds only), one
-        trained with a ``categorical_encoding`` other than ``"sets"``, or one without covers
-        (read from a file older than format 4).
+        trained with a ``categorical_encoding`` other than ``"sets"``, one with linear
+        leaves, or one without covers (read from a file older than format 4).
 
     Examples
     --------
@@ -103,6 +103,11 @@ def to_shap(model: Any) -> Dict[str, Any]:
                          "columns, not the features shap would pass; use "
                          "boostlib.explain.explanation or predict(X, pred_contrib=True), "
                          "which give each feature its columns' share")
+    if m.ensemble.has_linear:
+        raise ValueError("the model has linear leaves (linear_leaves=True), which shap's "
+                         "trees cannot hold (a leaf there is a constant); use "
+                         "boostlib.explain.explanation or predict(X, pred_contrib=True), "
+                         "which include the leaves' linear terms")
     ensemble = m.ensemble
     trees: List[Dict[str, np.ndarray]] = []
     for t, (term, c) in enumerate(zip(ensemble.trees, ensemble.coef.tolist())):
