@@ -16,7 +16,7 @@ from ...builtin.survival import CoxLoss
 from ...io.batches import BATCH_ROWS
 from ...io.tables import identifier_columns, read_table
 from ...plugin import registry
-from .columns import (MAX_CLASSES, MIN_CLASS_ROWS, TASK_RULE, categorical_parameter, class_index,
+from .columns import (MAX_CLASSES, MIN_CLASS_ROWS, TASK_RULE, categorical_parameter,
                       column_list, column_name, feature_columns, folds_option, fraction_option,
                       int_option, listed, offset_column, plural, query_sizes, read_bounds,
                       read_target, run_lengths, show_value, split_queries, split_rows,
