@@ -343,6 +343,26 @@ def test_depthwise_tree_drawing_matches_the_tree(plt, higgs_small, tmp_path):
     assert "tree 2 of 4" in ax.get_title() and "depthwise" in ax.get_title()
 
 
+@pytest.mark.parametrize("policy", ["depthwise", "symmetric"])
+def test_linear_leaves_are_named_in_the_drawing(plt, tmp_path, policy):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    y = np.where(X[:, 0] > 0, 5 + 2 * X[:, 1], -5 - X[:, 1])
+    model = BoostRegressor(n_estimators=2, max_depth=2, grow_policy=policy,
+                           linear_leaves=True, random_state=0).fit(X, y)
+    tree = model.ensemble_.trees[0]
+    ax = plot_tree(model, tree_index=0)
+    _render(ax, tmp_path / f"linear_{policy}.png")
+    assert "linear leaves: each leaf also adds its slopes" in ax.get_title()
+    if policy == "depthwise":
+        leaves = _texts(ax, "leaf")
+        named = [t for t in leaves if "\n+ linear in " in t]
+        # every leaf with a linear part names its features, in order of the leaves
+        assert len(named) == int(np.count_nonzero(np.diff(tree.linear_ptr)))
+        assert all(set(t.split("linear in ")[1].split(", ")) <= {"x0", "x1", "x2"}
+                   for t in named)
+
+
 def _extents(ax, gid):
     renderer = ax.figure.canvas.get_renderer()
     return [t.get_window_extent(renderer) for t in ax.texts if t.get_gid() == gid]

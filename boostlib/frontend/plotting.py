@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
+from ..engine.linear_leaves import constant_part, has_linear
 from ..engine.trees.base import CAT_SPLIT, set_members
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -566,20 +567,30 @@ def _tree_of(ensemble, tree_index: int, output: int) -> Tuple[Any, float]:
 def _tree_nodes(ensemble, tree: Any, coef: float, names: List[str], precision: int,
                 tree_index: int) -> _Node:
     """The nodes of ``tree`` as an explicit binary tree, leaf values multiplied by the
-    term's coefficient ``coef``."""
+    term's coefficient ``coef``; a leaf with a linear part names its features on a second
+    line."""
     mapper = ensemble.bin_mapper
-
-    def leaf(value: float, depth: int) -> _Node:
-        return _Node(f"{coef * value:.{precision}g}", True, depth)
-
     a = ensemble.kind.node_arrays(tree)      # every kind, as an explicit binary tree
     n_nodes = int(a["left"].size)
+    slot = None                              # the value slot of every node (linear leaves)
+    if has_linear(tree):
+        slot = ensemble.kind.node_arrays(constant_part(
+            tree, np.arange(tree.value.size, dtype=np.float64)))["value"].astype(np.int64)
+
+    def leaf(k: int, depth: int) -> _Node:
+        text = f"{coef * float(a['value'][k]):.{precision}g}"
+        if slot is not None:
+            s = int(slot[k])
+            linear = tree.linear_feature[tree.linear_ptr[s]:tree.linear_ptr[s + 1]]
+            if linear.size:
+                text += "\n+ linear in " + ", ".join(names[int(f)] for f in linear)
+        return _Node(text, True, depth)
 
     def node(k: int, depth: int) -> _Node:
         if depth > n_nodes:
             raise ValueError(f"tree {tree_index} has a cycle")
         if a["left"][k] < 0:
-            return leaf(float(a["value"][k]), depth)
+            return leaf(k, depth)
         f = int(a["feature"][k])
         text, edges = _split_text(names[f], f, int(a["bin"][k]), int(a["nan_right"][k]),
                                   mapper, precision, a.get("cat_sets"))
@@ -855,7 +866,9 @@ def plot_tree(model: Any, tree_index: int = 0, *, output: Optional[int] = None,
     if title is True:
         which = f", {_output_name(model, output, n_outputs)}" if n_outputs > 1 else ""
         title = (f"tree {tree_index} of {n_trees}{which} ({ensemble.policy}; leaf values x "
-                 f"coefficient {coef:.{precision}g})")
+                 f"coefficient {coef:.{precision}g}"
+                 + ("; linear leaves: each leaf also adds its slopes" if has_linear(tree)
+                    else "") + ")")
     if title:
         ax.set_title(str(title))
     return ax
