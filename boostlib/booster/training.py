@@ -246,11 +246,6 @@ def _check_linear(p: Mapping[str, Any], loss: Any, train_set: Dataset) -> None:
                          "without leaf renewal (e.g. 'mse' or 'huber')")
 
 
-def _raw_columns(data: Dataset, centers: Optional[np.ndarray] = None) -> RawColumns:
-    """The raw values linear leaves read from ``data``'s matrix."""
-    return RawColumns(data.X, centers)
-
-
 def _centers(mapper: Any) -> np.ndarray:
     """The middle border of every feature (0 without borders): the same on every worker of
     a distributed fit, near the middle of the feature's values."""
@@ -422,7 +417,7 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
         first_iteration = init_model.n_iterations
     # the raw values, for linear leaves (new ones, or those of the model continued)
     raw_values = bool(p["linear_leaves"]) or ensemble.has_linear
-    train_columns = _raw_columns(train_set, _centers(mapper)) if raw_values else None
+    train_columns = RawColumns(train_set.X, _centers(mapper)) if raw_values else None
     if init_model is not None:
         init_raw = continuation.start_scores(ensemble, X_binned, n_threads, train_columns)
     if offset is not None:
@@ -430,7 +425,7 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
     evals = []
     for name, ds in zip(names, valid_sets):
         binned = ds.binned(mapper, n_threads)
-        columns = _raw_columns(ds) if raw_values else None
+        columns = RawColumns(ds.X) if raw_values else None
         valid_offset = offsets(ds.init_score, n_outputs, f"validation set {name!r}'s "
                                                          "init_score")
         evals.append(EvalSet(name, binned, _target(loss, ds, f"validation set {name!r}"),

@@ -235,14 +235,16 @@ def contributions(tree: Any, X: np.ndarray, slot: np.ndarray, coefficient: float
     attributed to the features it is linear in (rows missing one of its leaf's features
     add nothing), ``out`` of shape (n_rows, n_features + 1)."""
     ptr, feature = tree.linear_ptr, tree.linear_feature
+    order = np.argsort(slot, kind="stable")         # the rows grouped by slot, found once
+    bounds = np.searchsorted(slot[order], np.arange(ptr.size))
     for s in np.flatnonzero(np.diff(ptr)).tolist():
-        at = np.flatnonzero(slot == s)
+        at = order[bounds[s]:bounds[s + 1]]
         if not at.size:
             continue
         entries = slice(ptr[s], ptr[s + 1])
         f = feature[entries]
-        x = np.asarray(X[at][:, f] if not hasattr(X, "tocsr") else X[at][:, f].toarray(),
-                       dtype=np.float64)
+        x = X[at][:, f]
+        x = np.asarray(x.toarray() if hasattr(x, "toarray") else x, dtype=np.float64)
         complete = np.all(np.isfinite(x), axis=1)
         part = coefficient * tree.linear_weight[entries] * (x - tree.linear_mean[entries])
         out[at[complete][:, None], f[None, :]] += part[complete]
