@@ -10,7 +10,8 @@ import pytest
 
 from boostlib import BoostRegressor
 from boostlib._kernels import _cpu_limits
-from boostlib._kernels._openmp import effective_n_threads, openmp_enabled
+from boostlib._kernels import _openmp
+from boostlib._kernels._openmp import effective_n_threads, openmp_enabled, training_n_threads
 from boostlib.builtin.losses import MSELoss
 
 
@@ -265,3 +266,80 @@ def test_an_affinity_mask_of_one_cpu_gives_one_thread():
     assert int(before) >= 2          # OpenMP's own count stays at the CPUs it started with
     assert int(after) == 1
     assert seen == "[1]"
+
+
+# -- CPUs busy with other processes ------------------------------------------------------
+
+@pytest.mark.parametrize("text, expected", [
+    ("0.23 0.39 0.64 2/345 12345\n", 2),
+    ("1.00 1.00 1.00 17/2000 99", 17),
+    ("0.1 0.2 0.3", None),
+    ("0.1 0.2 0.3 x/10 5", None),
+    ("0.1 0.2 0.3 10 5", None),
+    ("", None),
+    (None, None),
+])
+def test_running_tasks_from_loadavg(text, expected):
+    assert _cpu_limits.parse_running(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("123 (python3) R 1 123 123 0 -1", True),
+    ("123 (a) b) c) R 1 2", True),        # a name holding ") " and spaces
+    ("123 (python3) S 1 123", False),
+    ("123 (R) S 1", False),
+    ("123 (python3)", False),
+    ("", False),
+    (None, False),
+])
+def test_running_thread_from_task_stat(text, expected):
+    assert _cpu_limits.parse_task_running(text) == expected
+
+
+def test_other_processes_count_and_this_one_does_not(monkeypatch):
+    # 5 runnable on the machine, 2 of them this process's threads: 3 elsewhere
+    monkeypatch.setattr(_cpu_limits, "_own_running", lambda: 2)
+    monkeypatch.setattr(_cpu_limits, "_read", lambda path: "0.5 0.5 0.5 5/300 1")
+    assert _cpu_limits.busy_elsewhere() == 3
+    monkeypatch.setattr(_cpu_limits.os, "cpu_count", lambda: 4)
+    assert _cpu_limits.idle_cpus() == 1
+    monkeypatch.setattr(_cpu_limits.os, "cpu_count", lambda: 2)
+    assert _cpu_limits.idle_cpus() == 1           # never fewer than one
+    monkeypatch.setattr(_cpu_limits, "_read", lambda path: None)
+    assert _cpu_limits.busy_elsewhere() == 0      # no /proc: nothing known to be busy
+
+
+def test_a_process_busy_a_fraction_of_the_samples_rounds(monkeypatch):
+    samples = iter(["0 0 0 1/9 1", "0 0 0 2/9 1", "0 0 0 1/9 1", "0 0 0 1/9 1", "0 0 0 2/9 1"])
+    monkeypatch.setattr(_cpu_limits, "_own_running", lambda: 1)
+    monkeypatch.setattr(_cpu_limits, "_read", lambda path: next(samples))
+    assert _cpu_limits.busy_elsewhere() == 0      # busy in 2 of 5 samples: rounds to 0
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/loadavg"), reason="needs Linux's /proc")
+def test_a_busy_process_is_seen():
+    busy = subprocess.Popen([sys.executable, "-c", "print('ready', flush=True)\nwhile True: pass"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert busy.stdout.readline().strip() == "ready"
+        assert _cpu_limits.busy_elsewhere() >= 1
+    finally:
+        busy.kill()
+        busy.wait()
+
+
+@pytest.mark.skipif(not openmp_enabled(), reason="built without OpenMP: always one thread")
+def test_a_default_fit_leaves_the_busy_cpus_out(monkeypatch):
+    monkeypatch.setattr(_cpu_limits, "affinity_cpus", lambda: 4)
+    monkeypatch.setattr(_cpu_limits, "cgroup_cpu_limit", lambda: None)
+    monkeypatch.setattr(_cpu_limits.os, "cpu_count", lambda: 4)
+    if effective_n_threads(None) < 2:
+        pytest.skip("OMP_NUM_THREADS or the OpenMP runtime allows one thread")
+    monkeypatch.setattr(_openmp, "idle_cpus", lambda: 1)
+    assert training_n_threads(None) == 1
+    assert training_n_threads(2) == 2             # a count asked for is kept
+    assert training_n_threads(-1) == effective_n_threads(-1)
+    seen = _threads_of_default_fit()
+    assert seen and set(seen) == {1}
+    monkeypatch.setattr(_openmp, "idle_cpus", lambda: 4)
+    assert training_n_threads(None) == effective_n_threads(None)

@@ -22,6 +22,10 @@ A file that is absent, unreadable or malformed sets no limit (it is skipped, nev
 error: training must not fail over a file of the operating system). Outside Linux only the
 affinity (where the platform has it) and ``os.cpu_count()`` count.
 
+:func:`idle_cpus` counts the machine's CPUs that other processes' threads do not keep busy
+right now (``/proc/loadavg``'s runnable tasks minus this process's): a fit at the default
+``n_jobs`` takes no more threads than that (``_openmp.training_n_threads``).
+
 The control groups are read once per process (:func:`cgroup_cpu_limit` caches them);
 the affinity mask is read on every call (one system call; it may change at run time).
 """
@@ -186,3 +190,68 @@ def usable_cpus() -> int:
     groups' CPU quota and ``os.cpu_count()``; at least 1."""
     counts = [n for n in (affinity_cpus(), cgroup_cpu_limit(), os.cpu_count()) if n]
     return max(1, min(counts)) if counts else 1
+
+
+# ---------------------------------------------------------------------------------------
+# CPUs busy with other work. A 2-thread fit on 2 cores beside one busy process gets about
+# one core, but OpenMP threads that wait for each other spin (GCC's libgomp: 300,000 times
+# before sleeping) and a descheduled thread holds its team up for a scheduler time slice:
+# such a fit runs 4-9x slower than quiet, where one thread runs it about 2x slower.
+
+#: Samples of the run queue taken by :func:`busy_elsewhere`, and the pause between them.
+BUSY_SAMPLES = 5
+BUSY_PAUSE_S = 1e-4
+
+
+def parse_running(text: Optional[str]) -> Optional[int]:
+    """The tasks running or runnable now, from the text of ``/proc/loadavg`` (its fourth
+    field, ``running/total``); None when absent or malformed."""
+    fields = (text or "").split()
+    if len(fields) < 4 or "/" not in fields[3]:
+        return None
+    running = fields[3].split("/")[0]
+    return int(running) if running.isdigit() else None
+
+
+def parse_task_running(text: Optional[str]) -> bool:
+    """Whether the text of a ``/proc/<pid>/task/<tid>/stat`` file says the thread is
+    running or runnable (state ``R``, the field after the parenthesised name)."""
+    if not text or ")" not in text:
+        return False
+    rest = text[text.rindex(")") + 1:].split()
+    return bool(rest) and rest[0] == "R"
+
+
+def _own_running() -> int:
+    """This process's threads running or runnable now (the caller's included)."""
+    try:
+        tasks = os.listdir(os.path.join(PROC_SELF, "task"))
+    except OSError:
+        return 1
+    return max(1, sum(parse_task_running(_read(os.path.join(PROC_SELF, "task", t, "stat")))
+                      for t in tasks))
+
+
+def busy_elsewhere() -> int:
+    """Threads of other processes running or runnable on this machine now: the kernel's
+    count of runnable tasks (``/proc/loadavg``) minus this process's, the mean of
+    :data:`BUSY_SAMPLES` samples rounded to the nearest integer (a process busy a third of
+    the time counts as idle). 0 where ``/proc`` does not say (outside Linux)."""
+    import time
+
+    counts = []
+    for i in range(BUSY_SAMPLES):
+        if i:
+            time.sleep(BUSY_PAUSE_S)
+        running = parse_running(_read("/proc/loadavg"))
+        if running is None:
+            return 0
+        counts.append(max(0, running - _own_running()))
+    return int(sum(counts) / len(counts) + 0.5)
+
+
+def idle_cpus() -> int:
+    """The machine's CPUs not busy with other processes' threads now
+    (``os.cpu_count() - busy_elsewhere()``), at least 1. An approximation in an affinity
+    mask or a control group: the busy threads may run on CPUs this process may not use."""
+    return max(1, (os.cpu_count() or 1) - busy_elsewhere())

@@ -10,7 +10,7 @@ and warns once. The ``spawn`` and ``forkserver`` start methods keep every thread
 import os
 import warnings
 
-from ._cpu_limits import usable_cpus
+from ._cpu_limits import idle_cpus, usable_cpus
 
 _forked = False
 _warned = False
@@ -104,4 +104,19 @@ def effective_n_threads(n_jobs=None):
                           "Start worker processes with the 'spawn' or 'forkserver' method "
                           "to use several threads in each", RuntimeWarning, stacklevel=2)
         return 1
+    return n
+
+
+def training_n_threads(n_jobs=None):
+    """Number of threads a fit uses for ``n_jobs``: :func:`effective_n_threads`, and with
+    ``n_jobs=None`` at most the machine's CPUs that other processes leave idle when the fit
+    starts (:func:`boostlib._kernels._cpu_limits.idle_cpus`).
+
+    Beside a busy process, a fit on fewer threads than cores runs about twice its quiet
+    time, where OpenMP threads waiting on a descheduled thread make it 4-9x slower
+    (``benchmarks/bench_contention.py``). The model does not depend on the thread count.
+    """
+    n = effective_n_threads(n_jobs)
+    if n_jobs is None and n > 1:
+        n = min(n, idle_cpus())
     return n

@@ -6,7 +6,7 @@ from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .._kernels._openmp import effective_n_threads
+from .._kernels._openmp import training_n_threads
 from ..plugin import checks, registry
 from ..plugin.collective import LOCAL
 from ..plugin.registry import PluginError
@@ -347,7 +347,7 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
         check_columns(train_set.feature_names, ds.feature_names, f"validation set {name!r}",
                       "in the training set")
     callback_list = _callbacks(p, callbacks)
-    n_threads = effective_n_threads(p["n_jobs"])
+    n_threads = training_n_threads(p["n_jobs"])
     seed = seed_sequence(p["random_state"])
 
     spec = p["loss"] if p["loss"] is not None else default_loss(train_set.y)
