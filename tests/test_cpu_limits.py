@@ -310,10 +310,13 @@ def test_other_processes_count_and_this_one_does_not(monkeypatch):
 
 
 def test_a_process_busy_a_fraction_of_the_samples_rounds(monkeypatch):
-    samples = iter(["0 0 0 1/9 1", "0 0 0 2/9 1", "0 0 0 1/9 1", "0 0 0 1/9 1", "0 0 0 2/9 1"])
+    samples = iter(["0 0 0 2/9 1", "0 0 0 1/9 1", "0 0 0 1/9 1", "0 0 0 2/9 1", "0 0 0 1/9 1"])
     monkeypatch.setattr(_cpu_limits, "_own_running", lambda: 1)
     monkeypatch.setattr(_cpu_limits, "_read", lambda path: next(samples))
     assert _cpu_limits.busy_elsewhere() == 0      # busy in 2 of 5 samples: rounds to 0
+    reads = []
+    monkeypatch.setattr(_cpu_limits, "_read", lambda path: reads.append(path) or "0 0 0 1/9 1")
+    assert _cpu_limits.busy_elsewhere() == 0 and len(reads) == 1   # alone: one read
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/loadavg"), reason="needs Linux's /proc")

@@ -236,7 +236,8 @@ def busy_elsewhere() -> int:
     """Threads of other processes running or runnable on this machine now: the kernel's
     count of runnable tasks (``/proc/loadavg``) minus this process's, the mean of
     :data:`BUSY_SAMPLES` samples rounded to the nearest integer (a process busy a third of
-    the time counts as idle). 0 where ``/proc`` does not say (outside Linux)."""
+    the time counts as idle). 0 where ``/proc`` does not say (outside Linux), and at once
+    when the first sample finds the caller alone running (a quiet machine: one read)."""
     import time
 
     counts = []
@@ -244,7 +245,7 @@ def busy_elsewhere() -> int:
         if i:
             time.sleep(BUSY_PAUSE_S)
         running = parse_running(_read("/proc/loadavg"))
-        if running is None:
+        if running is None or (i == 0 and running <= 1):
             return 0
         counts.append(max(0, running - _own_running()))
     return int(sum(counts) / len(counts) + 0.5)
