@@ -15,7 +15,9 @@ more. This script measures it, side by side:
 * libraries: ``boostlib-depthwise``, ``boostlib-symmetric``, ``lightgbm`` (depth 6, 64
   leaves), ``xgboost`` (``hist``, depth 6), ``catboost`` (depth 6) -- those installed;
 * conditions: ``quiet``, then beside ``1`` and ``2`` busy processes (Python loops at normal
-  priority, started before and stopped after the condition's fits).
+  priority, started before and stopped after the condition's fits), then one busy process
+  started halfway through each fit (at half the quiet median): load that arrives while a
+  fit runs.
 
 Each library runs in a fresh interpreter (its OpenMP runtime reads its settings when it
 loads: boostlib's own spin limit must not reach the peers, nor theirs boostlib), fits once
@@ -24,7 +26,7 @@ and its ratio to the quiet median ("slowdown"). Run it on an otherwise quiet hos
 
 Usage::
 
-    python benchmarks/bench_contention.py [--rows 200000] [--trees 50] [--repeats 3]
+    python benchmarks/bench_contention.py [--rows 200000] [--trees 100] [--repeats 3]
                                           [--threads N] [--libraries boostlib-depthwise,xgboost]
 """
 from __future__ import annotations
@@ -83,6 +85,21 @@ for n_busy in (0, 1, 2):
         for p in busy:
             p.kill()
             p.wait()
+# "late": one busy process started halfway through each fit (of its quiet time)
+import threading
+late = []
+for _ in range(repeats):
+    busy = []
+    timer = threading.Timer(out[0] / 2, lambda: busy.append(
+        subprocess.Popen([sys.executable, "-c", "while True: pass"])))
+    timer.start()
+    late.append(fit())
+    timer.join()
+    for p in busy:
+        p.kill()
+        p.wait()
+    time.sleep(0.3)
+out["late"] = statistics.median(late)
 print("@@CONTENTION@@ " + json.dumps(out))
 """
 
@@ -96,7 +113,8 @@ def run(library: str, args: argparse.Namespace) -> Dict[int, float]:
                           capture_output=True, text=True, env=env)
     for line in proc.stdout.splitlines():
         if line.startswith(MARKER):
-            return {int(k): v for k, v in json.loads(line[len(MARKER):]).items()}
+            return {(int(k) if k.isdigit() else k): v
+                    for k, v in json.loads(line[len(MARKER):]).items()}
     tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
     print(f"{library}: skipped ({tail})", file=sys.stderr)
     return {}
@@ -105,7 +123,7 @@ def run(library: str, args: argparse.Namespace) -> Dict[int, float]:
 def main(argv: List[str] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, default=200_000)
-    parser.add_argument("--trees", type=int, default=50)
+    parser.add_argument("--trees", type=int, default=100)
     parser.add_argument("--threads", type=int, default=0,
                         help="threads of every library (default: each one's default)")
     parser.add_argument("--repeats", type=int, default=3)
@@ -115,15 +133,17 @@ def main(argv: List[str] = None) -> int:
     threads = f"{args.threads} threads" if args.threads > 0 else "default threads"
     print(f"{args.rows} rows x 28, {args.trees} trees of depth 6, {threads}, "
           f"median of {args.repeats}; load average {load:.1f} on {os.cpu_count()} CPUs")
-    lines = ["| library | quiet (s) | 1 busy (s) | slowdown | 2 busy (s) | slowdown |",
-             "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    lines = ["| library | quiet (s) | 1 busy (s) | slowdown | 2 busy (s) | slowdown | "
+             "1 busy from halfway (s) | slowdown |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for library in args.libraries.split(","):
         times = run(library, args)
         if not times:
             continue
         quiet = times[0]
         lines.append(f"| {library} | {quiet:.2f} | {times[1]:.2f} | {times[1] / quiet:.1f}x | "
-                     f"{times[2]:.2f} | {times[2] / quiet:.1f}x |")
+                     f"{times[2]:.2f} | {times[2] / quiet:.1f}x | {times['late']:.2f} | "
+                     f"{times['late'] / quiet:.1f}x |")
         print(lines[-1], flush=True)
     print("\n" + "\n".join(lines))
     return 0

@@ -346,3 +346,35 @@ def test_a_default_fit_leaves_the_busy_cpus_out(monkeypatch):
     assert seen and set(seen) == {1}
     monkeypatch.setattr(_openmp, "idle_cpus", lambda: 4)
     assert training_n_threads(None) == effective_n_threads(None)
+
+
+@pytest.mark.skipif(not openmp_enabled(), reason="built without OpenMP: always one thread")
+@pytest.mark.parametrize("params", [
+    dict(grow_policy="depthwise"),                  # the compiled loop (its settings remade)
+    dict(grow_policy="symmetric"),
+    dict(grow_policy="lossguide", max_leaves=15),
+    dict(grow_policy="depthwise", subsample=0.6, random_state=3),
+    dict(grow_policy="symmetric", loss="mse", linear_leaves=True),
+])
+def test_a_thread_count_changed_during_the_fit_keeps_the_model(monkeypatch, params):
+    """A default fit checks the machine's load between iterations and may change its thread
+    count: the model is the one fitted on a fixed count."""
+    from boostlib.booster import training
+    from boostlib.engine import loop
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(3000, 6))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y = np.nan_to_num(X[:, 0]) + np.sin(np.nan_to_num(X[:, 1])) + rng.normal(0, 0.1, 3000)
+    fixed = BoostRegressor(n_estimators=12, n_jobs=1, **params).fit(X, y)
+
+    counts = iter([2, 1, 2, 1] * 10)
+    monkeypatch.setattr(loop, "THREAD_CHECK_S", 0.0)
+    monkeypatch.setattr(training, "training_n_threads", lambda n_jobs: next(counts))
+    _ThreadsSeen.seen = []
+    if params.get("loss") is None:
+        params = dict(params, loss=_ThreadsSeen())
+    moving = BoostRegressor(n_estimators=12, **params).fit(X, y)
+    assert np.array_equal(moving.predict(X), fixed.predict(X))
+    if _ThreadsSeen.seen:
+        assert set(_ThreadsSeen.seen) == {1, 2}       # the loss saw both counts

@@ -24,7 +24,8 @@ affinity (where the platform has it) and ``os.cpu_count()`` count.
 
 :func:`idle_cpus` counts the machine's CPUs that other processes' threads do not keep busy
 right now (``/proc/loadavg``'s runnable tasks minus this process's): a fit at the default
-``n_jobs`` takes no more threads than that (``_openmp.training_n_threads``).
+``n_jobs`` runs on no more threads than that (``_openmp.training_n_threads``, asked when
+the fit starts and every second after).
 
 The control groups are read once per process (:func:`cgroup_cpu_limit` caches them);
 the affinity mask is read on every call (one system call; it may change at run time).

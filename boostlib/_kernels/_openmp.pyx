@@ -109,8 +109,9 @@ def effective_n_threads(n_jobs=None):
 
 def training_n_threads(n_jobs=None):
     """Number of threads a fit uses for ``n_jobs``: :func:`effective_n_threads`, and with
-    ``n_jobs=None`` at most the machine's CPUs that other processes leave idle when the fit
-    starts (:func:`boostlib._kernels._cpu_limits.idle_cpus`).
+    ``n_jobs=None`` at most the machine's CPUs that other processes leave idle now
+    (:func:`boostlib._kernels._cpu_limits.idle_cpus`; the training loop asks again during
+    the fit).
 
     Beside a busy process, a fit on fewer threads than cores runs about twice its quiet
     time, where OpenMP threads waiting on a descheduled thread make it 4-9x slower

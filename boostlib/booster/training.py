@@ -504,7 +504,10 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
         view.encoder = encoder
         return view
 
-    evals_result, best_iteration = run(ctx, update, callback_list, evaluator, model_view)
+    # a default thread count follows the load of the machine through the fit
+    follow = (lambda: training_n_threads(None)) if p["n_jobs"] is None else None
+    evals_result, best_iteration = run(ctx, update, callback_list, evaluator, model_view,
+                                       threads=follow)
     bounds = ensemble.raw_bounds()
     _check_bounded(bounds, p["learning_rate"])
     ensemble.forget_unrecoverable_states(bounds)

@@ -165,6 +165,13 @@ class BoostingContext:
         self._tracks: Dict[str, Tracked] = {}
 
     # -- state -------------------------------------------------------------------------------
+    def set_n_threads(self, n_threads: int) -> None:
+        """Run the kernels on ``n_threads`` threads from the next step on (the loop does it
+        when a default thread count follows the machine's load; the model does not depend
+        on it). A sampler keeps the count it took in ``begin``."""
+        self.n_threads = int(n_threads)
+        self.grower.set_n_threads(self.n_threads)
+
     def _public(self, scores: np.ndarray) -> np.ndarray:
         """Output-major storage (n_outputs, n) as plugins see it: (n,) with one output, else
         (n, n_outputs) (a transposed view, no copy)."""

@@ -195,6 +195,11 @@ class TreeGrower:
         return self.histograms.columns(features)
 
     # -- public ------------------------------------------------------------------------------
+    def set_n_threads(self, n_threads: int) -> None:
+        """Run the kernels on ``n_threads`` threads from now on (the trees do not depend on
+        the thread count)."""
+        self.n_threads = self.histograms.n_threads = self.rules.n_threads = int(n_threads)
+
     def grow(self, rows: np.ndarray, gradient: np.ndarray, hessian: np.ndarray, *,
              leaf_gradient: Optional[np.ndarray] = None, split_noise_std: float = 0.0,
              split_rng: Optional[np.random.Generator] = None, leaf_noise_scale: float = 0.0,

@@ -2,6 +2,7 @@
 early stopping."""
 from __future__ import annotations
 
+import time
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -47,9 +48,14 @@ def _without_zero_tail(n_trees: int, coef: np.ndarray) -> int:
     return int(nonzero[-1]) + 1 if nonzero.size else 0
 
 
+#: Seconds between two checks of a fit's thread count (``run``'s ``threads``).
+THREAD_CHECK_S = 1.0
+
+
 def run(ctx: BoostingContext, update: UpdateRule, callbacks: Sequence[Callback] = (),
         evaluator: Optional[Evaluator] = None,
-        model_view: Optional[Callable[[], Any]] = None) -> Tuple[Curves, int]:
+        model_view: Optional[Callable[[], Any]] = None,
+        threads: Optional[Callable[[], int]] = None) -> Tuple[Curves, int]:
     """Run the boosting iterations, calling ``callbacks`` after each one.
 
     Parameters
@@ -62,6 +68,9 @@ def run(ctx: BoostingContext, update: UpdateRule, callbacks: Sequence[Callback] 
         before the last iteration, the model is truncated to it.
     evaluator : what to record (default: the loss only).
     model_view : returns the model being trained, for callbacks (``IterationInfo.model``).
+    threads : returns the thread count the fit should run on now; called before an
+        iteration once :data:`THREAD_CHECK_S` seconds have passed since the last call
+        (default: the count ``ctx`` started with, throughout).
 
     Returns
     -------
@@ -102,7 +111,13 @@ def run(ctx: BoostingContext, update: UpdateRule, callbacks: Sequence[Callback] 
     for cb in callbacks:
         cb.on_fit_begin(info(-1))
     it = ctx.first_iteration - 1
+    checked = time.monotonic()
     for it in range(ctx.first_iteration, ctx.n_iterations):
+        if threads is not None and time.monotonic() - checked >= THREAD_CHECK_S:
+            n_threads = threads()
+            if n_threads != ctx.n_threads:
+                ctx.set_n_threads(n_threads)
+            checked = time.monotonic()
         ctx.iteration = it
         ctx._fitted.clear()
         n_before = ctx.ensemble.n_trees

@@ -421,10 +421,10 @@ Threads for the kernels (None: all cores; negative counts back from all cores). 
 are those the process may use: the fewest of its CPU affinity mask, its control group's CPU
 quota (a container's ``--cpus``, a Kubernetes CPU limit) and the machine's cores;
 ``OMP_NUM_THREADS`` caps the default. With None, a fit also leaves out the cores other
-processes keep busy when it starts (beside a busy process, fewer threads run far faster
-than threads waiting on each other; the model is the same). In a process forked after
-boostlib was imported, one thread (with a warning): OpenMP threads hang after a fork; see
-``docs/estimators.md``.""",
+processes keep busy, looking when it starts and every second after (beside a busy process,
+fewer threads run far faster than threads waiting on each other; the model is the same).
+In a process forked after boostlib was imported, one thread (with a warning): OpenMP
+threads hang after a fork; see ``docs/estimators.md``.""",
               _n_jobs, "int"),
     Parameter("verbose", 0, "bool or int", """\
 ``True``: show the progress of the fit on stderr with the current losses and metrics (a tqdm

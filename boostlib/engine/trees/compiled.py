@@ -78,9 +78,10 @@ _SETTINGS: "weakref.WeakKeyDictionary[Any, _leafwise.GrowSettings]" = \
 
 def settings(grower: Any) -> _leafwise.GrowSettings:
     """What the compiled loop reads unchanged through ``grower``'s fit: its binned data, the
-    histograms' layout and tables, the split rules' parameters (made once, then kept)."""
+    histograms' layout and tables, the split rules' parameters (made once, then kept; made
+    again when the fit changed its thread count)."""
     made = _SETTINGS.get(grower)
-    if made is None:
+    if made is None or made.n_threads != grower.histograms.n_threads:
         hists, rules, p = grower.histograms, grower.rules, grower.params
         made = _SETTINGS[grower] = _leafwise.GrowSettings(
             hists.X, hists.offsets, hists.nbnm, rules.l2, p.max_depth, hists.missing_bin,
