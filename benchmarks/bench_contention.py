@@ -44,7 +44,7 @@ MARKER = "@@CONTENTION@@ "
 
 #: Run in a fresh interpreter: argv = library, rows, trees, threads, repeats.
 CHILD = r"""
-import json, os, statistics, subprocess, sys, time, warnings
+import json, os, statistics, subprocess, sys, threading, time, warnings
 warnings.filterwarnings("ignore")
 sys.path.insert(0, os.environ["BENCH_DIR"])
 import numpy as np
@@ -74,30 +74,30 @@ def fit():
     start = time.perf_counter()
     model.fit(X, y)
     return time.perf_counter() - start
+def spin():
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
+def stop(busy):
+    for p in busy:
+        p.kill()
+        p.wait()
 fit()
 out = {}
 for n_busy in (0, 1, 2):
-    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n_busy)]
+    busy = [spin() for _ in range(n_busy)]
     time.sleep(0.3)
     try:
         out[n_busy] = statistics.median(fit() for _ in range(repeats))
     finally:
-        for p in busy:
-            p.kill()
-            p.wait()
+        stop(busy)
 # "late": one busy process started halfway through each fit (of its quiet time)
-import threading
 late = []
 for _ in range(repeats):
     busy = []
-    timer = threading.Timer(out[0] / 2, lambda: busy.append(
-        subprocess.Popen([sys.executable, "-c", "while True: pass"])))
+    timer = threading.Timer(out[0] / 2, lambda: busy.append(spin()))
     timer.start()
     late.append(fit())
     timer.join()
-    for p in busy:
-        p.kill()
-        p.wait()
+    stop(busy)
     time.sleep(0.3)
 out["late"] = statistics.median(late)
 print("@@CONTENTION@@ " + json.dumps(out))
