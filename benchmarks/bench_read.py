@@ -18,8 +18,8 @@ Each measurement runs in a fresh interpreter, which imports its library first (u
 then reads the file once; it reports the time of the read and the peak resident set size
 of the process (``ru_maxrss``, which includes the interpreter and the imported libraries:
 the idle size after the imports is printed too). The readers take turns, round by round,
-``--repeats`` rounds; the table gives the best time and the largest peak of each, and their
-ratios to pandas. Readers whose library is missing are skipped.
+``--repeats`` rounds; the table gives the best and the median time and the largest peak of
+each, and their ratios to pandas (the median is the steadier on a host whose speed varies). Readers whose library is missing are skipped.
 
 Usage::
 
@@ -169,17 +169,21 @@ def main(argv=None) -> None:
                   f"{runs[reader][-1]['peak_mb']:7.0f} MB", file=sys.stderr)
 
     best = {r: min(x["seconds"] for x in runs[r]) for r in readers}
+    median = {r: float(np.median([x["seconds"] for x in runs[r]])) for r in readers}
     peak = {r: max(x["peak_mb"] for x in runs[r]) for r in readers}
     idle = {r: max(x["idle_mb"] for x in runs[r]) for r in readers}
     print(f"\nReading {os.path.basename(path)} ({size_mb:.0f} MB), best of {args.repeats} "
           f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)\n")
-    print("| reader | time (s) | / pandas | peak RSS (MB) | / pandas | / file size "
-          "| RSS after imports (MB) |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| reader | best (s) | / pandas | median (s) | / pandas | peak RSS (MB) | / pandas "
+          "| / file size | RSS after imports (MB) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+
+    def ratio(values: Dict[str, float], r: str) -> str:
+        return f"{values[r] / values['pandas']:.2f}" if "pandas" in values else "-"
+
     for r in readers:
-        t_ratio = f"{best[r] / best['pandas']:.2f}" if "pandas" in best else "-"
-        m_ratio = f"{peak[r] / peak['pandas']:.2f}" if "pandas" in peak else "-"
-        print(f"| {r} | {best[r]:.2f} | {t_ratio} | {peak[r]:.0f} | {m_ratio} | "
+        print(f"| {r} | {best[r]:.2f} | {ratio(best, r)} | {median[r]:.2f} | "
+              f"{ratio(median, r)} | {peak[r]:.0f} | {ratio(peak, r)} | "
               f"{peak[r] / size_mb:.2f} | {idle[r]:.0f} |")
 
 
