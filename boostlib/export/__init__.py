@@ -9,8 +9,9 @@ opset 5) that onnxruntime runs; ``onnx_input(model, X)`` gives the matrix the gr
 ``docs/deploy.md``.
 
 Modules: :mod:`boostlib.export.onnx_trees` (the trees as the operator's node and leaf
-arrays), :mod:`boostlib.export.onnx_graph` (the graph: bias, response, outputs) and
-:mod:`boostlib.export.onnx_export` (the public functions).
+arrays), :mod:`boostlib.export.onnx_encoding` (a ``categorical_encoding`` as copies and
+lookup tables), :mod:`boostlib.export.onnx_graph` (the graph: encoded columns, bias,
+response, outputs) and :mod:`boostlib.export.onnx_export` (the public functions).
 """
 from .onnx_export import FORMATS, onnx_input, to_onnx
 

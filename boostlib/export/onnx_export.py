@@ -13,6 +13,7 @@ from .._version import __version__
 from .._compat import NotFittedError
 from ..booster.model import Model
 from ..plugin.api import LINKS, Loss
+from .onnx_encoding import encoding_arrays
 from .onnx_graph import build_model
 from .onnx_trees import linear_leaf_arrays, tree_ensemble_arrays
 
@@ -104,18 +105,27 @@ def _task(model: Model, link: str) -> str:
     return "classification" if loss.is_classification or loss.is_multiclass else "regression"
 
 
+def _input_categorical(model: Model) -> np.ndarray:
+    """bool (n_features,): the categorical features of the model's input (those of the
+    encoder when the trees read encoded columns)."""
+    encoder = getattr(model, "encoder", None)
+    if encoder is not None:
+        return encoder.categorical
+    return model.ensemble.bin_mapper.categorical_
+
+
 def _metadata(model: Model) -> Dict[str, Any]:
-    mapper = model.ensemble.bin_mapper
     names = model.feature_names
+    encoder = getattr(model, "encoder", None)
     return {"feature_names": None if names is None else [str(n) for n in names],
-            "categorical_features": np.flatnonzero(mapper.categorical_).tolist(),
+            "categorical_features": np.flatnonzero(_input_categorical(model)).tolist(),
+            "categorical_encoding": None if encoder is None else list(encoder.kinds),
             "loss": model.loss_spec.get("name"),
             "n_outputs": model.n_outputs}
 
 
 def _doc(model: Model, task: str, raw: bool, dtype: np.dtype) -> str:
-    mapper = model.ensemble.bin_mapper
-    cats = np.flatnonzero(mapper.categorical_).tolist()
+    cats = np.flatnonzero(_input_categorical(model)).tolist()
     kind = dtype.name
     text = (f"boostlib model: {model.n_trees} terms, {model.n_outputs} output(s), loss "
             f"{model.loss_spec.get('name')!r}. Input X: {kind} (N, {model.n_features}), NaN "
@@ -123,6 +133,9 @@ def _doc(model: Model, task: str, raw: bool, dtype: np.dtype) -> str:
     if cats:
         text += (f"; categorical features {cats} hold the integer category codes boostlib "
                  "encodes them with (boostlib.export.onnx_input)")
+        if getattr(model, "encoder", None) is not None:
+            text += (", which the graph encodes as the model does (categorical_encoding="
+                     f"{model.params.get('categorical_encoding')!r})")
     if raw:
         return text + ". Output raw_score: the raw scores."
     if task == "regression":
@@ -161,9 +174,12 @@ def to_onnx(model: Any, *, dtype: Any = "float32", raw: bool = False,
     onnx.ModelProto
         One input ``X`` of shape (N, n_features): numeric features as values, NaN for
         missing, categorical features as their integer category codes (see
-        :func:`onnx_input`). Outputs: ``prediction`` (N,) for regressors and rankers (the
-        loss's response: ``exp`` for log links, the raw score otherwise); ``label`` (N,)
-        and ``probabilities`` (N, n_classes) for classifiers (the labels are
+        :func:`onnx_input`), as ``predict`` takes them. For a model trained with a
+        ``categorical_encoding`` other than ``"sets"``, the graph encodes them as boostlib
+        does before its trees read them (one-hot columns, target statistics; see
+        :mod:`boostlib.export.onnx_encoding`). Outputs: ``prediction`` (N,) for regressors
+        and rankers (the loss's response: ``exp`` for log links, the raw score otherwise);
+        ``label`` (N,) and ``probabilities`` (N, n_classes) for classifiers (the labels are
         ``classes_``, or class indices for an engine model); ``raw_score`` alone with
         ``raw=True``. Shape (N, K) instead of (N,) for a regression loss with K > 1
         outputs.
@@ -177,17 +193,13 @@ def to_onnx(model: Any, *, dtype: Any = "float32", raw: bool = False,
     TypeError
         When ``model`` is not a boostlib model.
     ValueError
-        For an invalid ``dtype``, ``raw`` or ``name``, a loss whose link cannot be
-        exported (a plugin loss overriding ``transform`` without declaring ``link``), or a
-        model trained with a ``categorical_encoding`` other than ``"sets"``.
+        For an invalid ``dtype``, ``raw`` or ``name``, or a loss whose link cannot be
+        exported (a plugin loss overriding ``transform`` without declaring ``link``).
+        Models trained with any ``categorical_encoding`` (``"sets"``, ``"onehot"``,
+        ``"target_stats"``, ``"auto"``) export.
 
     """
     engine, classes = resolve_model(model)
-    if getattr(engine, "encoder", None) is not None:
-        raise ValueError(f"the model was trained with categorical_encoding="
-                         f"{engine.params.get('categorical_encoding')!r}; ONNX export "
-                         "covers models whose trees read the features themselves "
-                         "(categorical_encoding='sets')")
     dt = _check_dtype(dtype)
     if not isinstance(raw, (bool, np.bool_)):
         raise ValueError(f"raw={raw!r} is invalid; expected True or False")
@@ -196,13 +208,15 @@ def to_onnx(model: Any, *, dtype: Any = "float32", raw: bool = False,
     link = "identity" if raw else loss_link(engine.loss)
     task = _task(engine, link)
     arrays = tree_ensemble_arrays(engine.ensemble, dt)
+    encoding = encoding_arrays(getattr(engine, "encoder", None), engine.ensemble.bin_mapper,
+                               dt)
     bias = np.atleast_1d(np.asarray(engine.ensemble.bias, dtype=np.float64))
     return build_model(arrays, bias, engine.n_features, link=link, task=task,
                        classes=classes, raw=bool(raw),
                        name=name or f"boostlib_{type(model).__name__}",
                        doc=_doc(engine, task, bool(raw), dt), metadata=_metadata(engine),
                        producer_version=__version__,
-                       linear=linear_leaf_arrays(engine.ensemble, dt))
+                       linear=linear_leaf_arrays(engine.ensemble, dt), encoding=encoding)
 
 
 def onnx_input(model: Any, X: Any, *, dtype: Any = "float32") -> np.ndarray:
@@ -214,7 +228,9 @@ def onnx_input(model: Any, X: Any, *, dtype: Any = "float32") -> np.ndarray:
     on, so a label unseen in training is NaN (missing); a numeric array's categorical
     columns already hold codes and are kept. In the graph, as in boostlib, a code without a
     bin of its own (unseen in training, or rare ones sharing the "other" bin) goes where
-    that bin, or the missing bin, goes.
+    that bin, or the missing bin, goes. For a model trained with a ``categorical_encoding``
+    other than ``"sets"`` the rows are the same (the original features, not the encoded
+    columns): the graph encodes them itself.
 
     Parameters
     ----------

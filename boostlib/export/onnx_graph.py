@@ -3,13 +3,22 @@ the outputs of the estimator's predictions.
 
 The graph (default domain opset :data:`OPSET`, ``ai.onnx.ml`` opset :data:`ML_OPSET`)::
 
-    X (N, n_features) -> TreeEnsemble -> + bias (+ linear leaves) -> raw (N, K)
+    X (N, n_features) [-> encoded columns (N, n_columns)]
+        -> TreeEnsemble -> + bias (+ linear leaves) -> raw (N, K)
         regression, ranking:   prediction  = response(raw)              (N,) or (N, K)
         binary classifier:     probabilities = [1 - sigmoid(raw), sigmoid(raw)]   (N, 2)
                                label = classes[raw > 0]                 (N,)
         multiclass classifier: probabilities = softmax(raw)             (N, K)
                                label = classes[argmax(raw)]             (N,)
         raw=True:              raw_score = raw                          (N,) or (N, K)
+
+The encoded columns (``_encoded_columns``, a model with a ``categorical_encoding`` other
+than ``"sets"``; see :mod:`boostlib.export.onnx_encoding`): ``Gather`` copies runs of
+numeric and set-split features; a one-hot or target-statistics feature's column goes
+through ``LabelEncoder`` (each seen code to its row of the feature's table, any other value
+to the "unseen" row), ``Where(IsNaN)`` sends NaN to the "missing" row, and ``Gather``
+fetches the rows; ``Concat`` puts the parts in the encoder's order. The trees (and the
+linear leaves) read that matrix instead of ``X``.
 
 Linear leaves (``_linear_part``): a second ``TreeEnsemble`` finds every row's leaf in
 each tree with linear leaves (its leaves weigh their row in the tables), ``Gather`` fetches
@@ -28,6 +37,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
+from .onnx_encoding import CopiedColumns, EncodingArrays, LookupTable
 from .onnx_trees import LinearLeafArrays, TreeEnsembleArrays, as_arrays
 
 #: Version of the default ONNX domain the graphs use (``Softmax`` over one axis, ``Clip``
@@ -100,8 +110,10 @@ class _Graph:
         self.initializers.append(self.numpy_helper.from_array(np.asarray(value), name))
         return name
 
-    def node(self, op: str, inputs: List[str], output: str, **attrs: Any) -> str:
-        self.nodes.append(self.helper.make_node(op, inputs, [output], name=output, **attrs))
+    def node(self, op: str, inputs: List[str], output: str, domain: str = "",
+             **attrs: Any) -> str:
+        self.nodes.append(self.helper.make_node(op, inputs, [output], name=output,
+                                                domain=domain, **attrs))
         return output
 
     def output(self, name: str, elem: int, shape: List[Any]) -> None:
@@ -133,30 +145,67 @@ def _response(g: _Graph, raw: str, link: str, output: str) -> str:
 
 
 def _tree_node(g: _Graph, arrays: TreeEnsembleArrays, output: str, name: str,
-               prefix: str = "") -> str:
-    """A ``TreeEnsemble`` node ``name`` of ``arrays`` reading ``X``; its tensor attributes
-    are named ``prefix`` + attribute."""
+               prefix: str = "", columns: str = "X") -> str:
+    """A ``TreeEnsemble`` node ``name`` of ``arrays`` reading the matrix ``columns``; its
+    tensor attributes are named ``prefix`` + attribute."""
     attrs = as_arrays(arrays)
     for key in ("nodes_modes", "nodes_splits", "leaf_weights", "membership_values"):
         if key in attrs:
             attrs[key] = g.tensor(prefix + key, attrs[key])
-    g.nodes.append(g.helper.make_node("TreeEnsemble", ["X"], [output], name=name,
+    g.nodes.append(g.helper.make_node("TreeEnsemble", [columns], [output], name=name,
                                       domain="ai.onnx.ml", **attrs))
     return output
 
 
-def _linear_part(g: _Graph, linear: LinearLeafArrays) -> str:
-    """Nodes adding up the linear parts of the linear leaves (N, K); see the module
+def _lookup(g: _Graph, part: LookupTable) -> str:
+    """Nodes fetching the table rows of one feature's values (N, width): seen codes their
+    own, NaN the missing row, any other value the unseen row."""
+    p = f"encoding_f{part.feature}"
+    x = g.node("Gather", ["X", g.const(p + "_index", np.array(part.feature, np.int64))],
+               p + "_x", axis=1)                                               # (N,)
+    unseen = np.array(part.unseen_row, dtype=np.int64)
+    if part.codes.size:
+        row = g.node("LabelEncoder", [x], p + "_code_row", domain="ai.onnx.ml",
+                     keys_tensor=g.tensor(p + "_codes", part.codes),
+                     values_tensor=g.tensor(p + "_rows",
+                                            np.arange(part.codes.size, dtype=np.int64)),
+                     default_tensor=g.tensor(p + "_unseen", unseen.reshape(1)))
+    else:                                   # no code seen in training: every value unseen
+        row = g.const(p + "_unseen", unseen)
+    missing = g.const(p + "_missing", np.array(part.missing_row, dtype=np.int64))
+    row = g.node("Where", [g.node("IsNaN", [x], p + "_nan"), missing, row], p + "_row")
+    return g.node("Gather", [g.const(p + "_table", part.table), row], p + "_columns",
+                  axis=0)                                                      # (N, width)
+
+
+def _encoded_columns(g: _Graph, encoding: EncodingArrays) -> str:
+    """Nodes building the columns the trees read (N, n_columns) from ``X``; see the module
     docstring."""
+    parts = []
+    for part in encoding.parts:
+        if isinstance(part, CopiedColumns):
+            name = f"encoding_copy_f{int(part.features[0])}"
+            parts.append(g.node("Gather", ["X", g.const(name + "_index", part.features)],
+                                name, axis=1))
+        else:
+            parts.append(_lookup(g, part))
+    if len(parts) == 1:
+        return g.node("Identity", parts, "X_encoded")
+    return g.node("Concat", parts, "X_encoded", axis=1)
+
+
+def _linear_part(g: _Graph, linear: LinearLeafArrays, columns: str = "X") -> str:
+    """Nodes adding up the linear parts of the linear leaves (N, K) of the matrix
+    ``columns``; see the module docstring."""
     onnx = g.onnx
-    slot_f = _tree_node(g, linear.index, "linear_slot_f", "linear_trees", "linear_")
+    slot_f = _tree_node(g, linear.index, "linear_slot_f", "linear_trees", "linear_", columns)
     slot = g.node("Cast", [slot_f], "linear_slot", to=onnx.TensorProto.INT64)   # (N, L)
     feature = g.node("Gather", [g.const("linear_feature", linear.feature), slot],
                      "linear_entry_feature", axis=0)                              # (N, L, P)
     flat = g.node("Reshape", [feature, g.const("linear_flat", np.array([0, -1], np.int64))],
                   "linear_entry_feature_flat")                                  # (N, L*P)
-    values = g.node("Reshape", [g.node("GatherElements", ["X", flat], "linear_x_flat",
-                                       axis=1),
+    values = g.node("Reshape", [g.node("GatherElements", [columns, flat],
+                                       "linear_x_flat", axis=1),
                                 g.node("Shape", [feature], "linear_entry_shape")],
                     "linear_x")                                                 # (N, L, P)
     bad = g.node("Or", [g.node("IsNaN", [values], "linear_x_nan"),
@@ -185,7 +234,8 @@ def build_model(arrays: TreeEnsembleArrays, bias: np.ndarray, n_features: int, *
                 raw: bool = False, name: str = "boostlib_model", doc: str = "",
                 metadata: Optional[Dict[str, Any]] = None,
                 producer_version: str = "",
-                linear: Optional[LinearLeafArrays] = None) -> Any:
+                linear: Optional[LinearLeafArrays] = None,
+                encoding: Optional[EncodingArrays] = None) -> Any:
     """The ``onnx.ModelProto`` of a model's trees.
 
     Parameters
@@ -196,7 +246,7 @@ def build_model(arrays: TreeEnsembleArrays, bias: np.ndarray, n_features: int, *
     bias : ndarray of shape (K,)
         The model's bias.
     n_features : int
-        Columns of the input ``X``.
+        Columns of the input ``X`` (the original features).
     link : {"identity", "log", "logit", "softmax"}
         The loss's link (the response is its inverse).
     task : {"classification", "regression"}
@@ -216,6 +266,10 @@ def build_model(arrays: TreeEnsembleArrays, bias: np.ndarray, n_features: int, *
     linear : LinearLeafArrays, optional
         The linear parts of trees with linear leaves
         (:func:`~boostlib.export.onnx_trees.linear_leaf_arrays`).
+    encoding : EncodingArrays, optional
+        How to build the columns the trees read from ``X``
+        (:func:`~boostlib.export.onnx_encoding.encoding_arrays`); default: the trees read
+        ``X``.
 
     Returns
     -------
@@ -226,11 +280,15 @@ def build_model(arrays: TreeEnsembleArrays, bias: np.ndarray, n_features: int, *
     helper = onnx.helper
     g = _Graph(onnx, arrays.dtype)
     k = arrays.n_targets
-    _tree_node(g, arrays, "tree_sum", "trees")
+    if encoding is not None and encoding.n_features != n_features:
+        raise ValueError(f"the encoding reads {encoding.n_features} features; the input has "
+                         f"{n_features}")
+    columns = "X" if encoding is None else _encoded_columns(g, encoding)
+    _tree_node(g, arrays, "tree_sum", "trees", columns=columns)
     raw_name = g.node("Add", ["tree_sum", g.const("bias", bias.astype(g.dtype).reshape(k))],
                       "raw" if linear is None else "raw_constant")
     if linear is not None:
-        raw_name = g.node("Add", [raw_name, _linear_part(g, linear)], "raw")
+        raw_name = g.node("Add", [raw_name, _linear_part(g, linear, columns)], "raw")
     scores = ["N"] if k == 1 else ["N", k]
     if raw:
         if k == 1:
