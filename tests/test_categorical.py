@@ -226,7 +226,8 @@ def test_more_levels_than_bins_share_an_other_bin():
     codes = rng.integers(0, 600, n).astype(float)
     y = (codes % 7 < 3).astype(int)
     X = np.c_[codes, rng.normal(size=n)]
-    model = BoostClassifier(n_estimators=20, categorical_features=[0], random_state=0).fit(X, y)
+    model = BoostClassifier(n_estimators=20, categorical_features=[0], random_state=0,
+                            categorical_encoding="sets").fit(X, y)
     mapper = model.model_.ensemble.bin_mapper
     assert mapper.cat_other_[0] and mapper.n_bins_nonmissing_[0] == 255
     assert np.all(np.isfinite(model.predict_proba(np.c_[[5000.0, np.nan], [0, 0]])))

@@ -292,12 +292,36 @@ def test_bad_value_is_named():
         BoostClassifier(max_cat_to_onehot=0).fit(df, y)
 
 
-def test_continuation_is_refused():
+@pytest.mark.parametrize("encoding", ["onehot", "target_stats", "auto"])
+def test_a_continued_model_keeps_its_encoder(encoding):
+    """A continuation reads the columns its trees were grown on: the model's encoder, with
+    its statistics over its own training rows (as at prediction), and its first trees."""
+    df, y = _frame(n=800)
+    params = {"n_estimators": 4, "categorical_encoding": encoding}
+    first = train(params, Dataset(df.iloc[:500], y[:500]))
+    assert first.encoder is not None
+    more = train({"n_estimators": 3}, Dataset(df.iloc[300:], y[300:]), init_model=first)
+    assert more.encoder is first.encoder and more.n_iterations == 7
+    np.testing.assert_array_equal(more.predict(df, raw=True, iteration_range=(0, 4)),
+                                  first.predict(df, raw=True))
+    # the new trees learned something from the encoded rows
+    gain = _logloss(y[300:], first.predict(df.iloc[300:])) - \
+        _logloss(y[300:], more.predict(df.iloc[300:]))
+    assert gain > 0
+
+
+def test_a_continuation_asking_for_another_encoding_is_refused():
     df, y = _frame(n=500)
-    params = {"n_estimators": 3, "categorical_encoding": "target_stats"}
-    model = train(params, Dataset(df, y))
-    with pytest.raises(ValueError, match="init_model"):
-        train(params, Dataset(df, y), init_model=model)
+    model = train({"n_estimators": 3, "categorical_encoding": "target_stats"}, Dataset(df, y))
+    with pytest.raises(ValueError, match="categorical_encoding='onehot' differs from "
+                                         "init_model's .'target_stats'."):
+        train({"n_estimators": 3, "categorical_encoding": "onehot"}, Dataset(df, y),
+              init_model=model)
+    plain = train({"n_estimators": 3, "categorical_encoding": "sets"}, Dataset(df, y))
+    for encoding in ("auto", "sets"):       # "auto": the model's set splits
+        more = train({"n_estimators": 2, "categorical_encoding": encoding}, Dataset(df, y),
+                     init_model=plain)
+        assert more.encoder is None and more.n_iterations == 5
 
 
 def test_a_dataset_read_in_batches_is_refused():
@@ -306,15 +330,42 @@ def test_a_dataset_read_in_batches_is_refused():
     with pytest.raises(ValueError, match="categorical_encoding='onehot'.*from_batches"):
         train({"n_estimators": 3, "categorical_encoding": "onehot"},
               Dataset.from_batches(parts))
+    # "auto" keeps set splits there: the model of categorical_encoding="sets"
+    auto = train({"n_estimators": 3, "categorical_encoding": "auto"},
+                 Dataset.from_batches(parts))
+    sets = train({"n_estimators": 3, "categorical_encoding": "sets"},
+                 Dataset.from_batches(parts))
+    assert auto.encoder is None
+    np.testing.assert_array_equal(auto.predict(df, raw=True),
+                                  sets.predict(df, raw=True))
 
 
-def test_onnx_export_is_refused():
+def test_auto_choosing_set_splits_everywhere_gives_the_sets_model():
+    """20 levels of about 150 rows each: "auto" keeps set splits, and no encoder."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(3)
+    n = 3000
+    code = rng.integers(0, 20, n)
+    df = pd.DataFrame({"c": pd.Categorical([f"l{v}" for v in code]), "x": rng.normal(size=n)})
+    y = (code % 3 == 0) * 1.0 + df["x"].to_numpy() + rng.normal(size=n)
+    auto = train({"n_estimators": 5, "categorical_encoding": "auto"}, Dataset(df, y))
+    sets = train({"n_estimators": 5, "categorical_encoding": "sets"}, Dataset(df, y))
+    assert auto.encoder is None
+    np.testing.assert_array_equal(auto.predict(df), sets.predict(df))
+
+
+def test_onnx_export_encodes_the_features():
+    """The graph takes the original features and encodes them (more in
+    tests/test_onnx_encoding.py)."""
     pytest.importorskip("onnx")
-    from boostlib.export import to_onnx
+    ort = pytest.importorskip("onnxruntime")
+    from boostlib.export import onnx_input, to_onnx
     df, y = _frame(n=500)
     m = BoostClassifier(n_estimators=3, categorical_encoding="onehot").fit(df, y)
-    with pytest.raises(ValueError, match="categorical_encoding='onehot'"):
-        to_onnx(m)
+    session = ort.InferenceSession(to_onnx(m).SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    _, proba = session.run(None, {"X": onnx_input(m, df)})
+    np.testing.assert_allclose(proba, m.predict_proba(df), atol=1e-5)
 
 
 def test_numeric_data_is_unchanged():

@@ -287,7 +287,7 @@ def test_nullable_arrow_and_text_partitions_give_the_local_model(client, convert
     or without it (``object`` columns kept)."""
     frame, y = _typed_frame()
     params = dict(n_estimators=25, grow_policy="depthwise", random_state=0,
-                  learning_rate=0.2)
+                  learning_rate=0.2, categorical_encoding="sets")  # a Dask fit's "auto"
     with dask.config.set({"dataframe.convert-string": convert_string}):
         ddf = dd.from_pandas(frame, npartitions=4, sort=False)
         yd = dd.from_pandas(pd.Series(y), npartitions=4, sort=False)
@@ -331,7 +331,8 @@ def test_typed_partitions_give_the_model_of_the_same_polars_frame(client):
         "s": pl.Series(frame["s"].astype(object).where(frame["s"].notna(), None).tolist(),
                        dtype=pl.String),
     })
-    params = dict(n_estimators=20, grow_policy="lossguide", random_state=3)
+    params = dict(n_estimators=20, grow_policy="lossguide", random_state=3,
+                  categorical_encoding="sets")    # what a Dask fit's "auto" keeps
     model = DaskBoostRegressor(client=client, **params).fit(
         dd.from_pandas(frame, npartitions=3, sort=False), y)
     local = BoostRegressor(n_jobs=1, **params).fit(polars, y)
@@ -352,7 +353,8 @@ def test_categories_that_differ_by_partition_are_agreed_on(client):
               for s in (slice(0, 900), slice(900, None))]
     ddf = _unknown_categories(pieces)
     assert not ddf["k"].cat.known
-    params = dict(n_estimators=10, random_state=0)
+    params = dict(n_estimators=10, random_state=0,
+                  categorical_encoding="sets")    # what a Dask fit's "auto" keeps
     model = DaskBoostRegressor(client=client, **params).fit(ddf, y)
     together = pd.concat(pieces)
     assert str(together["k"].dtype) != "category"       # pandas: the categories differ

@@ -775,7 +775,7 @@ def test_categorical_splits_are_drawn_as_sets(plt, tmp_path, policy):
     y = np.isin(city, ["ber", "dub"]).astype(int) ^ (rng.random(800) < 0.05)
     frame = pd.DataFrame({"city": pd.Categorical(city), "x": rng.normal(size=800)})
     model = BoostClassifier(n_estimators=2, max_depth=2, grow_policy=policy,
-                            random_state=0).fit(frame, y)
+                            categorical_encoding="sets", random_state=0).fit(frame, y)
     ax = plot_tree(model, tree_index=0)
     _render(ax, tmp_path / f"cat_{policy}.png")
     root = _splits(ax, policy)[0]

@@ -157,7 +157,11 @@ def test_categorical_features_are_refused_by_name():
     frame = pd.DataFrame(X, columns=list("abcde"))
     frame["c"] = pd.Categorical(np.where(X[:, 2] > 0, "p", "q"))
     with pytest.raises(ValueError, match=r"categorical feature\(s\) \['c'\]"):
-        BoostClassifier(n_estimators=2, multi_strategy="multi_output_tree").fit(frame, y)
+        BoostClassifier(n_estimators=2, multi_strategy="multi_output_tree",
+                        categorical_encoding="sets").fit(frame, y)
+    # "auto" one-hot encodes a feature of 2 levels: thresholds split it
+    model = BoostClassifier(n_estimators=2, multi_strategy="multi_output_tree").fit(frame, y)
+    assert model.model_.encoder.kinds[2] == "onehot"
 
 
 def test_one_output_scalar_losses_ignore_the_strategy():

@@ -30,10 +30,11 @@ def _loss_label(model: Model) -> str:
 def inherit_params(params: Mapping[str, Any], init_model: Any) -> Dict[str, Any]:
     """``params`` with what a continuation of ``init_model`` takes from the model.
 
-    ``grow_policy``, ``max_bins``, ``min_samples_bin``, ``loss`` and ``loss_params`` left
-    out of ``params`` are the model's; given, the first four must equal the model's, and
-    ``loss_params`` are merged over the model's (a changed value is refused by
-    :func:`check_compatible`).
+    ``grow_policy``, ``max_bins``, ``min_samples_bin``, ``categorical_encoding``, ``loss``
+    and ``loss_params`` left out of ``params`` are the model's; given, the first three and
+    ``loss`` must equal the model's, ``categorical_encoding`` must be the model's or
+    ``"auto"`` (checked by ``training.encode_sets``), and ``loss_params`` are merged over the
+    model's (a changed value is refused by :func:`check_compatible`).
 
     Raises
     ------
@@ -61,6 +62,8 @@ def inherit_params(params: Mapping[str, Any], init_model: Any) -> Dict[str, Any]
                          f"({max_bins}); a continued fit bins the data with the model's bin "
                          "borders: leave max_bins out or pass the model's")
     out["max_bins"] = max_bins
+    out.setdefault("categorical_encoding",
+                   init_model.params.get("categorical_encoding", "sets"))
     had = int(init_model.params.get("min_samples_bin", 1))
     if "min_samples_bin" in out and out["min_samples_bin"] != had:
         raise ValueError(f"min_samples_bin={out['min_samples_bin']!r} differs from "
@@ -112,13 +115,15 @@ def check_compatible(init_model: Model, train_set: Dataset, loss_spec: Dict[str,
     check_columns(init_model.feature_names, train_set.feature_names,
                   "the feature names of train_set differ from init_model's: train_set",
                   "in init_model")
-    mapper = init_model.ensemble.bin_mapper
-    if not np.array_equal(np.asarray(mapper.categorical_, dtype=bool),
+    # an encoded model's mapper bins its encoded columns; its encoder knows the features
+    categorical = (init_model.ensemble.bin_mapper.categorical_ if init_model.encoder is None
+                   else init_model.encoder.categorical)
+    if not np.array_equal(np.asarray(categorical, dtype=bool),
                           np.asarray(train_set.categorical, dtype=bool)):
         raise ValueError(
             f"the categorical features of train_set (columns "
             f"{np.flatnonzero(train_set.categorical).tolist()}) differ from init_model's "
-            f"(columns {np.flatnonzero(mapper.categorical_).tolist()}); set "
+            f"(columns {np.flatnonzero(categorical).tolist()}); set "
             "categorical_features as for the model")
 
 

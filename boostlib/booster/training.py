@@ -202,35 +202,91 @@ def statistics_order(w: Optional[np.ndarray], n_rows: int, rng: np.random.Genera
                            np.flatnonzero(~(w > 0))])
 
 
+def _unencodable(train_set: Dataset, shard: Optional[Shard]) -> Optional[str]:
+    """Why ``train_set``'s categorical features cannot be encoded in this fit (None when
+    they can)."""
+    if shard is not None:
+        return ("is not supported in distributed training (the statistics would come from "
+                "one worker's rows)")
+    if isinstance(train_set, BatchDataset):
+        return ("encodes the categorical features' values, which a Dataset read in batches "
+                "(Dataset.from_batches) does not keep")
+    return None
+
+
+def _coded_as(data: Dataset, levels: Sequence[Any]) -> np.ndarray:
+    """``data``'s matrix with each categorical column's codes translated to ``levels``
+    (those of the training set, or of the model continued)."""
+    X = _matrix(data)
+    recode = [j for j in np.flatnonzero(data.categorical) if data.levels[j] is not None]
+    if recode:
+        X = X.copy()
+        for j in recode:
+            X[:, j] = translate(X[:, j], data.levels[j], levels[j], j)
+    return X
+
+
 def encode_sets(p: Mapping[str, Any], train_set: Dataset, valid_sets: Sequence[Dataset],
-                y: np.ndarray, n_outputs: int, seed: np.random.SeedSequence, n_rows: int
+                y: np.ndarray, n_outputs: int, seed: np.random.SeedSequence, n_rows: int,
+                shard: Optional[Shard] = None, init_model: Optional[Model] = None
                 ) -> Tuple[Optional[CategoricalEncoder], Dataset, List[Dataset]]:
     """``categorical_encoding`` applied before binning: the encoder (None when every
     categorical feature keeps its set splits) and the training and validation sets as the
-    trees see them (the training rows' target statistics ordered by a permutation from the
-    ``"target_stats"`` random stream)."""
-    if p["categorical_encoding"] == "sets" or not np.any(train_set.categorical):
+    trees see them.
+
+    The training rows' target statistics are ordered by a permutation from the
+    ``"target_stats"`` random stream. ``"auto"`` keeps set splits where encoding is not
+    possible (distributed training, a Dataset read in batches) and gives no encoder when it
+    picks set splits for every feature. A continued model (``init_model``) keeps its
+    encoding: the training rows get its encoder's statistics over its own training rows,
+    as at prediction.
+
+    Raises
+    ------
+    ValueError
+        For ``"onehot"`` or ``"target_stats"`` where encoding is not possible, and for a
+        continuation asking for another encoding than the model's.
+    """
+    encoding = p["categorical_encoding"]
+    if not np.any(train_set.categorical):
         return None, train_set, list(valid_sets)
+    if init_model is not None:
+        had = init_model.params.get("categorical_encoding", "sets")
+        if encoding not in ("auto", had):
+            raise ValueError(f"categorical_encoding={encoding!r} differs from init_model's "
+                             f"({had!r}); a continued model keeps its encoding: pass "
+                             f"{had!r} or 'auto'")
+        encoder = init_model.encoder
+        if encoder is None:
+            return None, train_set, list(valid_sets)
+        return encoder, _encoded(encoder, train_set, encoder.transform(
+            _coded_as(train_set, encoder.levels))), [
+            _encoded(encoder, ds, encoder.transform(_coded_as(ds, encoder.levels)))
+            for ds in valid_sets]
+    if encoding == "sets":
+        return None, train_set, list(valid_sets)
+    reason = _unencodable(train_set, shard)
+    if reason is not None:
+        if encoding == "auto":
+            return None, train_set, list(valid_sets)
+        raise ValueError(f"categorical_encoding={encoding!r} {reason}; expected "
+                         "categorical_encoding='sets' or 'auto' (which keeps set splits "
+                         "there)")
     X = _matrix(train_set)
     t = stat_targets(y, n_outputs if (np.ndim(y) == 1 and n_outputs > 1) else None)
     encoder = CategoricalEncoder.fit(
-        X, train_set.categorical, train_set.levels, p["categorical_encoding"], t,
+        X, train_set.categorical, train_set.levels, encoding, t,
         train_set.sample_weight, int(p["max_cat_to_onehot"]),
         min_data_per_group(p["min_data_per_group"], n_rows))
+    if not encoder.encodes:
+        return None, train_set, list(valid_sets)
     order = statistics_order(train_set.sample_weight, train_set.n_rows,
                              stream_rng(seed, "target_stats"))
     train_enc = _encoded(encoder, train_set,
                          encoder.transform(X, order, t, train_set.sample_weight))
-    valid_enc = []
-    for ds in valid_sets:
-        Xv = _matrix(ds)
-        recode = [j for j in np.flatnonzero(ds.categorical) if ds.levels[j] is not None]
-        if recode:
-            Xv = Xv.copy()
-            for j in recode:
-                Xv[:, j] = translate(Xv[:, j], ds.levels[j], train_set.levels[j], j)
-        valid_enc.append(_encoded(encoder, ds, encoder.transform(Xv)))
-    return encoder, train_enc, valid_enc
+    return encoder, train_enc, [
+        _encoded(encoder, ds, encoder.transform(_coded_as(ds, train_set.levels)))
+        for ds in valid_sets]
 
 
 def _check_linear(p: Mapping[str, Any], loss: Any, train_set: Dataset) -> None:
@@ -373,23 +429,9 @@ def train(params: Mapping[str, Any], train_set: Dataset, *,
     update.check_params(dict(p))        # its errors name the rule and the parameter
     check_model_size(p, n_outputs, n_rows, bool(np.any(train_set.categorical)), update,
                      None if init_model is None else init_model.ensemble)
-    encoder, features = None, train_set      # features: what the model's inputs are
-    if p["categorical_encoding"] != "sets" and np.any(train_set.categorical):
-        if shard is not None:
-            raise ValueError(f"categorical_encoding={p['categorical_encoding']!r} is not "
-                             "supported in distributed training (the statistics would come "
-                             "from one worker's rows); use categorical_encoding='sets'")
-        if init_model is not None:
-            raise ValueError(f"categorical_encoding={p['categorical_encoding']!r}: "
-                             "continuing a model (init_model) is supported with "
-                             "categorical_encoding='sets' only")
-        if isinstance(train_set, BatchDataset):
-            raise ValueError(f"categorical_encoding={p['categorical_encoding']!r} encodes the "
-                             "categorical features' values, which a Dataset read in batches "
-                             "(Dataset.from_batches) does not keep; expected "
-                             "categorical_encoding='sets' with it")
-        encoder, train_set, valid_sets = encode_sets(p, train_set, valid_sets, y, n_outputs,
-                                                     seed, n_rows)
+    features = train_set        # what the model's inputs are; train_set: what the trees read
+    encoder, train_set, valid_sets = encode_sets(p, train_set, valid_sets, y, n_outputs, seed,
+                                                 n_rows, shard, init_model)
     w = train_set.sample_weight
     offset = offsets(train_set.init_score, n_outputs, "train_set's init_score")
     if offset is not None and shard is not None and np.any(np.asarray(shard.bias) != 0):

@@ -139,10 +139,11 @@ def fit(client: Any, params: Dict[str, Any], X: Any, y: np.ndarray,
     """
     started = time.perf_counter()
     p = resolve(params)
-    if p["categorical_encoding"] != "sets":
+    if p["categorical_encoding"] not in ("sets", "auto"):
         raise ValueError(f"categorical_encoding={p['categorical_encoding']!r} is not supported "
                          "in distributed training (the statistics would come from one "
-                         "worker's rows); use categorical_encoding='sets'")
+                         "worker's rows); expected categorical_encoding='sets' or 'auto' "
+                         "(which keeps set splits there)")
     p["random_state"] = fixed_seed(p["random_state"])
     parts = persist(client, X, timeout)
     parts = balance(client, parts, worker_addresses(client), timeout=timeout)

@@ -183,6 +183,12 @@ class CategoricalEncoder:
         return len(self.kinds)
 
     @property
+    def encodes(self) -> bool:
+        """Whether some feature is encoded (one-hot or target statistics): False when every
+        categorical feature keeps its set splits, and the trees can read the features."""
+        return any(kind in ("onehot", "target_stats") for kind in self.kinds)
+
+    @property
     def n_columns(self) -> int:
         return int(self.source.size)
 

@@ -335,15 +335,17 @@ let set splits overfit many-level columns).""", _number(1, integer=True, optiona
     Parameter("max_cat_threshold", 32, "int",
               "At most this many categories go left in one split.",
               _number(1, 255, integer=True), "int"),
-    Parameter("categorical_encoding", "sets", '{"sets", "onehot", "target_stats", "auto"}',
+    Parameter("categorical_encoding", "auto", '{"auto", "sets", "onehot", "target_stats"}',
               """\
 How categorical features enter the trees. ``"sets"``: split by sets of categories.
 ``"onehot"``: a 0/1 column per level for features of at most ``max_cat_to_onehot`` levels (one
 level against the rest), sets for the others. ``"target_stats"``: CatBoost's ordered target
 statistics (the category's mean target over the rows before each row in a random
 permutation, with a prior; per class for ``multiclass``) and its frequency, as numeric
-columns. ``"auto"``: chosen per feature from its number of levels and the number of rows
-(see ``docs/categorical.md``).""", _choice(ENCODINGS), "choice"),
+columns. ``"auto"`` (the default): chosen per feature from its number of levels and how many
+of its rows fall in levels too rare for set splits (see ``docs/categorical.md``); set splits
+in distributed training and for a Dataset read in batches. A continued model keeps its
+encoding.""", _choice(ENCODINGS), "choice"),
     Parameter("max_cat_to_onehot", 4, "int", """\
 Most levels a feature may have to be one-hot encoded (``categorical_encoding="onehot"`` or
 ``"auto"``).""", _number(1, 255, integer=True), "int"),

@@ -155,7 +155,7 @@ def base_documents() -> Dict[str, str]:
     }
     frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
     frame["c"] = pd.Categorical(np.array(["x", "y", "z"])[codes.astype(int) % 3])
-    estimators["categorical_pandas"] = BoostClassifier(**SMALL).fit(
+    estimators["categorical_pandas"] = BoostClassifier(**SMALL, categorical_encoding="sets").fit(
         frame, binary ^ (frame["c"] == "y").to_numpy())
     coded = X.copy()
     coded[:, 3] = codes
