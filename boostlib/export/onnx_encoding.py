@@ -2,7 +2,7 @@
 the copies and lookup tables of its ONNX graph.
 
 The trees of such a model read the *encoded* columns
-(:class:`~boostlib.engine.encoding.CategoricalEncoder`), while the graph, like
+(``boostlib.engine.encoding.CategoricalEncoder``), while the graph, like
 ``Model.predict``, takes the original features (categorical ones as their codes, NaN:
 missing). The graph builds the encoded columns from its input, feature by feature in the
 encoder's order:
@@ -13,7 +13,7 @@ encoder's order:
   (:class:`LookupTable`): each code seen in training has a row of a table holding its
   encoded columns, and two more rows hold those of an unseen code and of a missing value.
 
-The table is :meth:`CategoricalEncoder.transform` of those codes, so it holds what boostlib
+The table is ``CategoricalEncoder.transform`` of those codes, so it holds what boostlib
 computes: for one-hot columns 1 for the code's own level and 0 for the others (0 everywhere
 for an unseen code, NaN for a missing value); for target statistics the means and the
 frequency of the code (NaN for unseen and missing codes). In a float64 graph the table is
@@ -71,7 +71,7 @@ class LookupTable:
         row ``i``.
     table : ndarray of shape (codes.size + 2, width)
         The encoded columns of each seen code, then of an unseen code (row
-        :attr:`unseen_row`), then of a missing value (row :attr:`missing_row`), in the
+        ``unseen_row``), then of a missing value (row ``missing_row``), in the
         graph's dtype.
     """
 
