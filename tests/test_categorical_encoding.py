@@ -310,6 +310,20 @@ def test_a_continued_model_keeps_its_encoder(encoding):
     assert gain > 0
 
 
+@pytest.mark.parametrize("encoding", ["onehot", "target_stats", "auto"])
+def test_continuing_on_the_same_rows_gives_the_one_longer_fit(encoding):
+    """The new rows get ordered statistics from the fit's permutation, as the first fit's
+    rows did: continuing a fit of 5 iterations by 3 on its rows gives the fit of 8."""
+    df, y = _frame(n=1500)
+    params = dict(categorical_encoding=encoding, random_state=4)
+    warm = BoostClassifier(n_estimators=5, warm_start=True, **params).fit(df, y)
+    warm.set_params(n_estimators=8)
+    warm.fit(df, y)
+    one = BoostClassifier(n_estimators=8, **params).fit(df, y)
+    assert warm.model_.encoder is not None and warm.model_.n_iterations == 8
+    np.testing.assert_array_equal(warm.predict_proba(df), one.predict_proba(df))
+
+
 def test_a_continuation_asking_for_another_encoding_is_refused():
     df, y = _frame(n=500)
     model = train({"n_estimators": 3, "categorical_encoding": "target_stats"}, Dataset(df, y))

@@ -238,8 +238,10 @@ def encode_sets(p: Mapping[str, Any], train_set: Dataset, valid_sets: Sequence[D
     ``"target_stats"`` random stream. ``"auto"`` keeps set splits where encoding is not
     possible (distributed training, a Dataset read in batches) and gives no encoder when it
     picks set splits for every feature. A continued model (``init_model``) keeps its
-    encoding: the training rows get its encoder's statistics over its own training rows,
-    as at prediction.
+    encoder: its levels, its one-hot columns, its prior and frequencies, and its statistics
+    at prediction; the new training rows get ordered statistics over their own targets, as
+    the model's first training rows did (the encoder's statistics include each of its
+    training rows' own target, which new trees would learn as if it were the answer).
 
     Raises
     ------
@@ -250,6 +252,7 @@ def encode_sets(p: Mapping[str, Any], train_set: Dataset, valid_sets: Sequence[D
     encoding = p["categorical_encoding"]
     if not np.any(train_set.categorical):
         return None, train_set, list(valid_sets)
+    t = stat_targets(y, n_outputs if (np.ndim(y) == 1 and n_outputs > 1) else None)
     if init_model is not None:
         had = init_model.params.get("categorical_encoding", "sets")
         if encoding not in ("auto", had):
@@ -259,33 +262,28 @@ def encode_sets(p: Mapping[str, Any], train_set: Dataset, valid_sets: Sequence[D
         encoder = init_model.encoder
         if encoder is None:
             return None, train_set, list(valid_sets)
-        return encoder, _encoded(encoder, train_set, encoder.transform(
-            _coded_as(train_set, encoder.levels))), [
-            _encoded(encoder, ds, encoder.transform(_coded_as(ds, encoder.levels)))
-            for ds in valid_sets]
-    if encoding == "sets":
-        return None, train_set, list(valid_sets)
-    reason = _unencodable(train_set, shard)
-    if reason is not None:
-        if encoding == "auto":
+    else:
+        if encoding == "sets":
             return None, train_set, list(valid_sets)
-        raise ValueError(f"categorical_encoding={encoding!r} {reason}; expected "
-                         "categorical_encoding='sets' or 'auto' (which keeps set splits "
-                         "there)")
-    X = _matrix(train_set)
-    t = stat_targets(y, n_outputs if (np.ndim(y) == 1 and n_outputs > 1) else None)
-    encoder = CategoricalEncoder.fit(
-        X, train_set.categorical, train_set.levels, encoding, t,
-        train_set.sample_weight, int(p["max_cat_to_onehot"]),
-        min_data_per_group(p["min_data_per_group"], n_rows))
-    if not encoder.encodes:
-        return None, train_set, list(valid_sets)
+        reason = _unencodable(train_set, shard)
+        if reason is not None:
+            if encoding == "auto":
+                return None, train_set, list(valid_sets)
+            raise ValueError(f"categorical_encoding={encoding!r} {reason}; expected "
+                             "categorical_encoding='sets' or 'auto' (which keeps set splits "
+                             "there)")
+        encoder = CategoricalEncoder.fit(
+            _matrix(train_set), train_set.categorical, train_set.levels, encoding, t,
+            train_set.sample_weight, int(p["max_cat_to_onehot"]),
+            min_data_per_group(p["min_data_per_group"], n_rows))
+        if not encoder.encodes:
+            return None, train_set, list(valid_sets)
     order = statistics_order(train_set.sample_weight, train_set.n_rows,
                              stream_rng(seed, "target_stats"))
-    train_enc = _encoded(encoder, train_set,
-                         encoder.transform(X, order, t, train_set.sample_weight))
+    train_enc = _encoded(encoder, train_set, encoder.transform(
+        _coded_as(train_set, encoder.levels), order, t, train_set.sample_weight))
     return encoder, train_enc, [
-        _encoded(encoder, ds, encoder.transform(_coded_as(ds, train_set.levels)))
+        _encoded(encoder, ds, encoder.transform(_coded_as(ds, encoder.levels)))
         for ds in valid_sets]
 
 
