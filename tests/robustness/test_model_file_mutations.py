@@ -116,6 +116,7 @@ BASE_NAMES = ("binary_symmetric", "binary_depthwise_eval", "regressor_symmetric"
               "regressor_depthwise", "three_strings_depthwise", "four_objects_symmetric",
               "sglb_regressor", "sglb_classifier_depthwise", "agbm_regressor",
               "sla_classifier", "string_labels_binary", "categorical_pandas",
+              "categorical_encoded",
               "categorical_codes_depthwise", "engine_model", "version1_binary",
               "version2_three", "version4_categorical_codes", "version4_four_objects",
               "version5_three_depthwise")
@@ -157,6 +158,14 @@ def base_documents() -> Dict[str, str]:
     frame["c"] = pd.Categorical(np.array(["x", "y", "z"])[codes.astype(int) % 3])
     estimators["categorical_pandas"] = BoostClassifier(**SMALL, categorical_encoding="sets").fit(
         frame, binary ^ (frame["c"] == "y").to_numpy())
+    # "auto": c (3 levels) one-hot, k (80 levels of about 2.5 rows each) target statistics
+    encoded = frame.copy()
+    encoded["k"] = pd.Categorical([f"k{v}" for v in (codes * 16 + np.arange(N_ROWS) % 16)
+                                   .astype(int)])
+    estimators["categorical_encoded"] = BoostClassifier(**SMALL).fit(
+        encoded, binary ^ (frame["c"] == "y").to_numpy())
+    assert estimators["categorical_encoded"].model_.encoder.kinds == \
+        ["numeric", "numeric", "onehot", "numeric", "target_stats"]
     coded = X.copy()
     coded[:, 3] = codes
     estimators["categorical_codes_depthwise"] = BoostRegressor(
@@ -197,21 +206,38 @@ def _numeric_probe(n_features: int) -> np.ndarray:
 def probe_rows(model: Model) -> np.ndarray:
     """Rows every model of ``model``'s shape must predict: numeric columns from
     :func:`_numeric_probe`, categorical ones as codes seen in training and beyond."""
-    mapper = model.ensemble.bin_mapper
     X = np.array(_numeric_probe(model.n_features))
-    for f in np.flatnonzero(mapper.categorical_):
-        known = np.asarray(mapper.cat_codes_[f], dtype=np.float64)
+    for f, (known, _) in _categorical_inputs(model).items():
         top = float(known.max()) if known.size else 0.0
         pool = np.array([0.0, 1.0, 2.0, 3.0, top, min(top + 1, 2.0 ** 20 - 1), np.nan])
         X[:, f] = pool[np.arange(N_PROBE) % pool.size]
     return X
 
 
+def _categorical_inputs(model: Model) -> Dict[int, Tuple[np.ndarray, Any]]:
+    """Per categorical feature of the model's input: the codes seen in training (float64)
+    and the levels (None for codes). The encoder knows them for an encoded model (its trees
+    read the encoded columns, which the mapper bins), else the mapper."""
+    mapper, encoder = model.ensemble.bin_mapper, model.encoder
+    if encoder is None:
+        return {int(f): (np.asarray(mapper.cat_codes_[f], dtype=np.float64), mapper.levels_[f])
+                for f in np.flatnonzero(mapper.categorical_)}
+    out = {}
+    for f, kind in enumerate(encoder.kinds):
+        if kind in ("onehot", "target_stats"):
+            out[f] = (np.asarray(encoder.codes[f], dtype=np.float64), encoder.levels[f])
+        elif kind == "sets":
+            column = int(np.flatnonzero(encoder.source == f)[0])
+            out[f] = (np.asarray(mapper.cat_codes_[column], dtype=np.float64),
+                      encoder.levels[f])
+    return out
+
+
 def _frame_probe(est: Any, X: np.ndarray) -> Optional[Any]:
     """``X`` as a DataFrame whose categorical columns hold the model's labels (for a model
     trained on labelled categories), else None."""
-    mapper = est.model_.ensemble.bin_mapper
-    labelled = [f for f in np.flatnonzero(mapper.categorical_) if mapper.levels_[f] is not None]
+    inputs = _categorical_inputs(est.model_)
+    labelled = [f for f, (_, levels) in inputs.items() if levels is not None]
     names = getattr(est, "feature_names_in_", None)
     if not labelled or names is None:
         return None
@@ -219,7 +245,7 @@ def _frame_probe(est: Any, X: np.ndarray) -> Optional[Any]:
 
     frame = pd.DataFrame({name: X[:, j] for j, name in enumerate(names.tolist())})
     for f in labelled:
-        levels = list(mapper.levels_[f]) + ["never-seen", None]
+        levels = list(inputs[f][1]) + ["never-seen", None]
         frame[names[f]] = pd.Series([levels[i % len(levels)] for i in range(N_PROBE)],
                                     dtype=object)
     return frame
@@ -865,7 +891,7 @@ def test_base_documents_hold_the_property(name):
         assert len(obj.model_.ensemble.scale_history) >= 8 and _n_members(obj.model_) == 3
     if name == "binary_depthwise_eval":
         assert obj.best_iteration_ is not None and "valid_0" in obj.evals_result_
-    if name == "categorical_pandas":
+    if name in ("categorical_pandas", "categorical_encoded"):
         assert _frame_probe(obj, probe_rows(obj.model_)) is not None
 
 
