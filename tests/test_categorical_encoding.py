@@ -344,6 +344,10 @@ def test_a_dataset_read_in_batches_is_refused():
     with pytest.raises(ValueError, match="categorical_encoding='onehot'.*from_batches"):
         train({"n_estimators": 3, "categorical_encoding": "onehot"},
               Dataset.from_batches(parts))
+    encoded = train({"n_estimators": 3, "categorical_encoding": "onehot"}, Dataset(df, y))
+    with pytest.raises(ValueError, match="init_model was trained with categorical_encoding="
+                                         "'onehot', which .*from_batches"):
+        train({"n_estimators": 2}, Dataset.from_batches(parts), init_model=encoded)
     # "auto" keeps set splits there: the model of categorical_encoding="sets"
     auto = train({"n_estimators": 3, "categorical_encoding": "auto"},
                  Dataset.from_batches(parts))

@@ -262,6 +262,10 @@ def encode_sets(p: Mapping[str, Any], train_set: Dataset, valid_sets: Sequence[D
         encoder = init_model.encoder
         if encoder is None:
             return None, train_set, list(valid_sets)
+        reason = _unencodable(train_set, shard)
+        if reason is not None:
+            raise ValueError(f"init_model was trained with categorical_encoding={had!r}, which "
+                             f"{reason}; continue it on a Dataset of rows in memory")
     else:
         if encoding == "sets":
             return None, train_set, list(valid_sets)
