@@ -354,6 +354,8 @@ def test_a_default_fit_leaves_the_busy_cpus_out(monkeypatch):
     dict(grow_policy="symmetric"),
     dict(grow_policy="lossguide", max_leaves=15),
     dict(grow_policy="depthwise", subsample=0.6, random_state=3),
+    dict(grow_policy="depthwise", sampler="goss", random_state=3),
+    dict(grow_policy="symmetric", sampler="mvs", subsample=0.5, random_state=3),
     dict(grow_policy="symmetric", loss="mse", linear_leaves=True),
 ])
 def test_a_thread_count_changed_during_the_fit_keeps_the_model(monkeypatch, params):
@@ -378,3 +380,26 @@ def test_a_thread_count_changed_during_the_fit_keeps_the_model(monkeypatch, para
     assert np.array_equal(moving.predict(X), fixed.predict(X))
     if _ThreadsSeen.seen:
         assert set(_ThreadsSeen.seen) == {1, 2}       # the loss saw both counts
+
+
+@pytest.mark.skipif(not openmp_enabled(), reason="built without OpenMP: always one thread")
+@pytest.mark.parametrize("sampler", ["uniform", "goss", "mvs"])
+def test_a_sampler_follows_the_thread_count_of_the_fit(monkeypatch, sampler):
+    """The built-in samplers draw with the count the fit runs on now, not the first one."""
+    from boostlib.booster import training
+    from boostlib.builtin import samplers
+    from boostlib.engine import loop
+
+    seen = []
+    original = samplers._CompiledSampler._n_threads.fget
+    monkeypatch.setattr(samplers._CompiledSampler, "_n_threads",
+                        property(lambda self: seen.append(original(self)) or seen[-1]))
+    counts = iter([2, 1, 2, 1] * 10)
+    monkeypatch.setattr(loop, "THREAD_CHECK_S", 0.0)
+    monkeypatch.setattr(training, "training_n_threads", lambda n_jobs: next(counts))
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(2000, 4))
+    y = X[:, 0] + rng.normal(0, 0.1, 2000)
+    # (GOSS samples from iteration 1 / learning_rate on)
+    BoostRegressor(n_estimators=16, sampler=sampler, subsample=0.5, random_state=0).fit(X, y)
+    assert set(seen) == {1, 2}

@@ -130,28 +130,35 @@ def _check_rate(sampler: str, name: str, value: Optional[float], upper_open: boo
 
 
 class _CompiledSampler(Sampler):
-    """Base of the built-ins: the kernels' thread count and the fit's collective (from
-    :meth:`begin`), and reused work arrays."""
+    """Base of the built-ins: the fit's context (its kernels' thread count) and collective
+    (from :meth:`begin`), and reused work arrays."""
 
     def __init__(self, subsample: float = 1.0, leaf_values: str = "sample"):
         super().__init__(subsample, leaf_values)
-        self._n_threads = 1
+        self._context: Optional[Context] = None
         self._buffers = _Buffers()
         self._collective: Collective = LOCAL
         self._rows: Optional[tuple] = None
 
     def begin(self, ctx: Context) -> None:
-        """Take the kernels' thread count (``ctx.n_threads``) and the fit's collective
-        (``ctx.collective``; one machine when the context has none) from the fit."""
-        self._n_threads = int(getattr(ctx, "n_threads", 1))
+        """Keep the fit's context, whose thread count (``ctx.n_threads``) the kernels read
+        at every draw (a default thread count follows the machine's load through the fit),
+        and take its collective (``ctx.collective``; one machine when it has none)."""
+        self._context = ctx
         self._collective = getattr(ctx, "collective", LOCAL)
         self._rows = None
 
+    @property
+    def _n_threads(self) -> int:
+        """The fit's thread count now (1 before :meth:`begin`); the rows drawn do not
+        depend on it."""
+        return int(getattr(self._context, "n_threads", 1))
+
     def __getstate__(self) -> dict:
-        """The state to pickle: without the fit's collective (a distributed fit's holds
-        connections), which the next :meth:`begin` sets again."""
+        """The state to pickle: without the fit's context and collective (a distributed
+        fit's holds connections), which the next :meth:`begin` sets again."""
         state = self.__dict__.copy()
-        state["_collective"], state["_rows"] = LOCAL, None
+        state["_context"], state["_collective"], state["_rows"] = None, LOCAL, None
         return state
 
     def _total_rows(self, n: int) -> int:

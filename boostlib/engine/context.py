@@ -168,7 +168,8 @@ class BoostingContext:
     def set_n_threads(self, n_threads: int) -> None:
         """Run the kernels on ``n_threads`` threads from the next step on (the loop does it
         when a default thread count follows the machine's load; the model does not depend
-        on it). A sampler keeps the count it took in ``begin``."""
+        on it). The built-in samplers read ``n_threads`` at every draw; a plugin sampler
+        that took it in ``begin`` keeps that count."""
         self.n_threads = int(n_threads)
         self.grower.set_n_threads(self.n_threads)
 
