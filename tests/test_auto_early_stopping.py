@@ -55,6 +55,34 @@ def test_auto_turns_on_from_ten_thousand_rows():
     assert set(small.evals_result_) == {"train"}
 
 
+def test_default_rounds_follow_early_stopping():
+    """n_estimators=None: 100 iterations below 10,000 rows; from there up to 1,000 with
+    early stopping after 50 without improvement (the best iteration kept)."""
+    X, y = _data(12000)
+    big = BoostClassifier(random_state=0).fit(X, y)
+    curve = big.evals_result_["valid_0"]["logloss"]
+    assert big.n_estimators is None and len(curve) < 1000
+    assert len(curve) - 1 - big.best_iteration_ == 50            # the patience of None
+    assert big.model_.n_iterations == big.best_iteration_ + 1
+    set_count = BoostClassifier(n_estimators=len(curve), early_stopping=True,
+                                n_iter_no_change=50, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(set_count.predict_proba(X), big.predict_proba(X))
+    small = BoostClassifier(random_state=0).fit(X[:3000], y[:3000])
+    assert small.model_.n_iterations == 100 and set(small.evals_result_) == {"train"}
+    ten = BoostClassifier(n_estimators=300, early_stopping=True, learning_rate=0.5,
+                          random_state=0).fit(X[:3000], y[:3000])
+    curve = ten.evals_result_["valid_0"]["logloss"]
+    assert len(curve) - 1 - ten.best_iteration_ == 10            # a count given: 10
+
+
+def test_a_warm_start_needs_a_number_of_iterations():
+    X, y = _data()
+    est = BoostClassifier(n_estimators=5, warm_start=True).fit(X, y)
+    est.set_params(n_estimators=None)
+    with pytest.raises(ValueError, match="n_estimators=None: a warm_start fit needs"):
+        est.fit(X, y)
+
+
 def test_an_eval_set_is_used_as_given():
     X, y = _data()
     est = BoostClassifier(n_estimators=50, early_stopping=True, random_state=0)

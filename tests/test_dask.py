@@ -82,6 +82,13 @@ def test_dask_model_equals_the_local_model(client, policy, extra):
     assert len(rows) == 2 and min(rows) > 0 and sum(rows) == X.shape[0]
 
 
+@pytest.mark.parametrize("given", [dict(early_stopping=True), dict(n_iter_no_change=5)])
+def test_holding_out_training_rows_is_refused_by_name(given):
+    X, y = _data(n=200)
+    with pytest.raises(ValueError, match=f"{list(given)[0]}=.*does not hold out rows"):
+        DaskBoostClassifier(**given).fit(X, y)
+
+
 @pytest.mark.parametrize("sampler", ["uniform", "goss", "mvs"])
 @pytest.mark.parametrize("update", ["sgb", "sglb", "agbm", "agbmr"])
 def test_every_sampler_and_update_rule_trains(client, sampler, update):
@@ -93,7 +100,8 @@ def test_every_sampler_and_update_rule_trains(client, sampler, update):
     losses = {"dask": [], "local": []}
     for seed in range(3):
         params = dict(n_estimators=40, grow_policy="depthwise", random_state=seed,
-                      sampler=sampler, subsample=0.5, update=update, learning_rate=0.1)
+                      sampler=sampler, subsample=0.5, update=update, learning_rate=0.1,
+                      early_stopping=False)   # 20,000 rows: the local "auto" holds rows out
         dask_model = DaskBoostClassifier(client=client, **params).fit(Xd, yd)
         local = BoostClassifier(n_jobs=1, **params).fit(X, y)
         losses["dask"].append(_logloss(yt, dask_model.predict_proba(Xt)[:, 1]))

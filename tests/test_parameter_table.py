@@ -30,7 +30,10 @@ def test_names_are_unique_and_defaults_derive_from_the_table():
     names = [p.name for p in PARAMETERS]
     assert len(names) == len(set(names))
     assert DEFAULTS == {p.name: p.default for p in TRAINING}
-    assert resolve({}) == DEFAULTS
+    # n_estimators=None: 100 iterations, or 1,000 when early stopping is on
+    assert resolve({}) == {**DEFAULTS, "n_estimators": 100}
+    assert resolve({"early_stopping_rounds": 5})["n_estimators"] == 1000
+    assert resolve({"n_estimators": 7, "early_stopping_rounds": 5})["n_estimators"] == 7
 
 
 @pytest.mark.parametrize("cls", list(ESTIMATORS))

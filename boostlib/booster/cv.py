@@ -20,6 +20,7 @@ import numpy as np
 from ..engine.callbacks import CallbackLike, IterationInfo, as_callback
 from .._kernels._openmp import effective_n_threads
 from ..engine.dataset import BatchDataset, Dataset
+from ..engine.params import n_rounds
 from ..engine.frames import Columns
 from ..engine.random_streams import seed_sequence, stream_rng
 from ..plugin import checks, registry
@@ -132,6 +133,8 @@ def cv(params: Mapping[str, Any], train_set: Dataset, nfold: int = 5, *,
         raise ValueError(f"early_stopping_rounds={rounds!r} is invalid; expected an int >= 1")
     if metrics is not None:
         p["eval_metric"] = metrics
+    # the folds' rounds: n_estimators=None runs more of them when the mean score stops
+    p["n_estimators"] = n_rounds(p.get("n_estimators"), rounds is not None)
     seed = p.get("random_state") if random_state is None else random_state
     splits = _splits(train_set, p, nfold, stratified, folds, shuffle, seed)
     lockstep = _Lockstep(len(splits), rounds, [as_callback(cb, i)

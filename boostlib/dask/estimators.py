@@ -104,6 +104,12 @@ class _DaskBoost:
             raise ValueError(f"warm_start={self.warm_start!r}: {type(self).__name__} does not "
                              "continue a fit; fit a new model, or continue it locally "
                              "(to_local())")
+        if self.early_stopping is True or self.n_iter_no_change is not None:
+            given = ("early_stopping=True" if self.early_stopping is True
+                     else f"n_iter_no_change={self.n_iter_no_change!r}")
+            raise ValueError(f"{given}: {type(self).__name__} does not hold out rows of the "
+                             "training data; stop early on an eval_set with "
+                             "early_stopping_rounds (early_stopping='auto' is off here)")
 
     def _dask_fit(self, X: Any, y: Any, sample_weight: Any, eval_set: Any,
                   eval_sample_weight: Any, init_score: Any = None,

@@ -29,6 +29,10 @@ MAX_SYMMETRIC_DEPTH = 16
 #: Most scalar trees a model may hold (every output's tree counts): the bound model files
 #: enforce, so every model training gives can be saved and loaded back.
 MAX_TREES = 500_000
+#: ``n_estimators=None``: this many iterations without early stopping ...
+DEFAULT_ROUNDS = 100
+#: ... and at most this many with it (the held-out score picks the best of them).
+STOPPING_ROUNDS_CAP = 1000
 #: Most bytes the trees of a model may take in a model file (their arrays, as the file's
 #: binary blocks hold them before base64): what training's parameters allow is checked
 #: against it at the start, so that every model fits a model file (at most 1 GiB: the
@@ -241,8 +245,12 @@ def _params_help(kind: str) -> str:
 
 #: Every training parameter, in the estimators' order.
 PARAMETERS: Tuple[Parameter, ...] = (
-    Parameter("n_estimators", 100, "int", "Number of boosting iterations.",
-              _number(1, MAX_TREES, integer=True), "int"),
+    Parameter("n_estimators", None, "int", f"""\
+Number of boosting iterations. None (the default): {DEFAULT_ROUNDS}, or {STOPPING_ROUNDS_CAP:,}
+when early stopping is on (``early_stopping_rounds``; for the estimators also
+``early_stopping``, which is on from 10,000 training rows by default), where the held-out
+score decides how many are kept.""",
+              _number(1, MAX_TREES, integer=True, optional=True), "int"),
     Parameter("learning_rate", 0.1, "float", "Step size (the coefficient of each SGB tree).",
               _number(0.0, low_open=True), "float"),
     Parameter("max_depth", 6, "int", f"""\
@@ -444,14 +452,15 @@ parameters apply to the new trees. With the same data and parameters, fitting ``
 ``update="sgb"``, also with sampling and an int ``random_state``). See
 ``docs/training_controls.md`` for the update rules with state and ``evals_result_``.""",
               _boolean, None, scope="estimator"),
-    Parameter("early_stopping", False, '"auto" or bool', """\
+    Parameter("early_stopping", "auto", '"auto" or bool', """\
 Stop when the score on held-out rows stops improving, as scikit-learn's
 ``HistGradientBoosting*``: ``True`` holds out ``validation_fraction`` of the training rows
 when ``fit`` gets no ``eval_set`` (per class for a classifier, whole queries for a
 ranker, drawn with ``random_state``), and stops after ``early_stopping_rounds`` (or
-``n_iter_no_change``; default 10) iterations without improvement; ``"auto"``: ``True`` for
-at least 10,000 training rows. ``False`` (the default): only when ``early_stopping_rounds``
-is given (held-out rows are then split off too when there is no ``eval_set``).""",
+``n_iter_no_change``; default 10, or 50 with ``n_estimators=None``, which then runs up to
+1,000 iterations) iterations without improvement. ``"auto"`` (the default): ``True`` for at
+least 10,000 training rows. ``False``: only when ``early_stopping_rounds`` is given
+(held-out rows are then split off too when there is no ``eval_set``).""",
               _early_stopping, None, scope="estimator"),
     Parameter("validation_fraction", 0.1, "float", """\
 Fraction of the training rows held out for early stopping when ``fit`` gets no
@@ -490,6 +499,14 @@ def parameters_of(*scopes: str) -> Tuple[Parameter, ...]:
     return tuple(p for p in PARAMETERS if p.scope in scopes)
 
 
+def n_rounds(n_estimators: Optional[int], stopping: bool) -> int:
+    """The iterations a fit runs: ``n_estimators``, or for None :data:`DEFAULT_ROUNDS`
+    (:data:`STOPPING_ROUNDS_CAP` when early stopping is on)."""
+    if n_estimators is None:
+        return STOPPING_ROUNDS_CAP if stopping else DEFAULT_ROUNDS
+    return int(n_estimators)
+
+
 def resolve(params: Mapping[str, Any]) -> Dict[str, Any]:
     """``params`` over the defaults, validated.
 
@@ -510,6 +527,7 @@ def resolve(params: Mapping[str, Any]) -> Dict[str, Any]:
     for parameter in TRAINING:
         if parameter.check is not None:
             parameter.check(parameter.name, p[parameter.name])
+    p["n_estimators"] = n_rounds(p["n_estimators"], p["early_stopping_rounds"] is not None)
     if p["grow_policy"] == "symmetric" and p["max_depth"] > MAX_SYMMETRIC_DEPTH:
         raise ValueError(f"max_depth={p['max_depth']!r} is too deep for symmetric trees; "
                          f"expected at most {MAX_SYMMETRIC_DEPTH} (a symmetric tree of depth d "

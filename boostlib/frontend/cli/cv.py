@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Sequence
 
 import numpy as np
 
+from ...engine.params import n_rounds
 from ...booster.cv import CVResult, cv
 from ..estimator_files import install_model
 from .columns import show_value
@@ -155,7 +156,7 @@ def run_cv(args: argparse.Namespace, data: TrainingData) -> int:
     print(f"best iteration: {best} (0-based; {best + 1} iterations), by the mean "
           f"{result.metric}: {scores}")
     if rounds is not None:
-        if n < params["n_estimators"]:
+        if n < n_rounds(params["n_estimators"], True):
             print(f"early stopping: the mean {result.metric} did not improve for {rounds} "
                   f"iterations after iteration {best}; every fold stopped at iteration "
                   f"{n - 1}")
