@@ -104,8 +104,9 @@ class _DaskBoost:
             raise ValueError(f"warm_start={self.warm_start!r}: {type(self).__name__} does not "
                              "continue a fit; fit a new model, or continue it locally "
                              "(to_local())")
-        if self.early_stopping is True or self.n_iter_no_change is not None:
-            given = ("early_stopping=True" if self.early_stopping is True
+        holding_out = not isinstance(self.early_stopping, str) and bool(self.early_stopping)
+        if holding_out or self.n_iter_no_change is not None:
+            given = ("early_stopping=True" if holding_out
                      else f"n_iter_no_change={self.n_iter_no_change!r}")
             raise ValueError(f"{given}: {type(self).__name__} does not hold out rows of the "
                              "training data; stop early on an eval_set with "
