@@ -266,6 +266,7 @@ def encode_sets(p: Mapping[str, Any], train_set: Dataset, valid_sets: Sequence[D
         if reason is not None:
             raise ValueError(f"init_model was trained with categorical_encoding={had!r}, which "
                              f"{reason}; continue it on a Dataset of rows in memory")
+        X = _coded_as(train_set, encoder.levels)
     else:
         if encoding == "sets":
             return None, train_set, list(valid_sets)
@@ -276,16 +277,17 @@ def encode_sets(p: Mapping[str, Any], train_set: Dataset, valid_sets: Sequence[D
             raise ValueError(f"categorical_encoding={encoding!r} {reason}; expected "
                              "categorical_encoding='sets' or 'auto' (which keeps set splits "
                              "there)")
+        X = _matrix(train_set)      # coded against its own levels: the encoder's
         encoder = CategoricalEncoder.fit(
-            _matrix(train_set), train_set.categorical, train_set.levels, encoding, t,
+            X, train_set.categorical, train_set.levels, encoding, t,
             train_set.sample_weight, int(p["max_cat_to_onehot"]),
             min_data_per_group(p["min_data_per_group"], n_rows))
         if not encoder.encodes:
             return None, train_set, list(valid_sets)
     order = statistics_order(train_set.sample_weight, train_set.n_rows,
                              stream_rng(seed, "target_stats"))
-    train_enc = _encoded(encoder, train_set, encoder.transform(
-        _coded_as(train_set, encoder.levels), order, t, train_set.sample_weight))
+    train_enc = _encoded(encoder, train_set,
+                         encoder.transform(X, order, t, train_set.sample_weight))
     return encoder, train_enc, [
         _encoded(encoder, ds, encoder.transform(_coded_as(ds, encoder.levels)))
         for ds in valid_sets]
