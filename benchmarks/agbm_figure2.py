@@ -70,7 +70,7 @@ def curve(X, y, cls, gamma: float, eta: float, n_trees: int) -> Run:
     rule = watched(cls)(momentum=gamma)
     n_iter = n_iterations(rule.name, n_trees)
     try:
-        BoostRegressor(n_estimators=n_iter, learning_rate=eta, max_depth=4,
+        BoostRegressor(early_stopping=False, n_estimators=n_iter, learning_rate=eta, max_depth=4,
                        grow_policy="depthwise", leaf_estimation="gradient", max_bins=100,
                        update=rule, random_state=0, n_jobs=1).fit(X, y)
         diverged = False

@@ -49,7 +49,8 @@ def load(path: str, target: str):
 def make(name: str):
     if name in BOOST:
         import boostlib
-        return boostlib.BoostRegressor(loss="poisson", random_state=0, n_jobs=2,
+        return boostlib.BoostRegressor(early_stopping=False,
+                                       loss="poisson", random_state=0, n_jobs=2,
                                        **BOOST[name])
     if name.startswith("xgboost"):
         import xgboost

@@ -168,7 +168,7 @@ def main() -> None:
         name = f"boostlib local 1 thread, {policy}"
         if only and "local" not in only:
             continue
-        model = BoostClassifier(grow_policy=policy, n_jobs=1, **common)
+        model = BoostClassifier(early_stopping=False, grow_policy=policy, n_jobs=1, **common)
         record(name, _timed(lambda: model.fit(Xtr, ytr), args.repeats),
                model.predict_proba(Xte)[:, 1])
 

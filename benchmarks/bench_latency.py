@@ -45,7 +45,8 @@ def main() -> None:
     n = args.threads
     models: Dict[str, Callable] = {}
     for policy in ("symmetric", "depthwise"):
-        m = BoostClassifier(n_estimators=200, max_depth=6, grow_policy=policy, n_jobs=n,
+        m = BoostClassifier(early_stopping=False,
+                            n_estimators=200, max_depth=6, grow_policy=policy, n_jobs=n,
                             random_state=0).fit(X_fit, y_fit)
         models[f"boostlib {policy}"] = m.predict_proba
     try:

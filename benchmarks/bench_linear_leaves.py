@@ -170,7 +170,7 @@ def build(name: str, a: argparse.Namespace) -> Any:
         shape = (dict(grow_policy="lossguide", max_leaves=31, max_depth=30)
                  if policy == "lossguide" else dict(grow_policy="depthwise", max_depth=5))
         extra = dict(linear_leaves=True, linear_lambda=a.linear_lambda) if linear else {}
-        return boostlib.BoostRegressor(
+        return boostlib.BoostRegressor(early_stopping=False,
             n_estimators=a.n_estimators, learning_rate=0.1, l2_regularization=a.l2,
             min_samples_leaf=20, min_child_weight=1e-3, max_bins=255, min_samples_bin=3,
             n_jobs=a.threads, random_state=0, **shape, **extra)

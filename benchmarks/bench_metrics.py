@@ -37,7 +37,8 @@ def main(argv=None) -> int:
     times = {str(c): [] for c in cases}
     for r in range(args.repeats):
         for case in (cases if r % 2 == 0 else cases[::-1]):
-            model = BoostClassifier(n_estimators=args.n_estimators, eval_metric=case,
+            model = BoostClassifier(early_stopping=False,
+                                    n_estimators=args.n_estimators, eval_metric=case,
                                     n_jobs=args.threads, random_state=0)
             t0 = time.perf_counter()
             model.fit(X, y, eval_set=[(Xv, yv)])

@@ -94,7 +94,7 @@ def on_grid(X: np.ndarray, Xt: np.ndarray, n_values: int):
 def build(name: str, a: argparse.Namespace) -> Any:
     if name.startswith("boostlib-"):
         import boostlib
-        return boostlib.BoostRegressor(
+        return boostlib.BoostRegressor(early_stopping=False,
             n_estimators=a.n_estimators, learning_rate=0.1, max_depth=6,
             grow_policy=name.split("-")[1], l2_regularization=1.0, max_bins=255,
             min_samples_leaf=1, min_child_weight=1e-3, n_jobs=a.threads, random_state=0,

@@ -94,7 +94,7 @@ def build(name: str, a: argparse.Namespace) -> Tuple[Any, Callable, Callable]:
     proba, limit = (lambda m, X: m.predict_proba(X)), contextlib.nullcontext
     if name.startswith("boostlib-"):
         import boostlib
-        model = boostlib.BoostClassifier(
+        model = boostlib.BoostClassifier(early_stopping=False,
             n_estimators=a.n_estimators, learning_rate=a.learning_rate, max_depth=a.depth,
             grow_policy=name.split("-")[1], l2_regularization=1.0, max_bins=255,
             min_samples_leaf=1, min_child_weight=1e-3, n_jobs=a.threads, random_state=0,

@@ -176,7 +176,7 @@ def _proba(model, X):
 def build_boostlib(grow_policy: str, sampler: Optional[str] = None) -> Builder:
     def build(cfg):
         import boostlib
-        model = boostlib.BoostClassifier(
+        model = boostlib.BoostClassifier(early_stopping=False,
             n_estimators=cfg["n_estimators"], learning_rate=cfg["learning_rate"],
             max_depth=cfg["max_depth"], grow_policy=grow_policy, max_bins=cfg["max_bins"],
             l2_regularization=cfg["l2"], min_samples_leaf=1, min_child_weight=1e-3,

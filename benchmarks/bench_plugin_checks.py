@@ -30,7 +30,7 @@ from boostlib.builtin.samplers import MVSSampler  # noqa: E402
 
 def _fit_seconds(X, y, args, how: str) -> float:
     os.environ[checks.ENV] = how
-    model = boostlib.BoostClassifier(
+    model = boostlib.BoostClassifier(early_stopping=False,
         n_estimators=args.n_estimators, max_depth=6, sampler="mvs", subsample=0.5,
         n_jobs=args.threads, random_state=0)
     t0 = time.perf_counter()

@@ -57,7 +57,8 @@ def fitters(lr: float, leaf: int, threads: int, xgboost: bool, loss: str = "lamb
 
     def ours(policy):
         def fit(X, y, g):
-            return BoostRanker(loss=loss, n_estimators=200, max_depth=6, learning_rate=lr,
+            return BoostRanker(early_stopping=False,
+                               loss=loss, n_estimators=200, max_depth=6, learning_rate=lr,
                                grow_policy=policy, min_samples_leaf=leaf,
                                l2_regularization=1.0, random_state=seed, n_jobs=threads
                                ).fit(X, y, group=g)

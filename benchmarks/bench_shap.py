@@ -44,7 +44,8 @@ def main() -> None:
     flag = "pred_interactions" if args.interactions else "pred_contrib"
     calls, models = {}, {}
     for policy in ("symmetric", "depthwise"):
-        model = BoostClassifier(n_estimators=200, max_depth=6, grow_policy=policy, n_jobs=n,
+        model = BoostClassifier(early_stopping=False,
+                                n_estimators=200, max_depth=6, grow_policy=policy, n_jobs=n,
                                 random_state=0).fit(X_fit, y_fit)
         models[policy] = model
         calls[f"boostlib {policy}"] = (lambda m=model: m.predict(X_explain, **{flag: True}))

@@ -169,7 +169,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                      lambda: mapper.transform(X, args.threads, "engine"), period, results)
     del binned
     for policy in args.grow_policy.split(","):
-        clf = BoostClassifier(grow_policy=policy, n_estimators=args.trees,
+        clf = BoostClassifier(early_stopping=False, grow_policy=policy, n_estimators=args.trees,
                               max_depth=args.depth, random_state=0, n_jobs=args.threads)
         measure(f"boostlib fit ({args.trees} {policy} trees, bins included)",
                 lambda: clf.fit(X, y), period, results)

@@ -69,7 +69,8 @@ def folds(n: int, seed: int, k: int = 5):
 def cox_pair(X, time, event, tr, te, trees):
     import xgboost as xgb
     y = np.where(event, time, -time)
-    ours = BoostRegressor(loss="cox", n_estimators=trees, learning_rate=0.05, max_depth=3,
+    ours = BoostRegressor(early_stopping=False,
+                          loss="cox", n_estimators=trees, learning_rate=0.05, max_depth=3,
                           grow_policy=GROW_POLICY[0], l2_regularization=1.0,
                           min_child_weight=1.0, min_samples_leaf=1,
                           max_bins=255, random_state=0, n_jobs=1).fit(X[tr], y[tr])
@@ -88,7 +89,7 @@ def aft_pair(X, time, event, tr, te, trees, dist, sigma):
     lower = time
     upper = np.where(event, time, np.inf)
     y = np.column_stack([lower, upper])
-    ours = BoostRegressor(loss="aft", loss_params={"aft_distribution": dist,
+    ours = BoostRegressor(early_stopping=False, loss="aft", loss_params={"aft_distribution": dist,
                                                    "aft_sigma": sigma},
                           n_estimators=trees, learning_rate=0.05, max_depth=3,
                           grow_policy=GROW_POLICY[0], l2_regularization=1.0,

@@ -83,7 +83,7 @@ def part_adult(args):
         rows.append((name, logloss(yt, predict(model)), sec))
 
     for policy in ("depthwise", "symmetric"):
-        add(f"boostlib {policy} native", lambda: boostlib.BoostClassifier(
+        add(f"boostlib {policy} native", lambda: boostlib.BoostClassifier(early_stopping=False,
             n_estimators=n, learning_rate=lr, max_depth=depth, grow_policy=policy,
             random_state=0).fit(train, y), lambda m: m.predict_proba(test)[:, 1])
         codes = train.copy()
@@ -91,7 +91,7 @@ def part_adult(args):
         for c in cats:
             codes[c] = codes[c].cat.codes.replace(-1, np.nan).astype(float)
             tcodes[c] = tcodes[c].cat.codes.replace(-1, np.nan).astype(float)
-        add(f"boostlib {policy} ordinal", lambda: boostlib.BoostClassifier(
+        add(f"boostlib {policy} ordinal", lambda: boostlib.BoostClassifier(early_stopping=False,
             n_estimators=n, learning_rate=lr, max_depth=depth, grow_policy=policy,
             random_state=0).fit(codes, y), lambda m: m.predict_proba(tcodes)[:, 1])
     try:
@@ -138,7 +138,8 @@ def part_cv(args):
                 losses = []
                 for k in range(5):
                     fit, held = folds != k, folds == k
-                    m = boostlib.BoostClassifier(n_estimators=args.trees, max_depth=6,
+                    m = boostlib.BoostClassifier(early_stopping=False,
+                                                 n_estimators=args.trees, max_depth=6,
                                                  grow_policy=policy, random_state=0
                                                  ).fit(D[fit], Y[fit])
                     losses.append(logloss(Y[held], m.predict_proba(D[held])[:, 1]))
@@ -157,7 +158,7 @@ def part_encodings(args):
     rows = []
     for policy in ("depthwise", "symmetric"):
         for enc in args.encodings.split(","):
-            model, sec = timed(lambda: boostlib.BoostClassifier(
+            model, sec = timed(lambda: boostlib.BoostClassifier(early_stopping=False,
                 n_estimators=n, learning_rate=lr, max_depth=depth, grow_policy=policy,
                 categorical_encoding=enc, random_state=0).fit(train, y))
             rows.append((f"boostlib {policy} {enc}",
@@ -211,7 +212,7 @@ def part_encodings_cv(args):
                     losses = []
                     for k in range(5):
                         fit, held = folds != k, folds == k
-                        m = boostlib.BoostClassifier(
+                        m = boostlib.BoostClassifier(early_stopping=False,
                             n_estimators=args.trees, max_depth=6, grow_policy=policy,
                             categorical_encoding=enc, random_state=0).fit(D[fit], T[fit])
                         losses.append(logloss(T[held], m.predict_proba(D[held])[:, 1]))
@@ -247,7 +248,8 @@ def part_encodings_synthetic(args):
         for policy in ("depthwise", "symmetric"):
             out = []
             for enc in ("sets", "target_stats"):
-                m = boostlib.BoostClassifier(n_estimators=args.trees, max_depth=6,
+                m = boostlib.BoostClassifier(early_stopping=False,
+                                             n_estimators=args.trees, max_depth=6,
                                              grow_policy=policy, categorical_encoding=enc,
                                              random_state=0).fit(df[tr], y[tr])
                 out.append(logloss(y[te], m.predict_proba(df[te])[:, 1]))
@@ -272,7 +274,7 @@ def part_speed(args):
                                                 ).astype(int)
         times = {}
         for _ in range(args.repeats):
-            _, b = timed(lambda: boostlib.BoostClassifier(
+            _, b = timed(lambda: boostlib.BoostClassifier(early_stopping=False,
                 n_estimators=100, max_depth=6, grow_policy="depthwise", n_jobs=2).fit(X, yy))
             _, g = timed(lambda: lgb.LGBMClassifier(
                 n_estimators=100, max_depth=6, num_leaves=64, verbose=-1, n_jobs=2).fit(X, yy))

@@ -118,7 +118,8 @@ def main(argv=None) -> int:
         max_leaves=63, max_depth=30, min_samples_leaf=20, min_samples_bin=3,
         prune_features=True)
     Xh, yh = X[half], y[half]
-    boostlib.BoostClassifier(n_estimators=2).fit(X[:1000], y[:1000])    # imports, first calls
+    boostlib.BoostClassifier(early_stopping=False,
+                             n_estimators=2).fit(X[:1000], y[:1000])    # imports, first calls
     install_timers()
 
     sampled = {"uniform": {}, "goss": {"warmup": False}, "mvs": {}}
@@ -130,7 +131,7 @@ def main(argv=None) -> int:
             if name in sampled:
                 extra = dict(sampler=name, subsample=args.subsample,
                              sampler_params=sampled[name] or None)
-            est = boostlib.BoostClassifier(
+            est = boostlib.BoostClassifier(early_stopping=False,
                 n_estimators=args.trees, grow_policy=args.policy, learning_rate=0.1,
                 max_bins=255, l2_regularization=1.0, min_child_weight=1e-3,
                 n_jobs=args.threads, random_state=0, **shape, **extra)

@@ -87,7 +87,7 @@ def run(family: str, X, y, Xt, seed: int, rounds: int, library: str) -> np.ndarr
         model = lightgbm.LGBMClassifier(**common_lgb, **lgb_p).fit(X, y)
     else:
         from boostlib import BoostClassifier
-        model = BoostClassifier(**common_bl, **bl_p).fit(X, y)
+        model = BoostClassifier(early_stopping=False, **common_bl, **bl_p).fit(X, y)
     return model.predict_proba(Xt)[:, 1]
 
 

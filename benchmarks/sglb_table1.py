@@ -67,7 +67,8 @@ def run_boostlib(fold: int, seed: int, iterations: Sequence[int], l2: float) -> 
     X, y, Xt, yt = make_fold(fold, seed)
     out = {}
     for method in METHODS:
-        m = BoostClassifier(**boostlib_params(method, l2, max(iterations), seed + fold))
+        m = BoostClassifier(early_stopping=False,
+                            **boostlib_params(method, l2, max(iterations), seed + fold))
         m.fit(X, y)
         raw = m.ensemble_.predict_states_raw(Xt, list(iterations))
         out[method] = [float(np.mean((raw[:, k] > 0) != (yt == 1)))
