@@ -130,6 +130,8 @@ class BuildExt(build_ext):
                 # vectorise, the second lets a square root be one instruction, so loops
                 # taking them (the MVS scores) vectorise.
                 ext.extra_compile_args += ["-O3", "-fno-trapping-math", "-fno-math-errno"]
+        if not self.parallel:       # the kernels compile independently: one job per core
+            self.parallel = os.cpu_count() or 1
         super().build_extensions()
 
 
@@ -159,6 +161,7 @@ setup(
         extensions,
         compiler_directives=directives,
         force=True,  # a switch of BOOSTLIB_DEBUG_CYTHON must regenerate the C files
+        nthreads=os.cpu_count() or 1,
     ),
     cmdclass={"build_ext": BuildExt},
 )
