@@ -12,6 +12,10 @@ levels (2% ``NA``, 1% empty). Then it times, side by side, each reader on that f
 * ``boostlib-fallback`` (with ``--fallback``): the reader without pyarrow (the :mod:`csv`
   module); about 20 s and 1.4 GB at the default size;
 * ``pandas``: ``pandas.read_csv(path)``;
+* ``pandas-same-table``: ``pandas.read_csv(path, na_values=...)`` told the missing-value
+  tokens boostlib reads (``boostlib.io.tables.NULL_SPELLINGS``): the same table as
+  boostlib's, every float column parsed. Plain ``read_csv`` does not take ``na`` for
+  missing, so it leaves the six float columns that hold it as text;
 * ``pyarrow``: ``pyarrow.csv.read_csv(path)``.
 
 Each measurement runs in a fresh interpreter, which imports its library first (untimed),
@@ -24,7 +28,7 @@ each, and their ratios to pandas (the median is the steadier on a host whose spe
 Usage::
 
     python benchmarks/bench_read.py [--rows 500000] [--repeats 3] [--fallback]
-                                    [--data-dir DIR] [--readers boostlib,pandas,pyarrow]
+                                    [--data-dir DIR] [--readers boostlib,pandas,...]
 
 The file is kept in ``--data-dir`` (default: ``boostlib-bench-read`` in the temporary
 folder), named by its row count and seed; delete it to generate it again.
@@ -43,7 +47,7 @@ from typing import Dict, List
 import numpy as np
 
 SEED = 0
-READERS = ("boostlib", "boostlib-fallback", "pandas", "pyarrow")
+READERS = ("boostlib", "boostlib-fallback", "pandas", "pandas-same-table", "pyarrow")
 
 #: Run in a fresh interpreter: argv = reader, path. Prints one JSON line.
 CHILD = r"""
@@ -59,6 +63,10 @@ elif reader == "boostlib-fallback":
 elif reader == "pandas":
     import pandas
     read = lambda: pandas.read_csv(path)
+elif reader == "pandas-same-table":
+    import pandas
+    from boostlib.io.tables import NULL_SPELLINGS
+    read = lambda: pandas.read_csv(path, na_values=NULL_SPELLINGS)
 else:
     import pyarrow.csv
     read = lambda: pyarrow.csv.read_csv(path)
@@ -120,7 +128,8 @@ def measure(reader: str, path: str) -> Dict[str, float]:
 
 
 def available(reader: str) -> bool:
-    module = {"pandas": "pandas", "pyarrow": "pyarrow", "boostlib": "pyarrow"}.get(reader)
+    module = {"pandas": "pandas", "pandas-same-table": "pandas", "pyarrow": "pyarrow",
+              "boostlib": "pyarrow"}.get(reader)
     if module is None:
         return True
     try:
@@ -136,7 +145,7 @@ def main(argv=None) -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--fallback", action="store_true",
                         help="also time boostlib's reader without pyarrow (slow)")
-    parser.add_argument("--readers", default="boostlib,pandas,pyarrow")
+    parser.add_argument("--readers", default="boostlib,pandas,pandas-same-table,pyarrow")
     parser.add_argument("--data-dir", default=os.path.join(tempfile.gettempdir(),
                                                            "boostlib-bench-read"))
     args = parser.parse_args(argv)
