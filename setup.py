@@ -13,6 +13,7 @@ BOOSTLIB_NO_ISA_VARIANTS=1
     modules listed in ``ISA_VARIANTS`` are also built for AVX2 (``<name>_avx2``, from a stub
     that includes the same source); ``boostlib._kernels`` loads them when the CPU has AVX2.
 """
+import multiprocessing
 import os
 import platform
 import shutil
@@ -161,7 +162,9 @@ setup(
         extensions,
         compiler_directives=directives,
         force=True,  # a switch of BOOSTLIB_DEBUG_CYTHON must regenerate the C files
-        nthreads=os.cpu_count() or 1,
+        # Cython in a process per core where processes fork: a spawned one would import
+        # this script again, and set up a second build
+        nthreads=(os.cpu_count() or 1) if multiprocessing.get_start_method() == "fork" else 0,
     ),
     cmdclass={"build_ext": BuildExt},
 )
