@@ -56,7 +56,8 @@ common = dict(n_estimators=trees, max_depth=6, learning_rate=0.1)
 jobs = {} if threads <= 0 else {"n_jobs": threads}   # 0: the library's default
 if library.startswith("boostlib"):
     import boostlib
-    make = lambda: boostlib.BoostClassifier(grow_policy=library.split("-")[1], **jobs,
+    make = lambda: boostlib.BoostClassifier(early_stopping=False,
+                                            grow_policy=library.split("-")[1], **jobs,
                                             **common)
 elif library == "lightgbm":
     import lightgbm
