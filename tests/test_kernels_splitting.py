@@ -243,6 +243,21 @@ def test_noise_ranks_but_is_not_reported():
 # --------------------------------------------------------------------------------------------
 
 
+def check_level_sums(cands, gain_sum, n_valid):
+    """The kernel's counts are exact; its summed gains are within rounding of the
+    brute force's, relative to the magnitudes of the feature's gains (a feature whose
+    leaves use few of many bins sums their gains' changes), and 0 where no leaf is valid."""
+    scale = {}
+    for c in cands:
+        scale[c.f] = scale.get(c.f, 0.0) + c.mag
+    for c in cands:
+        assert n_valid[c.f, c.d, c.b] == c.n_valid, c
+        if c.n_valid == 0:
+            assert gain_sum[c.f, c.d, c.b] == 0.0, c
+        assert abs(gain_sum[c.f, c.d, c.b] - c.gain) <= 1e-9 * max(scale[c.f], 1e-300), (
+            c, gain_sum[c.f, c.d, c.b])
+
+
 @st.composite
 def level_case(draw, **kw):
     data, g, h, exact, params, noise = draw(node_case(max_rows=60, **kw))
@@ -264,13 +279,85 @@ def test_find_split_level_matches_brute_force(case):
                                        l2, msl, mcw, noise)
     err = ref.choice_is_consistent(res, best, cands, exact, noise=noise)
     assert err is None, err
-    for c in cands:
-        assert n_valid[c.f, c.d, c.b] == c.n_valid, c
-        assert abs(gain_sum[c.f, c.d, c.b] - c.gain) <= 1e-9 * max(c.mag, 1e-300), (
-            c, gain_sum[c.f, c.d, c.b])
+    check_level_sums(cands, gain_sum, n_valid)
     for n_threads in (2, 3):
         assert level_split(hist, slots, data.nbnm, data.missing_bin, l2, msl, mcw, noise,
                            n_threads)[0] == res
+
+
+@st.composite
+def many_bins_level_case(draw):
+    """A level of 1-8 leaves of 2-120 rows over 64-255 bins per feature (some features
+    copies of others, so that candidates tie exactly): most leaves use few of their bins."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    n_rows = draw(st.integers(2, 120))
+    n_leaves = draw(st.integers(1, 8))
+    mb = 255
+    n_own = draw(st.integers(1, 3))
+    nbnm = rng.integers(64, mb + 1, n_own)
+    X = rng.integers(0, nbnm, (n_rows, n_own))
+    if draw(st.booleans()):
+        X = np.where(rng.random(X.shape) < 0.2, mb, X)
+    copies = draw(st.lists(st.integers(0, n_own - 1), max_size=2))
+    X = np.column_stack([X] + [X[:, j] for j in copies])
+    nbnm = np.concatenate([nbnm, nbnm[copies]]).astype(np.int32)
+    data = make_binned(X, nbnm, mb)
+    exact = draw(st.booleans())
+    g, h = draw(gradients(n_rows, exact=exact))
+    l2, msl, mcw = draw(split_params(exact))
+    noise = None
+    if draw(st.integers(0, 3)) == 0:
+        noise = rng.uniform(-1, 1, (data.n_features, data.n_bins))
+    node = rng.integers(0, n_leaves, n_rows).astype(np.int32)
+    slots = rng.permutation(n_leaves).astype(np.int32)
+    return data, g, h, (l2, msl, mcw), noise, node, slots
+
+
+@KERNEL_SETTINGS
+@given(case=many_bins_level_case(), two_channels=st.booleans())
+def test_find_split_level_is_the_leaf_by_leaf_choice(case, two_channels):
+    """Leaves that use few of many bins are summed by their gains' changes; the choice and
+    its gain are still those of the leaf-by-leaf sums, bit for bit, ties included."""
+    if two_channels and not TWO_CHANNELS:
+        two_channels = False
+    data, g, h, (l2, msl, mcw), noise, node, slots = case
+    hist = hist_of(data, g, h, node, len(slots))
+    if two_channels:
+        msl = 0
+        kernel_hist = np.ascontiguousarray(hist[..., :2])
+    else:
+        kernel_hist = hist
+    res, gain_sum, n_valid = level_split(kernel_hist, slots, data.nbnm, data.missing_bin, l2,
+                                         msl, mcw, noise)
+    expected = ref.level_choice_in_leaf_order(
+        [hist[s] for s in slots], data.nbnm, data.missing_bin, l2, msl, mcw,
+        count_channel=not two_channels, noise=noise)
+    assert res == expected
+    best, cands = ref.find_split_level([hist[s] for s in slots], data.nbnm, data.missing_bin,
+                                       l2, msl if not two_channels else 1, mcw, noise)
+    if not two_channels:
+        check_level_sums(cands, gain_sum, n_valid)
+    assert level_split(kernel_hist, slots, data.nbnm, data.missing_bin, l2, msl, mcw, noise,
+                       2)[0] == res
+
+
+@pytest.mark.parametrize("scale", [1e-170, 1.0, 1e160])
+def test_find_split_level_sparse_leaves_extreme_gains(scale):
+    """Gains that underflow, or overflow to inf (so their changes are not finite): still the
+    leaf-by-leaf choice."""
+    rng = np.random.default_rng(3)
+    hist = np.zeros((6, 4, 256, 3))        # 6 leaves of 8 rows over 200 bins
+    for k in range(6):
+        for f in range(3):
+            for b in rng.integers(0, 200, 8):
+                hist[k, f, b] += (rng.normal() * scale, 1.0, 1.0)
+        hist[k, 3] = hist[k, 0]             # a copy: exact ties
+    nbnm = np.full(4, 200, np.int32)
+    slots = np.arange(6, dtype=np.int32)
+    res, _, _ = level_split(hist, slots, nbnm, 255, 1.0, 1, 1e-3)
+    assert res == ref.level_choice_in_leaf_order(list(hist), nbnm, 255, 1.0, 1, 1e-3)
+    if scale == 1.0:
+        assert res[0] >= 0
 
 
 def test_level_gain_sums_only_valid_leaves():

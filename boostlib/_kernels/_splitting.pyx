@@ -33,8 +33,9 @@ empty when its count is 0 or, without counts, when its gradient *and* hessian su
 its rows change no sum, so both directions give the same split).
 """
 from cython.parallel cimport prange
-from libc.math cimport INFINITY
-from libc.stdlib cimport malloc, free
+from libc.float cimport DBL_EPSILON
+from libc.math cimport INFINITY, fabs
+from libc.stdlib cimport calloc, malloc, free
 import numpy as np
 
 from .common cimport (idx_t, uint32_t, uint64_t, CH_G, CH_H, CH_C, SET_WORDS, bit_count,
@@ -827,6 +828,274 @@ cdef void _level_totals(const double* h0, Py_ssize_t slot_stride, Py_ssize_t n_c
             stats[b] += hf[b]
 
 
+cdef struct Level:
+    # The leaves of a symmetric level and the split settings, as find_split_level has them.
+    const double* hist                # hist[slot, bin, channel]
+    Py_ssize_t slot_stride            # doubles per slot
+    Py_ssize_t n_ch                   # channels: 2, or 3 with a count
+    int cc                            # the channel counted by min_samples_leaf
+    bint has_count
+    const idx_t* slots
+    Py_ssize_t n_leaves
+    double l2, min_samples_leaf, min_child_weight
+
+
+cdef inline double _level_gain(const Level* lv, double GL, double HL, double CL, double G,
+                               double H, double C, double parent,
+                               idx_t* valid) noexcept nogil:
+    """A leaf's gain from a level candidate whose left child has the sums ``(GL, HL, CL)``
+    of the leaf's ``(G, H, C)`` (0 where the candidate is not valid); ``valid``: OUT 1 or 0."""
+    if _valid(CL, C - CL, HL, H - HL, lv.l2, lv.min_samples_leaf, lv.min_child_weight):
+        valid[0] = 1
+        return GL * GL / (HL + lv.l2) + (G - GL) * (G - GL) / (H - HL + lv.l2) - parent
+    valid[0] = 0
+    return 0.0
+
+
+cdef inline bint _bin_used(const double* bin, int cc) noexcept nogil:
+    """Whether a histogram bin holds anything: a channel not +-0.0 (adding +-0.0 to a sum
+    changes nothing that a gain depends on)."""
+    cdef const uint64_t* bits = <const uint64_t*> bin
+    return ((bits[CH_G] | bits[CH_H] | bits[cc]) << 1) != 0
+
+
+cdef inline bint _sparse_leaf(const Level* lv, const double* hf, Py_ssize_t nb) noexcept nogil:
+    """Whether under a quarter of a leaf's ``nb`` bins of a feature (from ``hf``) are used,
+    judged by every 8th bin."""
+    cdef Py_ssize_t b, n = 0
+    for b in range(0, nb, 8):
+        n = n + _bin_used(hf + b * lv.n_ch, lv.cc)
+    return 32 * n < nb
+
+
+cdef void _leaf_gains(const Level* lv, const double* hf, Py_ssize_t off, Py_ssize_t nb,
+                      double* gain_sum, idx_t* n_valid, double* mag) noexcept nogil:
+    """Add one leaf's gain at every candidate of a numeric feature (its histogram ``hf``,
+    bins ``off .. off + nb - 1`` of the rows of ``gain_sum`` and ``n_valid``), where valid;
+    add their magnitudes to ``mag`` unless it is NULL."""
+    cdef Py_ssize_t b, n_ch = lv.n_ch
+    cdef int d, cc = lv.cc
+    cdef double gm, hm, cm, G, H, C, gl, hl, cl, GL, HL, CL, parent, gain
+    cdef idx_t valid
+    gm = hf[nb * n_ch + CH_G]
+    hm = hf[nb * n_ch + CH_H]
+    cm = hf[nb * n_ch + cc]
+    # no missing rows: both directions have the gains of direction 0
+    cdef bint no_miss = cm == 0.0 and (lv.has_count or gm == 0.0)
+    G = gm
+    H = hm
+    C = cm
+    for b in range(nb):
+        G = G + hf[b * n_ch + CH_G]
+        H = H + hf[b * n_ch + CH_H]
+        C = C + hf[b * n_ch + cc]
+    parent = G * G / (H + lv.l2) if H + lv.l2 > 0.0 else 0.0
+    gl = 0.0
+    hl = 0.0
+    cl = 0.0
+    for b in range(nb):
+        gl = gl + hf[b * n_ch + CH_G]
+        hl = hl + hf[b * n_ch + CH_H]
+        cl = cl + hf[b * n_ch + cc]
+        for d in range(1 if no_miss else 2):
+            if d == 0:
+                GL = gl + gm
+                HL = hl + hm
+                CL = cl + cm
+            else:
+                GL = gl
+                HL = hl
+                CL = cl
+            gain = _level_gain(lv, GL, HL, CL, G, H, C, parent, &valid)
+            if not valid:
+                continue
+            gain_sum[2 * (off + b) + d] += gain
+            n_valid[2 * (off + b) + d] += 1
+            if no_miss:
+                gain_sum[2 * (off + b) + 1] += gain
+                n_valid[2 * (off + b) + 1] += 1
+            if mag != NULL:
+                mag[0] += fabs(gain)
+
+
+cdef double _leaf_gain_changes(const Level* lv, const double* hf, Py_ssize_t nb,
+                               idx_t* used, double* changes,
+                               idx_t* valid_changes) noexcept nogil:
+    """:func:`_leaf_gains` of a leaf with few used bins, as changes: the leaf's gains at
+    the candidates left of bin 0 are added at bin 0 of ``changes`` (2 nb entries, direction
+    in the last axis), and at each used bin the change of its gain there, so that the
+    prefix sums of ``changes`` over the bins are the gains; the same for the counts in
+    ``valid_changes``. Returns the total magnitude of what it added. ``used``: work space
+    (nb entries)."""
+    cdef Py_ssize_t b, i, n = 0, n_ch = lv.n_ch
+    cdef int cc = lv.cc
+    cdef double gm, hm, cm, G, H, C, gl, hl, cl, parent, c0, c1, n0, n1, mag
+    cdef idx_t v0, v1, w0, w1
+    for b in range(nb):               # branch-free: the used bins, in order
+        used[n] = <idx_t> b
+        n = n + _bin_used(hf + b * n_ch, cc)
+    gm = hf[nb * n_ch + CH_G]
+    hm = hf[nb * n_ch + CH_H]
+    cm = hf[nb * n_ch + cc]
+    cdef bint no_miss = cm == 0.0 and (lv.has_count or gm == 0.0)
+    G = gm                            # the sums of _leaf_gains: unused bins add nothing
+    H = hm
+    C = cm
+    for i in range(n):
+        b = used[i]
+        G = G + hf[b * n_ch + CH_G]
+        H = H + hf[b * n_ch + CH_H]
+        C = C + hf[b * n_ch + cc]
+    parent = G * G / (H + lv.l2) if H + lv.l2 > 0.0 else 0.0
+    c0 = _level_gain(lv, gm, hm, cm, G, H, C, parent, &v0)
+    c1 = c0 if no_miss else _level_gain(lv, 0.0, 0.0, 0.0, G, H, C, parent, &v1)
+    if no_miss:
+        v1 = v0
+    changes[0] += c0
+    changes[1] += c1
+    valid_changes[0] += v0
+    valid_changes[1] += v1
+    mag = fabs(c0) + fabs(c1)
+    gl = 0.0
+    hl = 0.0
+    cl = 0.0
+    for i in range(n):
+        b = used[i]
+        gl = gl + hf[b * n_ch + CH_G]
+        hl = hl + hf[b * n_ch + CH_H]
+        cl = cl + hf[b * n_ch + cc]
+        n0 = _level_gain(lv, gl + gm, hl + hm, cl + cm, G, H, C, parent, &w0)
+        if no_miss:
+            n1 = n0
+            w1 = w0
+        else:
+            n1 = _level_gain(lv, gl, hl, cl, G, H, C, parent, &w1)
+        changes[2 * b] += n0 - c0
+        changes[2 * b + 1] += n1 - c1
+        valid_changes[2 * b] += w0 - v0
+        valid_changes[2 * b + 1] += w1 - v1
+        mag += fabs(n0 - c0) + fabs(n1 - c1)
+        c0 = n0
+        c1 = n1
+        v0 = w0
+        v1 = w1
+    return mag
+
+
+cdef double _level_feature_sums(const Level* lv, Py_ssize_t off, Py_ssize_t nb,
+                                double* gain_sum, idx_t* n_valid) noexcept nogil:
+    """The summed gains and valid-leaf counts of numeric feature ``(off, nb)`` over the
+    level's leaves, into its rows of ``gain_sum`` and ``n_valid`` ((offsets[-1], 2),
+    zeroed); returns the largest error of the sums (0: exact).
+
+    Exact sums add each leaf's gain at every candidate, leaf by leaf in order
+    (:func:`_leaf_gains`). Deep in a tree on few rows, most bins of a leaf are empty and its
+    gain only changes at the used ones: a leaf with under a quarter of its bins used (of
+    64 or more) adds only those changes (:func:`_leaf_gain_changes`, a fraction of the
+    work), and the rows are then within the returned error of the exact sums:
+    ``(2 n_leaves + nb + 3) DBL_EPSILON`` times the total magnitude of what was summed,
+    twice the rounding bounds of both ways of summing (inf when not finite). The counts
+    are exact.
+    """
+    cdef Py_ssize_t k, b, n_sparse = 0
+    cdef const double* hf
+    cdef double s0 = 0.0, s1 = 0.0, mag = 0.0
+    cdef idx_t t0 = 0, t1 = 0
+    cdef idx_t* used
+    cdef double* changes
+    cdef idx_t* valid_changes
+    if nb >= 64:                      # (with fewer bins, changes cost more than they save)
+        for k in range(lv.n_leaves):
+            n_sparse = n_sparse + _sparse_leaf(lv, lv.hist + lv.slots[k] * lv.slot_stride
+                                               + off * lv.n_ch, nb)
+    if not n_sparse:
+        for k in range(lv.n_leaves):
+            _leaf_gains(lv, lv.hist + lv.slots[k] * lv.slot_stride + off * lv.n_ch, off, nb,
+                        gain_sum, n_valid, NULL)
+        return 0.0
+    used = <idx_t*> malloc(nb * sizeof(idx_t))
+    changes = <double*> calloc(2 * nb, sizeof(double))
+    valid_changes = <idx_t*> calloc(2 * nb, sizeof(idx_t))
+    for k in range(lv.n_leaves):
+        hf = lv.hist + lv.slots[k] * lv.slot_stride + off * lv.n_ch
+        if _sparse_leaf(lv, hf, nb):
+            mag += _leaf_gain_changes(lv, hf, nb, used, changes, valid_changes)
+        else:
+            _leaf_gains(lv, hf, off, nb, gain_sum, n_valid, &mag)
+    for b in range(nb):
+        s0 = s0 + changes[2 * b]
+        s1 = s1 + changes[2 * b + 1]
+        t0 = t0 + valid_changes[2 * b]
+        t1 = t1 + valid_changes[2 * b + 1]
+        n_valid[2 * (off + b)] += t0
+        n_valid[2 * (off + b) + 1] += t1
+        # (a sum over no leaf is 0 exactly)
+        gain_sum[2 * (off + b)] = gain_sum[2 * (off + b)] + s0 if n_valid[2 * (off + b)] else 0.0
+        gain_sum[2 * (off + b) + 1] = (gain_sum[2 * (off + b) + 1] + s1
+                                       if n_valid[2 * (off + b) + 1] else 0.0)
+    free(used)
+    free(changes)
+    free(valid_changes)
+    mag = 2.0 * (2.0 * lv.n_leaves + nb + 3.0) * DBL_EPSILON * mag
+    return mag if mag < INFINITY else INFINITY
+
+
+cdef void _level_exact_sums(const Level* lv, Py_ssize_t off, Py_ssize_t nb, double* gain_sum,
+                            idx_t* n_valid) noexcept nogil:
+    """The rows of numeric feature ``(off, nb)`` summed again exactly (:func:`_leaf_gains`
+    of every leaf, in order)."""
+    cdef Py_ssize_t k, b
+    for b in range(2 * off, 2 * (off + nb)):
+        gain_sum[b] = 0.0
+        n_valid[b] = 0
+    for k in range(lv.n_leaves):
+        _leaf_gains(lv, lv.hist + lv.slots[k] * lv.slot_stride + off * lv.n_ch, off, nb,
+                    gain_sum, n_valid, NULL)
+
+
+cdef double _row_top(const double* gain_sum, const idx_t* n_valid, Py_ssize_t off,
+                     Py_ssize_t nb, int d, const double* noise, double err) noexcept nogil:
+    """The highest score in direction ``d`` of a feature's approximate sums (within ``err``)
+    among the candidates that may have a positive exact gain; -inf for none (and for
+    ``err`` not finite: every candidate may be the best, the row is summed exactly)."""
+    cdef Py_ssize_t b
+    cdef double top = -INFINITY, score
+    if not err < INFINITY:
+        return INFINITY
+    for b in range(nb):
+        if n_valid[2 * (off + b) + d] != 0 and gain_sum[2 * (off + b) + d] > -err:
+            score = gain_sum[2 * (off + b) + d] + (noise[b] if noise != NULL else 0.0)
+            if score > top:
+                top = score
+    return top
+
+
+cdef void _row_best(const double* gain_sum, const idx_t* n_valid, Py_ssize_t off,
+                    Py_ssize_t n, Py_ssize_t f, int d, const double* noise, Py_ssize_t* best_f,
+                    Py_ssize_t* best_b, int* best_d, double* best_score) noexcept nogil:
+    """Update the best candidate ``(best_f, best_b, best_d, best_score)`` with the ``n``
+    exact candidates of feature ``f`` in direction ``d``: a higher score wins, equal scores
+    go to the first in (feature, bin, direction) order; only candidates valid in a leaf and
+    of positive gain take part."""
+    cdef Py_ssize_t b, bf = best_f[0], bb = best_b[0]
+    cdef int bd = best_d[0]
+    cdef double score, top = best_score[0]
+    for b in range(n):
+        if n_valid[2 * (off + b) + d] == 0 or not gain_sum[2 * (off + b) + d] > 0.0:
+            continue
+        score = gain_sum[2 * (off + b) + d] + (noise[b] if noise != NULL else 0.0)
+        if bf < 0 or score > top or score == top and (
+                f < bf or f == bf and (b < bb or b == bb and d < bd)):
+            bf = f
+            bb = b
+            bd = d
+            top = score
+    best_f[0] = bf
+    best_b[0] = bb
+    best_d[0] = bd
+    best_score[0] = top
+
+
 def find_split_level(const double[:, :, ::1] hist, const idx_t[::1] slots,
                      const idx_t[::1] offsets, const idx_t[::1] n_bins_nonmissing,
                      const unsigned char[::1] is_cat, const double[::1] cat_params,
@@ -852,7 +1121,11 @@ def find_split_level(const double[:, :, ::1] hist, const idx_t[::1] slots,
         categorical features), or an array with 0 rows for none.
     gain_sum : OUT (offsets[-1], 2) summed gain per candidate, in the histogram's layout:
         feature ``f``'s candidates at rows ``offsets[f] + b`` (``b``: the bin, or the set
-        size - 1), axis 1 nan_right (or the direction of a categorical candidate).
+        size - 1), axis 1 nan_right (or the direction of a categorical candidate). The
+        leaves' gains summed in order, except for the features whose leaves mostly use few
+        of their bins (see ``_level_feature_sums``): there the sums are within rounding of
+        them, and exact only where they could hold the best candidate (0 where no leaf is
+        valid). The choice is always that of the exact sums.
     n_valid : OUT (offsets[-1], 2) number of leaves where the candidate is valid.
     n_threads : OpenMP threads (parallel over features).
     allowed : IN uint8 (n_features,), optional
@@ -870,12 +1143,8 @@ def find_split_level(const double[:, :, ::1] hist, const idx_t[::1] slots,
     cdef bint any_cat = is_cat.shape[0] > 0
     cdef Py_ssize_t f, b, nb, k, s, i, m, kmax, best_f, best_b, off
     cdef int d, best_d
-    cdef double G, H, C, gm, hm, cm, gl, hl, cl, GL, HL, CL, GR, HR, CR, lam
-    cdef double parent, score, best_score, last_gain = 0.0
-    cdef idx_t nv_before = 0
+    cdef double G, H, C, gl, hl, cl, lam, parent, best_score
     cdef int cc = CH_C if n_ch == 3 else CH_H
-    cdef bint has_count = n_ch == 3
-    cdef bint no_miss
     cdef const double* hf
     cdef double* stats
     cdef idx_t* order
@@ -884,6 +1153,10 @@ def find_split_level(const double[:, :, ::1] hist, const idx_t[::1] slots,
     if not 2 <= n_ch <= 3:
         raise ValueError("hist must have 2 or 3 channels")
     _check_layout(hist.shape[1], offsets, n_bins_nonmissing, is_cat, n_features)
+    cdef double* err
+    cdef double* row_top
+    cdef unsigned char* exact
+    cdef Py_ssize_t top_row
     if gain_sum.shape[0] != hist.shape[1] or gain_sum.shape[1] != 2:
         raise ValueError("gain_sum must have shape (offsets[-1], 2)")
     if n_valid.shape[0] != hist.shape[1] or n_valid.shape[1] != 2:
@@ -903,6 +1176,20 @@ def find_split_level(const double[:, :, ::1] hist, const idx_t[::1] slots,
         gain_sum[:, :] = 0.0
         n_valid[:, :] = 0
         return -1, -1, 0, 0.0
+    cdef Level lv
+    lv.hist = &hist[0, 0, 0]
+    lv.slot_stride = hist.shape[1] * n_ch
+    lv.n_ch = n_ch
+    lv.cc = cc
+    lv.has_count = n_ch == 3
+    lv.slots = &slots[0]
+    lv.n_leaves = n_leaves
+    lv.l2 = l2
+    lv.min_samples_leaf = min_samples_leaf
+    lv.min_child_weight = min_child_weight
+    err = <double*> calloc(3 * n_features + 1, sizeof(double))
+    row_top = err + n_features
+    exact = <unsigned char*> calloc(2 * n_features + 1, 1)
     with nogil:
         for f in prange(n_features, schedule="static", num_threads=n_threads):
             nb = n_bins_nonmissing[f]
@@ -949,67 +1236,47 @@ def find_split_level(const double[:, :, ::1] hist, const idx_t[::1] slots,
                 free(order)
                 free(stats)
                 continue
-            for k in range(n_leaves):
-                hf = &hist[slots[k], off, 0]
-                gm = hf[nb * n_ch + CH_G]
-                hm = hf[nb * n_ch + CH_H]
-                cm = hf[nb * n_ch + cc]
-                no_miss = cm == 0.0 and (has_count or gm == 0.0)
-                G = gm
-                H = hm
-                C = cm
-                for b in range(nb):
-                    G = G + hf[b * n_ch + CH_G]
-                    H = H + hf[b * n_ch + CH_H]
-                    C = C + hf[b * n_ch + cc]
-                parent = G * G / (H + l2) if H + l2 > 0.0 else 0.0
-                gl = 0.0
-                hl = 0.0
-                cl = 0.0
-                for b in range(nb):
-                    gl = gl + hf[b * n_ch + CH_G]
-                    hl = hl + hf[b * n_ch + CH_H]
-                    cl = cl + hf[b * n_ch + cc]
-                    for d in range(2):
-                        if d == 0:
-                            GL = gl + gm
-                            HL = hl + hm
-                            CL = cl + cm
-                        elif no_miss:
-                            # No missing rows in this leaf: both directions are the same.
-                            if n_valid[off + b, 0] > nv_before:
-                                gain_sum[off + b, 1] += last_gain
-                                n_valid[off + b, 1] += 1
-                            continue
-                        else:
-                            GL = gl
-                            HL = hl
-                            CL = cl
-                        GR = G - GL
-                        HR = H - HL
-                        CR = C - CL
-                        if d == 0:
-                            nv_before = n_valid[off + b, 0]
-                        if _valid(CL, CR, HL, HR, l2, min_samples_leaf, min_child_weight):
-                            last_gain = (GL * GL / (HL + l2) + GR * GR / (HR + l2) - parent)
-                            gain_sum[off + b, d] += last_gain
-                            n_valid[off + b, d] += 1
+            err[f] = _level_feature_sums(&lv, off, nb, &gain_sum[0, 0], &n_valid[0, 0])
+            if err[f] > 0.0:
+                for d in range(2):
+                    row_top[2 * f + d] = _row_top(&gain_sum[0, 0], &n_valid[0, 0], off, nb,
+                                                  d, &noise[f, 0] if use_noise else NULL,
+                                                  err[f])
+    # The rows of gain_sum with err[f] > 0 hold their sums to within err[f] (inf: not at
+    # all). The best candidate is the one the exact sums (leaf by leaf, in order) give: the
+    # inexact rows are summed exactly, the row whose candidates may score highest first,
+    # until no other row can reach the best exact score.
     best_f = -1
     best_b = -1
     best_d = 0
     best_score = 0.0
-    for f in range(n_features):
-        off = offsets[f]
-        for b in range(n_bins_nonmissing[f] + 1):
-            for d in range(2):
-                if n_valid[off + b, d] == 0 or not gain_sum[off + b, d] > 0.0:
-                    continue
-                score = gain_sum[off + b, d] + noise[f, b] if use_noise else gain_sum[off + b, d]
-                if best_f < 0 or score > best_score:
-                    best_f = f
-                    best_b = b
-                    best_d = d
-                    best_score = score
+    for f in range(n_features):       # the rows summed exactly already
+        if err[f] > 0.0:
+            continue
+        for d in range(2):
+            exact[2 * f + d] = 1
+            _row_best(&gain_sum[0, 0], &n_valid[0, 0], offsets[f], n_bins_nonmissing[f] + 1,
+                      f, d, &noise[f, 0] if use_noise else NULL, &best_f, &best_b, &best_d,
+                      &best_score)
+    while True:
+        top_row = -1
+        for i in range(2 * n_features):
+            if not exact[i] and row_top[i] > -INFINITY and (
+                    top_row < 0 or row_top[i] + err[i // 2] > row_top[top_row]
+                    + err[top_row // 2]):
+                top_row = i
+        if top_row < 0 or best_f >= 0 and row_top[top_row] + err[top_row // 2] < best_score:
+            break
+        f = top_row // 2
+        _level_exact_sums(&lv, offsets[f], n_bins_nonmissing[f], &gain_sum[0, 0],
+                          &n_valid[0, 0])
+        for d in range(2):
+            exact[2 * f + d] = 1
+            _row_best(&gain_sum[0, 0], &n_valid[0, 0], offsets[f], n_bins_nonmissing[f], f,
+                      d, &noise[f, 0] if use_noise else NULL, &best_f, &best_b, &best_d,
+                      &best_score)
+    free(err)
+    free(exact)
     if best_f < 0:
         return -1, -1, 0, 0.0
     off = offsets[best_f]

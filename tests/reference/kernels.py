@@ -339,6 +339,54 @@ def find_split_level(hists: Sequence[np.ndarray], n_bins_nonmissing: np.ndarray,
     return best, cands
 
 
+def level_choice_in_leaf_order(hists: Sequence[np.ndarray], n_bins_nonmissing: np.ndarray,
+                               missing_bin: int, l2: float, min_samples_leaf: float,
+                               min_child_weight: float, count_channel: bool = True,
+                               noise: Optional[np.ndarray] = None):
+    """The choice ``(f, b, d, gain)`` that ``find_split_level`` documents, bit for bit: each
+    leaf's gain at each candidate, in the kernel's arithmetic, summed over the leaves in
+    order (leaves where it is valid), the best score first in (f, b, d) order.
+
+    ``hists``: the leaves' ``(n_features, n_bins, 3)`` histograms; ``count_channel=False``
+    is the 2-channel kernel, which counts the hessian for ``min_samples_leaf``.
+    """
+    cc = 2 if count_channel else 1
+    n_features = len(n_bins_nonmissing)
+    sums = {}
+    for hist in hists:
+        for f in range(n_features):
+            nb = int(n_bins_nonmissing[f])
+            g, h, c = (hist[f, :, 0].tolist(), hist[f, :, 1].tolist(), hist[f, :, cc].tolist())
+            gm, hm, cm = g[missing_bin], h[missing_bin], c[missing_bin]
+            no_miss = cm == 0.0 and (count_channel or gm == 0.0)
+            G, H, C = gm, hm, cm
+            for b in range(nb):
+                G, H, C = G + g[b], H + h[b], C + c[b]
+            parent = G * G / (H + l2) if H + l2 > 0.0 else 0.0
+            gl = hl = cl = 0.0
+            for b in range(nb):
+                gl, hl, cl = gl + g[b], hl + h[b], cl + c[b]
+                for d in ((0,) if no_miss else (0, 1)):
+                    GL, HL, CL = (gl + gm, hl + hm, cl + cm) if d == 0 else (gl, hl, cl)
+                    if not (CL >= min_samples_leaf and C - CL >= min_samples_leaf
+                            and HL >= min_child_weight and H - HL >= min_child_weight
+                            and HL + l2 > 0.0 and H - HL + l2 > 0.0):
+                        continue
+                    gain = GL * GL / (HL + l2) + (G - GL) * (G - GL) / (H - HL + l2) - parent
+                    for dd in ((0, 1) if no_miss else (d,)):
+                        total, n = sums.get((f, b, dd), (0.0, 0))
+                        sums[(f, b, dd)] = (total + gain, n + 1)
+    best, best_score = (-1, -1, 0, 0.0), None
+    for (f, b, d) in sorted(sums):
+        gain, n = sums[(f, b, d)]
+        if n == 0 or not gain > 0.0:
+            continue
+        score = gain + float(noise[f, b]) if noise is not None else gain
+        if best_score is None or score > best_score:
+            best, best_score = (f, b, d, gain), score
+    return best
+
+
 def choice_is_consistent(kernel_choice, best, cands, exact: bool, rel: float = 1e-9,
                          noise=None):
     """Check a kernel's ``(f, b, d, gain)`` against the brute force; return an error or None.
