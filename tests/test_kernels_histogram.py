@@ -73,6 +73,52 @@ def test_histograms_match_add_at(case):
         np.testing.assert_array_equal(got, got1)
 
 
+@st.composite
+def wide_hist_case(draw):
+    """Histograms of 2.1-2.7 MB a slot with 2 channels, 3.2-4 MB with 3 (700 features of
+    190-245 bins, and 5 constant ones), built slot by slot in tiles of features by 1 and 2
+    threads, and row by row by 4."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    n_features = 705
+    n = draw(st.integers(1, 120))
+    nbnm = rng.permutation(np.r_[rng.integers(190, 246, 700), np.ones(5, np.int64)])
+    X = (rng.random((n, n_features)) * (nbnm + 1)).astype(np.int64)   # value nbnm: missing
+    data = make_binned(np.where(X == nbnm, 255, X), nbnm, 255)
+    rows = (np.sort(rng.choice(n, draw(st.integers(1, n)), replace=False)).astype(np.int32)
+            if draw(st.booleans()) else np.empty(0, np.int32))
+    n_fit = rows.size or n
+    g, h = draw(gradients(n_fit))
+    n_nodes = draw(st.integers(1, 5))
+    node = rng.integers(0, n_nodes, n_fit).astype(np.int32)
+    slot_of_node = rng.permutation(n_nodes).astype(np.int32)
+    slot_of_node[rng.random(n_nodes) < 0.3] = -1
+    n_slots = int(max(slot_of_node.max(), 0)) + 1
+    return data, rows, node, slot_of_node, g, h, n_slots
+
+
+@KERNEL_SETTINGS
+@given(case=wide_hist_case(), two_channels=st.booleans(), listed=st.booleans())
+def test_wide_histograms_in_tiles_match_add_at(case, two_channels, listed):
+    """Wide histograms are built slot by slot in tiles of features: the same sums, bit for
+    bit, as row by row (4 threads here), and as the reference."""
+    data, rows, node, slot_of_node, g, h, n_slots = case
+    n_ch = 2 if two_channels and TWO_CHANNELS else 3
+    slot_bytes = int(ref.hist_offsets(data.nbnm)[-1]) * n_ch * 8
+    tiled = [slot_bytes > n * _histogram.SLOT_SPLIT_BYTES for n in (1, 2, 3, 4)]
+    assert tiled[0] and tiled[1] and not tiled[3]
+    listing = (None, None)
+    if listed:
+        order, counts = ref.row_list(node, slot_of_node, _partition.LIST_BLOCK_ROWS)
+        listing = (np.where(order < 0, 0, order).astype(np.int32), counts.astype(np.int32))
+    expected = ref.build_histograms(data.X_rows, rows, node, slot_of_node, g, h, n_slots,
+                                    data.n_bins)[..., :n_ch]
+    got = [kernel_hist(data, rows, node, slot_of_node, g, h, n_slots, n_threads, n_ch,
+                       listing=listing) for n_threads in (1, 2, 3, 4)]
+    assert_hist_close(got[0], expected, g, h)
+    for other in got[1:]:
+        np.testing.assert_array_equal(other, got[0])
+
+
 @KERNEL_SETTINGS
 @given(case=hist_case(), pick=st.data())
 def test_listed_rows_give_the_same_histograms(case, pick):

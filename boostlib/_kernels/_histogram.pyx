@@ -21,6 +21,15 @@ cdef enum:
     # histograms miss L1 either way, and the rows are better streamed in order (grouping
     # them made a 1,000,000 x 28 continuous fit 1.6x slower).
     GROUP_BYTES = 32768
+    # A thread's part of a slot's histogram larger than this (wide data: 1,000 features of
+    # 255 bins are 4-6 MB a slot) misses L2 on every row: the rows are then grouped by slot
+    # and the features cut into tiles of at most TILE_BYTES a slot, each built over its
+    # slot's rows on its own (a tile stays in L2 while its rows are added).
+    SPLIT_BYTES = 1048576
+    TILE_BYTES = 262144
+
+#: A thread's part of a slot's histogram larger than this many bytes is built in tiles.
+SLOT_SPLIT_BYTES = SPLIT_BYTES
 
 cdef extern from *:
     """
@@ -88,7 +97,7 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
     cdef Py_ssize_t n_fit = node_of_row.shape[0]
     cdef Py_ssize_t n_ch = hist.shape[2]
     cdef Py_ssize_t slot_stride = hist.shape[1] * n_ch
-    cdef Py_ssize_t n_chunks, c, f, f0, f1, p, j, q, blk, m, pf, n_blocks = 0
+    cdef Py_ssize_t n_chunks, n_tiles, c, f, f0, f1, p, j, q, blk, m, pf, n_blocks = 0
     cdef idx_t s
     cdef const bin_t* xr
     cdef double* hs
@@ -148,7 +157,13 @@ def build_histograms(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
         n_chunks = 1
     if n_slots > 1 and slot_stride * sizeof(double) <= GROUP_BYTES:
         _build_by_slot(X_rows, rows, node_of_row, slot_of_node, gradient, hessian, offsets,
-                       hist, n_chunks, listed, block_counts)
+                       hist, n_chunks, n_chunks, listed, block_counts)
+        return
+    if <Py_ssize_t> (slot_stride * sizeof(double)) > n_chunks * SPLIT_BYTES:
+        n_tiles = (slot_stride * sizeof(double) + TILE_BYTES - 1) // TILE_BYTES
+        _build_by_slot(X_rows, rows, node_of_row, slot_of_node, gradient, hessian, offsets,
+                       hist, n_tiles if n_tiles < n_features else n_features, n_chunks,
+                       listed, block_counts)
         return
     with nogil:
         for c in prange(n_chunks, schedule="static", num_threads=n_chunks):
@@ -189,12 +204,14 @@ cdef _build_by_slot(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
                     const idx_t[::1] node_of_row, const idx_t[::1] slot_of_node,
                     const float[::1] gradient, const float[::1] hessian,
                     const idx_t[::1] offsets, double[:, :, ::1] hist, Py_ssize_t n_chunks,
-                    const idx_t[::1] listed, const idx_t[::1] block_counts):
-    """:func:`build_histograms` with several slots: the rows are first grouped by slot (a
+                    int n_threads, const idx_t[::1] listed, const idx_t[::1] block_counts):
+    """:func:`build_histograms` slot by slot: the rows are first grouped by slot (a
     stable counting sort, so each slot's rows keep their order and every sum is the same),
-    then each slot's histogram is built from its rows alone. Interleaving the slots row by
-    row sent every row to another slot's histogram, and with 16 slots a row cost 4x more
-    (the slots' histograms do not fit in L1 together)."""
+    then each slot's histogram is built from its rows alone, in ``n_chunks`` ranges of
+    features spread over ``n_threads`` threads. Interleaving the slots row by row sent every
+    row to another slot's histogram: with 16 small slots a row cost 4x more (the slots'
+    histograms do not fit in L1 together); with 1,000 features (4 MB a slot), a deep level
+    of a depth-6 tree took 7 times as long per row as the root."""
     cdef Py_ssize_t r
     cdef Py_ssize_t n_features = offsets.shape[0] - 1
     cdef Py_ssize_t n_slots = hist.shape[0]
@@ -208,7 +225,7 @@ cdef _build_by_slot(const bin_t[:, ::1] X_rows, const idx_t[::1] rows,
     cdef const idx_t[::1] order = order_arr
     cdef const Py_ssize_t[::1] start = start_arr
     with nogil:
-        for c in prange(n_chunks, schedule="static", num_threads=n_chunks):
+        for c in prange(n_chunks, schedule="static", num_threads=n_threads):
             f0 = c * n_features // n_chunks
             f1 = (c + 1) * n_features // n_chunks
             for k in range(n_slots):
@@ -550,3 +567,50 @@ cdef inline void _default_bin(double* out, Py_ssize_t n_ch, const double* total,
         for q in range(others_start[i], stop):
             acc += out[others[q] * n_ch + c]
         out[default_at[i] * n_ch + c] = total[c] - acc
+
+
+def subtract_siblings(const double[:, :, ::1] parents, const idx_t[::1] parent_slots,
+                      const idx_t[::1] carried, double[:, :, ::1] children, int n_threads):
+    """The larger children's histograms by subtraction, and the carried nodes' copies.
+
+    With ``m = len(parent_slots)``: ``children[m + j] = parents[parent_slots[j]] -
+    children[j]`` (slot ``j`` holds the smaller child, built from its rows), then
+    ``children[2 m + j] = parents[carried[j]]``. The work is cut in blocks of a slot,
+    spread over ``n_threads`` threads (a level's histograms are large: 1,000 features of
+    255 bins are 6 MB a node).
+    """
+    cdef Py_ssize_t m = parent_slots.shape[0], n_carried = carried.shape[0]
+    cdef Py_ssize_t width = parents.shape[1] * parents.shape[2]
+    cdef Py_ssize_t block = 16384       # doubles: 128 KB
+    cdef Py_ssize_t per_slot = (width + block - 1) // block
+    cdef Py_ssize_t q, j, lo, hi, i
+    cdef const double* src
+    cdef const double* small
+    cdef double* dst
+    if children.shape[0] < 2 * m + n_carried or children.shape[1] * children.shape[2] != width:
+        raise ValueError("children must have 2 len(parent_slots) + len(carried) slots of "
+                         "the parents' shape")
+    for j in range(m):
+        if not 0 <= parent_slots[j] < parents.shape[0]:
+            raise ValueError("parent slot out of range")
+    for j in range(n_carried):
+        if not 0 <= carried[j] < parents.shape[0]:
+            raise ValueError("carried slot out of range")
+    if width == 0:
+        return
+    with nogil:
+        for q in prange((m + n_carried) * per_slot, schedule="static", num_threads=n_threads):
+            j = q // per_slot
+            lo = (q % per_slot) * block
+            hi = lo + block if lo + block < width else width
+            if j < m:
+                src = &parents[parent_slots[j], 0, 0]
+                small = &children[j, 0, 0]
+                dst = &children[m + j, 0, 0]
+                for i in range(lo, hi):
+                    dst[i] = src[i] - small[i]
+            else:
+                src = &parents[carried[j - m], 0, 0]
+                dst = &children[m + j, 0, 0]
+                for i in range(lo, hi):
+                    dst[i] = src[i]

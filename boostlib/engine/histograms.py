@@ -418,10 +418,9 @@ class Histograms:
         new_hist = self.buffer((level + 1) % 2, 2 * m + len(carried))
         self.build(inputs.X, inputs.rows, node, slot_of_node, inputs.g, inputs.h,
                    new_hist[:m], listing)
-        for j, s in enumerate(parent_slots):     # views: no temporary copies
-            np.subtract(hist[s], new_hist[j], out=new_hist[m + j])
-        for j, s in enumerate(carried):
-            np.copyto(new_hist[2 * m + j], hist[s])
+        _histogram.subtract_siblings(hist, np.asarray(parent_slots, dtype=np.int32),
+                                     np.asarray(carried, dtype=np.int32), new_hist,
+                                     self.n_threads)
         return new_hist
 
     def build_segment(self, inputs: HistogramInputs, positions: np.ndarray,
