@@ -1177,7 +1177,7 @@ def find_split_level(const double[:, :, ::1] hist, const idx_t[::1] slots,
         n_valid[:, :] = 0
         return -1, -1, 0, 0.0
     cdef Level lv
-    lv.hist = &hist[0, 0, 0]
+    lv.hist = &hist[0, 0, 0] if hist.shape[1] else NULL
     lv.slot_stride = hist.shape[1] * n_ch
     lv.n_ch = n_ch
     lv.cc = cc
