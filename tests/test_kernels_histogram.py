@@ -264,3 +264,41 @@ def test_wide_histograms_interleave_slots_with_the_same_sums(n_channels):
             np.testing.assert_array_equal(
                 kernel_hist(data, rows, node, slot, g, h, 5, n_threads, n_channels=n_channels),
                 got)
+
+
+@KERNEL_SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), m=st.integers(0, 4), n_carried=st.integers(0, 3),
+       width=st.sampled_from([(1, 2), (5, 3), (3000, 2), (9000, 3)]),
+       n_threads=st.integers(1, 3))
+def test_subtract_siblings_matches_numpy(seed, m, n_carried, width, n_threads):
+    """Each larger child is its parent minus the smaller child, each carried node a copy of
+    its slot, bit for bit (slots of up to 27,000 values: several blocks each)."""
+    rng = np.random.default_rng(seed)
+    n_parents = 5
+    parents = rng.normal(size=(n_parents,) + width) * 10.0 ** rng.integers(-3, 4)
+    parent_slots = rng.integers(0, n_parents, m).astype(np.int32)
+    carried = rng.integers(0, n_parents, n_carried).astype(np.int32)
+    children = np.full((2 * m + n_carried + 1,) + width, np.nan)
+    children[:m] = rng.normal(size=(m,) + width)
+    expected = children.copy()
+    for j, s in enumerate(parent_slots):
+        expected[m + j] = parents[s] - children[j]
+    for j, s in enumerate(carried):
+        expected[2 * m + j] = parents[s]
+    _histogram.subtract_siblings(parents, parent_slots, carried, children, n_threads)
+    np.testing.assert_array_equal(children.view(np.uint64), expected.view(np.uint64))
+
+
+def test_subtract_siblings_refuses_bad_slots():
+    parents = np.zeros((2, 4, 2))
+    children = np.zeros((3, 4, 2))
+    one = np.array([0], np.int32)
+    none = np.empty(0, np.int32)
+    with pytest.raises(ValueError, match="parent slot"):
+        _histogram.subtract_siblings(parents, np.array([2], np.int32), none, children, 1)
+    with pytest.raises(ValueError, match="carried slot"):
+        _histogram.subtract_siblings(parents, one, np.array([-1], np.int32), children, 1)
+    with pytest.raises(ValueError, match="children must have"):
+        _histogram.subtract_siblings(parents, one, one, children[:2], 1)
+    with pytest.raises(ValueError, match="children must have"):
+        _histogram.subtract_siblings(parents, one, none, np.zeros((3, 4, 3)), 1)
