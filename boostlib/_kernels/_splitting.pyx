@@ -982,6 +982,19 @@ cdef double _leaf_gain_changes(const Level* lv, const double* hf, Py_ssize_t nb,
     return mag
 
 
+cdef void _level_exact_sums(const Level* lv, Py_ssize_t off, Py_ssize_t nb, double* gain_sum,
+                            idx_t* n_valid) noexcept nogil:
+    """The rows of numeric feature ``(off, nb)`` summed again exactly (:func:`_leaf_gains`
+    of every leaf, in order)."""
+    cdef Py_ssize_t k, b
+    for b in range(2 * off, 2 * (off + nb)):
+        gain_sum[b] = 0.0
+        n_valid[b] = 0
+    for k in range(lv.n_leaves):
+        _leaf_gains(lv, lv.hist + lv.slots[k] * lv.slot_stride + off * lv.n_ch, off, nb,
+                    gain_sum, n_valid, NULL)
+
+
 cdef double _level_feature_sums(const Level* lv, Py_ssize_t off, Py_ssize_t nb,
                                 double* gain_sum, idx_t* n_valid) noexcept nogil:
     """The summed gains and valid-leaf counts of numeric feature ``(off, nb)`` over the
@@ -1001,21 +1014,23 @@ cdef double _level_feature_sums(const Level* lv, Py_ssize_t off, Py_ssize_t nb,
     cdef const double* hf
     cdef double s0 = 0.0, s1 = 0.0, mag = 0.0
     cdef idx_t t0 = 0, t1 = 0
-    cdef idx_t* used
-    cdef double* changes
-    cdef idx_t* valid_changes
+    cdef idx_t* used = NULL
+    cdef double* changes = NULL
+    cdef idx_t* valid_changes = NULL
     if nb >= 64:                      # (with fewer bins, changes cost more than they save)
         for k in range(lv.n_leaves):
             n_sparse = n_sparse + _sparse_leaf(lv, lv.hist + lv.slots[k] * lv.slot_stride
                                                + off * lv.n_ch, nb)
-    if not n_sparse:
-        for k in range(lv.n_leaves):
-            _leaf_gains(lv, lv.hist + lv.slots[k] * lv.slot_stride + off * lv.n_ch, off, nb,
-                        gain_sum, n_valid, NULL)
+    if n_sparse:
+        used = <idx_t*> malloc(nb * sizeof(idx_t))
+        changes = <double*> calloc(2 * nb, sizeof(double))
+        valid_changes = <idx_t*> calloc(2 * nb, sizeof(idx_t))
+    if used == NULL or changes == NULL or valid_changes == NULL:
+        free(used)        # no leaf uses few bins, or no memory for the changes: every bin
+        free(changes)
+        free(valid_changes)
+        _level_exact_sums(lv, off, nb, gain_sum, n_valid)
         return 0.0
-    used = <idx_t*> malloc(nb * sizeof(idx_t))
-    changes = <double*> calloc(2 * nb, sizeof(double))
-    valid_changes = <idx_t*> calloc(2 * nb, sizeof(idx_t))
     for k in range(lv.n_leaves):
         hf = lv.hist + lv.slots[k] * lv.slot_stride + off * lv.n_ch
         if _sparse_leaf(lv, hf, nb):
@@ -1038,19 +1053,6 @@ cdef double _level_feature_sums(const Level* lv, Py_ssize_t off, Py_ssize_t nb,
     free(valid_changes)
     mag = 2.0 * (2.0 * lv.n_leaves + nb + 3.0) * DBL_EPSILON * mag
     return mag if mag < INFINITY else INFINITY
-
-
-cdef void _level_exact_sums(const Level* lv, Py_ssize_t off, Py_ssize_t nb, double* gain_sum,
-                            idx_t* n_valid) noexcept nogil:
-    """The rows of numeric feature ``(off, nb)`` summed again exactly (:func:`_leaf_gains`
-    of every leaf, in order)."""
-    cdef Py_ssize_t k, b
-    for b in range(2 * off, 2 * (off + nb)):
-        gain_sum[b] = 0.0
-        n_valid[b] = 0
-    for k in range(lv.n_leaves):
-        _leaf_gains(lv, lv.hist + lv.slots[k] * lv.slot_stride + off * lv.n_ch, off, nb,
-                    gain_sum, n_valid, NULL)
 
 
 cdef double _row_top(const double* gain_sum, const idx_t* n_valid, Py_ssize_t off,
@@ -1141,7 +1143,7 @@ def find_split_level(const double[:, :, ::1] hist, const idx_t[::1] slots,
     cdef Py_ssize_t n_ch = hist.shape[2]
     cdef bint use_noise = noise.shape[0] > 0
     cdef bint any_cat = is_cat.shape[0] > 0
-    cdef Py_ssize_t f, b, nb, k, s, i, m, kmax, best_f, best_b, off
+    cdef Py_ssize_t f, b, nb, k, i, m, kmax, best_f, best_b, off
     cdef int d, best_d
     cdef double G, H, C, gl, hl, cl, lam, parent, best_score
     cdef int cc = CH_C if n_ch == 3 else CH_H
@@ -1188,8 +1190,12 @@ def find_split_level(const double[:, :, ::1] hist, const idx_t[::1] slots,
     lv.min_samples_leaf = min_samples_leaf
     lv.min_child_weight = min_child_weight
     err = <double*> calloc(3 * n_features + 1, sizeof(double))
-    row_top = err + n_features
     exact = <unsigned char*> calloc(2 * n_features + 1, 1)
+    if err == NULL or exact == NULL:
+        free(err)
+        free(exact)
+        raise MemoryError("find_split_level: no memory for its work arrays")
+    row_top = err + n_features
     with nogil:
         for f in prange(n_features, schedule="static", num_threads=n_threads):
             nb = n_bins_nonmissing[f]
